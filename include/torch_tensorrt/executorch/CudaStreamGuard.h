@@ -1,0 +1,40 @@
+// Caller-stream selection: which CUDA stream the delegate runs on for the calling thread.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <optional>
+
+namespace torch_tensorrt::executorch_backend {
+
+/// Selects `stream` as the caller stream of the calling thread for the guard's scope.
+///
+/// Every TensorRT delegate call made on this thread inside the scope enqueues its kernels and
+/// copies on `stream` (see Note [Execute contract] in TensorRTBackend.h). Guards nest: the
+/// innermost wins, and each destructor restores the selection that was in force before it.
+/// The selection is per thread and lives in one shared library, so every shared object of the
+/// process sees it. A null `stream` is an explicit selection of the legacy default stream.
+class CudaStreamGuard {
+ public:
+  explicit CudaStreamGuard(cudaStream_t stream) noexcept;
+  ~CudaStreamGuard();
+
+  CudaStreamGuard() = delete;                                   // a guard exists to select a stream: name it
+  CudaStreamGuard(const CudaStreamGuard&) = delete;             // a copy would restore the previous selection twice
+  CudaStreamGuard& operator=(const CudaStreamGuard&) = delete;  // the selection is tied to one scope
+  CudaStreamGuard(CudaStreamGuard&&) = delete;                  // a moved guard could restore on another thread
+  CudaStreamGuard& operator=(CudaStreamGuard&&) = delete;       // likewise
+
+  /// The stream this guard selected.
+  cudaStream_t stream() const noexcept { return stream_; }
+
+ private:
+  cudaStream_t stream_;
+  std::optional<cudaStream_t> previous_;
+};
+
+/// The stream selected for the calling thread by the innermost live CudaStreamGuard, or
+/// std::nullopt when none is in scope. An explicitly selected null stream is a selection.
+std::optional<cudaStream_t> caller_stream() noexcept;
+
+}  // namespace torch_tensorrt::executorch_backend

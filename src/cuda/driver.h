@@ -1,0 +1,36 @@
+// Driver-API functions, fetched once through cudaGetDriverEntryPointByVersion, so that no
+// binary of the project links libcuda and test binaries start on machines without a driver.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "common/status.h"
+
+namespace torch_tensorrt::executorch_backend::cuda {
+
+/// The driver functions the project uses. Every pointer is non-null in a table returned by driver().
+struct DriverApi {
+  PFN_cuGetErrorString_v6000 cuGetErrorString;
+  PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent;
+  PFN_cuCtxFromGreenCtx_v12040 cuCtxFromGreenCtx;
+  PFN_cuDeviceGet_v2000 cuDeviceGet;
+  PFN_cuDeviceGetDevResource_v12040 cuDeviceGetDevResource;
+  PFN_cuDevSmResourceSplitByCount_v12040 cuDevSmResourceSplitByCount;
+  PFN_cuDevResourceGenerateDesc_v12040 cuDevResourceGenerateDesc;
+  PFN_cuGreenCtxCreate_v12040 cuGreenCtxCreate;
+  PFN_cuGreenCtxDestroy_v12040 cuGreenCtxDestroy;
+  PFN_cuGreenCtxGetDevResource_v12040 cuGreenCtxGetDevResource;
+  PFN_cuGreenCtxStreamCreate_v12050 cuGreenCtxStreamCreate;
+  PFN_cuStreamGetGreenCtx_v12040 cuStreamGetGreenCtx;
+  PFN_cuStreamDestroy_v4000 cuStreamDestroy;
+};
+
+/// The driver table, loaded on first use (thread-safe). kNoDevice where no driver is present,
+/// kIncompatible where the driver lacks a function (green contexts need CUDA 12.4+ drivers).
+Result<const DriverApi*> driver();
+
+/// CUDA's message for `result` (through cuGetErrorString when the driver is there).
+const char* driver_error_string(CUresult result) noexcept;
+
+}  // namespace torch_tensorrt::executorch_backend::cuda

@@ -1,0 +1,47 @@
+// GPU presence for tests: GPU tests skip with CUDA's reason where no device is visible.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <type_traits>
+
+#include "common/status.h"
+
+namespace trtet_test {
+
+/// Empty when a CUDA device is usable; otherwise why not (CUDA's own words).
+const std::string& no_gpu_reason();
+
+}  // namespace trtet_test
+
+/// First statement of every GPU test: skips it, with the reason, where no GPU is usable.
+#define TRTET_REQUIRE_GPU()                                                            \
+  do {                                                                                 \
+    if (!::trtet_test::no_gpu_reason().empty()) {                                      \
+      GTEST_SKIP() << "no GPU: " << ::trtet_test::no_gpu_reason();                     \
+    }                                                                                  \
+  } while (0)
+
+/// Asserts that a Status or Result is ok, printing its message otherwise.
+#define TRTET_ASSERT_OK(expr)                                                          \
+  do {                                                                                 \
+    const auto& trtet_value_ = (expr);                                                 \
+    ASSERT_TRUE(trtet_value_.ok()) << #expr << ": " << trtet_test::status_text(trtet_value_); \
+  } while (0)
+#define TRTET_EXPECT_OK(expr)                                                          \
+  do {                                                                                 \
+    const auto& trtet_value_ = (expr);                                                 \
+    EXPECT_TRUE(trtet_value_.ok()) << #expr << ": " << trtet_test::status_text(trtet_value_); \
+  } while (0)
+
+namespace trtet_test {
+template <typename T>
+std::string status_text(const T& value) {
+  if constexpr (std::is_same_v<T, torch_tensorrt::executorch_backend::Status>) {
+    return value.to_string();
+  } else {
+    return value.status().to_string();
+  }
+}
+}  // namespace trtet_test
