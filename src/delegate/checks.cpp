@@ -1,0 +1,49 @@
+#include "delegate/checks.h"
+
+namespace torch_tensorrt::executorch_backend::delegate {
+
+std::size_t byte_size(const Shape& shape, DataType dtype) noexcept {
+  return static_cast<std::size_t>(shape.numel()) * element_size(dtype);
+}
+
+Status check_input(const engine::IoDesc& io, const TensorView& arg, int index) {
+  TRTET_CHECK_OR_RETURN(arg.dtype == io.dtype, kInvalidArgument, "input %d (\"%s\") has dtype %s, the engine expects %s",
+                        index, io.name.c_str(), to_string(arg.dtype), to_string(io.dtype));
+  TRTET_CHECK_OR_RETURN(arg.shape.rank == io.min_shape.rank, kInvalidArgument,
+                        "input %d (\"%s\") has rank %d (shape %s), the engine expects rank %d", index, io.name.c_str(),
+                        arg.shape.rank, arg.shape.to_string().c_str(), io.min_shape.rank);
+  for (int d = 0; d < arg.shape.rank; ++d) {
+    TRTET_CHECK_OR_RETURN(arg.shape[d] >= io.min_shape[d] && arg.shape[d] <= io.max_shape[d], kInvalidArgument,
+                          "input %d (\"%s\") has shape %s: dimension %d = %lld is outside the engine's profile %s..%s",
+                          index, io.name.c_str(), arg.shape.to_string().c_str(), d,
+                          static_cast<long long>(arg.shape[d]), io.min_shape.to_string().c_str(),
+                          io.max_shape.to_string().c_str());
+  }
+  const std::size_t needed = byte_size(arg.shape, arg.dtype);
+  TRTET_CHECK_OR_RETURN(arg.capacity_bytes >= needed, kInvalidArgument,
+                        "input %d (\"%s\") holds %zu bytes, shape %s of %s needs %zu", index, io.name.c_str(),
+                        arg.capacity_bytes, arg.shape.to_string().c_str(), to_string(arg.dtype), needed);
+  TRTET_CHECK_OR_RETURN(needed == 0 || arg.data != nullptr, kInvalidArgument,
+                        "input %d (\"%s\") has no data pointer", index, io.name.c_str());
+  return Status::Ok();
+}
+
+Status check_arguments(const engine::Engine& engine, const TensorView* args, std::size_t count) {
+  const int io_count = engine.io_count();
+  TRTET_CHECK_OR_RETURN(count == static_cast<std::size_t>(io_count), kInvalidArgument,
+                        "execute got %zu arguments, the engine has %d bindings (inputs then outputs)", count,
+                        io_count);
+  for (int i = 0; i < io_count; ++i) {
+    const engine::IoDesc& io = engine.io(i);
+    if (io.is_input) {
+      TRTET_RETURN_IF_ERROR(check_input(io, args[i], i));
+    } else {
+      TRTET_CHECK_OR_RETURN(args[i].dtype == io.dtype, kInvalidArgument,
+                            "output %d (\"%s\") has dtype %s, the engine produces %s", i, io.name.c_str(),
+                            to_string(args[i].dtype), to_string(io.dtype));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace torch_tensorrt::executorch_backend::delegate
