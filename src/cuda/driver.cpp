@@ -47,6 +47,11 @@ Status load_all(DriverApi& api) {
   TRTET_LOAD(cuGreenCtxStreamCreate, 12050);
   TRTET_LOAD(cuStreamGetGreenCtx, 12040);
   TRTET_LOAD(cuStreamDestroy, 4000);
+  TRTET_LOAD(cuCtxSetCurrent, 4000);
+  TRTET_LOAD(cuCtxGetDevice, 2000);
+  TRTET_LOAD(cuCtxGetDevResource, 12040);
+  TRTET_RETURN_IF_ERROR(load(api.cuStreamGetCtx_v2, "cuStreamGetCtx", 12050));
+  TRTET_LOAD(cuStreamSynchronize, 2000);
 #undef TRTET_LOAD
   return Status::Ok();
 }

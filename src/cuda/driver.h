@@ -24,6 +24,11 @@ struct DriverApi {
   PFN_cuGreenCtxStreamCreate_v12050 cuGreenCtxStreamCreate;
   PFN_cuStreamGetGreenCtx_v12040 cuStreamGetGreenCtx;
   PFN_cuStreamDestroy_v4000 cuStreamDestroy;
+  PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent;
+  PFN_cuCtxGetDevice_v2000 cuCtxGetDevice;
+  PFN_cuCtxGetDevResource_v12040 cuCtxGetDevResource;
+  PFN_cuStreamGetCtx_v12050 cuStreamGetCtx_v2;  ///< symbol "cuStreamGetCtx" at ABI 12050
+  PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
 };
 
 /// The driver table, loaded on first use (thread-safe). kNoDevice where no driver is present,
