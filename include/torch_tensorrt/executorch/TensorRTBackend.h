@@ -14,3 +14,55 @@
 #pragma once
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
+#if defined(TORCHTRT_EXECUTORCH_WITH_RUNTIME) && TORCHTRT_EXECUTORCH_WITH_RUNTIME
+// Defined (PUBLIC) by the torchtrt::executorch_backend target when it was built with ExecuTorch.
+#include <executorch/runtime/backend/interface.h>
+
+namespace torch_tensorrt::executorch_backend {
+
+/// The TensorRT delegate for ExecuTorch, registered under kBackendId ("TensorRTBackend") when
+/// this library is loaded, so programs exported by Torch-TensorRT load unchanged.
+///
+/// Stateless: each loaded delegate lives behind its DelegateHandle (a session placed in the
+/// method's runtime allocator). Calls on different handles may run concurrently; calls on one
+/// handle are serialized.
+class TensorRTBackend final : public ::executorch::runtime::BackendInterface {
+ public:
+  /// The backend id programs name in their delegate calls.
+  static constexpr char kBackendId[] = "TensorRTBackend";
+
+  /// True: the backend is compiled in. Whether a GPU can run an engine is decided per engine
+  /// at init() and reported by execute() (a method still loads on a machine without a GPU).
+  bool is_available() const override;
+
+  /// Parses the processed blob (TR01/TR02), builds its engine through the installed engine
+  /// factory, frees `processed` and places a session in the runtime allocator. The
+  /// weight-streaming budget comes from the load-time backend option "weight_streaming_budget"
+  /// (int or decimal string) over the compile spec of the same key.
+  /// Errors: InvalidProgram (malformed blob or compile spec, engine bindings that contradict the
+  /// blob), InvalidArgument (malformed load-time option), NotSupported (no engine factory in this
+  /// build), DelegateInvalidCompatibility (engine built for another version or platform),
+  /// DelegateMemoryAllocationFailed (runtime allocator exhausted). Without a GPU the method loads
+  /// and execute() reports AccessFailed.
+  ::executorch::runtime::Result<::executorch::runtime::DelegateHandle*> init(
+      ::executorch::runtime::BackendInitContext& context, ::executorch::runtime::FreeableBuffer* processed,
+      ::executorch::runtime::ArrayRef<::executorch::runtime::CompileSpec> compile_specs) const override;
+
+  /// Runs the engine on `args` (inputs then outputs, in binding order) under Note [Execute
+  /// contract]: on the stream a CudaStreamGuard selected on this thread, else cudaStreamPerThread.
+  /// Outputs are resized to the engine's shapes. Errors: InvalidArgument (caller misuse: argument
+  /// count, dtype, shape outside the profile, a stream of another device, pageable memory during
+  /// capture), Internal (CUDA or engine failure), AccessFailed (no usable GPU),
+  /// DelegateInvalidHandle (null handle). A failed call enqueues nothing and leaves the handle usable.
+  ::executorch::runtime::Error execute(::executorch::runtime::BackendExecutionContext& context,
+                                       ::executorch::runtime::DelegateHandle* handle,
+                                       ::executorch::runtime::Span<::executorch::runtime::EValue*> args) const override;
+
+  /// Waits, by event, for the handle's in-flight work, then releases it. Never synchronizes the
+  /// device or another green context.
+  void destroy(::executorch::runtime::DelegateHandle* handle) const override;
+};
+
+}  // namespace torch_tensorrt::executorch_backend
+#endif  // TORCHTRT_EXECUTORCH_WITH_RUNTIME

@@ -1,0 +1,159 @@
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <executorch/runtime/platform/log.h>
+
+#include <new>
+#include <utility>
+
+#include "blob/parse.h"
+#include "executorch/delegate_handle.h"
+#include "executorch/engine_factory.h"
+#include "executorch/error_map.h"
+#include "executorch/load_options.h"
+#include "executorch/registration.h"
+#include "executorch/tensor_views.h"
+
+namespace torch_tensorrt::executorch_backend {
+namespace {
+
+namespace et = ::executorch::runtime;
+
+/// The engine's bindings must be the blob's io_bindings, in order (the order ExecuTorch passes
+/// arguments in). A blob without io_bindings leaves the order to the engine.
+Status check_engine_matches_blob(const engine::Engine& engine, const blob::Metadata& metadata) {
+  const auto& bindings = metadata.io_bindings;
+  if (bindings.empty()) return Status::Ok();
+  TRTET_CHECK_OR_RETURN(engine.io_count() == static_cast<int>(bindings.size()), kInvalidProgram,
+                        "the blob lists %zu I/O bindings, its engine has %d", bindings.size(), engine.io_count());
+  for (int i = 0; i < engine.io_count(); ++i) {
+    const blob::IoBinding& listed = bindings[static_cast<std::size_t>(i)];
+    const engine::IoDesc& io = engine.io(i);
+    TRTET_CHECK_OR_RETURN(listed.name == io.name && listed.is_input == io.is_input, kInvalidProgram,
+                          "binding %d: the blob lists %s \"%s\", the engine has %s \"%s\"", i,
+                          listed.is_input ? "input" : "output", listed.name.c_str(), io.is_input ? "input" : "output",
+                          io.name.c_str());
+  }
+  return Status::Ok();
+}
+
+/// Builds the engine of a parsed blob through the installed factory.
+Result<engine::EnginePtr> build_engine(const blob::ParsedBlob& parsed, std::optional<std::uint64_t> budget,
+                                       const char* method_name) {
+  const EngineFactory factory = engine_factory();
+  TRTET_CHECK_OR_RETURN(static_cast<bool>(factory), kNotSupported,
+                        "no engine factory is installed: this build has no TensorRT adapter (configure with "
+                        "TensorRT_ROOT), and none was set with set_engine_factory()");
+  EngineRequest request;
+  request.engine_bytes = parsed.engine;
+  request.engine_size = parsed.engine_size;
+  request.metadata = &parsed.metadata;
+  request.device = static_cast<int>(parsed.metadata.device_id);
+  request.weight_streaming_budget = budget;
+  request.method_name = method_name;
+  TRTET_ASSIGN_OR_RETURN(engine::EnginePtr engine, factory(request));
+  TRTET_CHECK_OR_RETURN(engine != nullptr, kInternal, "the engine factory returned no engine and no error");
+  TRTET_RETURN_IF_ERROR(check_engine_matches_blob(*engine, parsed.metadata));
+  return engine;
+}
+
+/// A DelegateHandle constructed in the method's runtime allocator (freed with the method).
+Result<DelegateHandle*> place_handle(et::BackendInitContext& context, engine::EnginePtr engine) {
+  et::MemoryAllocator* allocator = context.get_runtime_allocator();
+  TRTET_CHECK_OR_RETURN(allocator != nullptr, kInvalidState, "ExecuTorch gave init no runtime allocator");
+  void* memory = allocator->allocate(sizeof(DelegateHandle), alignof(DelegateHandle));
+  TRTET_CHECK_OR_RETURN(memory != nullptr, kMemoryAllocationFailed,
+                        "the runtime allocator has no room for the delegate handle (%zu bytes)", sizeof(DelegateHandle));
+  return new (memory) DelegateHandle(std::move(engine));
+}
+
+/// init()'s steps after the blob is parsed; `processed` is freed as soon as the engine is built.
+Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer* processed,
+                             et::ArrayRef<et::CompileSpec> compile_specs) {
+  TRTET_CHECK_OR_RETURN(processed != nullptr && processed->data() != nullptr, kInvalidProgram,
+                        "the program carries no processed data for this delegate");
+  TRTET_ASSIGN_OR_RETURN(const std::optional<std::uint64_t> budget,
+                         resolve_weight_streaming_budget(compile_specs, context.runtime_specs()));
+  TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size()));
+
+  Result<engine::EnginePtr> engine = build_engine(parsed, budget, context.get_method_name());
+  processed->Free();  // the engine holds what it needs; `parsed` points at freed memory from here
+  Status unavailable;
+  if (!engine.ok()) {
+    if (engine.status().code() != ErrorCode::kNoDevice) return engine.status();
+    unavailable = engine.status();
+  }
+  TRTET_ASSIGN_OR_RETURN(DelegateHandle* handle,
+                         place_handle(context, engine.ok() ? std::move(engine).value() : engine::EnginePtr()));
+  if (unavailable.ok()) {
+    const Status initialized = handle->session.initialize();
+    if (initialized.code() == ErrorCode::kNoDevice) {
+      unavailable = initialized;
+    } else if (!initialized.ok()) {
+      handle->~DelegateHandle();
+      return initialized;
+    } else {
+      handle->views.reserve(static_cast<std::size_t>(handle->session.engine().io_count()));
+    }
+  }
+  if (!unavailable.ok()) {
+    handle->unavailable = make_error(ErrorCode::kNoDevice, "no usable GPU when the method was loaded (%s)",
+                                     unavailable.message().c_str());
+    ET_LOG(Info, "TensorRTBackend init: %s; execute will report it", handle->unavailable.message().c_str());
+  }
+  return handle;
+}
+
+Status run(DelegateHandle& handle, et::Span<et::EValue*> args) {
+  TRTET_RETURN_IF_ERROR(handle.unavailable);
+  std::lock_guard<std::mutex> lock(handle.views_mutex);
+  TRTET_RETURN_IF_ERROR(make_tensor_views(handle.session.engine(), args, handle.views));
+  return handle.session.execute(handle.views.data(), handle.views.size());
+}
+
+TensorRTBackend g_backend;
+
+et::Error register_backend_once() noexcept {
+  const et::Error error = et::register_backend({TensorRTBackend::kBackendId, &g_backend});
+  if (error != et::Error::Ok) {
+    ET_LOG(Error, "TensorRTBackend: registering backend id \"%s\" failed with %s%s", TensorRTBackend::kBackendId,
+           et::to_string(error),
+           error == et::Error::RegistrationAlreadyRegistered
+               ? ": another library (e.g. Torch-TensorRT's delegate) registered it first, and programs will use that one"
+               : "");
+  }
+  return error;
+}
+
+const et::Error g_registration = register_backend_once();
+
+}  // namespace
+
+et::Error registration_status() noexcept { return g_registration; }
+
+bool TensorRTBackend::is_available() const { return true; }
+
+et::Result<et::DelegateHandle*> TensorRTBackend::init(et::BackendInitContext& context, et::FreeableBuffer* processed,
+                                                      et::ArrayRef<et::CompileSpec> compile_specs) const {
+  Result<DelegateHandle*> handle = load(context, processed, compile_specs);
+  if (!handle.ok()) {
+    if (processed != nullptr) processed->Free();
+    return report(handle.status(), DelegatePhase::kInit, "init");
+  }
+  return static_cast<et::DelegateHandle*>(handle.value());
+}
+
+et::Error TensorRTBackend::execute(et::BackendExecutionContext& context, et::DelegateHandle* handle,
+                                   et::Span<et::EValue*> args) const {
+  (void)context;
+  if (handle == nullptr) {
+    ET_LOG(Error, "TensorRTBackend execute: null delegate handle");
+    return et::Error::DelegateInvalidHandle;
+  }
+  return report(run(*static_cast<DelegateHandle*>(handle), args), DelegatePhase::kExecute, "execute");
+}
+
+void TensorRTBackend::destroy(et::DelegateHandle* handle) const {
+  if (handle != nullptr) static_cast<DelegateHandle*>(handle)->~DelegateHandle();
+}
+
+}  // namespace torch_tensorrt::executorch_backend

@@ -1,0 +1,25 @@
+// Project errors as ExecuTorch errors, by meaning (STYLE.md), and reporting through ExecuTorch's log.
+#pragma once
+
+#include <executorch/runtime/core/error.h>
+
+#include "common/status.h"
+
+namespace torch_tensorrt::executorch_backend {
+
+/// The phase of the delegate a status comes from: allocation failures are reported as the
+/// delegate's own at init (DelegateMemoryAllocationFailed), as the runtime's at execute.
+enum class DelegatePhase { kInit, kExecute };
+
+/// The executorch::runtime::Error meaning the same as `code`:
+/// kInvalidArgument → InvalidArgument, kInvalidProgram → InvalidProgram, kInternal → Internal,
+/// kIncompatible → DelegateInvalidCompatibility, kNotSupported → NotSupported, kNotFound → NotFound,
+/// kMemoryAllocationFailed → DelegateMemoryAllocationFailed (init) / MemoryAllocationFailed (execute),
+/// kNoDevice → AccessFailed (the GPU is a resource that cannot be reached), kInvalidState → InvalidState.
+::executorch::runtime::Error to_executorch_error(ErrorCode code, DelegatePhase phase) noexcept;
+
+/// Logs `status` through ExecuTorch's log (ET_LOG, so the application's PAL sees it), prefixed
+/// with "TensorRTBackend <what>: ", and returns its mapped Error. Ok stays Ok and logs nothing.
+::executorch::runtime::Error report(const Status& status, DelegatePhase phase, const char* what) noexcept;
+
+}  // namespace torch_tensorrt::executorch_backend

@@ -1,0 +1,23 @@
+// Reading the compile specs and load-time backend options TensorRTBackend::init() receives.
+#pragma once
+
+#include <executorch/runtime/backend/interface.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "common/status.h"
+
+namespace torch_tensorrt::executorch_backend {
+
+/// The weight-streaming budget for one init: the load-time backend option
+/// `weight_streaming_budget` (an int, or a string of decimal digits) when given, else the compile
+/// spec of the same key (decimal digits, baked into the program), else unset. A malformed option
+/// (negative, non-numeric, a bool) is kInvalidArgument; a malformed or repeated compile spec is
+/// kInvalidProgram; each message names the value and where it came from. The option is checked
+/// even when the compile spec is absent, and the compile spec even when the option overrides it.
+Result<std::optional<std::uint64_t>> resolve_weight_streaming_budget(
+    ::executorch::runtime::ArrayRef<::executorch::runtime::CompileSpec> compile_specs,
+    ::executorch::runtime::Span<const ::executorch::runtime::BackendOption> load_options);
+
+}  // namespace torch_tensorrt::executorch_backend
