@@ -9,7 +9,7 @@
 namespace trtet_test {
 
 /// Bindings: 0 "cache", 1 "x" (inputs, profile [min_shape, max_shape]), 2 "cache_out" (cache's
-/// shape), alias {output 2, input 0, kind}. The kernel writes cache_out = cache + x at the address
+/// shape), alias {output 2, input 0, kind}. spin_us x kernels of spinning come before the update. The kernel writes cache_out = cache + x at the address
 /// bound to cache_out: only when the delegate binds it to cache's memory does the cache change.
 class AliasingEngine : public CudaTestEngine {
  public:

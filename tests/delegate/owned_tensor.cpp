@@ -1,0 +1,166 @@
+#include "delegate/owned_tensor.h"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "cuda/check.h"
+
+namespace trtet_test {
+
+const char* to_string(Memory memory) {
+  switch (memory) {
+    case Memory::kDevice: return "device";
+    case Memory::kPinned: return "pinned";
+    case Memory::kPageable: return "pageable";
+    case Memory::kManaged: return "managed";
+  }
+  return "unknown";
+}
+
+unsigned fresh_seed() {
+  static std::atomic<unsigned> counter{0};
+  static const unsigned base = std::random_device{}();
+  return base ^ (0x9e3779b9u * (counter.fetch_add(1) + 1));
+}
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> magnitude(0.25f, 4.0f);
+  std::bernoulli_distribution negative(0.5);
+  std::vector<float> values(n);
+  for (float& v : values) v = negative(rng) ? -magnitude(rng) : magnitude(rng);
+  return values;
+}
+
+OwnedTensor::OwnedTensor(Memory memory, const ex::Shape& shape, std::size_t capacity_elements, ex::DataType dtype)
+    : memory_(memory), dtype_(dtype), shape_(shape) {
+  std::size_t elements = capacity_elements != 0 ? capacity_elements : static_cast<std::size_t>(shape.numel());
+  if (elements == 0) elements = 1;
+  status_ = allocate(elements * ex::element_size(dtype));
+}
+
+OwnedTensor::~OwnedTensor() { release(); }
+
+ex::Status OwnedTensor::allocate(std::size_t bytes) {
+  // Test-only allocations: synchronous calls are fine here, never inside a timed section.
+  switch (memory_) {
+    case Memory::kDevice: TRTET_CUDA_CHECK(cudaMalloc(&data_, bytes)); break;
+    case Memory::kPinned: TRTET_CUDA_CHECK(cudaMallocHost(&data_, bytes)); break;
+    case Memory::kManaged: TRTET_CUDA_CHECK(cudaMallocManaged(&data_, bytes)); break;
+    case Memory::kPageable:
+      data_ = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+      if (data_ == nullptr) return ex::make_error(ex::ErrorCode::kMemoryAllocationFailed, "aligned_alloc failed");
+      break;
+  }
+  current_ = data_;
+  capacity_bytes_ = bytes;
+  return ex::Status::Ok();
+}
+
+void OwnedTensor::release() noexcept {
+  if (data_ == nullptr) return;
+  switch (memory_) {
+    case Memory::kDevice:
+    case Memory::kManaged: TRTET_CUDA_WARN(cudaFree(data_)); break;
+    case Memory::kPinned: TRTET_CUDA_WARN(cudaFreeHost(data_)); break;
+    case Memory::kPageable: std::free(data_); break;
+  }
+  data_ = current_ = nullptr;
+  capacity_bytes_ = 0;
+}
+
+ex::delegate::TensorView OwnedTensor::view() {
+  ex::delegate::TensorView view;
+  view.data = current_;
+  view.capacity_bytes = capacity_bytes_;
+  view.shape = shape_;
+  view.dtype = dtype_;
+  view.hint = hint;
+  view.resize = resizable ? &OwnedTensor::resize_callback : nullptr;
+  view.set_data = can_set_data ? &OwnedTensor::set_data_callback : nullptr;
+  view.context = this;
+  return view;
+}
+
+ex::Status OwnedTensor::resize_callback(void* context, ex::delegate::TensorView& view, const ex::Shape& shape) {
+  auto* self = static_cast<OwnedTensor*>(context);
+  ++self->resize_calls;
+  const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * ex::element_size(self->dtype_);
+  if (bytes > self->capacity_bytes_) {
+    TRTET_CHECK_OR_RETURN(self->grow_on_resize, kInvalidArgument,
+                          "test tensor: resize to %s needs %zu bytes, capacity is %zu", shape.to_string().c_str(),
+                          bytes, self->capacity_bytes_);
+    self->release();
+    TRTET_RETURN_IF_ERROR(self->allocate(bytes));
+  }
+  self->shape_ = shape;
+  view.shape = shape;
+  view.data = self->current_;
+  view.capacity_bytes = self->capacity_bytes_;
+  return ex::Status::Ok();
+}
+
+ex::Status OwnedTensor::set_data_callback(void* context, ex::delegate::TensorView& view, void* data) {
+  auto* self = static_cast<OwnedTensor*>(context);
+  ++self->set_data_calls;
+  self->current_ = data;
+  view.data = data;
+  return ex::Status::Ok();
+}
+
+bool OwnedTensor::is_device_pointer(const void* p) const {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice;
+}
+
+void OwnedTensor::copy_in(void* dst, const void* src, std::size_t bytes) const {
+  if (bytes == 0) return;
+  if (is_device_pointer(dst)) {
+    if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess) std::abort();
+  } else {
+    std::memcpy(dst, src, bytes);
+  }
+}
+
+void OwnedTensor::copy_out(void* dst, const void* src, std::size_t bytes) const {
+  if (bytes == 0) return;
+  if (is_device_pointer(src)) {
+    if (cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) std::abort();
+  } else {
+    std::memcpy(dst, src, bytes);
+  }
+}
+
+void OwnedTensor::write(const std::vector<float>& values) {
+  copy_in(current_, values.data(), std::min(values.size() * sizeof(float), capacity_bytes_));
+}
+
+std::vector<float> OwnedTensor::read() const {
+  std::vector<float> values(static_cast<std::size_t>(shape_.numel()));
+  copy_out(values.data(), current_, values.size() * sizeof(float));
+  return values;
+}
+
+void OwnedTensor::poison() {
+  std::vector<float> values(capacity_bytes_ / sizeof(float), kPoison);
+  copy_in(data_, values.data(), values.size() * sizeof(float));
+}
+
+bool OwnedTensor::poison_intact() const {
+  std::vector<float> values(capacity_bytes_ / sizeof(float));
+  copy_out(values.data(), data_, values.size() * sizeof(float));
+  for (float v : values) {
+    if (v != kPoison) return false;
+  }
+  return true;
+}
+
+}  // namespace trtet_test

@@ -1,0 +1,128 @@
+#include "delegate/session_fixture.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cuda/driver.h"
+#include "engines/test_engine_factory.h"
+#include "green/probe.h"
+
+namespace trtet_test {
+
+SessionUnderTest make_session(std::unique_ptr<TestEngine> engine) {
+  SessionUnderTest out;
+  out.engine = engine.get();
+  auto session = std::make_unique<Session>(std::move(engine));
+  const ex::Status status = session->initialize();
+  if (!status.ok()) {
+    ADD_FAILURE() << "Session::initialize: " << status.to_string();
+    out.engine = nullptr;
+    return out;
+  }
+  out.session = std::move(session);
+  return out;
+}
+
+SessionUnderTest make_session(std::string_view spec) {
+  auto engine = make_test_engine(spec, 0);
+  if (!engine.ok()) {
+    ADD_FAILURE() << "make_test_engine(\"" << spec << "\"): " << engine.status().to_string();
+    return {};
+  }
+  auto* test_engine = dynamic_cast<TestEngine*>(engine->get());
+  engine->release();
+  return make_session(std::unique_ptr<TestEngine>(test_engine));
+}
+
+AxpbyIo::AxpbyIo(Memory inputs, Memory output, const ex::Shape& s, std::size_t out_capacity_elements)
+    : shape(s),
+      x(std::make_unique<OwnedTensor>(inputs, s)),
+      y(std::make_unique<OwnedTensor>(inputs, s)),
+      out(std::make_unique<OwnedTensor>(output, s, out_capacity_elements)) {
+  EXPECT_TRUE(x->status().ok() && y->status().ok() && out->status().ok()) << "allocation failed";
+  refresh();
+}
+
+void AxpbyIo::refresh() {
+  const std::size_t n = static_cast<std::size_t>(shape.numel());
+  xv = random_floats(n, fresh_seed());
+  yv = random_floats(n, fresh_seed());
+  x->write(xv);
+  y->write(yv);
+  out->poison();
+  views = {x->view(), y->view(), out->view()};
+}
+
+::testing::AssertionResult axpby_matches(const std::vector<float>& out, const std::vector<float>& x,
+                                         const std::vector<float>& y, float a, float b) {
+  if (out.size() != x.size()) {
+    return ::testing::AssertionFailure() << "out has " << out.size() << " elements, x " << x.size();
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const float expected = a * x[i] + b * y[i];
+    const float tolerance = 1e-5f * (std::fabs(a * x[i]) + std::fabs(b * y[i])) + 1e-6f;
+    if (!(std::fabs(out[i] - expected) <= tolerance)) {
+      return ::testing::AssertionFailure() << "out[" << i << "] = " << out[i] << ", expected " << expected
+                                           << (out[i] == kPoison ? " (still poison: never written)" : "");
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult AxpbyIo::out_matches(float a, float b) const { return axpby_matches(out->read(), xv, yv, a, b); }
+
+GreenPartitions::GreenPartitions(unsigned small_sms_count) {
+  auto split = ex::green::split_device(0, ex::green::SplitRequest::counts({small_sms_count}, /*remainder=*/true));
+  if (!split.ok()) {
+    ADD_FAILURE() << "split_device: " << split.status().to_string();
+    return;
+  }
+  partitions = std::move(split).value();
+  if (partitions.size() != 2) {
+    ADD_FAILURE() << "split_device made " << partitions.size() << " partitions, expected 2";
+    return;
+  }
+  auto s = partitions[0].context.make_stream();
+  auto r = partitions[1].context.make_stream();
+  if (!s.ok() || !r.ok()) {
+    ADD_FAILURE() << "make_stream: " << (s.ok() ? r.status() : s.status()).to_string();
+    return;
+  }
+  auto ps = ex::green::probe_sms(*s);
+  auto pr = ex::green::probe_sms(*r);
+  if (!ps.ok() || !pr.ok()) {
+    ADD_FAILURE() << "probe_sms: " << (ps.ok() ? pr.status() : ps.status()).to_string();
+    return;
+  }
+  small_sms = *ps;
+  rest_sms = *pr;
+  small = *s;
+  rest = *r;
+}
+
+bool is_subset(const std::vector<int>& subset, const std::vector<int>& set) {
+  return std::all_of(subset.begin(), subset.end(),
+                     [&](int id) { return std::binary_search(set.begin(), set.end(), id); });
+}
+
+ScopedCurrentContext::ScopedCurrentContext(const ex::green::GreenContext& context) {
+  auto api = ex::cuda::driver();
+  auto ctx = context.as_context();
+  if (!api.ok() || !ctx.ok()) {
+    ADD_FAILURE() << "green context as CUcontext: " << (api.ok() ? ctx.status() : api.status()).to_string();
+    return;
+  }
+  if ((*api)->cuCtxGetCurrent(&previous_) != CUDA_SUCCESS || (*api)->cuCtxSetCurrent(*ctx) != CUDA_SUCCESS) {
+    ADD_FAILURE() << "cuCtxSetCurrent(green context) failed";
+    return;
+  }
+  ok_ = true;
+}
+
+ScopedCurrentContext::~ScopedCurrentContext() {
+  if (!ok_) return;
+  auto api = ex::cuda::driver();
+  if (api.ok()) (*api)->cuCtxSetCurrent(previous_);
+}
+
+}  // namespace trtet_test

@@ -1,0 +1,93 @@
+// Shared pieces of the delegate's GPU suites: a session over a test engine, an x/y/out argument
+// set with a CPU reference, green-context partitions with their probed SM sets, timing.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "delegate/owned_tensor.h"
+#include "delegate/session.h"
+#include "engines/cuda_test_engine.h"
+#include "engines/test_engine.h"
+#include "green/split.h"
+
+namespace trtet_test {
+
+using ex::delegate::Session;
+using ex::delegate::TensorView;
+
+/// A session over a test engine, plus a non-owning pointer to the engine for its counters.
+struct SessionUnderTest {
+  std::unique_ptr<Session> session;
+  TestEngine* engine = nullptr;
+  CudaTestEngine* cuda_engine() const { return dynamic_cast<CudaTestEngine*>(engine); }
+};
+
+/// make_test_engine(spec, 0) + Session::initialize(); failures are reported with ADD_FAILURE and
+/// leave `session` null (use ASSERT_TRUE(s.session)).
+SessionUnderTest make_session(std::string_view spec);
+/// The same over an engine already made.
+SessionUnderTest make_session(std::unique_ptr<TestEngine> engine);
+
+/// Inputs x, y and output out of an elementwise/aux engine, with the CPU reference a*x + b*y.
+struct AxpbyIo {
+  AxpbyIo(Memory inputs, Memory output, const ex::Shape& shape, std::size_t out_capacity_elements = 0);
+  /// Fresh random x and y written, out poisoned, views rebuilt from the tensors.
+  void refresh();
+  TensorView* args() { return views.data(); }
+  /// Every element of out equals a*x + b*y (within float rounding).
+  ::testing::AssertionResult out_matches(float a = 2.0f, float b = -0.5f) const;
+
+  ex::Shape shape;
+  std::unique_ptr<OwnedTensor> x, y, out;
+  std::vector<float> xv, yv;
+  std::array<TensorView, 3> views{};
+};
+
+/// out[i] vs a*x[i] + b*y[i].
+::testing::AssertionResult axpby_matches(const std::vector<float>& out, const std::vector<float>& x,
+                                         const std::vector<float>& y, float a, float b);
+
+/// A split of device 0 into a 16-SM partition and the remainder, a stream on each and the SMs
+/// the probe measured for each stream.
+struct GreenPartitions {
+  /// Empty partitions and an ADD_FAILURE on error; tests ASSERT_TRUE(ok()).
+  GreenPartitions(unsigned small_sms = 16);
+  bool ok() const { return small != nullptr && rest != nullptr; }
+
+  std::vector<ex::green::Partition> partitions;
+  cudaStream_t small = nullptr;  ///< on the 16-SM partition (owned by it)
+  cudaStream_t rest = nullptr;   ///< on the remainder
+  std::vector<int> small_sms;    ///< probed
+  std::vector<int> rest_sms;     ///< probed
+};
+
+/// True when every element of `subset` is in the sorted `set`.
+bool is_subset(const std::vector<int>& subset, const std::vector<int>& set);
+
+/// Makes a green context current on the calling thread for the scope (cuCtxSetCurrent), restoring
+/// the previous current context.
+class ScopedCurrentContext {
+ public:
+  explicit ScopedCurrentContext(const ex::green::GreenContext& context);
+  ~ScopedCurrentContext();
+  ScopedCurrentContext(const ScopedCurrentContext&) = delete;  // one restore per scope
+  ScopedCurrentContext& operator=(const ScopedCurrentContext&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  CUcontext previous_ = nullptr;
+  bool ok_ = false;
+};
+
+using Clock = std::chrono::steady_clock;
+inline double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+}  // namespace trtet_test
