@@ -1,0 +1,121 @@
+// Micro figures with Google Benchmark: the host cost of execute() on the device-resident async
+// path (P2's parts) and of the checks it makes. Needs a GPU; without one every benchmark reports
+// the skip.
+#include <benchmark/benchmark.h>
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <memory>
+
+#include "cuda/device.h"
+#include "cuda/stream_facts.h"
+#include "delegate/session.h"
+#include "engines/test_engine_factory.h"
+#include "harness.h"
+
+namespace trtet_bench {
+namespace {
+
+using ex::delegate::Session;
+using ex::delegate::TensorView;
+
+struct Fixture {
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<Buffer> x, y, out;
+  std::unique_ptr<Session> session;
+  ex::engine::Engine* raw = nullptr;
+};
+
+Fixture* fixture() {
+  static Fixture* f = [] {
+    auto* made = new Fixture;
+    require_cuda(cudaStreamCreateWithFlags(&made->stream, cudaStreamNonBlocking), "stream");
+    made->x = std::make_unique<Buffer>(Memory::kDevice, 256);
+    made->y = std::make_unique<Buffer>(Memory::kDevice, 256);
+    made->out = std::make_unique<Buffer>(Memory::kDevice, 256);
+    auto engine = trtet_test::make_test_engine("elementwise n=256", 0);
+    require(engine.status(), "engine");
+    made->session = std::make_unique<Session>(std::move(engine).value());
+    require(made->session->initialize(), "initialize");
+    return made;
+  }();
+  return f;
+}
+
+bool no_gpu(benchmark::State& state) {
+  auto count = ex::cuda::device_count();
+  if (count.ok()) return false;
+  state.SkipWithError(("no GPU: " + count.status().message()).c_str());
+  return true;
+}
+
+void drain(benchmark::State& state, Fixture* f, int& pending) {
+  if (++pending < 256) return;
+  state.PauseTiming();
+  cudaStreamSynchronize(f->stream);
+  pending = 0;
+  state.ResumeTiming();
+}
+
+void BM_ExecuteDeviceResidentUnderGuard(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  TensorView args[3] = {f->x->view(256), f->y->view(256), f->out->view(256)};
+  int pending = 0;
+  for (auto _ : state) {
+    ex::CudaStreamGuard guard(f->stream);
+    require(f->session->execute(args, 3), "execute");
+    drain(state, f, pending);
+  }
+  cudaStreamSynchronize(f->stream);
+}
+BENCHMARK(BM_ExecuteDeviceResidentUnderGuard);
+
+void BM_EngineEnqueueAlone(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  auto engine = trtet_test::make_test_engine("elementwise n=256", 0);
+  require(engine.status(), "engine");
+  ex::engine::Engine& e = **engine;
+  require(e.set_input_shape(0, ex::Shape{256}), "shape");
+  require(e.set_input_shape(1, ex::Shape{256}), "shape");
+  require(e.infer_shapes().status(), "infer");
+  require(e.set_tensor_address(0, f->x->data()), "addr");
+  require(e.set_tensor_address(1, f->y->data()), "addr");
+  require(e.set_tensor_address(2, f->out->data()), "addr");
+  int pending = 0;
+  for (auto _ : state) {
+    require(e.enqueue(f->stream), "enqueue");
+    drain(state, f, pending);
+  }
+  cudaStreamSynchronize(f->stream);
+}
+BENCHMARK(BM_EngineEnqueueAlone);
+
+void BM_StreamGetDevice(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  for (auto _ : state) benchmark::DoNotOptimize(ex::cuda::stream_device(f->stream));
+}
+BENCHMARK(BM_StreamGetDevice);
+
+void BM_StreamIsCapturing(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  for (auto _ : state) benchmark::DoNotOptimize(ex::cuda::stream_is_capturing(f->stream));
+}
+BENCHMARK(BM_StreamIsCapturing);
+
+void BM_EventRecord(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  cudaEvent_t event = nullptr;
+  cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  for (auto _ : state) cudaEventRecord(event, f->stream);
+  cudaEventDestroy(event);
+}
+BENCHMARK(BM_EventRecord);
+
+}  // namespace
+}  // namespace trtet_bench
+
+BENCHMARK_MAIN();

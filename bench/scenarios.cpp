@@ -1,0 +1,406 @@
+// The GPU scenarios P1-P6 (issue 5): each a ratio taken in one run, printed as a table and
+// written to CSV. Usage: trtet-scenarios [--only P1,P3] [--out DIR] [--calls N]
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda/check.h"
+#include "cuda/device.h"
+#include "delegate/session.h"
+#include "engines/test_engine_factory.h"
+#include "green/split.h"
+#include "harness.h"
+#include "isolation.h"
+#include "spin_engine.h"
+
+namespace trtet_bench {
+namespace {
+
+using ex::delegate::Session;
+using ex::delegate::TensorView;
+
+struct Row {
+  std::string id;
+  std::string what;
+  std::string measured;
+  std::string reference;
+  double ratio = 0;
+  std::string goal;
+  bool met = false;
+};
+
+struct Config {
+  std::set<std::string> only;
+  std::string out_dir = ".";
+  int calls = 2000;
+  bool wants(const char* id) const { return only.empty() || only.count(id) != 0; }
+};
+
+std::unique_ptr<Session> spin_session(const SpinOptions& options) {
+  auto engine = SpinEngine::create(0, options);
+  require(engine.status(), "SpinEngine::create");
+  auto session = std::make_unique<Session>(std::move(engine).value());
+  require(session->initialize(), "Session::initialize");
+  return session;
+}
+
+// ---- P1 -------------------------------------------------------------------------------------
+void p1_isolation(const Config& config, std::vector<Row>& rows) {
+  IsolationOptions options;
+  options.calls = config.calls;
+  auto result = run_isolation(options);
+  require(result.status(), "P1 isolation");
+  const IsolationResult& r = *result;
+  write_cdf_svg(config.out_dir + "/p1_isolation.svg", "P1: victim latency alone and beside an SM-flooding engine",
+                {{"green alone", r.green_alone.samples_us},
+                 {"green beside", r.green_beside.samples_us},
+                 {"whole GPU alone", r.shared_alone.samples_us},
+                 {"whole GPU beside", r.shared_beside.samples_us}});
+  std::vector<std::string> csv;
+  for (const Condition* c : {&r.green_alone, &r.green_beside, &r.shared_alone, &r.shared_beside}) {
+    csv.push_back(format("%s,%.2f,%.2f,%.2f,%zu", c->name, c->latency.p50, c->latency.p99, c->latency.mean, c->latency.n));
+  }
+  append_csv(config.out_dir + "/p1_isolation.csv", "condition,p50_us,p99_us,mean_us,calls", csv);
+  std::printf("P1: victim %u SMs (observed %zu), aggressor %u SMs (observed %zu), overlap %zu\n", r.victim_granted,
+              r.victim_observed, r.aggressor_granted, r.aggressor_observed, r.overlap);
+  for (const Condition* c : {&r.green_alone, &r.green_beside, &r.shared_alone, &r.shared_beside}) {
+    std::printf("    %-28s p50 %8.1f us   p99 %8.1f us\n", c->name, c->latency.p50, c->latency.p99);
+  }
+  rows.push_back({"P1a", "isolation, green contexts: p99 beside / alone",
+                  format("%.1f us", r.green_beside.latency.p99), format("%.1f us", r.green_alone.latency.p99),
+                  r.green_p99_ratio(), "<= 1.05", r.green_p99_ratio() <= 1.05});
+  rows.push_back({"P1b", "isolation, whole GPU: p99 beside / alone", format("%.1f us", r.shared_beside.latency.p99),
+                  format("%.1f us", r.shared_alone.latency.p99), r.shared_p99_ratio(), "(contrast)", true});
+}
+
+// ---- P2 -------------------------------------------------------------------------------------
+void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
+  auto engine_or = trtet_test::make_test_engine("elementwise n=256", 0);
+  require(engine_or.status(), "make_test_engine");
+  ex::engine::Engine* engine = engine_or->get();
+  Buffer x(Memory::kDevice, 256), y(Memory::kDevice, 256), out(Memory::kDevice, 256);
+  cudaStream_t stream = nullptr;
+  require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  const int kCalls = 20000, kBatch = 500;
+  // The engine's own enqueue, bound once.
+  require(engine->set_input_shape(0, ex::Shape{256}), "shape");
+  require(engine->set_input_shape(1, ex::Shape{256}), "shape");
+  require(engine->infer_shapes().status(), "infer");
+  require(engine->set_tensor_address(0, x.data()), "addr");
+  require(engine->set_tensor_address(1, y.data()), "addr");
+  require(engine->set_tensor_address(2, out.data()), "addr");
+  auto time_loop = [&](auto&& body) {
+    double total = 0;
+    for (int done = 0; done < kCalls; done += kBatch) {
+      require_cuda(cudaStreamSynchronize(stream), "sync");
+      const auto start = Clock::now();
+      for (int i = 0; i < kBatch; ++i) body();
+      total += micros_since(start);
+    }
+    require_cuda(cudaStreamSynchronize(stream), "sync");
+    return total / kCalls;
+  };
+  for (int i = 0; i < 1000; ++i) require(engine->enqueue(stream), "warm enqueue");
+  const double raw = time_loop([&] { require(engine->enqueue(stream), "enqueue"); });
+
+  Session session(std::move(engine_or).value());
+  require(session.initialize(), "initialize");
+  TensorView args[3] = {x.view(256), y.view(256), out.view(256)};
+  auto run = [&] {
+    ex::CudaStreamGuard guard(stream);
+    require(session.execute(args, 3), "execute");
+  };
+  for (int i = 0; i < 1000; ++i) run();
+  const double through = time_loop(run);
+  const double overhead = through - raw;
+  std::printf("P2: execute %.3f us/call, engine enqueue alone %.3f us/call, overhead %.3f us\n", through, raw, overhead);
+  append_csv(config.out_dir + "/p2_host_overhead.csv", "execute_us,enqueue_us,overhead_us",
+             {format("%.4f,%.4f,%.4f", through, raw, overhead)});
+  rows.push_back({"P2", "host overhead of execute beyond the engine's enqueue (2 in, 1 out)",
+                  format("%.2f us", overhead), format("enqueue %.2f us", raw), overhead, "<= 1 us", overhead <= 1.0});
+  require_cuda(cudaStreamDestroy(stream), "destroy");
+}
+
+// ---- P3 -------------------------------------------------------------------------------------
+void p3_pipelining(const Config& config, std::vector<Row>& rows) {
+  SpinOptions options{132, 128, 0, 20'000, 1, 1 << 20};
+  auto session = spin_session(options);
+  const std::size_t n = 4096;
+  Buffer x(Memory::kDevice, n), out(Memory::kDevice, n);
+  cudaStream_t stream = nullptr;
+  require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  const int kCalls = 3000;
+  auto wall = [&](auto&& body) {
+    require_cuda(cudaStreamSynchronize(stream), "sync");
+    const auto start = Clock::now();
+    for (int i = 0; i < kCalls; ++i) body();
+    require_cuda(cudaStreamSynchronize(stream), "sync");
+    return micros_since(start);
+  };
+  TensorView args[2] = {x.view(n), out.view(n)};
+  auto execute = [&] {
+    ex::CudaStreamGuard guard(stream);
+    require(session->execute(args, 2), "execute");
+  };
+  for (int i = 0; i < 100; ++i) execute();
+  const double gpu_bound = wall([&] { require(launch_spin_scale(x.data(), out.data(), n, options, stream), "launch"); });
+  const double queued = wall(execute);
+  const double synced = wall([&] {
+    execute();
+    require_cuda(cudaStreamSynchronize(stream), "sync");
+  });
+  cudaEvent_t previous = nullptr;
+  require_cuda(cudaEventCreateWithFlags(&previous, cudaEventBlockingSync | cudaEventDisableTiming), "event");
+  require_cuda(cudaEventRecord(previous, stream), "record");
+  const double host_wait = wall([&] {
+    require_cuda(cudaEventSynchronize(previous), "event sync");
+    execute();
+    require_cuda(cudaEventRecord(previous, stream), "record");
+  });
+  cudaEventDestroy(previous);
+  const double share = gpu_bound / queued;
+  std::printf("P3: %d calls of a 20 us engine: GPU-bound %.0f us, queued %.0f us (%.1f %%), sync per call %.0f us (%.1f %%), "
+              "host wait on previous event %.0f us (%.1f %%)\n",
+              kCalls, gpu_bound, queued, 100 * share, synced, 100 * gpu_bound / synced, host_wait,
+              100 * gpu_bound / host_wait);
+  append_csv(config.out_dir + "/p3_pipelining.csv", "mode,wall_us,share_of_gpu_bound",
+             {format("gpu_bound,%.1f,1.0", gpu_bound), format("queued,%.1f,%.4f", queued, share),
+              format("sync_per_call,%.1f,%.4f", synced, gpu_bound / synced),
+              format("host_wait_previous_event,%.1f,%.4f", host_wait, gpu_bound / host_wait)});
+  rows.push_back({"P3", "back-to-back calls of a 20 us engine, share of GPU-bound rate",
+                  format("%.1f %%", 100 * share),
+                  format("sync/call %.0f %%, host wait %.0f %%", 100 * gpu_bound / synced, 100 * gpu_bound / host_wait),
+                  share, ">= 0.95", share >= 0.95});
+  require_cuda(cudaStreamDestroy(stream), "destroy");
+}
+
+// ---- P4 -------------------------------------------------------------------------------------
+void p4_host_staging(const Config& config, std::vector<Row>& rows) {
+  const std::size_t n = (64u << 20) / sizeof(float);
+  SpinOptions options{264, 256, 0, 0, 1, static_cast<std::int64_t>(n)};
+  auto session = spin_session(options);
+  cudaStream_t stream = nullptr;
+  require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  Buffer device_in(Memory::kDevice, n), device_out(Memory::kDevice, n);
+  Buffer pinned_in(Memory::kPinned, n), pinned_out(Memory::kPinned, n);
+  Buffer pageable_in(Memory::kPageable, n), pageable_out(Memory::kPageable, n);
+  const double bytes = 2.0 * static_cast<double>(n * sizeof(float));
+  auto median_of = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  auto copy_time = [&](Buffer& in, Buffer& out) {
+    std::vector<double> t;
+    for (int i = 0; i < 12; ++i) {
+      const auto start = Clock::now();
+      require_cuda(cudaMemcpyAsync(device_in.data(), in.data(), in.bytes(), cudaMemcpyHostToDevice, stream), "h2d");
+      require_cuda(cudaMemcpyAsync(out.data(), device_out.data(), out.bytes(), cudaMemcpyDeviceToHost, stream), "d2h");
+      require_cuda(cudaStreamSynchronize(stream), "sync");
+      if (i >= 2) t.push_back(micros_since(start));
+    }
+    return median_of(t);
+  };
+  auto execute_time = [&](Buffer& in, Buffer& out) {
+    std::vector<double> t;
+    TensorView args[2] = {in.view(n), out.view(n)};
+    for (int i = 0; i < 12; ++i) {
+      const auto start = Clock::now();
+      {
+        ex::CudaStreamGuard guard(stream);
+        require(session->execute(args, 2), "execute");
+      }
+      if (i >= 2) t.push_back(micros_since(start));
+    }
+    if (out.data()[12345] != 2.0f * in.data()[12345]) std::fprintf(stderr, "P4: wrong output\n"), std::exit(4);
+    return median_of(t);
+  };
+  const double pinned_copy = copy_time(pinned_in, pinned_out);
+  const double pageable_copy = copy_time(pageable_in, pageable_out);
+  const double pinned_exec = execute_time(pinned_in, pinned_out);
+  const double pageable_exec = execute_time(pageable_in, pageable_out);
+  auto gbps = [&](double us) { return bytes / (us * 1e-6) / 1e9; };
+  std::printf("P4: 64 MiB in + 64 MiB out: pinned cudaMemcpy %.1f GB/s, pageable cudaMemcpy %.1f GB/s, "
+              "execute with pinned I/O %.1f GB/s, with pageable I/O %.1f GB/s\n",
+              gbps(pinned_copy), gbps(pageable_copy), gbps(pinned_exec), gbps(pageable_exec));
+  append_csv(config.out_dir + "/p4_host_staging.csv", "path,us,GBps",
+             {format("pinned_memcpy,%.1f,%.2f", pinned_copy, gbps(pinned_copy)),
+              format("pageable_memcpy,%.1f,%.2f", pageable_copy, gbps(pageable_copy)),
+              format("execute_pinned,%.1f,%.2f", pinned_exec, gbps(pinned_exec)),
+              format("execute_pageable,%.1f,%.2f", pageable_exec, gbps(pageable_exec))});
+  const double ratio = pinned_copy / pinned_exec;
+  rows.push_back({"P4a", "64 MiB in + out, pinned host I/O: execute vs pinned cudaMemcpy",
+                  format("%.1f GB/s", gbps(pinned_exec)), format("%.1f GB/s", gbps(pinned_copy)), ratio, ">= 0.90",
+                  ratio >= 0.90});
+  const double pageable_ratio = pinned_copy / pageable_exec;
+  rows.push_back({"P4b", "64 MiB in + out, pageable host I/O (staged) vs pinned cudaMemcpy",
+                  format("%.1f GB/s", gbps(pageable_exec)),
+                  format("%.1f GB/s (pageable memcpy %.1f)", gbps(pinned_copy), gbps(pageable_copy)), pageable_ratio,
+                  ">= 0.90", pageable_ratio >= 0.90});
+  require_cuda(cudaStreamDestroy(stream), "destroy");
+}
+
+// ---- P5 -------------------------------------------------------------------------------------
+void p5_cross_partition(const Config& config, std::vector<Row>& rows) {
+  namespace green = ex::green;
+  auto parts = green::split_device(0, green::SplitRequest::counts({16}, /*remainder=*/true));
+  require(parts.status(), "split");
+  auto a_stream = (*parts)[0].context.make_stream();
+  auto b_stream = (*parts)[1].context.make_stream();
+  require(a_stream.status(), "stream A");
+  require(b_stream.status(), "stream B");
+  const unsigned b_sms = (*parts)[1].granted_sms();
+  Buffer b_x(Memory::kDevice, 1024), b_out(Memory::kDevice, 1024);
+  SpinOptions long_kernel{static_cast<int>(2 * b_sms), 256, 0, 10'000'000, 1, 1024};  // 10 ms kernels
+  const std::size_t max_n = 1 << 20;
+  Buffer in(Memory::kPageable, max_n), out(Memory::kPageable, max_n);
+
+  auto workload = [&](std::vector<double>& samples) {
+    SpinOptions small{32, 128, 0, 0, 1, static_cast<std::int64_t>(max_n)};
+    auto session = spin_session(small);
+    for (int i = 0; i < 300; ++i) {
+      const std::size_t n = 1024 * (1 + static_cast<std::size_t>(i) % 100 * 10);  // grows staging, then repeats
+      TensorView args[2] = {in.view(n), out.view(n)};
+      auto start = Clock::now();
+      {
+        ex::CudaStreamGuard guard(*a_stream);
+        require(session->execute(args, 2), "execute A");
+      }
+      samples.push_back(micros_since(start));
+      if (i % 100 == 99) {  // destroy and make anew: a destroy and first-call growth each time
+        start = Clock::now();
+        session.reset();
+        samples.push_back(micros_since(start));
+        session = spin_session(small);
+      }
+    }
+  };
+  std::vector<double> idle, busy;
+  workload(idle);  // warm: pools, module load
+  idle.clear();
+  workload(idle);
+  std::atomic<bool> stop{false};
+  std::thread load([&] {
+    while (!stop.load()) {
+      require(launch_spin_scale(b_x.data(), b_out.data(), 1024, long_kernel, *b_stream), "B kernel");
+      cudaStreamSynchronize(*b_stream);
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  workload(busy);
+  stop = true;
+  load.join();
+  const Percentiles pi = percentiles(idle), pb = percentiles(busy);
+  const double ratio = pb.p99 / pi.p99;
+  std::printf("P5: partition A ops (execute with staging growth, destroy): p99 %.1f us with B idle, %.1f us while B runs "
+              "10 ms kernels (max %.1f us)\n",
+              pi.p99, pb.p99, *std::max_element(busy.begin(), busy.end()));
+  append_csv(config.out_dir + "/p5_cross_partition.csv", "condition,p50_us,p99_us,calls",
+             {format("B_idle,%.2f,%.2f,%zu", pi.p50, pi.p99, pi.n), format("B_busy,%.2f,%.2f,%zu", pb.p50, pb.p99, pb.n)});
+  rows.push_back({"P5", "partition A execute+grow+destroy p99, B busy / B idle", format("%.1f us", pb.p99),
+                  format("%.1f us", pi.p99), ratio, "<= 1.05", ratio <= 1.05});
+}
+
+// ---- P6 -------------------------------------------------------------------------------------
+void p6_graph_replay(const Config& config, std::vector<Row>& rows) {
+  SpinOptions tiny{1, 128, 0, 0, 1, 1 << 20};
+  auto session = spin_session(tiny);
+  const std::size_t n = 256;
+  Buffer x(Memory::kDevice, n), out(Memory::kDevice, n);
+  cudaStream_t stream = nullptr;
+  require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  TensorView args[2] = {x.view(n), out.view(n)};
+  auto execute = [&] {
+    ex::CudaStreamGuard guard(stream);
+    require(session->execute(args, 2), "execute");
+  };
+  const int kCalls = 20000, kBatch = 500;
+  auto per_call = [&](auto&& body) {
+    double total = 0;
+    for (int done = 0; done < kCalls; done += kBatch) {
+      require_cuda(cudaStreamSynchronize(stream), "sync");
+      const auto start = Clock::now();
+      for (int i = 0; i < kBatch; ++i) body();
+      total += micros_since(start);
+    }
+    require_cuda(cudaStreamSynchronize(stream), "sync");
+    return total / kCalls;
+  };
+  for (int i = 0; i < 1000; ++i) execute();
+  const double eager = per_call(execute);
+  cudaGraph_t graph = nullptr;
+  require_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+  execute();
+  require_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+  cudaGraphExec_t exec = nullptr;
+  require_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  std::size_t nodes = 0;
+  require_cuda(cudaGraphGetNodes(graph, nullptr, &nodes), "nodes");
+  for (int i = 0; i < 1000; ++i) require_cuda(cudaGraphLaunch(exec, stream), "launch");
+  const double replay = per_call([&] { require_cuda(cudaGraphLaunch(exec, stream), "launch"); });
+  std::printf("P6: host time per inference: eager execute %.2f us, graph replay %.2f us (1 cudaGraphLaunch of %zu node(s))\n",
+              eager, replay, nodes);
+  append_csv(config.out_dir + "/p6_graph_replay.csv", "mode,host_us_per_inference,graph_nodes",
+             {format("eager,%.3f,", eager), format("graph,%.3f,%zu", replay, nodes)});
+  rows.push_back({"P6", "host time per inference, graph replay / eager execute", format("%.2f us", replay),
+                  format("%.2f us", eager), replay / eager, "1 graph launch", true});
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  require_cuda(cudaStreamDestroy(stream), "destroy");
+}
+
+}  // namespace
+}  // namespace trtet_bench
+
+int main(int argc, char** argv) {
+  using namespace trtet_bench;
+  Config config;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--only" && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', p), list.size());
+        config.only.insert(list.substr(p, comma - p));
+        p = comma + 1;
+      }
+    } else if (arg == "--out" && i + 1 < argc) {
+      config.out_dir = argv[++i];
+    } else if (arg == "--calls" && i + 1 < argc) {
+      config.calls = std::atoi(argv[++i]);
+    } else {
+      std::printf("usage: trtet-scenarios [--only P1,P2,...] [--out DIR] [--calls N]\n");
+      return arg == "--help" ? 0 : 1;
+    }
+  }
+  auto devices = ex::cuda::device_count();
+  if (!devices.ok()) {
+    std::fprintf(stderr, "trtet-scenarios: no GPU: %s\n", devices.status().message().c_str());
+    return 2;
+  }
+  std::vector<Row> rows;
+  if (config.wants("P1")) p1_isolation(config, rows);
+  if (config.wants("P2")) p2_host_overhead(config, rows);
+  if (config.wants("P3")) p3_pipelining(config, rows);
+  if (config.wants("P4")) p4_host_staging(config, rows);
+  if (config.wants("P5")) p5_cross_partition(config, rows);
+  if (config.wants("P6")) p6_graph_replay(config, rows);
+
+  std::vector<std::string> csv;
+  std::printf("\n%-4s %-66s %-16s %-34s %8s %-14s %s\n", "id", "scenario", "measured", "reference", "ratio", "goal", "met");
+  for (const Row& r : rows) {
+    std::printf("%-4s %-66s %-16s %-34s %8.3f %-14s %s\n", r.id.c_str(), r.what.c_str(), r.measured.c_str(),
+                r.reference.c_str(), r.ratio, r.goal.c_str(), r.met ? "yes" : "NO");
+    csv.push_back(format("%s,\"%s\",%s,\"%s\",%.4f,%s,%s", r.id.c_str(), r.what.c_str(), r.measured.c_str(),
+                         r.reference.c_str(), r.ratio, r.goal.c_str(), r.met ? "yes" : "no"));
+  }
+  append_csv(config.out_dir + "/scenarios.csv", "id,scenario,measured,reference,ratio,goal,met", csv);
+  return 0;
+}
