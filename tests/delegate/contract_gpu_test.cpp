@@ -1,0 +1,264 @@
+// Every row of the execute contract (DESIGN.md), one test each, with the elementwise engine of real
+// kernels: outputs poisoned first, compared with a CPU reference on fresh random data.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
+#include "common/gpu.h"
+#include "delegate/session_fixture.h"
+#include "engines/cuda_test_engine.h"
+
+namespace trtet_test {
+namespace {
+
+using ex::CudaStreamGuard;
+using ex::delegate::Completion;
+
+class ContractGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) {
+      EXPECT_EQ(cudaStreamDestroy(stream_), cudaSuccess);
+    }
+  }
+  /// One call first, so lazy module loading and first allocations are not timed.
+  static void warm_up(Session& session, AxpbyIo& io, cudaStream_t stream) {
+    {
+      CudaStreamGuard guard(stream);
+      TRTET_ASSERT_OK(session.execute(io.args(), 3));
+    }
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    io.refresh();
+  }
+  cudaStream_t stream_ = nullptr;
+};
+
+// Row 1: no guard, host (pageable) I/O -> on cudaStreamPerThread, outputs ready on return.
+TEST_F(ContractGpu, NoGuardPageableHostIoOutputsReadyOnReturn) {
+  auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=20000");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kPageable, Memory::kPageable, Shape{33, 100});
+  TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+  EXPECT_TRUE(io.out_matches());  // no synchronization of any kind
+  EXPECT_EQ(s.engine->last_stream(), cudaStreamPerThread);
+  EXPECT_EQ(s.session->stats().last_completion, Completion::kWaitOutputsReady);
+}
+
+TEST_F(ContractGpu, NoGuardPinnedHostIoOutputsReadyOnReturn) {
+  auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=20000");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kPinned, Memory::kPinned, Shape{64, 4096});
+  TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(s.engine->last_stream(), cudaStreamPerThread);
+}
+
+// Row 1 with device I/O: still ready on return (the per-thread stream is idle).
+TEST_F(ContractGpu, NoGuardDeviceIoReadyOnReturn) {
+  auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=20000");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{17, 256});
+  const auto start = Clock::now();
+  TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+  const double elapsed = ms_since(start);
+  EXPECT_EQ(cudaStreamQuery(cudaStreamPerThread), cudaSuccess) << "work still queued after an unguarded execute";
+  EXPECT_GE(elapsed, 19.0) << "returned before a 20 ms engine could have finished";
+  EXPECT_EQ(s.engine->last_stream(), cudaStreamPerThread);
+  EXPECT_EQ(s.session->stats().last_completion, Completion::kWaitOutputsReady);
+  EXPECT_TRUE(io.out_matches());
+}
+
+// Row 2: guard + all device-resident -> returns at once; right after the caller synchronizes.
+TEST_F(ContractGpu, GuardDeviceResidentReturnsAtOnceWith50MsEngine) {
+  auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=50000");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{64, 1000});
+  warm_up(*s.session, io, stream_);
+  double elapsed = 0;
+  {
+    CudaStreamGuard guard(stream_);
+    const auto start = Clock::now();
+    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+    elapsed = ms_since(start);
+  }
+  EXPECT_LT(elapsed, 1.0) << "execute waited on a 50 ms engine";
+  EXPECT_EQ(cudaStreamQuery(stream_), cudaErrorNotReady) << "the engine's work should still be running";
+  EXPECT_EQ(s.engine->last_stream(), stream_);
+  EXPECT_EQ(s.session->stats().last_completion, Completion::kReturnAtOnce);
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_TRUE(io.out_matches());
+}
+
+class ContractHostIoGpu : public ContractGpu, public ::testing::WithParamInterface<Memory> {};
+
+// Row 3: guard + host I/O -> returns when host outputs are written: right without further sync.
+TEST_P(ContractHostIoGpu, GuardHostIoReturnsWithHostOutputsWritten) {
+  auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=20000");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(GetParam(), GetParam(), Shape{48, 1024});
+  {
+    CudaStreamGuard guard(stream_);
+    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+  }
+  EXPECT_TRUE(io.out_matches());  // no synchronization by the caller
+  EXPECT_EQ(s.engine->last_stream(), stream_);
+  EXPECT_EQ(s.session->stats().last_completion, Completion::kWaitOutputsReady);
+}
+
+// Row 3, host inputs only: returns once the inputs are consumed, before the engine finishes; the
+// caller may overwrite its host inputs at once.
+TEST_P(ContractHostIoGpu, GuardHostInputsReturnWhenConsumed) {
+  auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=50000");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(GetParam(), Memory::kDevice, Shape{48, 1024});
+  warm_up(*s.session, io, stream_);
+  double elapsed = 0;
+  {
+    CudaStreamGuard guard(stream_);
+    const auto start = Clock::now();
+    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+    elapsed = ms_since(start);
+  }
+  EXPECT_LT(elapsed, 25.0) << "execute waited for a 50 ms engine, not only for its inputs";
+  EXPECT_EQ(s.session->stats().last_completion, Completion::kWaitInputsConsumed);
+  const std::vector<float> x = io.xv, y = io.yv;
+  io.x->write(random_floats(x.size(), fresh_seed()));  // the caller reuses its buffers at once
+  io.y->write(random_floats(y.size(), fresh_seed()));
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_TRUE(axpby_matches(io.out->read(), x, y, 2.0f, -0.5f));
+}
+
+INSTANTIATE_TEST_SUITE_P(HostMemory, ContractHostIoGpu, ::testing::Values(Memory::kPageable, Memory::kPinned),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// Row 4: guard + device or pinned I/O + capture -> recorded into the caller's graph on a
+// green-context stream; 100 replays with new inputs give right outputs, on the partition's SMs.
+class ContractCaptureGpu : public ContractGpu, public ::testing::WithParamInterface<Memory> {};
+
+TEST_P(ContractCaptureGpu, CapturedOnGreenStreamReplayed100Times) {
+  GreenPartitions green;
+  ASSERT_TRUE(green.ok());
+  auto s = make_session("elementwise min=1x4 max=64x4096 record_sms=1");
+  ASSERT_TRUE(s.session);
+  CudaTestEngine* engine = s.cuda_engine();
+  AxpbyIo io(GetParam(), GetParam(), Shape{32, 2048});
+  warm_up(*s.session, io, green.small);  // staging is made before the capture
+  TRTET_ASSERT_OK(engine->clear_recorded_sms());
+  const auto enqueues = engine->enqueue_count();
+
+  ASSERT_EQ(cudaStreamBeginCapture(green.small, cudaStreamCaptureModeGlobal), cudaSuccess);
+  ex::Status captured;
+  {
+    CudaStreamGuard guard(green.small);
+    captured = s.session->execute(io.args(), 3);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(green.small, &graph), cudaSuccess);
+  TRTET_ASSERT_OK(captured);
+  EXPECT_EQ(engine->enqueue_count(), enqueues + 1);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+
+  for (int replay = 0; replay < 100; ++replay) {
+    io.refresh();  // new inputs in the same memory, output poisoned
+    ASSERT_EQ(cudaGraphLaunch(exec, green.small), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(green.small), cudaSuccess);
+    ASSERT_TRUE(io.out_matches()) << "replay " << replay;
+  }
+  EXPECT_EQ(engine->enqueue_count(), enqueues + 1) << "replays must not call the engine";
+  auto sms = engine->recorded_sms();
+  TRTET_ASSERT_OK(sms);
+  EXPECT_FALSE(sms->empty());
+  EXPECT_TRUE(is_subset(*sms, green.small_sms)) << "the graph ran outside its 16-SM partition";
+  EXPECT_LE(sms->size(), green.partitions[0].granted_sms());
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+}
+
+INSTANTIATE_TEST_SUITE_P(DeviceOrPinned, ContractCaptureGpu, ::testing::Values(Memory::kDevice, Memory::kPinned),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+// Row 5: guard + pageable host I/O + capture -> clear error, nothing enqueued, the capture ends
+// cleanly and instantiates.
+class ContractPageableCaptureGpu : public ContractGpu, public ::testing::WithParamInterface<int> {};
+
+TEST_P(ContractPageableCaptureGpu, PageableDuringCaptureIsRejectedAndCaptureStaysValid) {
+  GreenPartitions green;
+  ASSERT_TRUE(green.ok());
+  auto s = make_session("elementwise min=1x4 max=64x4096");
+  ASSERT_TRUE(s.session);
+  const int pageable_arg = GetParam();  // 0: input x pageable, 2: output pageable
+  AxpbyIo io(pageable_arg == 0 ? Memory::kPageable : Memory::kDevice,
+             pageable_arg == 2 ? Memory::kPageable : Memory::kDevice, Shape{8, 64});
+  ASSERT_EQ(cudaStreamBeginCapture(green.small, cudaStreamCaptureModeGlobal), cudaSuccess);
+  ex::Status status;
+  {
+    CudaStreamGuard guard(green.small);
+    status = s.session->execute(io.args(), 3);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(green.small, &graph), cudaSuccess) << "the failed call broke the capture";
+  EXPECT_EQ(status.code(), ex::ErrorCode::kInvalidArgument) << status.to_string();
+  EXPECT_NE(status.message().find("pageable"), std::string::npos) << status.message();
+  EXPECT_EQ(s.engine->enqueue_count(), 0u);
+  std::size_t nodes = 0;
+  ASSERT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+  EXPECT_EQ(nodes, 0u) << "work was captured by a rejected call";
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  EXPECT_TRUE(io.out->poison_intact());
+  // The session is still usable, outside the capture.
+  {
+    CudaStreamGuard guard(green.small);
+    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+  }
+  ASSERT_EQ(cudaStreamSynchronize(green.small), cudaSuccess);
+  EXPECT_TRUE(io.out_matches());
+}
+
+INSTANTIATE_TEST_SUITE_P(InputOrOutput, ContractPageableCaptureGpu, ::testing::Values(0, 2),
+                         [](const auto& info) { return info.param == 0 ? std::string("Input") : std::string("Output"); });
+
+// The selected stream must be on the engine's device: checked before any work.
+TEST_F(ContractGpu, StreamOnAnotherDeviceIsRejectedBeforeAnyWork) {
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) GTEST_SKIP() << "needs 2 GPUs";
+  auto s = make_session("elementwise min=1x4 max=64x4096");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{8, 64});
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ex::Status status;
+  {
+    CudaStreamGuard guard(other);
+    status = s.session->execute(io.args(), 3);
+  }
+  EXPECT_EQ(status.code(), ex::ErrorCode::kInvalidArgument) << status.to_string();
+  EXPECT_NE(status.message().find("belongs to device 1"), std::string::npos) << status.message();
+  EXPECT_EQ(s.engine->enqueue_count(), 0u);
+  int current = -1;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0) << "execute changed the caller's current device";
+  EXPECT_TRUE(io.out->poison_intact());
+  {
+    CudaStreamGuard guard(stream_);
+    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(cudaStreamDestroy(other), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace trtet_test

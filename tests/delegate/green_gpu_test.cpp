@@ -1,0 +1,132 @@
+// Green contexts: the engine (auxiliary streams included) stays on its partition's SMs; a busy
+// neighbour partition delays neither execute (growing staging) nor destroy.
+#include <gtest/gtest.h>
+
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
+#include "common/gpu.h"
+#include "cuda/stream_facts.h"
+#include "delegate/session_fixture.h"
+#include "engines/aux_stream_engine.h"
+#include "engines/kernels.h"
+#include "green/probe.h"
+
+namespace trtet_test {
+namespace {
+
+using ex::CudaStreamGuard;
+
+class GreenGpu : public ::testing::Test {
+ protected:
+  void SetUp() override { TRTET_REQUIRE_GPU(); }
+};
+
+TEST_F(GreenGpu, ElementwiseEngineRunsOnlyOnThe16SmPartition) {
+  GreenPartitions green;
+  ASSERT_TRUE(green.ok());
+  ASSERT_EQ(green.partitions[0].granted_sms(), 16u);
+  EXPECT_EQ(ex::green::shared_sms(green.small_sms, green.rest_sms), 0u);
+  auto s = make_session("elementwise min=1x4 max=64x4096 kernels=4 record_sms=1");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{64, 4096});
+  {
+    CudaStreamGuard guard(green.small);
+    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+  }
+  ASSERT_EQ(cudaStreamSynchronize(green.small), cudaSuccess);
+  EXPECT_TRUE(io.out_matches());
+  auto sms = s.cuda_engine()->recorded_sms();
+  TRTET_ASSERT_OK(sms);
+  EXPECT_FALSE(sms->empty());
+  EXPECT_LE(sms->size(), 16u);
+  EXPECT_TRUE(is_subset(*sms, green.small_sms)) << "engine kernels escaped the 16-SM partition";
+}
+
+TEST_F(GreenGpu, AuxStreamEngineIncludingAuxStreamsRunsOnlyOnThe16SmPartition) {
+  GreenPartitions green;
+  ASSERT_TRUE(green.ok());
+  auto s = make_session("aux min=1 max=1048576 spin_us=200 record_sms=1");
+  ASSERT_TRUE(s.session);
+  auto* engine = dynamic_cast<AuxStreamEngine*>(s.engine);
+  ASSERT_NE(engine, nullptr);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{1 << 20});
+  {
+    CudaStreamGuard guard(green.small);
+    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+  }
+  ASSERT_EQ(cudaStreamSynchronize(green.small), cudaSuccess);  // the engine joined its aux streams
+  EXPECT_TRUE(io.out_matches());
+  ASSERT_EQ(engine->aux_streams().size(), 2u);
+  for (cudaStream_t aux : engine->aux_streams()) {
+    auto ctx = ex::cuda::stream_green_context(aux);
+    TRTET_ASSERT_OK(ctx);
+    EXPECT_EQ(*ctx, green.partitions[0].context.get()) << "aux stream not made on the caller's green context";
+  }
+  auto sms = engine->recorded_sms();
+  TRTET_ASSERT_OK(sms);
+  EXPECT_FALSE(sms->empty());
+  EXPECT_TRUE(is_subset(*sms, green.small_sms)) << "aux-stream kernels escaped the 16-SM partition";
+
+  // Moving to the other partition hands the engine that partition's aux streams.
+  TRTET_ASSERT_OK(engine->clear_recorded_sms());
+  io.refresh();
+  {
+    CudaStreamGuard guard(green.rest);
+    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+  }
+  ASSERT_EQ(cudaStreamSynchronize(green.rest), cudaSuccess);
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(engine->set_aux_streams_count(), 2);
+  for (cudaStream_t aux : engine->aux_streams()) {
+    auto ctx = ex::cuda::stream_green_context(aux);
+    TRTET_ASSERT_OK(ctx);
+    EXPECT_EQ(*ctx, green.partitions[1].context.get());
+  }
+  auto rest_sms = engine->recorded_sms();
+  TRTET_ASSERT_OK(rest_sms);
+  EXPECT_TRUE(is_subset(*rest_sms, green.rest_sms));
+}
+
+// While the 16-SM partition runs 100 ms of kernels, an execute on the remainder that grows its
+// staging buffers, then destroy, each return in under 5 ms.
+class BusyNeighbourGpu : public GreenGpu, public ::testing::WithParamInterface<Memory> {};
+
+TEST_P(BusyNeighbourGpu, GrowingExecuteAndDestroyDoNotWaitForAnotherGreenContext) {
+  GreenPartitions green;
+  ASSERT_TRUE(green.ok());
+  auto s = make_session("elementwise min=1 max=1048576");
+  ASSERT_TRUE(s.session);
+  AxpbyIo small_io(GetParam(), GetParam(), Shape{1024});
+  AxpbyIo large_io(GetParam(), GetParam(), Shape{1 << 18});  // allocated before the aggressor starts
+  {
+    CudaStreamGuard guard(green.rest);
+    TRTET_ASSERT_OK(s.session->execute(small_io.args(), 3));  // staging for 1024 elements
+  }
+  ASSERT_EQ(cudaStreamSynchronize(green.rest), cudaSuccess);
+  const auto grows_before = s.session->stats().staging_grows;
+
+  // The aggressor: every SM of the small partition busy for 100 ms.
+  TRTET_ASSERT_OK(launch_spin(100'000'000, static_cast<int>(green.partitions[0].granted_sms()) * 8, green.small));
+  double execute_ms = 0;
+  {
+    CudaStreamGuard guard(green.rest);
+    const auto start = Clock::now();
+    TRTET_ASSERT_OK(s.session->execute(large_io.args(), 3));
+    execute_ms = ms_since(start);
+  }
+  EXPECT_GT(s.session->stats().staging_grows, grows_before) << "the call was meant to grow the staging";
+  EXPECT_TRUE(large_io.out_matches());
+  const auto destroy_start = Clock::now();
+  s.session->destroy();
+  const double destroy_ms = ms_since(destroy_start);
+  EXPECT_EQ(cudaStreamQuery(green.small), cudaErrorNotReady) << "the aggressor finished early: nothing was proven";
+  EXPECT_LT(execute_ms, 5.0) << "execute waited for the other green context";
+  EXPECT_LT(destroy_ms, 5.0) << "destroy waited for the other green context";
+  ASSERT_EQ(cudaStreamSynchronize(green.small), cudaSuccess);
+}
+
+INSTANTIATE_TEST_SUITE_P(HostMemory, BusyNeighbourGpu, ::testing::Values(Memory::kPinned, Memory::kPageable),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace trtet_test

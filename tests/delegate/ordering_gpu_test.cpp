@@ -1,0 +1,117 @@
+// Consecutive calls: ordered on the GPU across streams (event wait, counted), pipelined without a
+// host wait on one stream.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
+#include "common/gpu.h"
+#include "delegate/session_fixture.h"
+
+namespace trtet_test {
+namespace {
+
+using ex::CudaStreamGuard;
+
+class OrderingGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    for (auto& s : streams_) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    for (auto& s : streams_) {
+      if (s != nullptr) cudaStreamDestroy(s);
+    }
+  }
+  cudaStream_t streams_[2] = {};
+};
+
+// The aliasing engine spins 20 ms before it reads the cache: two calls on different streams give
+// cache + x1 + x2 only if the second waits for the first on the GPU.
+TEST_F(OrderingGpu, CallsOnTwoStreamsAreOrderedByEvent) {
+  auto s = make_session("aliasing n=4096 spin_us=20000");
+  ASSERT_TRUE(s.session);
+  OwnedTensor cache(Memory::kDevice, Shape{4096}), x1(Memory::kDevice, Shape{4096}), x2(Memory::kDevice, Shape{4096});
+  OwnedTensor out(Memory::kDevice, Shape{4096});
+  const auto c = random_floats(4096, fresh_seed()), v1 = random_floats(4096, fresh_seed()),
+             v2 = random_floats(4096, fresh_seed());
+  cache.write(c);
+  x1.write(v1);
+  x2.write(v2);
+  const auto waits_before = s.session->stats().cross_stream_waits;
+  const auto start = Clock::now();
+  {
+    CudaStreamGuard guard(streams_[0]);
+    TensorView args[3] = {cache.view(), x1.view(), out.view()};
+    TRTET_ASSERT_OK(s.session->execute(args, 3));
+  }
+  {
+    CudaStreamGuard guard(streams_[1]);
+    TensorView args[3] = {cache.view(), x2.view(), out.view()};
+    TRTET_ASSERT_OK(s.session->execute(args, 3));
+  }
+  EXPECT_LT(ms_since(start), 10.0) << "the second call waited on the host";
+  EXPECT_EQ(s.session->stats().cross_stream_waits, waits_before + 1);
+  ASSERT_EQ(cudaStreamSynchronize(streams_[1]), cudaSuccess);  // only the second stream
+  EXPECT_GE(ms_since(start), 39.0) << "the two 20 ms calls overlapped";
+  EXPECT_EQ(cudaStreamQuery(streams_[0]), cudaSuccess) << "the second call finished before the first";
+  const auto result = cache.read();
+  for (std::size_t i = 0; i < result.size(); ++i) {
+    ASSERT_EQ(result[i], (c[i] + v1[i]) + v2[i]) << i;
+  }
+}
+
+TEST_F(OrderingGpu, AlternatingStreamsGiveRightResults) {
+  auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=1000");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 512});
+  for (int call = 0; call < 10; ++call) {
+    io.refresh();
+    cudaStream_t stream = streams_[call % 2];
+    {
+      CudaStreamGuard guard(stream);
+      TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+    }
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ASSERT_TRUE(io.out_matches()) << "call " << call;
+  }
+  EXPECT_EQ(s.session->stats().cross_stream_waits, 9u);
+}
+
+// 50 calls of a 2 ms engine on one stream queue without waiting: the host is done long before
+// the GPU, and no cross-stream wait is counted.
+TEST_F(OrderingGpu, BackToBackCallsOnOneStreamDoNotWaitOnTheHost) {
+  auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=2000");
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 512});
+  {
+    CudaStreamGuard guard(streams_[0]);
+    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));  // warm-up
+  }
+  ASSERT_EQ(cudaStreamSynchronize(streams_[0]), cudaSuccess);
+  io.refresh();
+  double longest = 0;
+  const auto start = Clock::now();
+  {
+    CudaStreamGuard guard(streams_[0]);
+    for (int call = 0; call < 50; ++call) {
+      const auto call_start = Clock::now();
+      TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
+      longest = std::max(longest, ms_since(call_start));
+    }
+  }
+  const double host_ms = ms_since(start);
+  EXPECT_LT(host_ms, 25.0) << "50 calls of a 2 ms engine took the host " << host_ms << " ms: it waited";
+  EXPECT_LT(longest, 1.0);
+  EXPECT_EQ(cudaStreamQuery(streams_[0]), cudaErrorNotReady);
+  EXPECT_EQ(s.session->stats().cross_stream_waits, 0u);
+  ASSERT_EQ(cudaStreamSynchronize(streams_[0]), cudaSuccess);
+  EXPECT_GE(ms_since(start), 99.0);
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(s.session->stats().calls, 51u);
+}
+
+}  // namespace
+}  // namespace trtet_test
