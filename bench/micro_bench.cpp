@@ -94,7 +94,7 @@ BENCHMARK(BM_EngineEnqueueAlone);
 void BM_StreamGetDevice(benchmark::State& state) {
   if (no_gpu(state)) return;
   Fixture* f = fixture();
-  for (auto _ : state) benchmark::DoNotOptimize(ex::cuda::stream_device(f->stream));
+  for (auto _ : state) benchmark::DoNotOptimize(ex::cuda::stream_device(f->stream, /*capturing=*/false));
 }
 BENCHMARK(BM_StreamGetDevice);
 

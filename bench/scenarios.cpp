@@ -90,13 +90,6 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
   cudaStream_t stream = nullptr;
   require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   const int kCalls = 20000, kBatch = 500;
-  // The engine's own enqueue, bound once.
-  require(engine->set_input_shape(0, ex::Shape{256}), "shape");
-  require(engine->set_input_shape(1, ex::Shape{256}), "shape");
-  require(engine->infer_shapes().status(), "infer");
-  require(engine->set_tensor_address(0, x.data()), "addr");
-  require(engine->set_tensor_address(1, y.data()), "addr");
-  require(engine->set_tensor_address(2, out.data()), "addr");
   auto time_loop = [&](auto&& body) {
     double total = 0;
     for (int done = 0; done < kCalls; done += kBatch) {
@@ -108,8 +101,19 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
     require_cuda(cudaStreamSynchronize(stream), "sync");
     return total / kCalls;
   };
-  for (int i = 0; i < 1000; ++i) require(engine->enqueue(stream), "warm enqueue");
-  const double raw = time_loop([&] { require(engine->enqueue(stream), "enqueue"); });
+  // What any caller of the engine does per call: set shapes, infer, bind, enqueue.
+  auto engine_call = [&] {
+    require(engine->set_input_shape(0, ex::Shape{256}), "shape");
+    require(engine->set_input_shape(1, ex::Shape{256}), "shape");
+    require(engine->infer_shapes().status(), "infer");
+    require(engine->output_shape(2).status(), "output shape");
+    require(engine->set_tensor_address(0, x.data()), "addr");
+    require(engine->set_tensor_address(1, y.data()), "addr");
+    require(engine->set_tensor_address(2, out.data()), "addr");
+    require(engine->enqueue(stream), "enqueue");
+  };
+  for (int i = 0; i < 1000; ++i) engine_call();
+  const double raw = time_loop(engine_call);
 
   Session session(std::move(engine_or).value());
   require(session.initialize(), "initialize");
@@ -121,7 +125,7 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
   for (int i = 0; i < 1000; ++i) run();
   const double through = time_loop(run);
   const double overhead = through - raw;
-  std::printf("P2: execute %.3f us/call, engine enqueue alone %.3f us/call, overhead %.3f us\n", through, raw, overhead);
+  std::printf("P2: execute %.3f us/call, the engine driven directly (shapes, addresses, enqueue) %.3f us/call, overhead %.3f us\n", through, raw, overhead);
   append_csv(config.out_dir + "/p2_host_overhead.csv", "execute_us,enqueue_us,overhead_us",
              {format("%.4f,%.4f,%.4f", through, raw, overhead)});
   rows.push_back({"P2", "host overhead of execute beyond the engine's enqueue (2 in, 1 out)",
@@ -262,30 +266,44 @@ void p5_cross_partition(const Config& config, std::vector<Row>& rows) {
   const std::size_t max_n = 1 << 20;
   Buffer in(Memory::kPageable, max_n), out(Memory::kPageable, max_n);
 
-  auto workload = [&](std::vector<double>& samples) {
+  // Each op's host time, by kind: 0 execute, 1 execute that grew staging, 2 destroy, 3 create.
+  static const char* kOps[] = {"execute", "execute+grow", "destroy", "create"};
+  using Samples = std::vector<double>[4];
+  auto workload = [&](Samples& by_op, std::vector<double>& samples) {
     SpinOptions small{32, 128, 0, 0, 1, static_cast<std::int64_t>(max_n)};
+    auto start = Clock::now();
     auto session = spin_session(small);
+    auto note = [&](int op) {
+      const double us = micros_since(start);
+      by_op[op].push_back(us);
+      samples.push_back(us);
+    };
+    note(3);
     for (int i = 0; i < 300; ++i) {
       const std::size_t n = 1024 * (1 + static_cast<std::size_t>(i) % 100 * 10);  // grows staging, then repeats
       TensorView args[2] = {in.view(n), out.view(n)};
-      auto start = Clock::now();
+      const auto grows = session->stats().staging_grows;
+      start = Clock::now();
       {
         ex::CudaStreamGuard guard(*a_stream);
         require(session->execute(args, 2), "execute A");
       }
-      samples.push_back(micros_since(start));
-      if (i % 100 == 99) {  // destroy and make anew: a destroy and first-call growth each time
+      note(session->stats().staging_grows != grows ? 1 : 0);
+      if (i % 100 == 99) {  // destroy and make anew: a destroy, a create and first-call growth each time
         start = Clock::now();
         session.reset();
-        samples.push_back(micros_since(start));
+        note(2);
+        start = Clock::now();
         session = spin_session(small);
+        note(3);
       }
     }
   };
   std::vector<double> idle, busy;
-  workload(idle);  // warm: pools, module load
+  Samples idle_ops, busy_ops, warm_ops;
+  workload(warm_ops, idle);  // warm: pools, module load
   idle.clear();
-  workload(idle);
+  workload(idle_ops, idle);
   std::atomic<bool> stop{false};
   std::thread load([&] {
     while (!stop.load()) {
@@ -294,10 +312,15 @@ void p5_cross_partition(const Config& config, std::vector<Row>& rows) {
     }
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  workload(busy);
+  workload(busy_ops, busy);
   stop = true;
   load.join();
   const Percentiles pi = percentiles(idle), pb = percentiles(busy);
+  for (int op = 0; op < 4; ++op) {
+    const Percentiles oi = percentiles(idle_ops[op]), ob = percentiles(busy_ops[op]);
+    std::printf("    %-13s n=%3zu  B idle p50 %9.1f p99 %9.1f us | B busy p50 %9.1f p99 %9.1f us\n", kOps[op], oi.n,
+                oi.p50, oi.p99, ob.p50, ob.p99);
+  }
   const double ratio = pb.p99 / pi.p99;
   std::printf("P5: partition A ops (execute with staging growth, destroy): p99 %.1f us with B idle, %.1f us while B runs "
               "10 ms kernels (max %.1f us)\n",

@@ -27,7 +27,10 @@ struct DriverApi {
   PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent;
   PFN_cuCtxGetDevice_v2000 cuCtxGetDevice;
   PFN_cuCtxGetDevResource_v12040 cuCtxGetDevResource;
-  PFN_cuStreamGetCtx_v12050 cuStreamGetCtx_v2;  ///< symbol "cuStreamGetCtx" at ABI 12050
+  PFN_cuStreamGetCtx_v12050 cuStreamGetCtx_v2;
+  /// cuCtxGetDevice_v2 (symbol "cuCtxGetDevice" at ABI 13000): the device of a given context.
+  /// Optional: null on drivers older than CUDA 13.
+  CUresult(CUDAAPI* cuCtxGetDevice_v2)(CUdevice* device, CUcontext context);  ///< symbol "cuStreamGetCtx" at ABI 12050
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
 };
 

@@ -5,10 +5,35 @@
 
 namespace torch_tensorrt::executorch_backend::cuda {
 
-Result<int> stream_device(cudaStream_t stream) {
+namespace {
+
+// The device of a capturing stream, from its (green) context: none of these calls is a stream
+// operation, so none disturbs the capture.
+Result<int> capturing_stream_device(cudaStream_t stream) {
+  TRTET_ASSIGN_OR_RETURN(const DriverApi* api, driver());
+  TRTET_CHECK_OR_RETURN(api->cuCtxGetDevice_v2 != nullptr, kNotSupported,
+                        "the device of a capturing stream needs cuCtxGetDevice_v2 (CUDA 13 driver)");
+  CUcontext context = nullptr;
+  CUgreenCtx green = nullptr;
+  TRTET_CU_CHECK(api->cuStreamGetCtx_v2(reinterpret_cast<CUstream>(stream), &context, &green));
+  if (context == nullptr && green != nullptr) TRTET_CU_CHECK(api->cuCtxFromGreenCtx(&context, green));
+  CUdevice device = -1;
+  TRTET_CU_CHECK(api->cuCtxGetDevice_v2(&device, context));
+  return static_cast<int>(device);
+}
+
+}  // namespace
+
+Result<int> stream_device(cudaStream_t stream, bool capturing) {
+  if (capturing) return capturing_stream_device(stream);
   int device = -1;
   TRTET_CUDA_CHECK(cudaStreamGetDevice(stream, &device));
   return device;
+}
+
+Result<int> stream_device(cudaStream_t stream) {
+  TRTET_ASSIGN_OR_RETURN(const bool capturing, stream_is_capturing(stream));
+  return stream_device(stream, capturing);
 }
 
 Result<CUgreenCtx> stream_green_context(cudaStream_t stream) {
@@ -28,9 +53,9 @@ Result<bool> stream_is_capturing(cudaStream_t stream) {
 
 Result<StreamFacts> stream_facts(cudaStream_t stream) {
   StreamFacts facts;
-  TRTET_ASSIGN_OR_RETURN(facts.device, stream_device(stream));
-  TRTET_ASSIGN_OR_RETURN(facts.green_context, stream_green_context(stream));
   TRTET_ASSIGN_OR_RETURN(facts.capturing, stream_is_capturing(stream));
+  TRTET_ASSIGN_OR_RETURN(facts.device, stream_device(stream, facts.capturing));
+  TRTET_ASSIGN_OR_RETURN(facts.green_context, stream_green_context(stream));
   return facts;
 }
 

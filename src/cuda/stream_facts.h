@@ -8,7 +8,11 @@
 
 namespace torch_tensorrt::executorch_backend::cuda {
 
-/// The device `stream` belongs to (cudaStreamGetDevice; special handles resolve to the current device).
+/// The device `stream` belongs to (cudaStreamGetDevice; special handles resolve to the current
+/// device). `capturing` says whether the stream is capturing: cudaStreamGetDevice is not permitted
+/// then, so the device is read from the stream's context through the driver instead.
+Result<int> stream_device(cudaStream_t stream, bool capturing);
+/// The same, asking the capture status first.
 Result<int> stream_device(cudaStream_t stream);
 
 /// The green context `stream` was created on, or nullptr for an ordinary stream.

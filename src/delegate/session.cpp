@@ -120,12 +120,12 @@ Status Session::resolve_stream(Call& call) {
   TRTET_ASSIGN_OR_RETURN(call.stream, delegate::resolve_stream(selected, green_current));
   call.facts.caller_selected = selected.has_value();
 
-  TRTET_ASSIGN_OR_RETURN(const int stream_device, cuda::stream_device(call.stream));
+  TRTET_ASSIGN_OR_RETURN(call.facts.capturing, cuda::stream_is_capturing(call.stream));
+  TRTET_ASSIGN_OR_RETURN(const int stream_device, cuda::stream_device(call.stream, call.facts.capturing));
   TRTET_CHECK_OR_RETURN(stream_device == engine_->device(), kInvalidArgument,
                         "the selected CUDA stream belongs to device %d, but the engine runs on device %d: select "
                         "a stream of device %d",
                         stream_device, engine_->device(), engine_->device());
-  TRTET_ASSIGN_OR_RETURN(call.facts.capturing, cuda::stream_is_capturing(call.stream));
   TRTET_CHECK_OR_RETURN(!(call.facts.capturing && engine_->enqueue_is_synchronous()), kNotSupported,
                         "this engine enqueues synchronously (weight streaming is active) and cannot be captured "
                         "into a CUDA graph");
