@@ -26,8 +26,8 @@ Error to_executorch_error(ErrorCode code, DelegatePhase phase) noexcept {
 Error report(const Status& status, DelegatePhase phase, const char* what) noexcept {
   if (status.ok()) return Error::Ok;
   const Error error = to_executorch_error(status.code(), phase);
-  ET_LOG(Error, "TensorRTBackend %s: %s (%s)", what, status.to_string().c_str(),
-         ::executorch::runtime::to_string(error));
+  // ExecuTorch logs the returned code itself; its log line holds ~250 characters, so the message goes first.
+  ET_LOG(Error, "TensorRTBackend %s: %s", what, status.to_string().c_str());
   return error;
 }
 

@@ -1,0 +1,259 @@
+// The .pte programs run end to end on a GPU through the real ExecuTorch runtime, in the three
+// cases of Note [Execute contract], and README's usage snippet as written. Label gpu: each test
+// skips, with CUDA's reason, where no GPU is usable.
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <cuda_runtime_api.h>
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "common/gpu.h"
+#include "engines/cuda_test_engine.h"
+#include "executorch/executorch_test_support.h"
+#include "executorch/readme_usage.h"
+#include "green/probe.h"
+#include "green/split.h"
+
+namespace trtet_test {
+namespace {
+
+using etr::Error;
+using ::executorch::extension::from_blob;
+using ::executorch::extension::Module;
+namespace green = ex::green;
+
+constexpr int kRows = 8;
+constexpr int kCols = 64;
+constexpr std::size_t kCount = kRows * kCols;
+constexpr std::size_t kBytes = kCount * sizeof(float);
+
+/// The elementwise engine's result with its default coefficients: out = 2x - 0.5y.
+float expected(float x, float y) { return 2.0f * x - 0.5f * y; }
+
+void fill_inputs(std::vector<float>& x, std::vector<float>& y) {
+  x.resize(kCount);
+  y.resize(kCount);
+  for (std::size_t i = 0; i < kCount; ++i) {
+    x[i] = 0.25f * static_cast<float>(i % 97);
+    y[i] = 1.0f + static_cast<float>(i % 13);
+  }
+}
+
+void expect_elementwise(const float* out, const std::vector<float>& x, const std::vector<float>& y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_FLOAT_EQ(out[i], expected(x[i], y[i])) << "element " << i;
+  }
+}
+
+class ExecuTorchGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    if (!have_test_programs()) GTEST_FAIL() << "no test programs: flatc or ExecuTorch's program.fbs was not found";
+    ensure_executorch_runtime();
+    clear_log();
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  }
+
+  CudaTestEngine* engine() { return dynamic_cast<CudaTestEngine*>(factory_.last_engine()); }
+
+  /// A 16-SM green-context partition and the remainder, each with one stream.
+  void make_partitions() {
+    auto partitions = green::split_device(0, green::SplitRequest::counts({16}, /*remainder=*/true));
+    ASSERT_TRUE(partitions.ok()) << partitions.status().to_string();
+    partitions_ = std::move(partitions).value();
+    ASSERT_EQ(partitions_.size(), 2u);
+    auto stream = partitions_[0].context.make_stream();
+    ASSERT_TRUE(stream.ok()) << stream.status().to_string();
+    stream_ = *stream;
+    auto other = partitions_[1].context.make_stream();
+    ASSERT_TRUE(other.ok()) << other.status().to_string();
+    remainder_stream_ = *other;
+  }
+
+  /// Device buffers for x, y, out with the inputs uploaded.
+  void make_device_io() {
+    fill_inputs(x_, y_);
+    for (void** p : {&dx_, &dy_, &dout_}) ASSERT_EQ(cudaMalloc(p, kBytes), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dx_, x_.data(), kBytes, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dy_, y_.data(), kBytes, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemset(dout_, 0, kBytes), cudaSuccess);
+  }
+
+  /// Binds the device buffers to `method` (the program's I/O is not memory-planned).
+  void bind_device_io(etr::Method& method) {
+    const auto cuda = ::executorch::aten::Device(::executorch::aten::DeviceType::CUDA, 0);
+    tx_ = from_blob(dx_, {kRows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+    ty_ = from_blob(dy_, {kRows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+    ASSERT_EQ(method.set_input(etr::EValue(*tx_), 0), Error::Ok) << captured_log();
+    ASSERT_EQ(method.set_input(etr::EValue(*ty_), 1), Error::Ok) << captured_log();
+    ASSERT_EQ(method.set_output_data_ptr(dout_, kBytes, 0), Error::Ok) << captured_log();
+  }
+
+  std::vector<float> download_output() {
+    std::vector<float> out(kCount);
+    EXPECT_EQ(cudaMemcpy(out.data(), dout_, kBytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+
+  void TearDown() override {
+    for (void* p : {dx_, dy_, dout_}) {
+      if (p != nullptr) cudaFree(p);  // test teardown, outside any execute
+    }
+  }
+
+  RecordingFactory factory_;
+  std::vector<green::Partition> partitions_;
+  cudaStream_t stream_ = nullptr;
+  cudaStream_t remainder_stream_ = nullptr;
+  std::vector<float> x_, y_;
+  void* dx_ = nullptr;
+  void* dy_ = nullptr;
+  void* dout_ = nullptr;
+  ::executorch::extension::TensorPtr tx_, ty_;
+};
+
+// (a) No guard, host I/O: runs on cudaStreamPerThread; the outputs are ready when forward returns.
+TEST_F(ExecuTorchGpu, NoGuardHostIoOutputsReadyOnReturn) {
+  Module module(program_path("elementwise"));
+  std::vector<float> x, y;
+  fill_inputs(x, y);
+  auto tx = from_blob(x.data(), {kRows, kCols});
+  auto ty = from_blob(y.data(), {kRows, kCols});
+  auto outputs = module.forward(std::vector<etr::EValue>{etr::EValue(*tx), etr::EValue(*ty)});
+  ASSERT_TRUE(outputs.ok()) << captured_log();
+  ASSERT_EQ(outputs->size(), 1u);
+  const auto& out = outputs->at(0).toTensor();
+  ASSERT_EQ(out.numel(), static_cast<ssize_t>(kCount));
+  expect_elementwise(out.const_data_ptr<float>(), x, y, kCount);  // no synchronization by the test
+  ASSERT_NE(engine(), nullptr);
+  EXPECT_EQ(engine()->last_stream(), cudaStreamPerThread);
+  EXPECT_EQ(engine()->enqueue_count(), 1u);
+}
+
+// (a') A smaller input within the profile: the backend resizes the output through ExecuTorch.
+TEST_F(ExecuTorchGpu, NoGuardDynamicShapeResizesTheOutput) {
+  Module module(program_path("elementwise"));
+  std::vector<float> x, y;
+  fill_inputs(x, y);
+  auto tx = from_blob(x.data(), {2, 16});
+  auto ty = from_blob(y.data(), {2, 16});
+  auto outputs = module.forward(std::vector<etr::EValue>{etr::EValue(*tx), etr::EValue(*ty)});
+  ASSERT_TRUE(outputs.ok()) << captured_log();
+  const auto& out = outputs->at(0).toTensor();
+  ASSERT_EQ(out.dim(), 2);
+  EXPECT_EQ(out.size(0), 2);
+  EXPECT_EQ(out.size(1), 16);
+  expect_elementwise(out.const_data_ptr<float>(), x, y, 32);
+}
+
+// Caller misuse is reported by meaning and leaves the method usable.
+TEST_F(ExecuTorchGpu, OutOfProfileInputIsInvalidArgumentAndTheMethodStaysUsable) {
+  Module module(program_path("elementwise"));
+  std::vector<float> x, y;
+  fill_inputs(x, y);
+  auto bad_x = from_blob(x.data(), {2, 2});  // 2 columns: below the profile's minimum of 4
+  auto bad_y = from_blob(y.data(), {2, 2});
+  auto failed = module.forward(std::vector<etr::EValue>{etr::EValue(*bad_x), etr::EValue(*bad_y)});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error(), Error::InvalidArgument);
+  EXPECT_NE(captured_log().find("outside the engine's profile"), std::string::npos) << captured_log();
+  auto tx = from_blob(x.data(), {kRows, kCols});
+  auto ty = from_blob(y.data(), {kRows, kCols});
+  auto outputs = module.forward(std::vector<etr::EValue>{etr::EValue(*tx), etr::EValue(*ty)});
+  ASSERT_TRUE(outputs.ok()) << captured_log();
+  expect_elementwise(outputs->at(0).toTensor().const_data_ptr<float>(), x, y, kCount);
+}
+
+// (b) A guard on a green-context stream, device-resident I/O: execute returns while the engine
+// still runs; the outputs are right once the caller synchronizes; the engine ran only on the
+// partition's SMs.
+TEST_F(ExecuTorchGpu, GuardOnGreenStreamDeviceIoReturnsBeforeTheEngineFinishes) {
+  make_partitions();
+  make_device_io();
+  DirectMethod direct;
+  ASSERT_EQ(direct.load_program("elementwise_device"), Error::Ok);
+  auto method = direct.load_method();
+  ASSERT_TRUE(method.ok()) << captured_log();
+  bind_device_io(*method);
+  ASSERT_NE(engine(), nullptr);
+  ASSERT_TRUE(engine()->records_sms());
+  TRTET_ASSERT_OK(engine()->clear_recorded_sms());
+
+  cudaError_t after_return = cudaSuccess;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    ex::CudaStreamGuard guard(stream_);
+    ASSERT_EQ(method->execute(), Error::Ok) << captured_log();
+    after_return = cudaStreamQuery(stream_);
+  }
+  const auto returned_after = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(after_return, cudaErrorNotReady) << "execute waited for the engine (a 20 ms kernel)";
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(returned_after).count(), 20);
+  EXPECT_EQ(engine()->last_stream(), stream_);
+
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  const auto out = download_output();
+  expect_elementwise(out.data(), x_, y_, kCount);
+
+  auto sms = engine()->recorded_sms();
+  ASSERT_TRUE(sms.ok()) << sms.status().to_string();
+  auto remainder_sms = green::probe_sms(remainder_stream_);
+  ASSERT_TRUE(remainder_sms.ok()) << remainder_sms.status().to_string();
+  std::printf("engine ran on %zu SMs of a %u-SM partition; the remainder holds %zu\n", sms->size(),
+              partitions_[0].granted_sms(), remainder_sms->size());
+  EXPECT_GT(sms->size(), 0u);
+  EXPECT_LE(sms->size(), partitions_[0].granted_sms());
+  EXPECT_EQ(green::shared_sms(*sms, *remainder_sms), 0u) << "an engine kernel ran outside the partition";
+}
+
+// (c) A guard with host-backed I/O (the program's planned memory is host memory): staged through
+// pinned buffers on the caller's stream; forward returns with the host outputs written.
+TEST_F(ExecuTorchGpu, GuardWithHostBackedIoReturnsWithHostOutputsWritten) {
+  make_partitions();
+  Module module(program_path("elementwise"));
+  ASSERT_EQ(module.load_method("forward"), Error::Ok) << captured_log();
+  std::vector<float> x, y;
+  fill_inputs(x, y);
+  auto tx = from_blob(x.data(), {kRows, kCols});
+  auto ty = from_blob(y.data(), {kRows, kCols});
+  auto forward_under_guard = [&] {
+    ex::CudaStreamGuard guard(stream_);
+    return module.forward(std::vector<etr::EValue>{etr::EValue(*tx), etr::EValue(*ty)});
+  };
+  auto outputs = forward_under_guard();
+  ASSERT_TRUE(outputs.ok()) << captured_log();
+  expect_elementwise(outputs->at(0).toTensor().const_data_ptr<float>(), x, y, kCount);  // no sync
+  ASSERT_NE(engine(), nullptr);
+  EXPECT_EQ(engine()->last_stream(), stream_);
+}
+
+// README's usage snippet, compiled as written (extract_readme_usage.cmake), on a green stream.
+cudaStream_t g_readme_stream = nullptr;
+
+TEST_F(ExecuTorchGpu, ReadmeUsageRunsAsWritten) {
+  make_partitions();
+  make_device_io();
+  DirectMethod direct;
+  ASSERT_EQ(direct.load_program("elementwise_device"), Error::Ok);
+  auto method = direct.load_method();
+  ASSERT_TRUE(method.ok()) << captured_log();
+  bind_device_io(*method);
+  g_readme_stream = stream_;
+  trtet_readme_usage(&method.get());
+  EXPECT_EQ(captured_log().find("TensorRTBackend execute"), std::string::npos) << captured_log();
+  ASSERT_NE(engine(), nullptr);
+  EXPECT_EQ(engine()->enqueue_count(), 1u);
+  EXPECT_EQ(engine()->last_stream(), stream_);
+  expect_elementwise(download_output().data(), x_, y_, kCount);  // the snippet synchronized the stream
+}
+
+}  // namespace
+}  // namespace trtet_test
+
+cudaStream_t trtet_readme_stream() { return trtet_test::g_readme_stream; }
