@@ -16,12 +16,12 @@ namespace {
 
 using ex::CudaStreamGuard;
 
-class GreenGpu : public ::testing::Test {
+class DelegateGreenGpu : public ::testing::Test {
  protected:
   void SetUp() override { TRTET_REQUIRE_GPU(); }
 };
 
-TEST_F(GreenGpu, ElementwiseEngineRunsOnlyOnThe16SmPartition) {
+TEST_F(DelegateGreenGpu, ElementwiseEngineRunsOnlyOnThe16SmPartition) {
   GreenPartitions green;
   ASSERT_TRUE(green.ok());
   ASSERT_EQ(green.partitions[0].granted_sms(), 16u);
@@ -42,7 +42,7 @@ TEST_F(GreenGpu, ElementwiseEngineRunsOnlyOnThe16SmPartition) {
   EXPECT_TRUE(is_subset(*sms, green.small_sms)) << "engine kernels escaped the 16-SM partition";
 }
 
-TEST_F(GreenGpu, AuxStreamEngineIncludingAuxStreamsRunsOnlyOnThe16SmPartition) {
+TEST_F(DelegateGreenGpu, AuxStreamEngineIncludingAuxStreamsRunsOnlyOnThe16SmPartition) {
   GreenPartitions green;
   ASSERT_TRUE(green.ok());
   auto s = make_session("aux min=1 max=1048576 spin_us=200 record_sms=1");
@@ -89,7 +89,7 @@ TEST_F(GreenGpu, AuxStreamEngineIncludingAuxStreamsRunsOnlyOnThe16SmPartition) {
 
 // While the 16-SM partition runs 100 ms of kernels, an execute on the remainder that grows its
 // staging buffers, then destroy, each return in under 5 ms.
-class BusyNeighbourGpu : public GreenGpu, public ::testing::WithParamInterface<Memory> {};
+class BusyNeighbourGpu : public DelegateGreenGpu, public ::testing::WithParamInterface<Memory> {};
 
 TEST_P(BusyNeighbourGpu, GrowingExecuteAndDestroyDoNotWaitForAnotherGreenContext) {
   GreenPartitions green;
