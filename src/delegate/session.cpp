@@ -78,6 +78,12 @@ Status Session::initialize() {
 
   TRTET_ASSIGN_OR_RETURN(inputs_consumed_, cuda::Event::create());
   TRTET_ASSIGN_OR_RETURN(completion_, cuda::Event::create());
+  chunk_events_.clear();
+  for (int i = 0; i < kChunkEvents; ++i) {
+    TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
+    chunk_events_.push_back(std::move(event));
+  }
+  host_copies_.reserve(kChunkEvents);
   TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&private_stream_, cudaStreamNonBlocking));
   TRTET_ASSIGN_OR_RETURN(empty_tensor_, cuda::DeviceBuffer::allocate(256, private_stream_));
   TRTET_CUDA_CHECK(cudaStreamSynchronize(private_stream_));  // our own stream only
@@ -108,7 +114,7 @@ Status Session::execute(TensorView* args, std::size_t count) {
   TRTET_RETURN_IF_ERROR(infer_output_shapes(args, call));
   TRTET_RETURN_IF_ERROR(bind_outputs(args, call));
   TRTET_RETURN_IF_ERROR(enqueue(args, call));
-  return complete(args, call);
+  return complete(call);
 }
 
 Status Session::resolve_stream(Call& call) {
@@ -195,13 +201,9 @@ Status Session::bind_inputs(TensorView* args, Call& call) {
       binding.address = arg.data;
     } else {
       TRTET_RETURN_IF_ERROR(ensure_device_staging(i, binding.bytes, call));
-      Staging& staging = staging_[static_cast<std::size_t>(i)];
-      binding.address = staging.device.data();
+      binding.address = staging_[static_cast<std::size_t>(i)].device.data();
       binding.staged = true;
-      if (binding.kind == MemoryKind::kPageableHost) {
-        TRTET_RETURN_IF_ERROR(ensure_host_staging(i, binding.bytes, call));
-        std::memcpy(staging.host.data(), arg.data, binding.bytes);
-      }
+      if (binding.kind == MemoryKind::kPageableHost) TRTET_RETURN_IF_ERROR(ensure_host_staging(i, binding.bytes, call));
     }
     TRTET_RETURN_IF_ERROR(engine_->set_tensor_address(i, binding.address));
   }
@@ -294,23 +296,28 @@ Status Session::bind_aux_streams(const Call& call) {
 }
 
 Status Session::enqueue(TensorView* args, Call& call) {
+  host_copies_.clear();
   TRTET_RETURN_IF_ERROR(bind_aux_streams(call));
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
     const Binding& binding = bindings_[static_cast<std::size_t>(i)];
     if (!engine_->io(i).is_input || !binding.staged) continue;
-    const void* source = binding.kind == MemoryKind::kPageableHost ? staging_[static_cast<std::size_t>(i)].host.data()
-                                                                    : args[i].data;
-    TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.address, source, binding.bytes, cudaMemcpyHostToDevice, call.stream));
+    if (binding.kind == MemoryKind::kPageableHost) {
+      TRTET_RETURN_IF_ERROR(stage_pageable_input(i, args[i].data, call));
+    } else {
+      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.address, args[i].data, binding.bytes, cudaMemcpyHostToDevice, call.stream));
+    }
   }
   if (call.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(inputs_consumed_.record(call.stream));
   TRTET_RETURN_IF_ERROR(engine_->enqueue(call.stream));
   for (int o = 0; o < count; ++o) {
     const Binding& binding = bindings_[static_cast<std::size_t>(o)];
     if (engine_->io(o).is_input || !binding.staged) continue;
-    void* destination = binding.kind == MemoryKind::kPageableHost ? staging_[static_cast<std::size_t>(o)].host.data()
-                                                                 : args[o].data;
-    TRTET_CUDA_CHECK(cudaMemcpyAsync(destination, binding.address, binding.bytes, cudaMemcpyDeviceToHost, call.stream));
+    if (binding.kind == MemoryKind::kPageableHost) {
+      TRTET_RETURN_IF_ERROR(stage_pageable_output(o, args[o].data, call));
+    } else {
+      TRTET_CUDA_CHECK(cudaMemcpyAsync(args[o].data, binding.address, binding.bytes, cudaMemcpyDeviceToHost, call.stream));
+    }
   }
   if (!call.facts.capturing) {
     TRTET_RETURN_IF_ERROR(completion_.record(call.stream));
@@ -320,26 +327,65 @@ Status Session::enqueue(TensorView* args, Call& call) {
   return Status::Ok();
 }
 
-Status Session::complete(TensorView* args, Call& call) {
+Status Session::complete(const Call& call) {
   switch (call.completion) {
     case Completion::kReturnAtOnce:
       break;
     case Completion::kWaitInputsConsumed:
       TRTET_RETURN_IF_ERROR(inputs_consumed_.synchronize());
       break;
-    case Completion::kWaitOutputsReady: {
-      TRTET_RETURN_IF_ERROR(completion_.synchronize());
-      const int count = engine_->io_count();
-      for (int o = 0; o < count; ++o) {
-        const Binding& binding = bindings_[static_cast<std::size_t>(o)];
-        if (engine_->io(o).is_input || !binding.staged || binding.kind != MemoryKind::kPageableHost) continue;
-        std::memcpy(args[o].data, staging_[static_cast<std::size_t>(o)].host.data(), binding.bytes);
+    case Completion::kWaitOutputsReady:
+      // Pageable outputs: each chunk is copied out as soon as its transfer is done, while the
+      // next chunk is still in flight.
+      for (const HostCopy& copy : host_copies_) {
+        TRTET_RETURN_IF_ERROR(chunk_events_[copy.event].synchronize());
+        std::memcpy(copy.destination, copy.source, copy.bytes);
       }
+      TRTET_RETURN_IF_ERROR(completion_.synchronize());
       break;
-    }
   }
   stats_.last_completion = call.completion;
   ++stats_.calls;
+  return Status::Ok();
+}
+
+std::size_t Session::chunk_bytes(std::size_t bytes) noexcept {
+  // Enough chunks that the host copy of one overlaps the transfer of the next, none so small
+  // that per-copy overhead shows.
+  constexpr std::size_t kMinChunk = 2u << 20;
+  constexpr std::size_t kChunks = 8;
+  return std::max(kMinChunk, (bytes + kChunks - 1) / kChunks);
+}
+
+Status Session::stage_pageable_input(int index, const void* source, const Call& call) {
+  const Binding& binding = bindings_[static_cast<std::size_t>(index)];
+  auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host.data());
+  auto* device = static_cast<unsigned char*>(binding.address);
+  const auto* from = static_cast<const unsigned char*>(source);
+  const std::size_t chunk = chunk_bytes(binding.bytes);
+  for (std::size_t offset = 0; offset < binding.bytes; offset += chunk) {
+    const std::size_t length = std::min(chunk, binding.bytes - offset);
+    std::memcpy(host + offset, from + offset, length);  // overlaps the previous chunk's transfer
+    TRTET_CUDA_CHECK(cudaMemcpyAsync(device + offset, host + offset, length, cudaMemcpyHostToDevice, call.stream));
+  }
+  return Status::Ok();
+}
+
+Status Session::stage_pageable_output(int index, void* destination, const Call& call) {
+  const Binding& binding = bindings_[static_cast<std::size_t>(index)];
+  auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host.data());
+  const auto* device = static_cast<const unsigned char*>(binding.address);
+  auto* to = static_cast<unsigned char*>(destination);
+  std::size_t chunk = chunk_bytes(binding.bytes);
+  for (std::size_t offset = 0; offset < binding.bytes; offset += chunk) {
+    std::size_t length = std::min(chunk, binding.bytes - offset);
+    if (host_copies_.size() + 1 == chunk_events_.size()) length = binding.bytes - offset;  // last event: the rest
+    TRTET_CUDA_CHECK(cudaMemcpyAsync(host + offset, device + offset, length, cudaMemcpyDeviceToHost, call.stream));
+    const std::size_t event = host_copies_.size();
+    TRTET_RETURN_IF_ERROR(chunk_events_[event].record(call.stream));
+    host_copies_.push_back(HostCopy{to + offset, host + offset, length, event});
+    chunk = std::max(chunk, length);
+  }
   return Status::Ok();
 }
 
@@ -405,6 +451,7 @@ void Session::release() noexcept {
     private_stream_ = nullptr;
     inputs_consumed_.reset();
     completion_.reset();
+    chunk_events_.clear();
   }
   staging_.clear();
   bindings_.clear();

@@ -86,10 +86,13 @@ class Session {
   Status infer_output_shapes(TensorView* args, Call& call);
   Status bind_outputs(TensorView* args, Call& call);
   Status enqueue(TensorView* args, Call& call);
-  Status complete(TensorView* args, Call& call);
+  Status complete(const Call& call);
 
   Status order_after_previous_call(const Call& call);
   Status bind_aux_streams(const Call& call);
+  Status stage_pageable_input(int index, const void* source, const Call& call);
+  Status stage_pageable_output(int index, void* destination, const Call& call);
+  static std::size_t chunk_bytes(std::size_t bytes) noexcept;
   Status ensure_device_staging(int index, std::size_t bytes, const Call& call);
   Status ensure_host_staging(int index, std::size_t bytes, const Call& call);
   void release() noexcept;
@@ -107,6 +110,16 @@ class Session {
   bool completion_pending_ = false;               ///< completion_ recorded for work that may be in flight
   cudaStream_t private_stream_ = nullptr;          ///< for housekeeping frees at destroy
   cuda::DeviceBuffer empty_tensor_;               ///< valid address for zero-size tensors
+  /// A chunk of a pageable output, copied out on the host once its event fires.
+  struct HostCopy {
+    void* destination;
+    const void* source;
+    std::size_t bytes;
+    std::size_t event;
+  };
+  static constexpr int kChunkEvents = 32;
+  std::vector<cuda::Event> chunk_events_;          ///< one per chunk of pageable output in flight
+  std::vector<HostCopy> host_copies_;              ///< this call's pageable output chunks
   AuxStreams aux_streams_;
   cudaStream_t aux_bound_for_ = nullptr;          ///< the stream whose aux streams the engine holds
   SessionStats stats_;
