@@ -25,6 +25,15 @@ Result<DeviceBuffer> DeviceBuffer::allocate(std::size_t bytes, cudaStream_t stre
   return buffer;
 }
 
+Result<DeviceBuffer> DeviceBuffer::allocate_from(cudaMemPool_t pool, std::size_t bytes, cudaStream_t stream) {
+  DeviceBuffer buffer;
+  buffer.stream_ = stream;
+  if (bytes == 0) return buffer;
+  TRTET_CUDA_CHECK(cudaMallocFromPoolAsync(&buffer.data_, bytes, pool, stream));
+  buffer.bytes_ = bytes;
+  return buffer;
+}
+
 void DeviceBuffer::reset() noexcept {
   if (data_ != nullptr) TRTET_CUDA_WARN(cudaFreeAsync(data_, stream_));
   data_ = nullptr;

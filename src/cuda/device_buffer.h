@@ -27,6 +27,9 @@ class DeviceBuffer {
 
   /// `bytes` of device memory, usable in order on `stream` (on the current device).
   static Result<DeviceBuffer> allocate(std::size_t bytes, cudaStream_t stream);
+  /// `bytes` from `pool` in order on `stream` (cudaMallocFromPoolAsync): device memory, or pinned
+  /// host memory for a HostMemoryPool.
+  static Result<DeviceBuffer> allocate_from(cudaMemPool_t pool, std::size_t bytes, cudaStream_t stream);
 
   /// Later uses happen on `stream`: the free is ordered there.
   void set_stream(cudaStream_t stream) noexcept { stream_ = stream; }

@@ -86,6 +86,13 @@ Status Session::initialize() {
   host_copies_.reserve(kChunkEvents);
   TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&private_stream_, cudaStreamNonBlocking));
   TRTET_ASSIGN_OR_RETURN(empty_tensor_, cuda::DeviceBuffer::allocate(256, private_stream_));
+  auto pool = cuda::HostMemoryPool::create(engine.device());
+  if (pool.ok()) {
+    host_pool_ = std::move(pool).value();
+  } else {
+    log(LogLevel::kWarning, "host staging falls back to cudaHostAlloc, whose growth may synchronize the device: %s",
+        pool.status().to_string().c_str());
+  }
   TRTET_CUDA_CHECK(cudaStreamSynchronize(private_stream_));  // our own stream only
 
   bindings_.assign(static_cast<std::size_t>(count), Binding{});
@@ -145,7 +152,9 @@ Status Session::classify_arguments(TensorView* args, Call& call) {
     const bool is_input = engine_->io(i).is_input;
     Binding& binding = bindings_[static_cast<std::size_t>(i)];
     binding = Binding{};
-    if (arg.data == nullptr) continue;  // an empty tensor, or an output the runtime allocates on resize
+    // Null: an empty tensor, or an output the runtime allocates on resize. An aliased output is
+    // bound to its input's memory, whatever it points at now.
+    if (arg.data == nullptr || alias_input_of_output_[static_cast<std::size_t>(i)] >= 0) continue;
     MemoryKind kind = MemoryKind::kDevice;
     if (arg.hint != MemoryHint::kDevice) {
       TRTET_ASSIGN_OR_RETURN(kind, pointer_kinds_.classify(arg.data, engine_->device()));
@@ -359,7 +368,7 @@ std::size_t Session::chunk_bytes(std::size_t bytes) noexcept {
 
 Status Session::stage_pageable_input(int index, const void* source, const Call& call) {
   const Binding& binding = bindings_[static_cast<std::size_t>(index)];
-  auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host.data());
+  auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host_data());
   auto* device = static_cast<unsigned char*>(binding.address);
   const auto* from = static_cast<const unsigned char*>(source);
   const std::size_t chunk = chunk_bytes(binding.bytes);
@@ -373,7 +382,7 @@ Status Session::stage_pageable_input(int index, const void* source, const Call& 
 
 Status Session::stage_pageable_output(int index, void* destination, const Call& call) {
   const Binding& binding = bindings_[static_cast<std::size_t>(index)];
-  auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host.data());
+  auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host_data());
   const auto* device = static_cast<const unsigned char*>(binding.address);
   auto* to = static_cast<unsigned char*>(destination);
   std::size_t chunk = chunk_bytes(binding.bytes);
@@ -407,14 +416,21 @@ Status Session::ensure_device_staging(int index, std::size_t bytes, const Call& 
 }
 
 Status Session::ensure_host_staging(int index, std::size_t bytes, const Call& call) {
-  cuda::PinnedBuffer& buffer = staging_[static_cast<std::size_t>(index)].host;
-  if (buffer.size() >= bytes) return Status::Ok();
+  Staging& staging = staging_[static_cast<std::size_t>(index)];
+  staging.host.set_stream(call.stream);
+  if (staging.host_size() >= bytes) return Status::Ok();
   TRTET_CHECK_OR_RETURN(!call.facts.capturing, kInvalidArgument,
                         "binding %d (\"%s\") needs host staging, which cannot be allocated during capture", index,
                         engine_->io(index).name.c_str());
-  const std::size_t capacity = grown_capacity(buffer.size(), bytes);
-  buffer.reset();  // not in use: the previous call waited for its host data before returning
-  TRTET_ASSIGN_OR_RETURN(buffer, cuda::PinnedBuffer::allocate(capacity));
+  const std::size_t capacity = grown_capacity(staging.host_size(), bytes);
+  // Not in use: the previous call waited for its host data before returning.
+  if (host_pool_) {
+    staging.host.reset();
+    TRTET_ASSIGN_OR_RETURN(staging.host, cuda::DeviceBuffer::allocate_from(host_pool_.get(), capacity, call.stream));
+  } else {
+    staging.host_fallback.reset();
+    TRTET_ASSIGN_OR_RETURN(staging.host_fallback, cuda::PinnedBuffer::allocate(capacity));
+  }
   ++stats_.staging_grows;
   return Status::Ok();
 }
@@ -440,7 +456,9 @@ void Session::release() noexcept {
       for (Staging& staging : staging_) {
         staging.device.set_stream(private_stream_);
         staging.device.reset();
+        staging.host.set_stream(private_stream_);
         staging.host.reset();
+        staging.host_fallback.reset();
       }
       empty_tensor_.set_stream(private_stream_);
       empty_tensor_.reset();
@@ -448,6 +466,7 @@ void Session::release() noexcept {
     aux_streams_.reset();
     engine_.reset();
     if (private_stream_ != nullptr) TRTET_CUDA_WARN(cudaStreamDestroy(private_stream_));
+    host_pool_.reset();
     private_stream_ = nullptr;
     inputs_consumed_.reset();
     completion_.reset();

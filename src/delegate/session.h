@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "cuda/device_buffer.h"
 #include "cuda/event.h"
+#include "cuda/host_pool.h"
 #include "cuda/pinned_buffer.h"
 #include "delegate/aux_streams.h"
 #include "delegate/memory_kind.h"
@@ -68,10 +69,15 @@ class Session {
     std::size_t bytes = 0;        ///< bytes moved for this call
     bool staged = false;          ///< copied through the session's device staging buffer
   };
-  /// Per binding, owned: staging, grown on demand.
+  /// Per binding, owned: staging, grown on demand. Host staging comes from the session's host
+  /// memory pool (stream-ordered: growing it never synchronizes the device), or, where the device
+  /// has no host pools, from cudaHostAlloc.
   struct Staging {
     cuda::DeviceBuffer device;
-    cuda::PinnedBuffer host;
+    cuda::DeviceBuffer host;
+    cuda::PinnedBuffer host_fallback;
+    void* host_data() const noexcept { return host ? host.data() : host_fallback.data(); }
+    std::size_t host_size() const noexcept { return host ? host.size() : host_fallback.size(); }
   };
   /// What the steps of one call share.
   struct Call {
@@ -109,7 +115,8 @@ class Session {
   cuda::Event completion_;
   bool completion_pending_ = false;               ///< completion_ recorded for work that may be in flight
   cudaStream_t private_stream_ = nullptr;          ///< for housekeeping frees at destroy
-  cuda::DeviceBuffer empty_tensor_;               ///< valid address for zero-size tensors
+  cuda::DeviceBuffer empty_tensor_;
+  cuda::HostMemoryPool host_pool_;                 ///< pinned host staging, stream-ordered               ///< valid address for zero-size tensors
   /// A chunk of a pageable output, copied out on the host once its event fires.
   struct HostCopy {
     void* destination;
