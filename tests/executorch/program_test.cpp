@@ -162,6 +162,24 @@ TEST_F(ProgramTest, ProgramAndMethodExecuteWithoutGpuReportsTheMissingGpu) {
   EXPECT_NE(captured_log().find("TensorRTBackend execute: NoDevice"), std::string::npos) << captured_log();
 }
 
+TEST_F(ProgramTest, ProgramWithCallerBoundIoLoadsAndBindsTheCallersMemory) {
+  if (no_gpu_reason().empty()) GTEST_SKIP() << "a GPU is present: the GPU suite runs this program";
+  RecordingFactory factory;
+  DirectMethod direct;
+  ASSERT_EQ(direct.load_program("elementwise_device"), Error::Ok);
+  auto method = direct.load_method();
+  ASSERT_TRUE(method.ok()) << captured_log();
+  EXPECT_EQ(direct.planned.size(), 0u) << "the program plans no memory for its inputs and outputs";
+  ASSERT_EQ(factory.requests().size(), 1u);
+  EXPECT_EQ(factory.requests()[0].spec, "elementwise min=1x4 max=64x4096 spin_us=20000 record_sms=1");
+  std::vector<float> x(8 * 64, 1.0f), y(8 * 64, 2.0f), out(8 * 64);
+  auto inputs = host_inputs(x, y);
+  ASSERT_EQ(method->set_input(inputs[0], 0), Error::Ok);
+  ASSERT_EQ(method->set_input(inputs[1], 1), Error::Ok);
+  ASSERT_EQ(method->set_output_data_ptr(out.data(), out.size() * sizeof(float), 0), Error::Ok);
+  EXPECT_EQ(method->execute(), Error::AccessFailed);
+}
+
 TEST_F(ProgramTest, ProgramAndMethodMalformedBlobFailsTheLoad) {
   DirectMethod direct;
   ASSERT_EQ(direct.load_program("malformed_blob"), Error::Ok);
