@@ -204,7 +204,21 @@ TEST_F(GreenGpu, StreamsAreOwnedAndMoveWithTheContext) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-TEST_F(GreenGpu, ThousandPartitionsWithStreamsLeaveMemoryAtBaseline) {
+// Note [driver retention]: on the H200 with driver 580, every cuGreenCtxCreate/cuGreenCtxDestroy
+// pair, even with no stream and nothing launched, leaves 4 MiB of device memory in use (measured:
+// 200 raw pairs, 800 MiB; memory of a primary context comes back only with cudaDeviceReset). So
+// "at baseline" is measured against the driver's own retention for the same number of green
+// contexts: the layer must add nothing to it.
+long long free_memory() {
+  std::size_t free = 0;
+  std::size_t total = 0;
+  EXPECT_EQ(cudaMemGetInfo(&free, &total), cudaSuccess);
+  return static_cast<long long>(free);
+}
+
+TEST_F(GreenGpu, ThousandPartitionsWithStreamsLeaveMemoryAtTheDriversBaseline) {
+  constexpr int kCycles = 1000;
+  constexpr int kContextsPerCycle = 2;  // the 16-SM partition and the remainder
   auto cycle = [] {
     auto partitions = split_device(0, SplitRequest::counts({16}, /*remainder=*/true));
     if (!partitions.ok()) return partitions.status();
@@ -217,18 +231,39 @@ TEST_F(GreenGpu, ThousandPartitionsWithStreamsLeaveMemoryAtBaseline) {
     return Status::Ok();  // partitions, then their streams first, destroyed here
   };
   for (int i = 0; i < 3; ++i) TRTET_ASSERT_OK(cycle());  // the driver's one-time allocations
-  std::size_t free_before = 0;
-  std::size_t total = 0;
-  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
-  for (int i = 0; i < 1000; ++i) {
+
+  // The driver's own retention per green context, raw driver calls, nothing of ours.
+  auto api = cuda::driver();
+  TRTET_ASSERT_OK(api);
+  CUdevResource sms{};
+  ASSERT_EQ((*api)->cuDeviceGetDevResource(0, &sms, CU_DEV_RESOURCE_TYPE_SM), CUDA_SUCCESS);
+  CUdevResource group{};
+  CUdevResource rest{};
+  unsigned groups = 1;
+  ASSERT_EQ((*api)->cuDevSmResourceSplitByCount(&group, &groups, &sms, &rest, 0, 16), CUDA_SUCCESS);
+  CUdevResourceDesc desc = nullptr;
+  ASSERT_EQ((*api)->cuDevResourceGenerateDesc(&desc, &group, 1), CUDA_SUCCESS);
+  constexpr int kRaw = 100;
+  const long long raw_before = free_memory();
+  for (int i = 0; i < kRaw; ++i) {
+    CUgreenCtx raw = nullptr;
+    ASSERT_EQ((*api)->cuGreenCtxCreate(&raw, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM), CUDA_SUCCESS);
+    ASSERT_EQ((*api)->cuGreenCtxDestroy(raw), CUDA_SUCCESS);
+  }
+  const double driver_per_context = static_cast<double>(raw_before - free_memory()) / kRaw;
+
+  const long long before = free_memory();
+  for (int i = 0; i < kCycles; ++i) {
     const Status status = cycle();
     ASSERT_TRUE(status.ok()) << "cycle " << i << ": " << status.to_string();
   }
-  std::size_t free_after = 0;
-  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
-  const long long leaked = static_cast<long long>(free_before) - static_cast<long long>(free_after);
-  std::printf("free device memory before %zu, after %zu (delta %lld bytes)\n", free_before, free_after, leaked);
-  EXPECT_LE(leaked, 4LL << 20) << "1000 partitions leaked " << leaked << " bytes";
+  const long long leaked = before - free_memory();
+  const double driver_share = driver_per_context * kCycles * kContextsPerCycle;
+  std::printf("driver retains %.0f bytes per green context; %d partitions (%d green contexts, 2 streams each) "
+              "left %lld bytes in use, the driver's share %.0f\n",
+              driver_per_context, kCycles * kContextsPerCycle, kCycles * kContextsPerCycle, leaked, driver_share);
+  EXPECT_LE(static_cast<double>(leaked), driver_share + static_cast<double>(4LL << 20))
+      << "the green layer leaked beyond the driver's own retention (Note [driver retention])";
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
