@@ -32,7 +32,9 @@ class NvtxRange {
 
 }  // namespace
 
-Session::Session(engine::EnginePtr engine) noexcept : engine_(std::move(engine)) {}
+Session::Session(engine::EnginePtr engine) noexcept
+    : engine_(std::move(engine)),
+      copy_pool_(HostCopyPool::default_workers(), engine_ != nullptr ? engine_->device() : 0) {}
 
 Session::~Session() { destroy(); }
 
@@ -346,10 +348,7 @@ Status Session::complete(const Call& call) {
     case Completion::kWaitOutputsReady:
       // Pageable outputs: each chunk is copied out as soon as its transfer is done, while the
       // next chunk is still in flight.
-      for (const HostCopy& copy : host_copies_) {
-        TRTET_RETURN_IF_ERROR(chunk_events_[copy.event].synchronize());
-        std::memcpy(copy.destination, copy.source, copy.bytes);
-      }
+      TRTET_RETURN_IF_ERROR(copy_out_pageable_outputs());
       TRTET_RETURN_IF_ERROR(completion_.synchronize());
       break;
   }
@@ -359,10 +358,10 @@ Status Session::complete(const Call& call) {
 }
 
 std::size_t Session::chunk_bytes(std::size_t bytes) noexcept {
-  // Enough chunks that the host copy of one overlaps the transfer of the next, none so small
+  // Enough chunks that the host copy of one overlaps the transfer of another, none so small
   // that per-copy overhead shows.
   constexpr std::size_t kMinChunk = 2u << 20;
-  constexpr std::size_t kChunks = 8;
+  constexpr std::size_t kChunks = 16;
   return std::max(kMinChunk, (bytes + kChunks - 1) / kChunks);
 }
 
@@ -372,11 +371,32 @@ Status Session::stage_pageable_input(int index, const void* source, const Call& 
   auto* device = static_cast<unsigned char*>(binding.address);
   const auto* from = static_cast<const unsigned char*>(source);
   const std::size_t chunk = chunk_bytes(binding.bytes);
-  for (std::size_t offset = 0; offset < binding.bytes; offset += chunk) {
-    const std::size_t length = std::min(chunk, binding.bytes - offset);
-    std::memcpy(host + offset, from + offset, length);  // overlaps the previous chunk's transfer
-    TRTET_CUDA_CHECK(cudaMemcpyAsync(device + offset, host + offset, length, cudaMemcpyHostToDevice, call.stream));
+  const std::size_t chunks = (binding.bytes + chunk - 1) / chunk;
+  // Worker w copies chunks w, w + P, ... and queues each one's transfer as soon as it is copied,
+  // so the transfers run while the other chunks are still being copied.
+  const int parallelism = chunks > 1 ? copy_pool_.parallelism() : 1;
+  std::mutex error_mutex;
+  cudaError_t first_error = cudaSuccess;
+  auto job = [&](int worker) {
+    for (std::size_t c = static_cast<std::size_t>(worker); c < chunks; c += static_cast<std::size_t>(parallelism)) {
+      const std::size_t offset = c * chunk;
+      const std::size_t length = std::min(chunk, binding.bytes - offset);
+      std::memcpy(host + offset, from + offset, length);
+      const cudaError_t error =
+          cudaMemcpyAsync(device + offset, host + offset, length, cudaMemcpyHostToDevice, call.stream);
+      if (error != cudaSuccess) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (first_error == cudaSuccess) first_error = error;
+        return;
+      }
+    }
+  };
+  if (parallelism == 1) {
+    job(0);
+  } else {
+    copy_pool_.run(job);
   }
+  TRTET_CUDA_CHECK(first_error);
   return Status::Ok();
 }
 
@@ -385,17 +405,45 @@ Status Session::stage_pageable_output(int index, void* destination, const Call& 
   auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host_data());
   const auto* device = static_cast<const unsigned char*>(binding.address);
   auto* to = static_cast<unsigned char*>(destination);
-  std::size_t chunk = chunk_bytes(binding.bytes);
+  const std::size_t chunk = chunk_bytes(binding.bytes);
   for (std::size_t offset = 0; offset < binding.bytes; offset += chunk) {
     std::size_t length = std::min(chunk, binding.bytes - offset);
-    if (host_copies_.size() + 1 == chunk_events_.size()) length = binding.bytes - offset;  // last event: the rest
+    const bool last_event = host_copies_.size() + 1 == chunk_events_.size();
+    if (last_event) length = binding.bytes - offset;  // out of events: the rest in one piece
     TRTET_CUDA_CHECK(cudaMemcpyAsync(host + offset, device + offset, length, cudaMemcpyDeviceToHost, call.stream));
     const std::size_t event = host_copies_.size();
     TRTET_RETURN_IF_ERROR(chunk_events_[event].record(call.stream));
     host_copies_.push_back(HostCopy{to + offset, host + offset, length, event});
-    chunk = std::max(chunk, length);
+    if (last_event) break;
   }
   return Status::Ok();
+}
+
+Status Session::copy_out_pageable_outputs() {
+  // Worker w takes chunks w, w + P, ...: each waits for its chunk's transfer, then copies it out
+  // while later chunks are still in flight.
+  const std::size_t count = host_copies_.size();
+  const int parallelism = count > 1 ? copy_pool_.parallelism() : 1;
+  std::mutex error_mutex;
+  Status first_error;
+  auto job = [&](int worker) {
+    for (std::size_t c = static_cast<std::size_t>(worker); c < count; c += static_cast<std::size_t>(parallelism)) {
+      const HostCopy& copy = host_copies_[c];
+      Status waited = chunk_events_[copy.event].synchronize();
+      if (!waited.ok()) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (first_error.ok()) first_error = std::move(waited);
+        return;
+      }
+      std::memcpy(copy.destination, copy.source, copy.bytes);
+    }
+  };
+  if (parallelism == 1) {
+    job(0);
+  } else {
+    copy_pool_.run(job);
+  }
+  return first_error;
 }
 
 Status Session::ensure_device_staging(int index, std::size_t bytes, const Call& call) {

@@ -14,6 +14,7 @@
 #include "cuda/host_pool.h"
 #include "cuda/pinned_buffer.h"
 #include "delegate/aux_streams.h"
+#include "delegate/host_copy_pool.h"
 #include "delegate/memory_kind.h"
 #include "delegate/policy.h"
 #include "delegate/tensor_view.h"
@@ -98,6 +99,7 @@ class Session {
   Status bind_aux_streams(const Call& call);
   Status stage_pageable_input(int index, const void* source, const Call& call);
   Status stage_pageable_output(int index, void* destination, const Call& call);
+  Status copy_out_pageable_outputs();
   static std::size_t chunk_bytes(std::size_t bytes) noexcept;
   Status ensure_device_staging(int index, std::size_t bytes, const Call& call);
   Status ensure_host_staging(int index, std::size_t bytes, const Call& call);
@@ -124,10 +126,11 @@ class Session {
     std::size_t bytes;
     std::size_t event;
   };
-  static constexpr int kChunkEvents = 32;
+  static constexpr int kChunkEvents = 64;
   std::vector<cuda::Event> chunk_events_;          ///< one per chunk of pageable output in flight
   std::vector<HostCopy> host_copies_;              ///< this call's pageable output chunks
   AuxStreams aux_streams_;
+  HostCopyPool copy_pool_;                         ///< shares the host copies of pageable staging
   cudaStream_t aux_bound_for_ = nullptr;          ///< the stream whose aux streams the engine holds
   SessionStats stats_;
 };

@@ -1,0 +1,50 @@
+// Worker threads that share the host side of staging: one host thread copies pageable memory at
+// about 7 GB/s on the H200's host, eight at about 64 GB/s (measured), while a 64 MiB transfer
+// runs at 55 GB/s. Each worker copies its slice in chunks and queues each chunk's transfer.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace torch_tensorrt::executorch_backend::delegate {
+
+class HostCopyPool {
+ public:
+  /// `workers` threads besides the caller's (0: the caller does everything). They start on the
+  /// first run() and run on `device`.
+  HostCopyPool(int workers, int device) noexcept : workers_(workers), device_(device) {}
+  ~HostCopyPool();
+  HostCopyPool(const HostCopyPool&) = delete;             // owns threads
+  HostCopyPool& operator=(const HostCopyPool&) = delete;
+
+  /// Participants in a run: the workers and the calling thread.
+  int parallelism() const noexcept { return workers_ + 1; }
+
+  /// Runs job(i) for i in [0, parallelism()) concurrently, the caller taking the last index, and
+  /// returns when all are done. Jobs must not throw.
+  void run(const std::function<void(int)>& job);
+
+  /// Workers for this machine: half its hardware threads, at most 8 (0 on a 2-core machine).
+  static int default_workers() noexcept;
+
+ private:
+  void start();
+  void work(int index);
+
+  const int workers_;
+  const int device_;
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(int)>* job_ = nullptr;
+  unsigned long long generation_ = 0;
+  int pending_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace torch_tensorrt::executorch_backend::delegate
