@@ -285,6 +285,11 @@ Status Session::bind_outputs(TensorView* args, Call& call) {
       if (is_device_accessible(binding.kind)) {
         binding.address = view.data;
       } else {
+        // The runtime may have placed the output only now (resize): the call completes as a
+        // host-output call.
+        call.facts.host_outputs = true;
+        call.facts.pageable = call.facts.pageable || binding.kind == MemoryKind::kPageableHost;
+        TRTET_ASSIGN_OR_RETURN(call.completion, decide_completion(call.facts));
         TRTET_RETURN_IF_ERROR(ensure_device_staging(o, binding.bytes, call));
         binding.address = staging_[static_cast<std::size_t>(o)].device.data();
         binding.staged = true;
