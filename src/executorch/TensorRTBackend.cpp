@@ -128,6 +128,8 @@ const et::Error g_registration = register_backend_once();
 
 }  // namespace
 
+const bool detail::kTensorRTBackendRegistered = g_registration == et::Error::Ok;
+
 et::Error registration_status() noexcept { return g_registration; }
 
 bool TensorRTBackend::is_available() const { return true; }

@@ -34,6 +34,7 @@ class BackendTest : public ::testing::Test {
 
 TEST_F(BackendTest, RegisteredAsTensorRTBackendAtLoad) {
   EXPECT_EQ(ex::registration_status(), Error::Ok);
+  EXPECT_TRUE(ex::detail::kTensorRTBackendRegistered);
   etr::BackendInterface* backend = etr::get_backend_class("TensorRTBackend");
   ASSERT_NE(backend, nullptr);
   EXPECT_NE(dynamic_cast<ex::TensorRTBackend*>(backend), nullptr);

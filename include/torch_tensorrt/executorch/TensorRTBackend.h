@@ -64,5 +64,15 @@ class TensorRTBackend final : public ::executorch::runtime::BackendInterface {
   void destroy(::executorch::runtime::DelegateHandle* handle) const override;
 };
 
+namespace detail {
+/// True when "TensorRTBackend" was registered as this library loaded (defined beside the
+/// registration). The reference below gives every program that includes this header a link
+/// dependency on this library, even under --as-needed, so the registration (a static initializer
+/// of this library) runs although the program may name nothing else from it.
+extern const bool kTensorRTBackendRegistered;
+[[maybe_unused]] __attribute__((used)) inline const bool* const kKeepTensorRTBackendRegistration =
+    &kTensorRTBackendRegistered;
+}  // namespace detail
+
 }  // namespace torch_tensorrt::executorch_backend
 #endif  // TORCHTRT_EXECUTORCH_WITH_RUNTIME
