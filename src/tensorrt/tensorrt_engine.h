@@ -1,0 +1,100 @@
+// The engine seam over TensorRT: one deserialized ICudaEngine and its execution context.
+//
+// Note [TensorRT adapter]
+// Binding i of the seam is the blob's io_bindings[i], found by name among the engine's I/O tensors
+// (mapping.h checks mode, dtype and shape against the blob). Inputs are bounded by optimization
+// profile 0, the one a new execution context selects. Each seam call is one IExecutionContext call:
+// set_input_shape → setInputShape, infer_shapes → inferShapes then getTensorShape of the outputs,
+// set_tensor_address → setTensorAddress, set_aux_streams → setAuxStreams (streams the delegate made on
+// the caller's green context, so TensorRT does not create its own outside it), enqueue → enqueueV3
+// on the caller's stream. The execution context's device memory is allocated once, when the engine
+// is created (ExecutionContextAllocationStrategy::kSTATIC), so no call after that allocates.
+// Weight streaming: Note [Weight streaming] in weight_streaming.h.
+#pragma once
+
+#include <NvInferRuntime.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "common/status.h"
+#include "engine/engine.h"
+#include "executorch/engine_factory.h"
+
+namespace torch_tensorrt::executorch_backend::tensorrt {
+
+/// A TensorRT engine behind the seam. Not thread-safe (the delegate serializes calls); every call
+/// after create() runs on the host only except enqueue(), which queues work on the given stream.
+class TensorRTEngine final : public engine::Engine {
+ public:
+  /// Deserializes `request.engine_bytes` on `request.device`, applies the weight-streaming budget,
+  /// creates the execution context and matches its I/O tensors to `request.metadata`.
+  /// Errors: kNoDevice without a GPU; kInvalidArgument for a bad device index or a budget TensorRT
+  /// rejects; kIncompatible when the loaded libnvinfer is older than the headers built against or of
+  /// another major version; kInvalidProgram for bytes TensorRT cannot deserialize or I/O that
+  /// contradicts the blob (bind_by_name, map_aliases); kNotSupported for I/O the delegate cannot bind;
+  /// kInternal when TensorRT fails otherwise (e.g. creating the execution context).
+  static Result<std::unique_ptr<TensorRTEngine>> create(const EngineRequest& request);
+
+  /// Destroys the context, the engine and the runtime, in that order, on the engine's device. The
+  /// caller has waited for the engine's work (the delegate does, by event).
+  ~TensorRTEngine() override;
+  TensorRTEngine(const TensorRTEngine&) = delete;             // owns TensorRT objects
+  TensorRTEngine& operator=(const TensorRTEngine&) = delete;  // likewise
+  TensorRTEngine(TensorRTEngine&&) = delete;                  // the delegate holds it by pointer
+  TensorRTEngine& operator=(TensorRTEngine&&) = delete;       // likewise
+
+  int io_count() const noexcept override { return static_cast<int>(io_.size()); }
+  const engine::IoDesc& io(int index) const noexcept override { return io_[static_cast<std::size_t>(index)]; }
+  const std::vector<engine::Alias>& aliases() const noexcept override { return aliases_; }
+  int device() const noexcept override { return device_; }
+
+  /// setInputShape; kInvalidArgument for a bad index, an output, or a shape TensorRT rejects.
+  Status set_input_shape(int index, const Shape& shape) override;
+  /// inferShapes, then counts the outputs whose shape still has a -1 (data-dependent) dimension.
+  /// kInvalidArgument when inputs are not sufficiently specified or their shapes are inconsistent.
+  Result<int> infer_shapes() override;
+  /// getTensorShape of output `index`; kNotSupported while a dimension depends on data.
+  Result<Shape> output_shape(int index) const override;
+  /// setTensorAddress; kInvalidArgument for a bad index or an address TensorRT rejects.
+  Status set_tensor_address(int index, void* address) override;
+
+  /// ICudaEngine::getNbAuxStreams.
+  int aux_stream_count() const noexcept override { return aux_stream_count_; }
+  /// IExecutionContext::setAuxStreams; kInvalidArgument for a negative count or a null, legacy
+  /// or per-thread default stream among them (TensorRT requires distinct non-default streams).
+  Status set_aux_streams(cudaStream_t* streams, int count) override;
+
+  /// enqueueV3 on `stream`; kInternal (with TensorRT's reason) when it fails.
+  Status enqueue(cudaStream_t stream) override;
+  /// True while weight streaming is active (budget below the streamable weights' size).
+  bool enqueue_is_synchronous() const noexcept override { return weight_streaming_; }
+
+  /// getStreamableWeightsSize: 0 unless the engine was built for weight streaming.
+  std::int64_t streamable_weights_size() const noexcept;
+  /// getWeightStreamingBudgetV2: the budget in effect.
+  std::int64_t weight_streaming_budget() const noexcept;
+
+ private:
+  explicit TensorRTEngine(int device) noexcept : device_(device) {}
+
+  Status deserialize(const EngineRequest& request);
+  Status apply_weight_streaming_budget(const EngineRequest& request);
+  Status create_context();
+  /// Status of binding `index` for a call that needs an input (`want_input`), an output, or either.
+  Status check_index(int index, const char* call, std::optional<bool> want_input) const;
+
+  int device_ = 0;
+  // Declared so that destruction runs context → engine → runtime (the destructor also does it explicitly).
+  std::unique_ptr<nvinfer1::IRuntime> runtime_;
+  std::unique_ptr<nvinfer1::ICudaEngine> engine_;
+  std::unique_ptr<nvinfer1::IExecutionContext> context_;
+  std::vector<engine::IoDesc> io_;
+  std::vector<engine::Alias> aliases_;
+  int aux_stream_count_ = 0;
+  bool weight_streaming_ = false;
+};
+
+}  // namespace torch_tensorrt::executorch_backend::tensorrt
