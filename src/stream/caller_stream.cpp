@@ -7,8 +7,7 @@
 // nestable selection restored on scope exit, read with getCallerStream(). When this library is
 // built against an ExecuTorch that ships it (TRTET_EXECUTORCH_CALLER_STREAM), there is one
 // selection per thread, ExecuTorch's: CudaStreamGuard constructs ExecuTorch's CallerStreamGuard in
-// place (in the storage of its `previous_` member, which has the same layout: one
-// std::optional<cudaStream_t>), and caller_stream() reads getCallerStream(). So either guard drives
+// its opaque `restore_` storage, and caller_stream() reads getCallerStream(). So either guard drives
 // this delegate and ExecuTorch's CUDA delegate alike, and guards of both kinds nest. Without the
 // extension, the thread-local below stands alone.
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
@@ -22,20 +21,18 @@ namespace torch_tensorrt::executorch_backend {
 namespace {
 
 using ExecuTorchGuard = ::executorch::extension::cuda::CallerStreamGuard;
-using Selection = std::optional<cudaStream_t>;
 
 }  // namespace
 
 CudaStreamGuard::CudaStreamGuard(cudaStream_t stream) noexcept : stream_(stream) {
-  static_assert(sizeof(ExecuTorchGuard) <= sizeof(Selection) && alignof(ExecuTorchGuard) <= alignof(Selection),
-                "ExecuTorch's CallerStreamGuard no longer fits in CudaStreamGuard::previous_");
+  static_assert(sizeof(ExecuTorchGuard) <= sizeof(restore_) && alignof(ExecuTorchGuard) <= alignof(std::max_align_t),
+                "ExecuTorch's CallerStreamGuard no longer fits in CudaStreamGuard::restore_");
   // ExecuTorch's guard saves the previous selection itself and selects `stream`.
-  ::new (static_cast<void*>(&previous_)) ExecuTorchGuard(stream);
+  ::new (static_cast<void*>(restore_)) ExecuTorchGuard(stream);
 }
 
 CudaStreamGuard::~CudaStreamGuard() {
-  std::launder(reinterpret_cast<ExecuTorchGuard*>(&previous_))->~ExecuTorchGuard();  // restores
-  ::new (static_cast<void*>(&previous_)) Selection();  // the member's own type again for its (trivial) destructor
+  std::launder(reinterpret_cast<ExecuTorchGuard*>(restore_))->~ExecuTorchGuard();  // restores
 }
 
 std::optional<cudaStream_t> caller_stream() noexcept { return ::executorch::extension::cuda::getCallerStream(); }
@@ -44,18 +41,28 @@ std::optional<cudaStream_t> caller_stream() noexcept { return ::executorch::exte
 
 #else  // the project's own selection
 
+#include <new>
+
 namespace torch_tensorrt::executorch_backend {
 namespace {
 
-thread_local std::optional<cudaStream_t> t_selected;
+using Selection = std::optional<cudaStream_t>;
+thread_local Selection t_selected;
+
+Selection& saved(unsigned char* storage) { return *std::launder(reinterpret_cast<Selection*>(storage)); }
 
 }  // namespace
 
-CudaStreamGuard::CudaStreamGuard(cudaStream_t stream) noexcept : stream_(stream), previous_(t_selected) {
+CudaStreamGuard::CudaStreamGuard(cudaStream_t stream) noexcept : stream_(stream) {
+  static_assert(sizeof(Selection) <= sizeof(restore_), "the saved selection must fit CudaStreamGuard::restore_");
+  ::new (static_cast<void*>(restore_)) Selection(t_selected);
   t_selected = stream;
 }
 
-CudaStreamGuard::~CudaStreamGuard() { t_selected = previous_; }
+CudaStreamGuard::~CudaStreamGuard() {
+  t_selected = saved(restore_);
+  saved(restore_).~Selection();
+}
 
 std::optional<cudaStream_t> caller_stream() noexcept { return t_selected; }
 

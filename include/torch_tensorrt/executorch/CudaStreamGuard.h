@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <optional>
 
 namespace torch_tensorrt::executorch_backend {
@@ -30,7 +31,9 @@ class CudaStreamGuard {
 
  private:
   cudaStream_t stream_;
-  std::optional<cudaStream_t> previous_;
+  /// What restores the previous selection: the saved selection, or, when built with ExecuTorch's
+  /// CUDA stream extension, ExecuTorch's own guard (Note [Shared caller stream], caller_stream.cpp).
+  alignas(alignof(std::max_align_t)) unsigned char restore_[32];
 };
 
 /// The stream selected for the calling thread by the innermost live CudaStreamGuard, or
