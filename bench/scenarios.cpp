@@ -271,32 +271,31 @@ void p5_cross_partition(const Config& config, std::vector<Row>& rows) {
   using Samples = std::vector<double>[4];
   auto workload = [&](Samples& by_op, std::vector<double>& samples) {
     SpinOptions small{32, 128, 0, 0, 1, static_cast<std::int64_t>(max_n)};
-    auto start = Clock::now();
-    auto session = spin_session(small);
-    auto note = [&](int op) {
+    auto note = [&](int op, Clock::time_point start) {
       const double us = micros_since(start);
       by_op[op].push_back(us);
       samples.push_back(us);
     };
-    note(3);
-    for (int i = 0; i < 300; ++i) {
-      const std::size_t n = 1024 * (1 + static_cast<std::size_t>(i) % 100 * 10);  // grows staging, then repeats
-      TensorView args[2] = {in.view(n), out.view(n)};
-      const auto grows = session->stats().staging_grows;
+    // 20 lifetimes: create, 15 executes whose pageable I/O grows each time (every one grows the
+    // staging), destroy.
+    for (int cycle = 0; cycle < 20; ++cycle) {
+      auto start = Clock::now();
+      auto session = spin_session(small);
+      note(3, start);
+      for (int i = 0; i < 15; ++i) {
+        const std::size_t n = std::min(max_n, std::size_t{4096} << (i % 9)) + static_cast<std::size_t>(i) * 1024;
+        TensorView args[2] = {in.view(n), out.view(n)};
+        const auto grows = session->stats().staging_grows;
+        start = Clock::now();
+        {
+          ex::CudaStreamGuard guard(*a_stream);
+          require(session->execute(args, 2), "execute A");
+        }
+        note(session->stats().staging_grows != grows ? 1 : 0, start);
+      }
       start = Clock::now();
-      {
-        ex::CudaStreamGuard guard(*a_stream);
-        require(session->execute(args, 2), "execute A");
-      }
-      note(session->stats().staging_grows != grows ? 1 : 0);
-      if (i % 100 == 99) {  // destroy and make anew: a destroy, a create and first-call growth each time
-        start = Clock::now();
-        session.reset();
-        note(2);
-        start = Clock::now();
-        session = spin_session(small);
-        note(3);
-      }
+      session.reset();
+      note(2, start);
     }
   };
   std::vector<double> idle, busy;

@@ -8,9 +8,11 @@
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
-int HostCopyPool::default_workers() noexcept {
-  const int hardware = static_cast<int>(std::thread::hardware_concurrency());
-  return std::clamp(hardware / 2 - 1, 0, 7);
+HostCopyPool& HostCopyPool::shared() {
+  // Never destroyed: workers may still be parked when static destructors run.
+  static HostCopyPool* pool =
+      new HostCopyPool(std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2 - 1, 0, 7));
+  return *pool;
 }
 
 HostCopyPool::~HostCopyPool() {
@@ -28,16 +30,22 @@ void HostCopyPool::start() {
 }
 
 void HostCopyPool::work(int index) {
-  TRTET_CUDA_WARN(cudaSetDevice(device_));  // the worker's transfers go to the engine's device
   unsigned long long seen = 0;
+  int current_device = -1;
   for (;;) {
     const std::function<void(int)>* job = nullptr;
+    int device = 0;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
       if (stopping_) return;
       seen = generation_;
       job = job_;
+      device = device_;
+    }
+    if (device != current_device) {  // the job's transfers go to the engine's device
+      TRTET_CUDA_WARN(cudaSetDevice(device));
+      current_device = device;
     }
     (*job)(index);
     {
@@ -47,15 +55,17 @@ void HostCopyPool::work(int index) {
   }
 }
 
-void HostCopyPool::run(const std::function<void(int)>& job) {
+void HostCopyPool::run(const std::function<void(int)>& job, int device) {
   if (workers_ == 0) {
     job(0);
     return;
   }
+  std::lock_guard<std::mutex> turn(run_mutex_);
   if (threads_.empty()) start();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &job;
+    device_ = device;
     pending_ = workers_;
     ++generation_;
   }

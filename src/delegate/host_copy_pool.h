@@ -14,9 +14,9 @@ namespace torch_tensorrt::executorch_backend::delegate {
 
 class HostCopyPool {
  public:
-  /// `workers` threads besides the caller's (0: the caller does everything). They start on the
-  /// first run() and run on `device`.
-  HostCopyPool(int workers, int device) noexcept : workers_(workers), device_(device) {}
+  /// `workers` threads besides the caller's (0: the caller does everything); they start on the
+  /// first run().
+  explicit HostCopyPool(int workers) noexcept : workers_(workers) {}
   ~HostCopyPool();
   HostCopyPool(const HostCopyPool&) = delete;             // owns threads
   HostCopyPool& operator=(const HostCopyPool&) = delete;
@@ -24,20 +24,23 @@ class HostCopyPool {
   /// Participants in a run: the workers and the calling thread.
   int parallelism() const noexcept { return workers_ + 1; }
 
-  /// Runs job(i) for i in [0, parallelism()) concurrently, the caller taking the last index, and
-  /// returns when all are done. Jobs must not throw.
-  void run(const std::function<void(int)>& job);
+  /// Runs job(i) for i in [0, parallelism()) concurrently, the caller taking the last index, with
+  /// `device` current on every worker, and returns when all are done. Runs of several callers take
+  /// turns (host memory bandwidth is shared anyway). Jobs must not throw.
+  void run(const std::function<void(int)>& job, int device);
 
-  /// Workers for this machine: half its hardware threads, at most 8 (0 on a 2-core machine).
-  static int default_workers() noexcept;
+  /// The process's pool, shared by every session: sessions start and end without making or
+  /// joining threads. Workers: half the machine's hardware threads, at most 8 with the caller.
+  static HostCopyPool& shared();
 
  private:
   void start();
   void work(int index);
 
   const int workers_;
-  const int device_;
+  int device_ = 0;
   std::vector<std::thread> threads_;
+  std::mutex run_mutex_;  ///< one run at a time
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;

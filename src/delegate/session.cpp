@@ -32,9 +32,7 @@ class NvtxRange {
 
 }  // namespace
 
-Session::Session(engine::EnginePtr engine) noexcept
-    : engine_(std::move(engine)),
-      copy_pool_(HostCopyPool::default_workers(), engine_ != nullptr ? engine_->device() : 0) {}
+Session::Session(engine::EnginePtr engine) noexcept : engine_(std::move(engine)) {}
 
 Session::~Session() { destroy(); }
 
@@ -379,7 +377,7 @@ Status Session::stage_pageable_input(int index, const void* source, const Call& 
   const std::size_t chunks = (binding.bytes + chunk - 1) / chunk;
   // Worker w copies chunks w, w + P, ... and queues each one's transfer as soon as it is copied,
   // so the transfers run while the other chunks are still being copied.
-  const int parallelism = chunks > 1 ? copy_pool_.parallelism() : 1;
+  const int parallelism = chunks > 1 ? HostCopyPool::shared().parallelism() : 1;
   std::mutex error_mutex;
   cudaError_t first_error = cudaSuccess;
   auto job = [&](int worker) {
@@ -399,7 +397,7 @@ Status Session::stage_pageable_input(int index, const void* source, const Call& 
   if (parallelism == 1) {
     job(0);
   } else {
-    copy_pool_.run(job);
+    HostCopyPool::shared().run(job, engine_->device());
   }
   TRTET_CUDA_CHECK(first_error);
   return Status::Ok();
@@ -428,7 +426,7 @@ Status Session::copy_out_pageable_outputs() {
   // Worker w takes chunks w, w + P, ...: each waits for its chunk's transfer, then copies it out
   // while later chunks are still in flight.
   const std::size_t count = host_copies_.size();
-  const int parallelism = count > 1 ? copy_pool_.parallelism() : 1;
+  const int parallelism = count > 1 ? HostCopyPool::shared().parallelism() : 1;
   std::mutex error_mutex;
   Status first_error;
   auto job = [&](int worker) {
@@ -446,7 +444,7 @@ Status Session::copy_out_pageable_outputs() {
   if (parallelism == 1) {
     job(0);
   } else {
-    copy_pool_.run(job);
+    HostCopyPool::shared().run(job, engine_->device());
   }
   return first_error;
 }

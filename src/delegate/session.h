@@ -130,7 +130,6 @@ class Session {
   std::vector<cuda::Event> chunk_events_;          ///< one per chunk of pageable output in flight
   std::vector<HostCopy> host_copies_;              ///< this call's pageable output chunks
   AuxStreams aux_streams_;
-  HostCopyPool copy_pool_;                         ///< shares the host copies of pageable staging
   cudaStream_t aux_bound_for_ = nullptr;          ///< the stream whose aux streams the engine holds
   SessionStats stats_;
 };
