@@ -283,7 +283,7 @@ void p5_cross_partition(const Config& config, std::vector<Row>& rows) {
       auto session = spin_session(small);
       note(3, start);
       for (int i = 0; i < 15; ++i) {
-        const std::size_t n = std::min(max_n, std::size_t{4096} << (i % 9)) + static_cast<std::size_t>(i) * 1024;
+        const std::size_t n = std::min(max_n, (std::size_t{4096} << (i % 9)) + static_cast<std::size_t>(i) * 1024);
         TensorView args[2] = {in.view(n), out.view(n)};
         const auto grows = session->stats().staging_grows;
         start = Clock::now();
