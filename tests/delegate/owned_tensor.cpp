@@ -125,6 +125,9 @@ void OwnedTensor::copy_in(void* dst, const void* src, std::size_t bytes) const {
   if (bytes == 0) return;
   if (is_device_pointer(dst)) {
     if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess) std::abort();
+    // A pageable-source cudaMemcpy may return before its transfer lands, and the legacy stream
+    // does not order the non-blocking streams the tests run on: wait for it here.
+    if (cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) std::abort();
   } else {
     std::memcpy(dst, src, bytes);
   }

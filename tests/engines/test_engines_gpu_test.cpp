@@ -31,6 +31,7 @@ struct DeviceFloats {
     EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&data), std::max<std::size_t>(n, 1) * sizeof(float)), cudaSuccess);
     if (n) {
       EXPECT_EQ(cudaMemcpy(data, host.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+      EXPECT_EQ(cudaStreamSynchronize(cudaStreamLegacy), cudaSuccess);  // a pageable copy may still be landing
     }
   }
   ~DeviceFloats() { cudaFree(data); }

@@ -82,6 +82,9 @@ class ExecuTorchGpu : public ::testing::Test {
     for (void** p : {&dx_, &dy_, &dout_}) ASSERT_EQ(cudaMalloc(p, kBytes), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(dx_, x_.data(), kBytes, cudaMemcpyHostToDevice), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(dy_, y_.data(), kBytes, cudaMemcpyHostToDevice), cudaSuccess);
+    // The copies above may still be landing (pageable source); the green streams do not wait for
+    // the legacy stream.
+    ASSERT_EQ(cudaStreamSynchronize(cudaStreamLegacy), cudaSuccess);
     ASSERT_EQ(cudaMemset(dout_, 0, kBytes), cudaSuccess);
   }
 
