@@ -4,7 +4,10 @@
 #include <benchmark/benchmark.h>
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
+#include <cstring>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "cuda/device.h"
 #include "cuda/stream_facts.h"
@@ -114,6 +117,30 @@ void BM_EventRecord(benchmark::State& state) {
   cudaEventDestroy(event);
 }
 BENCHMARK(BM_EventRecord);
+
+// The host side of pageable staging: copying 64 MiB of pageable memory into pinned memory with
+// state.range(0) threads (what bounds P4's pageable case). Needs no GPU work, only pinned memory.
+void BM_HostCopyPageableToPinned(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  const std::size_t bytes = 64u << 20;
+  const int threads = static_cast<int>(state.range(0));
+  std::vector<char> source(bytes, 1);
+  void* pinned = nullptr;
+  require_cuda(cudaHostAlloc(&pinned, bytes, cudaHostAllocPortable), "cudaHostAlloc");
+  for (auto _ : state) {
+    std::vector<std::thread> pool;
+    const std::size_t slice = bytes / static_cast<std::size_t>(threads);
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        std::memcpy(static_cast<char*>(pinned) + t * slice, source.data() + t * slice, slice);
+      });
+    }
+    for (std::thread& thread : pool) thread.join();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
+  cudaFreeHost(pinned);
+}
+BENCHMARK(BM_HostCopyPageableToPinned)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->UseRealTime();
 
 }  // namespace
 }  // namespace trtet_bench
