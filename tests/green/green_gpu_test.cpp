@@ -205,10 +205,10 @@ TEST_F(GreenGpu, StreamsAreOwnedAndMoveWithTheContext) {
 }
 
 // Note [driver retention]: on the H200 with driver 580, every cuGreenCtxCreate/cuGreenCtxDestroy
-// pair, even with no stream and nothing launched, leaves 4 MiB of device memory in use (measured:
-// 200 raw pairs, 800 MiB; memory of a primary context comes back only with cudaDeviceReset). So
-// "at baseline" is measured against the driver's own retention for the same number of green
-// contexts: the layer must add nothing to it.
+// pair, even with no stream and nothing launched, leaves 4 MiB of device memory in use (this test
+// prints the figure; the memory came back only with cudaDeviceReset). So "at baseline" is
+// measured against the driver's own retention for the same number of green contexts: the layer
+// must add nothing to it.
 long long free_memory() {
   std::size_t free = 0;
   std::size_t total = 0;
