@@ -52,6 +52,22 @@ std::unique_ptr<Session> spin_session(const SpinOptions& options) {
   return session;
 }
 
+/// Host time per call of `body`, over 20000 calls in batches of 500 with `stream` drained between
+/// batches (so the launch queue never fills and blocks the host).
+template <typename Body>
+double host_us_per_call(cudaStream_t stream, Body&& body) {
+  constexpr int kCalls = 20000, kBatch = 500;
+  double total = 0;
+  for (int done = 0; done < kCalls; done += kBatch) {
+    require_cuda(cudaStreamSynchronize(stream), "sync");
+    const auto start = Clock::now();
+    for (int i = 0; i < kBatch; ++i) body();
+    total += micros_since(start);
+  }
+  require_cuda(cudaStreamSynchronize(stream), "sync");
+  return total / kCalls;
+}
+
 // ---- P1 -------------------------------------------------------------------------------------
 void p1_isolation(const Config& config, std::vector<Row>& rows) {
   IsolationOptions options;
@@ -89,18 +105,7 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
   Buffer x(Memory::kDevice, 256), y(Memory::kDevice, 256), out(Memory::kDevice, 256);
   cudaStream_t stream = nullptr;
   require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  const int kCalls = 20000, kBatch = 500;
-  auto time_loop = [&](auto&& body) {
-    double total = 0;
-    for (int done = 0; done < kCalls; done += kBatch) {
-      require_cuda(cudaStreamSynchronize(stream), "sync");
-      const auto start = Clock::now();
-      for (int i = 0; i < kBatch; ++i) body();
-      total += micros_since(start);
-    }
-    require_cuda(cudaStreamSynchronize(stream), "sync");
-    return total / kCalls;
-  };
+  auto time_loop = [&](auto&& body) { return host_us_per_call(stream, body); };
   // What any caller of the engine does per call: set shapes, infer, bind, enqueue.
   auto engine_call = [&] {
     require(engine->set_input_shape(0, ex::Shape{256}), "shape");
@@ -360,18 +365,7 @@ void p6_graph_replay(const Config& config, std::vector<Row>& rows) {
     ex::CudaStreamGuard guard(stream);
     require(session->execute(args, 2), "execute");
   };
-  const int kCalls = 20000, kBatch = 500;
-  auto per_call = [&](auto&& body) {
-    double total = 0;
-    for (int done = 0; done < kCalls; done += kBatch) {
-      require_cuda(cudaStreamSynchronize(stream), "sync");
-      const auto start = Clock::now();
-      for (int i = 0; i < kBatch; ++i) body();
-      total += micros_since(start);
-    }
-    require_cuda(cudaStreamSynchronize(stream), "sync");
-    return total / kCalls;
-  };
+  auto per_call = [&](auto&& body) { return host_us_per_call(stream, body); };
   for (int i = 0; i < 1000; ++i) execute();
   const double eager = per_call(execute);
   cudaGraph_t graph = nullptr;

@@ -27,7 +27,8 @@ constexpr bool is_device_accessible(MemoryKind kind) noexcept {
 Result<MemoryKind> classify_pointer(const void* pointer, int engine_device);
 
 /// A small most-recently-used cache in front of classify_pointer: ExecuTorch's memory-planned
-/// tensors pass the same pointers on every call.
+/// tensors pass the same pointers on every call. Keyed by address alone: an address freed and
+/// reused for memory of another kind keeps its cached kind until clear().
 class PointerKindCache {
  public:
   Result<MemoryKind> classify(const void* pointer, int engine_device);
