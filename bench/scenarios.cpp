@@ -228,7 +228,17 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
       }
       if (i >= 2) t.push_back(micros_since(start));
     }
-    if (out.data()[12345] != 2.0f * in.data()[12345]) std::fprintf(stderr, "P4: wrong output\n"), std::exit(4);
+    std::fill(out.data(), out.data() + n, -1.0f);  // poison, then one more call, checked
+    {
+      ex::CudaStreamGuard guard(stream);
+      require(session->execute(args, 2), "execute");
+    }
+    for (std::size_t i = 0; i < n; i += 4093) {
+      if (out.data()[i] != 2.0f * in.data()[i]) {
+        std::fprintf(stderr, "P4: wrong output at %zu\n", i);
+        std::exit(4);
+      }
+    }
     return median_of(t);
   };
   const double pinned_copy = copy_time(pinned_in, pinned_out);

@@ -11,7 +11,7 @@ namespace torch_tensorrt::executorch_backend::delegate {
 HostCopyPool& HostCopyPool::shared() {
   // Never destroyed: workers may still be parked when static destructors run.
   static HostCopyPool* pool =
-      new HostCopyPool(std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2 - 1, 0, 7));
+      new HostCopyPool(std::clamp(static_cast<int>(std::thread::hardware_concurrency()) - 1, 0, 15));
   return *pool;
 }
 

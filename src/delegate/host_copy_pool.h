@@ -1,6 +1,7 @@
-// Worker threads that share the host side of staging: one host thread copies pageable memory at
-// about 7 GB/s on the H200's host, eight at about 64 GB/s (measured), while a 64 MiB transfer
-// runs at 55 GB/s. Each worker copies its slice in chunks and queues each chunk's transfer.
+// Worker threads that share the host side of staging: one host thread copies pageable memory into
+// pinned memory at about 6 GB/s on the H200's host, eight at about 51 GB/s (trtet-micro
+// --benchmark_filter=HostCopy), while a 64 MiB transfer runs at 55 GB/s. Each worker copies its
+// share of the chunks and queues each chunk's transfer as soon as it is copied.
 #pragma once
 
 #include <condition_variable>
@@ -30,7 +31,8 @@ class HostCopyPool {
   void run(const std::function<void(int)>& job, int device);
 
   /// The process's pool, shared by every session: sessions start and end without making or
-  /// joining threads. Workers: half the machine's hardware threads, at most 8 with the caller.
+  /// joining threads. Workers: one per hardware thread but the caller's, at most 15; they sleep
+  /// between runs.
   static HostCopyPool& shared();
 
  private:

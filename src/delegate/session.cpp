@@ -363,8 +363,8 @@ Status Session::complete(const Call& call) {
 std::size_t Session::chunk_bytes(std::size_t bytes) noexcept {
   // Enough chunks that the host copy of one overlaps the transfer of another, none so small
   // that per-copy overhead shows.
-  constexpr std::size_t kMinChunk = 2u << 20;
-  constexpr std::size_t kChunks = 16;
+  constexpr std::size_t kMinChunk = 1u << 20;
+  constexpr std::size_t kChunks = 64;
   return std::max(kMinChunk, (bytes + kChunks - 1) / kChunks);
 }
 

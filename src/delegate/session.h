@@ -126,7 +126,7 @@ class Session {
     std::size_t bytes;
     std::size_t event;
   };
-  static constexpr int kChunkEvents = 64;
+  static constexpr int kChunkEvents = 128;
   std::vector<cuda::Event> chunk_events_;          ///< one per chunk of pageable output in flight
   std::vector<HostCopy> host_copies_;              ///< this call's pageable output chunks
   AuxStreams aux_streams_;

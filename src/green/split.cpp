@@ -14,7 +14,7 @@ namespace {
 
 // The device's whole SM resource. The runtime's primary context must exist before driver green
 // context calls mix with runtime calls on their streams: cudaInitDevice makes it without making it
-// current (and, unlike cudaFree(nullptr), without synchronizing anything).
+// current (and, unlike freeing a null pointer to force initialisation, without synchronizing anything).
 Result<CUdevResource> device_sm_resource(const cuda::DriverApi& api, int device) {
   TRTET_RETURN_IF_ERROR(cuda::check_device_index(device));
   TRTET_CUDA_CHECK(cudaInitDevice(device, 0, 0));
