@@ -118,7 +118,7 @@ Status Session::execute(TensorView* args, std::size_t count) {
   // Checks are done: from here on the call does work.
   TRTET_RETURN_IF_ERROR(order_after_previous_call(call));
   TRTET_RETURN_IF_ERROR(bind_inputs(args, call));
-  TRTET_RETURN_IF_ERROR(infer_output_shapes(args, call));
+  TRTET_RETURN_IF_ERROR(infer_output_shapes(args));
   TRTET_RETURN_IF_ERROR(bind_outputs(args, call));
   TRTET_RETURN_IF_ERROR(enqueue(args, call));
   return complete(call);
@@ -219,8 +219,7 @@ Status Session::bind_inputs(TensorView* args, Call& call) {
   return Status::Ok();
 }
 
-Status Session::infer_output_shapes(TensorView* args, Call& call) {
-  (void)call;
+Status Session::infer_output_shapes(TensorView* args) {
   TRTET_ASSIGN_OR_RETURN(const int unresolved, engine_->infer_shapes());
   TRTET_CHECK_OR_RETURN(unresolved == 0, kNotSupported,
                         "%d output shape(s) depend on data and stay unresolved after shape inference", unresolved);

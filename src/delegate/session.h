@@ -90,7 +90,7 @@ class Session {
   Status resolve_stream(Call& call);
   Status classify_arguments(TensorView* args, Call& call);
   Status bind_inputs(TensorView* args, Call& call);
-  Status infer_output_shapes(TensorView* args, Call& call);
+  Status infer_output_shapes(TensorView* args);
   Status bind_outputs(TensorView* args, Call& call);
   Status enqueue(TensorView* args, Call& call);
   Status complete(const Call& call);

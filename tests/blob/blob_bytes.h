@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "blob/format.h"
@@ -71,5 +72,16 @@ inline uint32_t get_u32(const Bytes& blob, size_t at) {
 }
 
 inline std::string to_string(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+/// One io_bindings entry.
+inline blob::IoBinding binding(std::string name, bool is_input, std::string dtype = "",
+                               std::vector<int64_t> shape = {}) {
+  blob::IoBinding b;
+  b.name = std::move(name);
+  b.dtype = std::move(dtype);
+  b.shape = std::move(shape);
+  b.is_input = is_input;
+  return b;
+}
 
 }  // namespace trtet_test::blob_bytes

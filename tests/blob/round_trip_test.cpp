@@ -10,10 +10,13 @@
 
 #include "blob/parse.h"
 #include "blob/write.h"
+#include "blob_bytes.h"
 #include "common/gpu.h"
 
 namespace torch_tensorrt::executorch_backend::blob {
 namespace {
+
+using trtet_test::blob_bytes::binding;
 
 struct Structure {
   std::string name;
@@ -22,15 +25,6 @@ struct Structure {
 };
 
 std::ostream& operator<<(std::ostream& os, const Structure& s) { return os << s.name; }
-
-IoBinding io(std::string name, bool is_input, std::string dtype = "", std::vector<int64_t> shape = {}) {
-  IoBinding b;
-  b.name = std::move(name);
-  b.dtype = std::move(dtype);
-  b.shape = std::move(shape);
-  b.is_input = is_input;
-  return b;
-}
 
 std::string pattern(size_t size) {
   std::string bytes(size, '\0');
@@ -45,10 +39,10 @@ std::string pattern(size_t size) {
 Metadata pairs(size_t count, AliasKind kind, bool aliased) {
   Metadata m;
   for (size_t i = 0; i < count; ++i) {
-    m.io_bindings.push_back(io("cache_in_" + std::to_string(i), true, "float16", {1, 8, -1, 64}));
+    m.io_bindings.push_back(binding("cache_in_" + std::to_string(i), true, "float16", {1, 8, -1, 64}));
   }
   for (size_t i = 0; i < count; ++i) {
-    m.io_bindings.push_back(io("cache_out_" + std::to_string(i), false, "float16", {1, 8, -1, 64}));
+    m.io_bindings.push_back(binding("cache_out_" + std::to_string(i), false, "float16", {1, 8, -1, 64}));
     if (aliased) m.aliased_io.push_back({"cache_out_" + std::to_string(i), "cache_in_" + std::to_string(i), kind});
   }
   return m;
@@ -60,36 +54,36 @@ std::vector<Structure> structures() {
   all.push_back({"EmptyMetadataEmptyEngine", Metadata{}, ""});
   {
     Metadata m;
-    m.io_bindings = {io("x", true)};
+    m.io_bindings = {binding("x", true)};
     all.push_back({"OneInput", m, "engine"});
   }
   {
     Metadata m;
-    m.io_bindings = {io("y", false)};
+    m.io_bindings = {binding("y", false)};
     all.push_back({"OneOutput", m, "engine"});
   }
   {
     Metadata m;
-    m.io_bindings = {io("x", true), io("y", false)};
+    m.io_bindings = {binding("x", true), binding("y", false)};
     m.hardware_compatible = true;
     m.device_id = 1;
     all.push_back({"TorchTensorRtTypical", m, "engine-bytes"});
   }
   {
     Metadata m;
-    for (int i = 0; i < 100; ++i) m.io_bindings.push_back(io("t" + std::to_string(i), i % 3 != 0));
+    for (int i = 0; i < 100; ++i) m.io_bindings.push_back(binding("t" + std::to_string(i), i % 3 != 0));
     all.push_back({"HundredBindings", m, pattern(1000)});
   }
   {
     Metadata m;
-    m.io_bindings = {io("img", true, "float32", {-1, 3, -1, -1}), io("logits", false, "float32", {-1, 1000}),
-                     io("scalar", false, "int64", {}), io("zero", false, "bool", {0, 4})};
+    m.io_bindings = {binding("img", true, "float32", {-1, 3, -1, -1}), binding("logits", false, "float32", {-1, 1000}),
+                     binding("scalar", false, "int64", {}), binding("zero", false, "bool", {0, 4})};
     all.push_back({"DynamicAndEmptyShapes", m, "E"});
   }
   {
     Metadata m;
     const char* dtypes[] = {"float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool", "fp8"};
-    for (const char* d : dtypes) m.io_bindings.push_back(io(std::string("in_") + d, true, d, {2, 2}));
+    for (const char* d : dtypes) m.io_bindings.push_back(binding(std::string("in_") + d, true, d, {2, 2}));
     all.push_back({"Dtypes", m, "E"});
   }
   {
@@ -101,7 +95,7 @@ std::vector<Structure> structures() {
   {
     Metadata m;
     m.device_id = std::numeric_limits<int32_t>::max();
-    m.io_bindings = {io("huge_dims", true, "int8", {std::numeric_limits<int64_t>::max(), 1})};
+    m.io_bindings = {binding("huge_dims", true, "int8", {std::numeric_limits<int64_t>::max(), 1})};
     all.push_back({"ExtremeIntegers", m, "E"});
   }
   {
@@ -129,27 +123,27 @@ std::vector<Structure> structures() {
   all.push_back({"PairsWithoutAliases", pairs(4, AliasKind::kKvCacheUpdate, false), "E"});
   {
     Metadata m;
-    m.io_bindings = {io("entr\xC3\xA9" "e", true), io("\xE8\xBE\x93\xE5\x87\xBA", false),
-                     io("\xF0\x9F\x98\x80_emoji", false), io("\xD0\xBA\xD1\x8D\xD1\x88", true)};
+    m.io_bindings = {binding("entr\xC3\xA9" "e", true), binding("\xE8\xBE\x93\xE5\x87\xBA", false),
+                     binding("\xF0\x9F\x98\x80_emoji", false), binding("\xD0\xBA\xD1\x8D\xD1\x88", true)};
     m.aliased_io = {{"\xE8\xBE\x93\xE5\x87\xBA", "entr\xC3\xA9" "e", AliasKind::kUser}};
     m.target_platform = "\xE2\x82\xAC";
     all.push_back({"UnicodeNames", m, "E"});
   }
   {
     Metadata m;
-    m.io_bindings = {io("q\"uote", true), io("back\\slash", true), io("new\nline\ttab", false),
-                     io(std::string("nul\0byte", 8), false), io("del\x7f", false), io("slash/", true)};
+    m.io_bindings = {binding("q\"uote", true), binding("back\\slash", true), binding("new\nline\ttab", false),
+                     binding(std::string("nul\0byte", 8), false), binding("del\x7f", false), binding("slash/", true)};
     all.push_back({"EscapedCharacters", m, "E"});
   }
   {
     Metadata m;
-    m.io_bindings = {io("aliased_io", true), io("io_bindings", false), io("device_id", false)};
+    m.io_bindings = {binding("aliased_io", true), binding("io_bindings", false), binding("device_id", false)};
     m.aliased_io = {{"io_bindings", "aliased_io", AliasKind::kKvCacheUpdate}};
     all.push_back({"NamesThatLookLikeKeys", m, "E"});
   }
   {
     Metadata m;
-    m.io_bindings = {io(std::string(4096, 'n'), true)};
+    m.io_bindings = {binding(std::string(4096, 'n'), true)};
     all.push_back({"LongName", m, "E"});
   }
   {
@@ -161,7 +155,7 @@ std::vector<Structure> structures() {
   }
   for (size_t size : {1, 15, 16, 17, 31, 32, 33}) {
     Metadata m;
-    m.io_bindings = {io("x", true)};
+    m.io_bindings = {binding("x", true)};
     all.push_back({"EngineOf" + std::to_string(size) + "Bytes", m, pattern(size)});
   }
   for (size_t pad = 0; pad < 16; ++pad) {

@@ -11,6 +11,7 @@
 namespace torch_tensorrt::executorch_backend::blob {
 namespace {
 
+using trtet_test::blob_bytes::binding;
 using trtet_test::blob_bytes::Bytes;
 using trtet_test::blob_bytes::make_blob;
 using trtet_test::blob_bytes::pack_header;
@@ -18,15 +19,6 @@ using trtet_test::blob_bytes::RawHeader;
 
 Bytes write(const Metadata& metadata, const std::string& engine) {
   return write_blob(metadata, engine.data(), engine.size());
-}
-
-IoBinding binding(std::string name, bool is_input, std::string dtype = "", std::vector<int64_t> shape = {}) {
-  IoBinding b;
-  b.name = std::move(name);
-  b.dtype = std::move(dtype);
-  b.shape = std::move(shape);
-  b.is_input = is_input;
-  return b;
 }
 
 // What Torch-TensorRT writes for one input x, one output y on device 1 (hardware compatible):
