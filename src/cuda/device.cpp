@@ -1,6 +1,7 @@
 #include "cuda/device.h"
 
 #include "cuda/check.h"
+#include "cuda/driver.h"
 
 namespace torch_tensorrt::executorch_backend::cuda {
 
@@ -30,6 +31,12 @@ DeviceGuard::DeviceGuard(int device) noexcept {
     return;
   }
   if (previous_ == device) return;
+  // The context current now may be a green context of previous_: the restore puts it back, not
+  // just its device (cudaSetDevice would make the device's primary context current instead).
+  if (auto api = driver(); api.ok()) {
+    CUcontext context = nullptr;
+    if ((*api)->cuCtxGetCurrent(&context) == CUDA_SUCCESS) previous_context_ = context;
+  }
   const cudaError_t set = cudaSetDevice(device);
   if (set != cudaSuccess) {
     (void)cudaGetLastError();
@@ -40,7 +47,12 @@ DeviceGuard::DeviceGuard(int device) noexcept {
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (switched_) TRTET_CUDA_WARN(cudaSetDevice(previous_));
+  if (!switched_) return;
+  if (previous_context_ != nullptr) {
+    auto api = driver();
+    if (api.ok() && (*api)->cuCtxSetCurrent(previous_context_) == CUDA_SUCCESS) return;
+  }
+  TRTET_CUDA_WARN(cudaSetDevice(previous_));
 }
 
 }  // namespace torch_tensorrt::executorch_backend::cuda

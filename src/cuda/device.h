@@ -1,6 +1,7 @@
 // Device presence and the device guard.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "common/status.h"
@@ -13,7 +14,8 @@ Result<int> device_count();
 /// Ok when `device` names a visible device; kInvalidArgument otherwise.
 Status check_device_index(int device);
 
-/// Makes a device current for a scope and restores the caller's on exit.
+/// Makes a device current for a scope and restores the caller's context (the same context, green or
+/// primary) on exit.
 /// Does nothing (and touches no context) when the device is already current.
 class DeviceGuard {
  public:
@@ -30,6 +32,7 @@ class DeviceGuard {
 
  private:
   int previous_ = -1;
+  CUcontext previous_context_ = nullptr;  ///< restored as it was (it may be a green context)
   bool switched_ = false;
   Status status_;
 };

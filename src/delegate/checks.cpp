@@ -1,9 +1,25 @@
 #include "delegate/checks.h"
 
+#include <cstdint>
+
 namespace torch_tensorrt::executorch_backend::delegate {
 
 std::size_t byte_size(const Shape& shape, DataType dtype) noexcept {
-  return static_cast<std::size_t>(shape.numel()) * element_size(dtype);
+  std::size_t bytes = element_size(dtype);
+  for (int d = 0; d < shape.rank; ++d) {
+    const auto dim = static_cast<std::size_t>(shape[d]);
+    if (dim == 0) return 0;
+    if (__builtin_mul_overflow(bytes, dim, &bytes)) return SIZE_MAX;
+  }
+  return bytes;
+}
+
+Result<std::size_t> checked_byte_size(const Shape& shape, DataType dtype, const char* what, int index) {
+  const std::size_t bytes = byte_size(shape, dtype);
+  TRTET_CHECK_OR_RETURN(bytes != SIZE_MAX, kInvalidArgument,
+                        "%s %d has shape %s of %s, whose size in bytes overflows 64 bits", what, index,
+                        shape.to_string().c_str(), to_string(dtype));
+  return bytes;
 }
 
 Status check_input(const engine::IoDesc& io, const TensorView& arg, int index) {
@@ -19,7 +35,7 @@ Status check_input(const engine::IoDesc& io, const TensorView& arg, int index) {
                           static_cast<long long>(arg.shape[d]), io.min_shape.to_string().c_str(),
                           io.max_shape.to_string().c_str());
   }
-  const std::size_t needed = byte_size(arg.shape, arg.dtype);
+  TRTET_ASSIGN_OR_RETURN(const std::size_t needed, checked_byte_size(arg.shape, arg.dtype, "input", index));
   TRTET_CHECK_OR_RETURN(arg.capacity_bytes >= needed, kInvalidArgument,
                         "input %d (\"%s\") holds %zu bytes, shape %s of %s needs %zu", index, io.name.c_str(),
                         arg.capacity_bytes, arg.shape.to_string().c_str(), to_string(arg.dtype), needed);

@@ -1,15 +1,17 @@
 #include "delegate/host_copy_pool.h"
 
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
+#include <cstring>
+#include <memory>
+#include <system_error>
 
-#include "cuda/check.h"
+#include "common/log.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
+bool CopyBatch::done(std::size_t index) const noexcept { return done_[index].load(std::memory_order_acquire); }
+
 HostCopyPool& HostCopyPool::shared() {
-  // Never destroyed: workers may still be parked when static destructors run.
   static HostCopyPool* pool =
       new HostCopyPool(std::clamp(static_cast<int>(std::thread::hardware_concurrency()) - 1, 0, 15));
   return *pool;
@@ -24,56 +26,111 @@ HostCopyPool::~HostCopyPool() {
   for (std::thread& thread : threads_) thread.join();
 }
 
-void HostCopyPool::start() {
-  threads_.reserve(static_cast<std::size_t>(workers_));
-  for (int i = 0; i < workers_; ++i) threads_.emplace_back([this, i] { work(i); });
-}
-
-void HostCopyPool::work(int index) {
-  unsigned long long seen = 0;
-  int current_device = -1;
-  for (;;) {
-    const std::function<void(int)>* job = nullptr;
-    int device = 0;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
-      job = job_;
-      device = device_;
-    }
-    if (device != current_device) {  // the job's transfers go to the engine's device
-      TRTET_CUDA_WARN(cudaSetDevice(device));
-      current_device = device;
-    }
-    (*job)(index);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
+void HostCopyPool::start_locked() noexcept {
+  started_ = true;
+  for (int i = 0; i < max_workers_; ++i) {
+    try {
+      threads_.emplace_back([this] { work(); });
+    } catch (const std::system_error& error) {
+      // Fewer workers (or none) only slow pageable staging down: callers copy their own tasks.
+      log(LogLevel::kWarning, "host copy pool: started %zu of %d worker threads (%s); callers copy the rest",
+          threads_.size(), max_workers_, error.what());
+      return;
     }
   }
 }
 
-void HostCopyPool::run(const std::function<void(int)>& job, int device) {
-  if (workers_ == 0) {
-    job(0);
-    return;
-  }
-  std::lock_guard<std::mutex> turn(run_mutex_);
-  if (threads_.empty()) start();
+int HostCopyPool::workers() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!started_) start_locked();
+  return static_cast<int>(threads_.size());
+}
+
+void HostCopyPool::begin(CopyBatch& batch, std::size_t ready) noexcept {
+  batch.done_.reset(new std::atomic<bool>[batch.tasks_.size()]);
+  for (std::size_t i = 0; i < batch.tasks_.size(); ++i) batch.done_[i].store(false, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &job;
-    device_ = device;
-    pending_ = workers_;
-    ++generation_;
+    if (!started_) start_locked();
+    batch.ready_ = ready;
+    batches_.push_back(&batch);
   }
   wake_.notify_all();
-  job(workers_);
+}
+
+void HostCopyPool::publish(CopyBatch& batch, std::size_t ready) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    batch.ready_ = std::max(batch.ready_, ready);
+  }
+  wake_.notify_all();
+}
+
+bool HostCopyPool::take_locked(CopyBatch& batch, std::size_t& index) noexcept {
+  if (batch.next_ >= batch.ready_) return false;
+  index = batch.next_++;
+  return true;
+}
+
+void HostCopyPool::run(CopyBatch& batch, std::size_t index) noexcept {
+  const CopyTask& task = batch.tasks_[index];
+  std::memcpy(task.destination, task.source, task.bytes);
+  batch.done_[index].store(true, std::memory_order_release);
+  batch.finished_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void HostCopyPool::work() noexcept {
   std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return pending_ == 0; });
-  job_ = nullptr;
+  for (;;) {
+    CopyBatch* batch = nullptr;
+    std::size_t index = 0;
+    wake_.wait(lock, [&] {
+      if (stopping_) return true;
+      for (CopyBatch* candidate : batches_) {
+        if (take_locked(*candidate, index)) {
+          batch = candidate;
+          return true;
+        }
+      }
+      return false;
+    });
+    if (batch == nullptr) return;  // stopping
+    lock.unlock();
+    run(*batch, index);
+    lock.lock();
+    progress_.notify_all();
+  }
+}
+
+void HostCopyPool::help_until_done(CopyBatch& batch, std::size_t index) noexcept {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!batch.done(index)) {
+    std::size_t mine = 0;
+    if (take_locked(batch, mine)) {
+      lock.unlock();
+      run(batch, mine);
+      lock.lock();
+      continue;
+    }
+    progress_.wait(lock, [&] { return batch.done(index) || batch.next_ < batch.ready_; });
+  }
+}
+
+void HostCopyPool::finish(CopyBatch& batch) noexcept {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    std::size_t mine = 0;
+    if (take_locked(batch, mine)) {
+      lock.unlock();
+      run(batch, mine);
+      lock.lock();
+      continue;
+    }
+    // Tasks never published (the caller stopped early) are abandoned; taken ones are waited for.
+    progress_.wait(lock, [&] { return batch.finished_.load(std::memory_order_acquire) == batch.next_; });
+    break;
+  }
+  batches_.erase(std::remove(batches_.begin(), batches_.end(), &batch), batches_.end());
 }
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

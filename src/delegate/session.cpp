@@ -22,6 +22,12 @@ std::size_t grown_capacity(std::size_t current, std::size_t needed) {
   return std::max(needed, current + current / 2);
 }
 
+/// The handles that name a default stream rather than a stream object: the legacy stream (0 or
+/// cudaStreamLegacy) and the calling thread's per-thread stream.
+bool is_default_stream_handle(cudaStream_t stream) noexcept {
+  return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
 class NvtxRange {
  public:
   explicit NvtxRange(const char* name) noexcept { nvtxRangePushA(name); }
@@ -76,16 +82,14 @@ Status Session::initialize() {
   TRTET_CUDA_CHECK(cudaDeviceGetAttribute(&ats, cudaDevAttrPageableMemoryAccessUsesHostPageTables, engine.device()));
   host_memory_is_device_accessible_ = integrated != 0 || ats != 0;
 
+  TRTET_ASSIGN_OR_RETURN(join_in_, cuda::Event::create());
+  TRTET_ASSIGN_OR_RETURN(join_out_, cuda::Event::create());
   TRTET_ASSIGN_OR_RETURN(inputs_consumed_, cuda::Event::create());
-  TRTET_ASSIGN_OR_RETURN(completion_, cuda::Event::create());
-  chunk_events_.clear();
-  for (int i = 0; i < kChunkEvents; ++i) {
-    TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
-    chunk_events_.push_back(std::move(event));
-  }
-  host_copies_.reserve(kChunkEvents);
-  TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&private_stream_, cudaStreamNonBlocking));
-  TRTET_ASSIGN_OR_RETURN(empty_tensor_, cuda::DeviceBuffer::allocate(256, private_stream_));
+  TRTET_ASSIGN_OR_RETURN(cuda::Event completion, cuda::Event::create());
+  completion_ = std::make_shared<cuda::Event>(std::move(completion));
+  TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
+  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer empty, cuda::DeviceBuffer::allocate(256, own_stream_));
+  empty_tensor_ = std::make_shared<cuda::DeviceBuffer>(std::move(empty));
   auto pool = cuda::HostMemoryPool::create(engine.device());
   if (pool.ok()) {
     host_pool_ = std::move(pool).value();
@@ -93,7 +97,7 @@ Status Session::initialize() {
     log(LogLevel::kWarning, "host staging falls back to cudaHostAlloc, whose growth may synchronize the device: %s",
         pool.status().to_string().c_str());
   }
-  TRTET_CUDA_CHECK(cudaStreamSynchronize(private_stream_));  // our own stream only
+  TRTET_CUDA_CHECK(cudaStreamSynchronize(own_stream_));  // our own stream only
 
   bindings_.assign(static_cast<std::size_t>(count), Binding{});
   staging_.clear();
@@ -103,6 +107,8 @@ Status Session::initialize() {
 }
 
 Status Session::execute(TensorView* args, std::size_t count) {
+  TRTET_CHECK_OR_RETURN(!closing_.load(std::memory_order_acquire), kInvalidState,
+                        "execute on a session that is being destroyed");
   std::lock_guard<std::mutex> lock(mutex_);
   TRTET_CHECK_OR_RETURN(initialized_ && engine_ != nullptr, kInvalidState,
                         "execute on a session that is not initialized or already destroyed");
@@ -110,124 +116,121 @@ Status Session::execute(TensorView* args, std::size_t count) {
   NvtxRange range("trtet::execute");
   cuda::DeviceGuard device(engine_->device());
   TRTET_RETURN_IF_ERROR(device.status());
+  drain_released_graph_holds();
 
   Call call;
   TRTET_RETURN_IF_ERROR(resolve_stream(call));
   TRTET_RETURN_IF_ERROR(check_arguments(*engine_, args, count));
   TRTET_RETURN_IF_ERROR(classify_arguments(args, call));
-  // Checks are done: from here on the call does work.
-  TRTET_RETURN_IF_ERROR(order_after_previous_call(call));
-  TRTET_RETURN_IF_ERROR(bind_inputs(args, call));
-  TRTET_RETURN_IF_ERROR(infer_output_shapes(args));
-  TRTET_RETURN_IF_ERROR(bind_outputs(args, call));
+  TRTET_RETURN_IF_ERROR(resolve_shapes(args, call));
+  TRTET_RETURN_IF_ERROR(prepare_staging(call));
+  TRTET_RETURN_IF_ERROR(bind_addresses());
+  // Every check has passed: from here on the call queues work.
   TRTET_RETURN_IF_ERROR(enqueue(args, call));
   return complete(call);
 }
 
 Status Session::resolve_stream(Call& call) {
   const std::optional<cudaStream_t> selected = caller_stream();
-  bool green_current = false;
-  if (!selected.has_value()) {
-    TRTET_ASSIGN_OR_RETURN(green_current, green::is_green_context_current());
-  }
-  TRTET_ASSIGN_OR_RETURN(call.stream, delegate::resolve_stream(selected, green_current));
   call.facts.caller_selected = selected.has_value();
-
-  TRTET_ASSIGN_OR_RETURN(call.facts.capturing, cuda::stream_is_capturing(call.stream));
-  TRTET_ASSIGN_OR_RETURN(const int stream_device, cuda::stream_device(call.stream, call.facts.capturing));
-  TRTET_CHECK_OR_RETURN(stream_device == engine_->device(), kInvalidArgument,
-                        "the selected CUDA stream belongs to device %d, but the engine runs on device %d: select "
-                        "a stream of device %d",
-                        stream_device, engine_->device(), engine_->device());
+  call.caller = selected.value_or(fallback_stream());
+  const bool default_handle = is_default_stream_handle(call.caller);
+  if (default_handle) {
+    // Work on a default stream cannot run while a green context is current, and must not escape it.
+    TRTET_ASSIGN_OR_RETURN(const bool green_current, green::is_green_context_current());
+    TRTET_RETURN_IF_ERROR(delegate::resolve_stream(selected, green_current).status());
+    TRTET_CHECK_OR_RETURN(!(selected.has_value() && green_current), kInvalidArgument,
+                          "a CUDA green context is current on this thread and the selected stream is a default "
+                          "stream, which cannot run there: select a stream of that green context");
+  }
+  TRTET_ASSIGN_OR_RETURN(call.facts.capturing, cuda::stream_is_capturing(call.caller));
+  if (default_handle) {
+    // The engine never gets a default stream (TensorRT adds device-wide synchronization for one):
+    // the call runs on the session's own stream, joined to the caller's by events.
+    TRTET_CHECK_OR_RETURN(!call.facts.capturing, kNotSupported,
+                          "the stream being captured is a default stream (legacy or per-thread); capture on a "
+                          "stream you created and select it with a CudaStreamGuard");
+    call.stream = own_stream_;
+    call.joined = true;
+  } else {
+    TRTET_ASSIGN_OR_RETURN(const int stream_device, cuda::stream_device(call.caller, call.facts.capturing));
+    TRTET_CHECK_OR_RETURN(stream_device == engine_->device(), kInvalidArgument,
+                          "the selected CUDA stream belongs to device %d, but the engine runs on device %d: select "
+                          "a stream of device %d",
+                          stream_device, engine_->device(), engine_->device());
+    call.stream = call.caller;
+  }
   TRTET_CHECK_OR_RETURN(!(call.facts.capturing && engine_->enqueue_is_synchronous()), kNotSupported,
                         "this engine enqueues synchronously (weight streaming is active) and cannot be captured "
                         "into a CUDA graph");
+  // Streams are told apart by id, not handle: a destroyed stream's handle comes back for a new one.
+  if (cudaStreamGetId(call.stream, &call.stream_id) != cudaSuccess) {
+    (void)cudaGetLastError();
+    call.stream_id = 0;  // unknown: ordered as a different stream
+  }
   return Status::Ok();
+}
+
+Result<MemoryKind> Session::classify(const TensorView& view, bool capturing) {
+  if (view.hint == MemoryHint::kDevice) return MemoryKind::kDevice;
+  // A capture records addresses for good: ask the driver, not the cache, whose entry may predate a
+  // free and a reuse of the address.
+  MemoryKind kind = MemoryKind::kDevice;
+  if (capturing) {
+    TRTET_ASSIGN_OR_RETURN(kind, classify_pointer(view.data, engine_->device()));
+  } else {
+    TRTET_ASSIGN_OR_RETURN(kind, pointer_kinds_.classify(view.data, engine_->device()));
+  }
+  if (!is_device_accessible(kind) && host_memory_is_device_accessible_) kind = MemoryKind::kManaged;
+  return kind;
+}
+
+void Session::mark_host(int index, Call& call) {
+  const Binding& binding = bindings_[static_cast<std::size_t>(index)];
+  if (is_device_accessible(binding.kind)) return;
+  (engine_->io(index).is_input ? call.facts.host_inputs : call.facts.host_outputs) = true;
+  if (binding.kind == MemoryKind::kPageableHost) call.facts.pageable = true;
 }
 
 Status Session::classify_arguments(TensorView* args, Call& call) {
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
-    const TensorView& arg = args[i];
-    const bool is_input = engine_->io(i).is_input;
     Binding& binding = bindings_[static_cast<std::size_t>(i)];
     binding = Binding{};
-    // Null: an empty tensor, or an output the runtime allocates on resize. An aliased output is
-    // bound to its input's memory, whatever it points at now.
-    if (arg.data == nullptr || alias_input_of_output_[static_cast<std::size_t>(i)] >= 0) continue;
-    MemoryKind kind = MemoryKind::kDevice;
-    if (arg.hint != MemoryHint::kDevice) {
-      TRTET_ASSIGN_OR_RETURN(kind, pointer_kinds_.classify(arg.data, engine_->device()));
-    }
-    if (!is_device_accessible(kind) && host_memory_is_device_accessible_) kind = MemoryKind::kManaged;
-    binding.kind = kind;
-    if (is_device_accessible(kind)) continue;
-    (is_input ? call.facts.host_inputs : call.facts.host_outputs) = true;
-    if (kind == MemoryKind::kPageableHost) call.facts.pageable = true;
+    if (!engine_->io(i).is_input) continue;
+    binding.user = args[i].data;
+    if (args[i].data == nullptr) continue;  // an empty tensor
+    TRTET_ASSIGN_OR_RETURN(binding.kind, classify(args[i], call.facts.capturing));
+    mark_host(i, call);
   }
   for (int o = 0; o < count; ++o) {
     const int input = alias_input_of_output_[static_cast<std::size_t>(o)];
     if (input < 0) continue;
-    TRTET_CHECK_OR_RETURN(is_device_accessible(bindings_[static_cast<std::size_t>(input)].kind) &&
-                              args[input].data != nullptr,
-                          kInvalidArgument,
+    const Binding& source = bindings_[static_cast<std::size_t>(input)];
+    TRTET_CHECK_OR_RETURN(source.user != nullptr && is_device_accessible(source.kind), kInvalidArgument,
                           "output %d (\"%s\") is updated in place in input %d (\"%s\"), which must be device-resident "
                           "but is in %s memory",
                           o, engine_->io(o).name.c_str(), input, engine_->io(input).name.c_str(),
-                          args[input].data == nullptr ? "no" : to_string(bindings_[static_cast<std::size_t>(input)].kind));
+                          source.user == nullptr ? "no" : to_string(source.kind));
   }
-  TRTET_ASSIGN_OR_RETURN(call.completion, decide_completion(call.facts));
   return Status::Ok();
 }
 
-Status Session::order_after_previous_call(const Call& call) {
-  if (!completion_pending_ || call.stream == stats_.last_stream) return Status::Ok();
-  if (call.facts.capturing) {
-    // A capture cannot wait on work recorded outside it; it may start once that work is done.
-    TRTET_ASSIGN_OR_RETURN(const bool done, completion_.query());
-    TRTET_CHECK_OR_RETURN(done, kInvalidArgument,
-                          "an earlier call of this engine is still running on another stream; synchronize it "
-                          "before capturing this one");
-    completion_pending_ = false;
-    return Status::Ok();
-  }
-  TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, completion_.get(), 0));
-  ++stats_.cross_stream_waits;
-  return Status::Ok();
-}
-
-Status Session::bind_inputs(TensorView* args, Call& call) {
+Status Session::resolve_shapes(TensorView* args, Call& call) {
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
     if (!engine_->io(i).is_input) continue;
-    const TensorView& arg = args[i];
-    Binding& binding = bindings_[static_cast<std::size_t>(i)];
-    TRTET_RETURN_IF_ERROR(engine_->set_input_shape(i, arg.shape));
-    binding.bytes = byte_size(arg.shape, arg.dtype);
-    if (binding.bytes == 0) {
-      binding.address = empty_tensor_.data();
-    } else if (is_device_accessible(binding.kind)) {
-      binding.address = arg.data;
-    } else {
-      TRTET_RETURN_IF_ERROR(ensure_device_staging(i, binding.bytes, call));
-      binding.address = staging_[static_cast<std::size_t>(i)].device.data();
-      binding.staged = true;
-      if (binding.kind == MemoryKind::kPageableHost) TRTET_RETURN_IF_ERROR(ensure_host_staging(i, binding.bytes, call));
-    }
-    TRTET_RETURN_IF_ERROR(engine_->set_tensor_address(i, binding.address));
+    TRTET_RETURN_IF_ERROR(engine_->set_input_shape(i, args[i].shape));
+    bindings_[static_cast<std::size_t>(i)].bytes = byte_size(args[i].shape, args[i].dtype);  // checked
   }
-  return Status::Ok();
-}
-
-Status Session::infer_output_shapes(TensorView* args) {
   TRTET_ASSIGN_OR_RETURN(const int unresolved, engine_->infer_shapes());
   TRTET_CHECK_OR_RETURN(unresolved == 0, kNotSupported,
                         "%d output shape(s) depend on data and stay unresolved after shape inference", unresolved);
-  const int count = engine_->io_count();
   for (int o = 0; o < count; ++o) {
     const engine::IoDesc& io = engine_->io(o);
     if (io.is_input) continue;
     TensorView& view = args[o];
+    Binding& binding = bindings_[static_cast<std::size_t>(o)];
     TRTET_ASSIGN_OR_RETURN(Shape shape, engine_->output_shape(o));
     // A 0-d output is accepted where the engine reports [1] (TensorRT has no 0-d outputs).
     if (view.shape.rank == 0 && shape.rank == 1 && shape[0] == 1) shape = view.shape;
@@ -239,104 +242,231 @@ Status Session::infer_output_shapes(TensorView* args) {
       TRTET_CHECK_OR_RETURN(view.shape == shape, kInternal, "output %d (\"%s\") was resized to %s, not %s", o,
                             io.name.c_str(), view.shape.to_string().c_str(), shape.to_string().c_str());
     }
-    Binding& binding = bindings_[static_cast<std::size_t>(o)];
-    binding.bytes = byte_size(shape, io.dtype);
-    TRTET_CHECK_OR_RETURN(alias_input_of_output_[static_cast<std::size_t>(o)] >= 0 || view.capacity_bytes >= binding.bytes,
-                          kInvalidArgument, "output %d (\"%s\") holds %zu bytes, shape %s of %s needs %zu", o,
-                          io.name.c_str(), view.capacity_bytes, shape.to_string().c_str(), to_string(io.dtype),
-                          binding.bytes);
-  }
-  return Status::Ok();
-}
-
-Status Session::bind_outputs(TensorView* args, Call& call) {
-  const int count = engine_->io_count();
-  for (int o = 0; o < count; ++o) {
-    if (engine_->io(o).is_input) continue;
-    TensorView& view = args[o];
-    Binding& binding = bindings_[static_cast<std::size_t>(o)];
+    TRTET_ASSIGN_OR_RETURN(binding.bytes, checked_byte_size(shape, io.dtype, "output", o));
     const int input = alias_input_of_output_[static_cast<std::size_t>(o)];
     if (input >= 0) {
-      void* target = args[input].data;
-      if (view.data != target) {
+      // Written in place into the input's (device-resident) memory.
+      const Binding& source = bindings_[static_cast<std::size_t>(input)];
+      if (view.data != source.user) {
         TRTET_CHECK_OR_RETURN(view.set_data != nullptr, kInvalidArgument,
                               "output %d (\"%s\") aliases input %d, but the runtime cannot point it at the input's memory",
-                              o, engine_->io(o).name.c_str(), input);
-        TRTET_RETURN_IF_ERROR(view.set_data(view.context, view, target));
+                              o, io.name.c_str(), input);
+        TRTET_RETURN_IF_ERROR(view.set_data(view.context, view, source.user));
       }
-      binding.kind = bindings_[static_cast<std::size_t>(input)].kind;
-      binding.address = target;
-    } else if (binding.bytes == 0) {
-      binding.address = empty_tensor_.data();
-    } else {
-      TRTET_CHECK_OR_RETURN(view.data != nullptr, kInvalidArgument, "output %d (\"%s\") has no data pointer", o,
-                            engine_->io(o).name.c_str());
-      if (view.hint != MemoryHint::kDevice) {
-        TRTET_ASSIGN_OR_RETURN(binding.kind, pointer_kinds_.classify(view.data, engine_->device()));
-        if (!is_device_accessible(binding.kind) && host_memory_is_device_accessible_) binding.kind = MemoryKind::kManaged;
-      }
-      TRTET_CHECK_OR_RETURN(!(call.facts.capturing && binding.kind == MemoryKind::kPageableHost), kInvalidArgument,
-                            "output %d (\"%s\") is in pageable host memory, which cannot be used while the stream is "
-                            "being captured; use device or pinned host memory",
-                            o, engine_->io(o).name.c_str());
-      if (is_device_accessible(binding.kind)) {
-        binding.address = view.data;
-      } else {
-        // The runtime may have placed the output only now (resize): the call completes as a
-        // host-output call.
-        call.facts.host_outputs = true;
-        call.facts.pageable = call.facts.pageable || binding.kind == MemoryKind::kPageableHost;
-        TRTET_ASSIGN_OR_RETURN(call.completion, decide_completion(call.facts));
-        TRTET_RETURN_IF_ERROR(ensure_device_staging(o, binding.bytes, call));
-        binding.address = staging_[static_cast<std::size_t>(o)].device.data();
-        binding.staged = true;
-        if (binding.kind == MemoryKind::kPageableHost) TRTET_RETURN_IF_ERROR(ensure_host_staging(o, binding.bytes, call));
-      }
+      binding.kind = source.kind;
+      binding.user = source.user;
+      continue;
     }
-    TRTET_RETURN_IF_ERROR(engine_->set_tensor_address(o, binding.address));
+    TRTET_CHECK_OR_RETURN(view.capacity_bytes >= binding.bytes, kInvalidArgument,
+                          "output %d (\"%s\") holds %zu bytes, shape %s of %s needs %zu", o, io.name.c_str(),
+                          view.capacity_bytes, shape.to_string().c_str(), to_string(io.dtype), binding.bytes);
+    binding.user = view.data;
+    if (binding.bytes == 0) continue;
+    TRTET_CHECK_OR_RETURN(view.data != nullptr, kInvalidArgument, "output %d (\"%s\") has no data pointer", o,
+                          io.name.c_str());
+    // Classified only now: the runtime may have placed the output in its resize.
+    TRTET_ASSIGN_OR_RETURN(binding.kind, classify(view, call.facts.capturing));
+    TRTET_CHECK_OR_RETURN(!(call.facts.capturing && binding.kind == MemoryKind::kPageableHost), kInvalidArgument,
+                          "output %d (\"%s\") is in pageable host memory, which cannot be used while the stream is "
+                          "being captured; use device or pinned host memory",
+                          o, io.name.c_str());
+    mark_host(o, call);
+  }
+  TRTET_ASSIGN_OR_RETURN(call.completion, decide_completion(call.facts));
+  return Status::Ok();
+}
+
+Status Session::prepare_staging(Call& call) {
+  const int count = engine_->io_count();
+  for (int i = 0; i < count; ++i) {
+    Binding& binding = bindings_[static_cast<std::size_t>(i)];
+    if (binding.bytes == 0) {
+      binding.address = empty_tensor_->data();
+      continue;
+    }
+    if (is_device_accessible(binding.kind)) {
+      binding.address = binding.user;
+      continue;
+    }
+    TRTET_RETURN_IF_ERROR(grow_device_staging(i, binding.bytes, call));
+    binding.address = staging_[static_cast<std::size_t>(i)].device->data();
+    binding.staged = true;
+    if (binding.kind != MemoryKind::kPageableHost) continue;
+    TRTET_RETURN_IF_ERROR(grow_host_staging(i, binding.bytes, call));
+    if (!engine_->io(i).is_input) {
+      const std::size_t chunk = chunk_bytes(binding.bytes);
+      call.output_chunks += (binding.bytes + chunk - 1) / chunk;
+    }
+  }
+  // One event per chunk of pageable output, so each chunk is copied out as soon as it lands.
+  while (chunk_events_.size() < call.output_chunks) {
+    TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
+    chunk_events_.push_back(std::move(event));
   }
   return Status::Ok();
 }
 
-Status Session::bind_aux_streams(const Call& call) {
-  const int wanted = engine_->aux_stream_count();
-  if (wanted == 0 || call.stream == aux_bound_for_) return Status::Ok();
-  TRTET_ASSIGN_OR_RETURN(CUgreenCtx green, cuda::stream_green_context(call.stream));
-  TRTET_ASSIGN_OR_RETURN(cudaStream_t* streams, aux_streams_.get(green, wanted));
-  TRTET_RETURN_IF_ERROR(engine_->set_aux_streams(streams, wanted));
-  aux_bound_for_ = call.stream;
+Status Session::grow_device_staging(int index, std::size_t bytes, const Call& call) {
+  SharedBuffer& buffer = staging_[static_cast<std::size_t>(index)].device;
+  const std::size_t held = buffer ? buffer->size() : 0;
+  if (held >= bytes) {
+    if (buffer.use_count() == 1) buffer->set_stream(call.stream);  // a later free is ordered there
+    return Status::Ok();
+  }
+  TRTET_CHECK_OR_RETURN(!call.facts.capturing, kInvalidArgument,
+                        "binding %d (\"%s\") needs %zu bytes of device staging but the session holds %zu, and nothing "
+                        "may be allocated while the stream is being captured: run the call once before capturing",
+                        index, engine_->io(index).name.c_str(), bytes, held);
+  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown, cuda::DeviceBuffer::allocate(grown_capacity(held, bytes), call.stream));
+  if (buffer.use_count() == 1) {
+    // Ours alone: freed on this call's stream once it is ordered after earlier calls.
+    buffer->set_stream(call.stream);
+    retired_.push_back(std::move(*buffer));
+  } else if (buffer != nullptr) {
+    release_shared(std::move(buffer), completion_->get());  // a captured graph still uses it
+  }
+  buffer = std::make_shared<cuda::DeviceBuffer>(std::move(grown));
+  ++stats_.staging_grows;
+  return Status::Ok();
+}
+
+Status Session::grow_host_staging(int index, std::size_t bytes, const Call& call) {
+  Staging& staging = staging_[static_cast<std::size_t>(index)];
+  staging.host.set_stream(call.stream);
+  if (staging.host_size() >= bytes) return Status::Ok();
+  // Pageable I/O is refused during capture before this point.
+  const std::size_t capacity = grown_capacity(staging.host_size(), bytes);
+  // Not in use on the host: the call that used it waited for its host data before returning.
+  if (host_pool_) {
+    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown,
+                           cuda::DeviceBuffer::allocate_from(host_pool_.get(), capacity, call.stream));
+    if (staging.host) retired_.push_back(std::move(staging.host));
+    staging.host = std::move(grown);
+  } else {
+    TRTET_ASSIGN_OR_RETURN(cuda::PinnedBuffer grown, cuda::PinnedBuffer::allocate(capacity));
+    // cudaFreeHost may synchronize the device: outgrown buffers wait for destroy.
+    if (staging.host_fallback) retired_pinned_.push_back(std::move(staging.host_fallback));
+    staging.host_fallback = std::move(grown);
+  }
+  ++stats_.staging_grows;
+  return Status::Ok();
+}
+
+Status Session::bind_addresses() {
+  const int count = engine_->io_count();
+  for (int i = 0; i < count; ++i) {
+    TRTET_RETURN_IF_ERROR(engine_->set_tensor_address(i, bindings_[static_cast<std::size_t>(i)].address));
+  }
+  return Status::Ok();
+}
+
+// Note [ordering replays]: every eager call records completion_ after its work; a call recorded
+// into a capture waits on completion_ and records it again through external event nodes, so each
+// replay of the graph is ordered after the eager calls launched before it, and eager calls after
+// a replay wait for it like for any earlier call. Once a graph may replay, eager calls always wait.
+Status Session::order_after_previous_calls(const Call& call) {
+  if (call.facts.capturing) {
+    if (completion_pending_ || captured_) {
+      TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, completion_->get(), cudaEventWaitExternal));
+    }
+    return Status::Ok();
+  }
+  if (!completion_pending_ && !captured_) return Status::Ok();
+  const bool same_stream = call.stream_id != 0 && call.stream_id == last_stream_id_;
+  if (same_stream && !captured_) return Status::Ok();
+  TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, completion_->get(), 0));
+  if (!same_stream) ++stats_.cross_stream_waits;
   return Status::Ok();
 }
 
 Status Session::enqueue(TensorView* args, Call& call) {
-  host_copies_.clear();
-  TRTET_RETURN_IF_ERROR(bind_aux_streams(call));
+  Status queued = [&]() -> Status {
+    if (call.joined) {
+      TRTET_RETURN_IF_ERROR(join_in_.record(call.caller));
+      TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, join_in_.get(), 0));
+    }
+    TRTET_RETURN_IF_ERROR(order_after_previous_calls(call));
+    retired_.clear();  // outgrown staging: freed in order after every earlier use
+    TRTET_RETURN_IF_ERROR(copy_inputs_in(args, call));
+    if (call.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(inputs_consumed_.record(call.stream));
+    if (const int wanted = engine_->aux_stream_count(); wanted > 0) {
+      // Made on the stream's green context (or device), and handed over before every enqueue:
+      // TensorRT applies setAuxStreams to the next enqueueV3 only.
+      TRTET_ASSIGN_OR_RETURN(CUgreenCtx green, cuda::stream_green_context(call.stream));
+      TRTET_ASSIGN_OR_RETURN(cudaStream_t* streams, aux_streams_.get(green, wanted));
+      TRTET_RETURN_IF_ERROR(engine_->set_aux_streams(streams, wanted));
+    }
+    TRTET_RETURN_IF_ERROR(engine_->enqueue(call.stream));
+    return copy_outputs_out(args, call);
+  }();
+  // Whatever was queued, completion_ covers it, so later calls and destroy wait for it.
+  Status recorded;
+  if (call.facts.capturing) {
+    const cudaError_t error = cudaEventRecordWithFlags(completion_->get(), call.stream, cudaEventRecordExternal);
+    if (error != cudaSuccess) recorded = cuda::runtime_status(error, "cudaEventRecordWithFlags", __FILE__, __LINE__);
+    if (queued.ok() && recorded.ok()) queued = retain_for_graph(call);
+  } else {
+    recorded = completion_->record(call.stream);
+    if (recorded.ok()) {
+      completion_pending_ = true;
+      last_stream_id_ = call.stream_id;
+    }
+  }
+  if (call.joined) {
+    Status joined = join_out_.record(call.stream);
+    if (joined.ok()) {
+      const cudaError_t error = cudaStreamWaitEvent(call.caller, join_out_.get(), 0);
+      if (error != cudaSuccess) joined = cuda::runtime_status(error, "cudaStreamWaitEvent", __FILE__, __LINE__);
+    }
+    if (recorded.ok()) recorded = std::move(joined);
+  }
+  TRTET_RETURN_IF_ERROR(queued);
+  return recorded;
+}
+
+Status Session::retain_for_graph(const Call& call) {
+  GraphHold hold;
+  hold.device = engine_->device();
+  hold.events.push_back(completion_);
+  hold.buffers.push_back(empty_tensor_);
+  const int count = engine_->io_count();
+  for (int i = 0; i < count; ++i) {
+    if (bindings_[static_cast<std::size_t>(i)].staged) hold.buffers.push_back(staging_[static_cast<std::size_t>(i)].device);
+  }
+  TRTET_RETURN_IF_ERROR(retain_in_capture(call.stream, std::move(hold)));
+  captured_ = true;
+  ++stats_.captures;
+  return Status::Ok();
+}
+
+Status Session::copy_inputs_in(TensorView* args, const Call& call) {
+  (void)args;
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
     const Binding& binding = bindings_[static_cast<std::size_t>(i)];
     if (!engine_->io(i).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
-      TRTET_RETURN_IF_ERROR(stage_pageable_input(i, args[i].data, call));
+      TRTET_RETURN_IF_ERROR(stage_pageable_input(i, binding.user, call));
     } else {
-      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.address, args[i].data, binding.bytes, cudaMemcpyHostToDevice, call.stream));
+      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.address, binding.user, binding.bytes, cudaMemcpyHostToDevice, call.stream));
     }
   }
-  if (call.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(inputs_consumed_.record(call.stream));
-  TRTET_RETURN_IF_ERROR(engine_->enqueue(call.stream));
+  return Status::Ok();
+}
+
+Status Session::copy_outputs_out(TensorView* args, const Call& call) {
+  (void)args;
+  output_copies_.clear();
+  const int count = engine_->io_count();
   for (int o = 0; o < count; ++o) {
     const Binding& binding = bindings_[static_cast<std::size_t>(o)];
     if (engine_->io(o).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
-      TRTET_RETURN_IF_ERROR(stage_pageable_output(o, args[o].data, call));
+      TRTET_RETURN_IF_ERROR(queue_pageable_output(o, binding.user, call));
     } else {
-      TRTET_CUDA_CHECK(cudaMemcpyAsync(args[o].data, binding.address, binding.bytes, cudaMemcpyDeviceToHost, call.stream));
+      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost, call.stream));
     }
   }
-  if (!call.facts.capturing) {
-    TRTET_RETURN_IF_ERROR(completion_.record(call.stream));
-    completion_pending_ = true;
-  }
-  stats_.last_stream = call.stream;
   return Status::Ok();
 }
 
@@ -351,7 +481,7 @@ Status Session::complete(const Call& call) {
       // Pageable outputs: each chunk is copied out as soon as its transfer is done, while the
       // next chunk is still in flight.
       TRTET_RETURN_IF_ERROR(copy_out_pageable_outputs());
-      TRTET_RETURN_IF_ERROR(completion_.synchronize());
+      TRTET_RETURN_IF_ERROR(completion_->synchronize());
       break;
   }
   stats_.last_completion = call.completion;
@@ -374,115 +504,66 @@ Status Session::stage_pageable_input(int index, const void* source, const Call& 
   const auto* from = static_cast<const unsigned char*>(source);
   const std::size_t chunk = chunk_bytes(binding.bytes);
   const std::size_t chunks = (binding.bytes + chunk - 1) / chunk;
-  // Worker w copies chunks w, w + P, ... and queues each one's transfer as soon as it is copied,
-  // so the transfers run while the other chunks are still being copied.
-  const int parallelism = chunks > 1 ? HostCopyPool::shared().parallelism() : 1;
-  std::mutex error_mutex;
-  cudaError_t first_error = cudaSuccess;
-  auto job = [&](int worker) {
-    for (std::size_t c = static_cast<std::size_t>(worker); c < chunks; c += static_cast<std::size_t>(parallelism)) {
-      const std::size_t offset = c * chunk;
-      const std::size_t length = std::min(chunk, binding.bytes - offset);
-      std::memcpy(host + offset, from + offset, length);
-      const cudaError_t error =
-          cudaMemcpyAsync(device + offset, host + offset, length, cudaMemcpyHostToDevice, call.stream);
-      if (error != cudaSuccess) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (first_error == cudaSuccess) first_error = error;
-        return;
-      }
-    }
-  };
-  if (parallelism == 1) {
-    job(0);
-  } else {
-    HostCopyPool::shared().run(job, engine_->device());
+  if (chunks == 1) {
+    std::memcpy(host, from, binding.bytes);
+    TRTET_CUDA_CHECK(cudaMemcpyAsync(device, host, binding.bytes, cudaMemcpyHostToDevice, call.stream));
+    return Status::Ok();
   }
-  TRTET_CUDA_CHECK(first_error);
+  // The pool's workers copy chunks into pinned staging; this thread queues each chunk's
+  // transfer, on the call's stream, as soon as that chunk is copied.
+  input_copies_.clear();
+  for (std::size_t offset = 0; offset < binding.bytes; offset += chunk) {
+    input_copies_.push_back(CopyTask{host + offset, from + offset, std::min(chunk, binding.bytes - offset)});
+  }
+  HostCopyPool& pool = HostCopyPool::shared();
+  CopyBatch batch(input_copies_);
+  pool.begin(batch, chunks);
+  cudaError_t error = cudaSuccess;
+  for (std::size_t c = 0; c < chunks && error == cudaSuccess; ++c) {
+    pool.help_until_done(batch, c);
+    const std::size_t offset = c * chunk;
+    error = cudaMemcpyAsync(device + offset, host + offset, input_copies_[c].bytes, cudaMemcpyHostToDevice, call.stream);
+  }
+  pool.finish(batch);
+  TRTET_CUDA_CHECK(error);
   return Status::Ok();
 }
 
-Status Session::stage_pageable_output(int index, void* destination, const Call& call) {
+Status Session::queue_pageable_output(int index, void* destination, const Call& call) {
   const Binding& binding = bindings_[static_cast<std::size_t>(index)];
   auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host_data());
   const auto* device = static_cast<const unsigned char*>(binding.address);
   auto* to = static_cast<unsigned char*>(destination);
   const std::size_t chunk = chunk_bytes(binding.bytes);
   for (std::size_t offset = 0; offset < binding.bytes; offset += chunk) {
-    std::size_t length = std::min(chunk, binding.bytes - offset);
-    const bool last_event = host_copies_.size() + 1 == chunk_events_.size();
-    if (last_event) length = binding.bytes - offset;  // out of events: the rest in one piece
+    const std::size_t length = std::min(chunk, binding.bytes - offset);
     TRTET_CUDA_CHECK(cudaMemcpyAsync(host + offset, device + offset, length, cudaMemcpyDeviceToHost, call.stream));
-    const std::size_t event = host_copies_.size();
-    TRTET_RETURN_IF_ERROR(chunk_events_[event].record(call.stream));
-    host_copies_.push_back(HostCopy{to + offset, host + offset, length, event});
-    if (last_event) break;
+    TRTET_RETURN_IF_ERROR(chunk_events_[output_copies_.size()].record(call.stream));  // sized by prepare_staging
+    output_copies_.push_back(CopyTask{to + offset, host + offset, length});
   }
   return Status::Ok();
 }
 
 Status Session::copy_out_pageable_outputs() {
-  // Worker w takes chunks w, w + P, ...: each waits for its chunk's transfer, then copies it out
-  // while later chunks are still in flight.
-  const std::size_t count = host_copies_.size();
-  const int parallelism = count > 1 ? HostCopyPool::shared().parallelism() : 1;
-  std::mutex error_mutex;
-  Status first_error;
-  auto job = [&](int worker) {
-    for (std::size_t c = static_cast<std::size_t>(worker); c < count; c += static_cast<std::size_t>(parallelism)) {
-      const HostCopy& copy = host_copies_[c];
-      Status waited = chunk_events_[copy.event].synchronize();
-      if (!waited.ok()) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (first_error.ok()) first_error = std::move(waited);
-        return;
-      }
-      std::memcpy(copy.destination, copy.source, copy.bytes);
-    }
-  };
-  if (parallelism == 1) {
-    job(0);
-  } else {
-    HostCopyPool::shared().run(job, engine_->device());
+  const std::size_t count = output_copies_.size();
+  if (count == 0) return Status::Ok();
+  if (count == 1) {
+    TRTET_RETURN_IF_ERROR(chunk_events_[0].synchronize());
+    std::memcpy(output_copies_[0].destination, output_copies_[0].source, output_copies_[0].bytes);
+    return Status::Ok();
   }
-  return first_error;
-}
-
-Status Session::ensure_device_staging(int index, std::size_t bytes, const Call& call) {
-  cuda::DeviceBuffer& buffer = staging_[static_cast<std::size_t>(index)].device;
-  // Frees of an outgrown buffer are ordered on this call's stream, which already waits for the
-  // previous call (order_after_previous_call).
-  buffer.set_stream(call.stream);
-  if (buffer.size() >= bytes) return Status::Ok();
-  TRTET_CHECK_OR_RETURN(!call.facts.capturing, kInvalidArgument,
-                        "binding %d (\"%s\") needs %zu bytes of device staging but the session holds %zu, and nothing "
-                        "may be allocated while the stream is being captured: run the call once before capturing",
-                        index, engine_->io(index).name.c_str(), bytes, buffer.size());
-  const std::size_t capacity = grown_capacity(buffer.size(), bytes);
-  buffer.reset();
-  TRTET_ASSIGN_OR_RETURN(buffer, cuda::DeviceBuffer::allocate(capacity, call.stream));
-  ++stats_.staging_grows;
-  return Status::Ok();
-}
-
-Status Session::ensure_host_staging(int index, std::size_t bytes, const Call& call) {
-  Staging& staging = staging_[static_cast<std::size_t>(index)];
-  staging.host.set_stream(call.stream);
-  if (staging.host_size() >= bytes) return Status::Ok();
-  TRTET_CHECK_OR_RETURN(!call.facts.capturing, kInvalidArgument,
-                        "binding %d (\"%s\") needs host staging, which cannot be allocated during capture", index,
-                        engine_->io(index).name.c_str());
-  const std::size_t capacity = grown_capacity(staging.host_size(), bytes);
-  // Not in use: the previous call waited for its host data before returning.
-  if (host_pool_) {
-    staging.host.reset();
-    TRTET_ASSIGN_OR_RETURN(staging.host, cuda::DeviceBuffer::allocate_from(host_pool_.get(), capacity, call.stream));
-  } else {
-    staging.host_fallback.reset();
-    TRTET_ASSIGN_OR_RETURN(staging.host_fallback, cuda::PinnedBuffer::allocate(capacity));
+  // This thread waits for each chunk's transfer and hands the chunk to the pool's workers, which
+  // copy it out while later chunks are still in flight. Workers never wait for the GPU.
+  HostCopyPool& pool = HostCopyPool::shared();
+  CopyBatch batch(output_copies_);
+  pool.begin(batch, 0);
+  Status waited;
+  for (std::size_t c = 0; c < count && waited.ok(); ++c) {
+    waited = chunk_events_[c].synchronize();
+    if (waited.ok()) pool.publish(batch, c + 1);
   }
-  ++stats_.staging_grows;
-  return Status::Ok();
+  pool.finish(batch);
+  return waited;
 }
 
 SessionStats Session::stats() const {
@@ -491,6 +572,7 @@ SessionStats Session::stats() const {
 }
 
 void Session::destroy() noexcept {
+  closing_.store(true, std::memory_order_release);
   std::lock_guard<std::mutex> lock(mutex_);
   release();
 }
@@ -499,28 +581,43 @@ void Session::release() noexcept {
   if (engine_ == nullptr) return;
   {
     cuda::DeviceGuard device(engine_->device());
-    if (completion_pending_) TRTET_CUDA_WARN(cudaEventSynchronize(completion_.get()));  // our own work only
-    if (private_stream_ != nullptr) {
+    // Our own work only (and replays launched before now: they record completion_ too).
+    if (completion_ != nullptr && (completion_pending_ || captured_)) TRTET_CUDA_WARN(cudaEventSynchronize(completion_->get()));
+    if (own_stream_ != nullptr) {
       // Every use is complete: free in order on the session's own stream, not the caller's
-      // (which may already be destroyed).
+      // (which may already be destroyed). Buffers a live graph still holds go when it goes.
+      auto free_shared = [&](SharedBuffer& buffer) {
+        if (buffer == nullptr) return;
+        if (buffer.use_count() == 1) {
+          buffer->set_stream(own_stream_);
+          buffer->reset();
+          buffer.reset();
+        } else {
+          release_shared(std::move(buffer), nullptr);
+        }
+      };
       for (Staging& staging : staging_) {
-        staging.device.set_stream(private_stream_);
-        staging.device.reset();
-        staging.host.set_stream(private_stream_);
+        free_shared(staging.device);
+        staging.host.set_stream(own_stream_);
         staging.host.reset();
         staging.host_fallback.reset();
       }
-      empty_tensor_.set_stream(private_stream_);
-      empty_tensor_.reset();
+      for (cuda::DeviceBuffer& buffer : retired_) buffer.set_stream(own_stream_);
+      retired_.clear();
+      retired_pinned_.clear();
+      free_shared(empty_tensor_);
     }
     aux_streams_.reset();
     engine_.reset();
-    if (private_stream_ != nullptr) TRTET_CUDA_WARN(cudaStreamDestroy(private_stream_));
+    if (own_stream_ != nullptr) TRTET_CUDA_WARN(cudaStreamDestroy(own_stream_));
     host_pool_.reset();
-    private_stream_ = nullptr;
+    own_stream_ = nullptr;
+    join_in_.reset();
+    join_out_.reset();
     inputs_consumed_.reset();
-    completion_.reset();
+    completion_.reset();  // a graph that holds it keeps it
     chunk_events_.clear();
+    drain_released_graph_holds();
   }
   staging_.clear();
   bindings_.clear();

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "cuda/host_pool.h"
 #include "cuda/pinned_buffer.h"
 #include "delegate/aux_streams.h"
+#include "delegate/graph_hold.h"
 #include "delegate/host_copy_pool.h"
 #include "delegate/memory_kind.h"
 #include "delegate/policy.h"
@@ -27,11 +29,11 @@ struct SessionStats {
   std::uint64_t calls = 0;             ///< successful executes
   std::uint64_t staging_grows = 0;     ///< staging buffers (re)allocated
   std::uint64_t cross_stream_waits = 0;///< GPU-side waits on the previous call's event (stream changed)
+  std::uint64_t captures = 0;          ///< calls recorded into a caller's graph capture
   Completion last_completion = Completion::kReturnAtOnce;
-  cudaStream_t last_stream = nullptr;
 };
 
-/// Runs one engine under Note [Execute contract] (TensorRTBackend.h).
+/// Runs one engine under the execute contract (docs/DESIGN.md, "The execute contract").
 ///
 /// One call at a time (calls are serialized by a lock). Construct, then initialize() once; the
 /// ExecuTorch adapter placement-constructs it in the runtime's allocator.
@@ -51,12 +53,14 @@ class Session {
   Status initialize();
 
   /// Runs the engine on `args` (inputs then outputs, in binding order), on the caller stream of
-  /// this thread (CudaStreamGuard) or cudaStreamPerThread. Every check is made before any work is
-  /// enqueued; a failed call leaves the session usable.
+  /// this thread (CudaStreamGuard) or, without one, ordered after this thread's
+  /// cudaStreamPerThread. Every check is made before any work is enqueued; a failed call leaves
+  /// the session usable.
   Status execute(TensorView* args, std::size_t count);
 
   /// Waits for this session's in-flight work (by event) and releases everything; later calls
-  /// fail with kInvalidState. Safe against a concurrent execute on another thread.
+  /// fail with kInvalidState. Safe against a concurrent execute on another thread, which it
+  /// does not wait behind: calls that have not taken the lock yet fail at once.
   void destroy() noexcept;
 
   const engine::Engine& engine() const noexcept { return *engine_; }
@@ -66,15 +70,16 @@ class Session {
   /// Per binding, per call: where the engine reads or writes it.
   struct Binding {
     MemoryKind kind = MemoryKind::kDevice;
+    void* user = nullptr;         ///< the caller's memory (for an aliased output: its input's)
     void* address = nullptr;      ///< the address the engine is bound to
     std::size_t bytes = 0;        ///< bytes moved for this call
     bool staged = false;          ///< copied through the session's device staging buffer
   };
-  /// Per binding, owned: staging, grown on demand. Host staging comes from the session's host
-  /// memory pool (stream-ordered: growing it never synchronizes the device), or, where the device
-  /// has no host pools, from cudaHostAlloc.
+  /// Per binding, owned: staging, grown on demand. Device staging is shared with graphs that
+  /// captured it (graph_hold.h). Host staging (pageable I/O only, never captured) comes from the
+  /// session's pinned host memory pool, or, where the device has none, from cudaHostAlloc.
   struct Staging {
-    cuda::DeviceBuffer device;
+    SharedBuffer device;
     cuda::DeviceBuffer host;
     cuda::PinnedBuffer host_fallback;
     void* host_data() const noexcept { return host ? host.data() : host_fallback.data(); }
@@ -82,30 +87,41 @@ class Session {
   };
   /// What the steps of one call share.
   struct Call {
-    cudaStream_t stream = nullptr;
+    cudaStream_t caller = nullptr;  ///< the stream the caller selected (or cudaStreamPerThread)
+    cudaStream_t stream = nullptr;  ///< the stream the work runs on (never a default-stream handle)
+    bool joined = false;            ///< stream is the session's own, joined to `caller` by events
+    unsigned long long stream_id = 0;
     CallFacts facts;
     Completion completion = Completion::kReturnAtOnce;
+    std::size_t output_chunks = 0;  ///< chunks of pageable outputs, each with its own event
   };
 
+  // The steps of execute(), in order. Everything up to prepare_staging only checks and decides;
+  // from enqueue on, work is queued.
   Status resolve_stream(Call& call);
   Status classify_arguments(TensorView* args, Call& call);
-  Status bind_inputs(TensorView* args, Call& call);
-  Status infer_output_shapes(TensorView* args);
-  Status bind_outputs(TensorView* args, Call& call);
+  Status resolve_shapes(TensorView* args, Call& call);
+  Status prepare_staging(Call& call);
+  Status bind_addresses();
   Status enqueue(TensorView* args, Call& call);
   Status complete(const Call& call);
 
-  Status order_after_previous_call(const Call& call);
-  Status bind_aux_streams(const Call& call);
+  Result<MemoryKind> classify(const TensorView& view, bool capturing);
+  void mark_host(int index, Call& call);
+  Status grow_device_staging(int index, std::size_t bytes, const Call& call);
+  Status grow_host_staging(int index, std::size_t bytes, const Call& call);
+  Status order_after_previous_calls(const Call& call);
+  Status copy_inputs_in(TensorView* args, const Call& call);
+  Status copy_outputs_out(TensorView* args, const Call& call);
   Status stage_pageable_input(int index, const void* source, const Call& call);
-  Status stage_pageable_output(int index, void* destination, const Call& call);
+  Status queue_pageable_output(int index, void* destination, const Call& call);
   Status copy_out_pageable_outputs();
+  Status retain_for_graph(const Call& call);
   static std::size_t chunk_bytes(std::size_t bytes) noexcept;
-  Status ensure_device_staging(int index, std::size_t bytes, const Call& call);
-  Status ensure_host_staging(int index, std::size_t bytes, const Call& call);
   void release() noexcept;
 
   mutable std::mutex mutex_;
+  std::atomic<bool> closing_{false};
   engine::EnginePtr engine_;
   bool initialized_ = false;
   bool host_memory_is_device_accessible_ = false;  ///< integrated / ATS devices bind host memory directly
@@ -113,24 +129,23 @@ class Session {
   std::vector<Staging> staging_;
   std::vector<int> alias_input_of_output_;        ///< per binding: aliased input index or -1
   PointerKindCache pointer_kinds_;
+  cudaStream_t own_stream_ = nullptr;             ///< runs calls with no stream of the caller's; housekeeping
+  cuda::Event join_in_;                           ///< the caller's stream → own_stream_
+  cuda::Event join_out_;                          ///< own_stream_ → the caller's stream
   cuda::Event inputs_consumed_;
-  cuda::Event completion_;
+  SharedEvent completion_;                        ///< recorded after every call (and every replay)
   bool completion_pending_ = false;               ///< completion_ recorded for work that may be in flight
-  cudaStream_t private_stream_ = nullptr;          ///< for housekeeping frees at destroy
-  cuda::DeviceBuffer empty_tensor_;
-  cuda::HostMemoryPool host_pool_;                 ///< pinned host staging, stream-ordered               ///< valid address for zero-size tensors
-  /// A chunk of a pageable output, copied out on the host once its event fires.
-  struct HostCopy {
-    void* destination;
-    const void* source;
-    std::size_t bytes;
-    std::size_t event;
-  };
-  static constexpr int kChunkEvents = 128;
-  std::vector<cuda::Event> chunk_events_;          ///< one per chunk of pageable output in flight
-  std::vector<HostCopy> host_copies_;              ///< this call's pageable output chunks
+  bool captured_ = false;                         ///< a graph holding a call of this session may replay
+  unsigned long long last_stream_id_ = 0;         ///< the stream of the last eager call (cudaStreamGetId)
+  SharedBuffer empty_tensor_;                     ///< a valid address for zero-size tensors
+  cuda::HostMemoryPool host_pool_;                ///< pinned host staging, stream-ordered
+  std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown staging, freed once ordered after earlier calls
+  std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at destroy
+  /// A chunk of a pageable output: its transfer's event, and the host copy that follows it.
+  std::vector<cuda::Event> chunk_events_;
+  std::vector<CopyTask> output_copies_;
+  std::vector<CopyTask> input_copies_;
   AuxStreams aux_streams_;
-  cudaStream_t aux_bound_for_ = nullptr;          ///< the stream whose aux streams the engine holds
   SessionStats stats_;
 };
 
