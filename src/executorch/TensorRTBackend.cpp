@@ -2,6 +2,7 @@
 
 #include <executorch/runtime/platform/log.h>
 
+#include <exception>
 #include <new>
 #include <utility>
 
@@ -110,6 +111,19 @@ Status run(DelegateHandle& handle, et::Span<et::EValue*> args) {
   return handle.session.execute(handle.views.data(), handle.views.size());
 }
 
+/// No exception crosses into ExecuTorch (built without them, it would terminate): an engine or
+/// allocator that throws fails the call with kInternal, naming what was thrown.
+template <typename Fn>
+auto without_exceptions(const char* phase, Fn&& fn) noexcept -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::exception& error) {
+    return make_error(ErrorCode::kInternal, "%s threw %s", phase, error.what());
+  } catch (...) {
+    return make_error(ErrorCode::kInternal, "%s threw a non-standard exception", phase);
+  }
+}
+
 TensorRTBackend g_backend;
 
 et::Error register_backend_once() noexcept {
@@ -136,7 +150,8 @@ bool TensorRTBackend::is_available() const { return true; }
 
 et::Result<et::DelegateHandle*> TensorRTBackend::init(et::BackendInitContext& context, et::FreeableBuffer* processed,
                                                       et::ArrayRef<et::CompileSpec> compile_specs) const {
-  Result<DelegateHandle*> handle = load(context, processed, compile_specs);
+  Result<DelegateHandle*> handle =
+      without_exceptions("init", [&]() -> Result<DelegateHandle*> { return load(context, processed, compile_specs); });
   if (!handle.ok()) {
     if (processed != nullptr) processed->Free();
     return report(handle.status(), DelegatePhase::kInit, "init");
@@ -151,7 +166,9 @@ et::Error TensorRTBackend::execute(et::BackendExecutionContext& context, et::Del
     ET_LOG(Error, "TensorRTBackend execute: null delegate handle");
     return et::Error::DelegateInvalidHandle;
   }
-  return report(run(*static_cast<DelegateHandle*>(handle), args), DelegatePhase::kExecute, "execute");
+  const Status status =
+      without_exceptions("execute", [&]() -> Status { return run(*static_cast<DelegateHandle*>(handle), args); });
+  return report(status, DelegatePhase::kExecute, "execute");
 }
 
 void TensorRTBackend::destroy(et::DelegateHandle* handle) const {
