@@ -83,7 +83,6 @@ Status Session::initialize() {
   host_memory_is_device_accessible_ = integrated != 0 || ats != 0;
 
   TRTET_ASSIGN_OR_RETURN(join_in_, cuda::Event::create());
-  TRTET_ASSIGN_OR_RETURN(join_out_, cuda::Event::create());
   TRTET_ASSIGN_OR_RETURN(inputs_consumed_, cuda::Event::create());
   TRTET_ASSIGN_OR_RETURN(cuda::Event completion, cuda::Event::create());
   completion_ = std::make_shared<cuda::Event>(std::move(completion));
@@ -164,7 +163,8 @@ Status Session::resolve_stream(Call& call) {
                         "this engine enqueues synchronously (weight streaming is active) and cannot be captured "
                         "into a CUDA graph");
   // Streams are told apart by id, not handle: a destroyed stream's handle comes back for a new one.
-  if (cudaStreamGetId(call.stream, &call.stream_id) != cudaSuccess) {
+  // (Only eager calls need it; the query is not made on a capturing stream.)
+  if (!call.facts.capturing && cudaStreamGetId(call.stream, &call.stream_id) != cudaSuccess) {
     (void)cudaGetLastError();
     call.stream_id = 0;  // unknown: ordered as a different stream
   }
@@ -412,13 +412,10 @@ Status Session::enqueue(TensorView* args, Call& call) {
       last_stream_id_ = call.stream_id;
     }
   }
-  if (call.joined) {
-    Status joined = join_out_.record(call.stream);
-    if (joined.ok()) {
-      const cudaError_t error = cudaStreamWaitEvent(call.caller, join_out_.get(), 0);
-      if (error != cudaSuccess) joined = cuda::runtime_status(error, "cudaStreamWaitEvent", __FILE__, __LINE__);
-    }
-    if (recorded.ok()) recorded = std::move(joined);
+  if (call.joined && recorded.ok()) {
+    // The caller's stream continues after this call: once completion_ fires, nothing of it is left.
+    const cudaError_t error = cudaStreamWaitEvent(call.caller, completion_->get(), 0);
+    if (error != cudaSuccess) recorded = cuda::runtime_status(error, "cudaStreamWaitEvent", __FILE__, __LINE__);
   }
   TRTET_RETURN_IF_ERROR(queued);
   return recorded;
@@ -613,7 +610,6 @@ void Session::release() noexcept {
     host_pool_.reset();
     own_stream_ = nullptr;
     join_in_.reset();
-    join_out_.reset();
     inputs_consumed_.reset();
     completion_.reset();  // a graph that holds it keeps it
     chunk_events_.clear();

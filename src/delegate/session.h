@@ -130,8 +130,7 @@ class Session {
   std::vector<int> alias_input_of_output_;        ///< per binding: aliased input index or -1
   PointerKindCache pointer_kinds_;
   cudaStream_t own_stream_ = nullptr;             ///< runs calls with no stream of the caller's; housekeeping
-  cuda::Event join_in_;                           ///< the caller's stream → own_stream_
-  cuda::Event join_out_;                          ///< own_stream_ → the caller's stream
+  cuda::Event join_in_;                           ///< the caller's stream → own_stream_ (back: completion_)
   cuda::Event inputs_consumed_;
   SharedEvent completion_;                        ///< recorded after every call (and every replay)
   bool completion_pending_ = false;               ///< completion_ recorded for work that may be in flight
