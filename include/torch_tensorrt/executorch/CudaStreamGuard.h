@@ -14,7 +14,11 @@ namespace torch_tensorrt::executorch_backend {
 /// copies on `stream` (see Note [Execute contract] in TensorRTBackend.h). Guards nest: the
 /// innermost wins, and each destructor restores the selection that was in force before it.
 /// The selection is per thread and lives in one shared library, so every shared object of the
-/// process sees it. A null `stream` is an explicit selection of the legacy default stream.
+/// process sees it. A null `stream` is an explicit selection of the legacy default stream (kept
+/// for compatibility with callers that pass nullptr on purpose): the delegate then runs on its own
+/// stream, ordered after the legacy stream's work and before its later work. The legacy stream
+/// cannot run inside a green context; a call with a green context current and a default stream
+/// selected fails with a message saying so.
 class CudaStreamGuard {
  public:
   explicit CudaStreamGuard(cudaStream_t stream) noexcept;
