@@ -1,0 +1,3 @@
+set(layers "low;high")
+set(uses_low "")
+set(uses_high "low")
