@@ -26,15 +26,13 @@ constexpr bool is_device_accessible(MemoryKind kind) noexcept {
 /// `engine_device` is kInvalidArgument.
 Result<MemoryKind> classify_pointer(const void* pointer, int engine_device);
 
-/// A small most-recently-used cache in front of classify_pointer: ExecuTorch's memory-planned
-/// tensors pass the same pointers on every call. Keyed by address alone: an address freed and
-/// reused for memory of another kind keeps its cached kind until clear().
+/// A small cache in front of classify_pointer (a ring of 32 entries, oldest replaced first):
+/// ExecuTorch's memory-planned tensors pass the same pointers on every call. Keyed by address
+/// alone: an address freed and reused for memory of another kind keeps its cached kind, so the
+/// session asks the driver, not the cache, while a stream is being captured.
 class PointerKindCache {
  public:
   Result<MemoryKind> classify(const void* pointer, int engine_device);
-  /// Forgets every entry (memory may have been freed and reused).
-  void clear() noexcept { size_ = 0; }
-  std::size_t size() const noexcept { return size_; }
 
  private:
   struct Entry {

@@ -571,10 +571,10 @@ SessionStats Session::stats() const {
 void Session::destroy() noexcept {
   closing_.store(true, std::memory_order_release);
   std::lock_guard<std::mutex> lock(mutex_);
-  release();
+  free_resources();
 }
 
-void Session::release() noexcept {
+void Session::free_resources() noexcept {
   if (engine_ == nullptr) return;
   {
     cuda::DeviceGuard device(engine_->device());

@@ -118,7 +118,7 @@ class Session {
   Status copy_out_pageable_outputs();
   Status retain_for_graph(const Call& call);
   static std::size_t chunk_bytes(std::size_t bytes) noexcept;
-  void release() noexcept;
+  void free_resources() noexcept;
 
   mutable std::mutex mutex_;
   std::atomic<bool> closing_{false};

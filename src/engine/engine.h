@@ -81,7 +81,7 @@ class Engine {
   virtual bool enqueue_is_synchronous() const noexcept { return false; }
 };
 
-/// Builds an engine from a blob's engine bytes and metadata (see delegate/session.h).
+/// An engine, owned by the session that runs it.
 using EnginePtr = std::unique_ptr<Engine>;
 
 }  // namespace torch_tensorrt::executorch_backend::engine

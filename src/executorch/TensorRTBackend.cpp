@@ -97,15 +97,15 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
     }
   }
   if (!unavailable.ok()) {
-    handle->unavailable = make_error(ErrorCode::kNoDevice, "no usable GPU when the method was loaded (%s)",
+    handle->no_gpu = make_error(ErrorCode::kNoDevice, "no usable GPU when the method was loaded (%s)",
                                      unavailable.message().c_str());
-    ET_LOG(Info, "TensorRTBackend init: %s; execute will report it", handle->unavailable.message().c_str());
+    ET_LOG(Info, "TensorRTBackend init: %s; execute will report it", handle->no_gpu.message().c_str());
   }
   return handle;
 }
 
 Status run(DelegateHandle& handle, et::Span<et::EValue*> args) {
-  TRTET_RETURN_IF_ERROR(handle.unavailable);
+  TRTET_RETURN_IF_ERROR(handle.no_gpu);
   std::lock_guard<std::mutex> lock(handle.views_mutex);
   TRTET_RETURN_IF_ERROR(make_tensor_views(handle.session.engine(), args, handle.views));
   return handle.session.execute(handle.views.data(), handle.views.size());

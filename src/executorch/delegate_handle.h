@@ -16,7 +16,7 @@ struct DelegateHandle {
 
   delegate::Session session;
   /// Not Ok when the method loaded without a usable GPU: every execute() reports it.
-  Status unavailable;
+  Status no_gpu;
   /// Per-call scratch, sized at init and reused; guarded because ExecuTorch may call execute()
   /// on one handle from several threads (the session serializes the calls themselves).
   std::mutex views_mutex;
