@@ -1,5 +1,5 @@
-// The GPU scenarios P1-P6 (issue 5): each a ratio taken in one run, printed as a table and
-// written to CSV. Usage: trtet-scenarios [--only P1,P3] [--out DIR] [--calls N]
+// The GPU scenarios P1-P6 (issue 5) and P1h (issue #10): each a ratio taken in one run, printed as
+// a table and written to CSV. Usage: trtet-scenarios [--only P1,P1h,P3] [--out DIR] [--calls N]
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <algorithm>
@@ -95,6 +95,81 @@ void p1_isolation(const Config& config, std::vector<Row>& rows) {
                   r.green_p99_ratio(), "<= 1.05", r.green_p99_ratio() <= 1.05});
   rows.push_back({"P1b", "isolation, whole GPU: p99 beside / alone", format("%.1f us", r.shared_beside.latency.p99),
                   format("%.1f us", r.shared_alone.latency.p99), r.shared_p99_ratio(), "(contrast)", true});
+}
+
+// ---- P1h ------------------------------------------------------------------------------------
+// P1 with host I/O (issue #10): the latency-critical engine with 4 MiB pageable input and output on
+// a 32-SM green context, alone and beside an engine of 100 ms, also with 4 MiB pageable I/O, that
+// runs back to back in another thread on the rest of the GPU. Host staging must not couple them.
+void p1h_isolation_host_io(const Config& config, std::vector<Row>& rows) {
+  namespace green = ex::green;
+  const IsolationOptions defaults;
+  auto parts = green::split_device(0, green::SplitRequest::counts({defaults.victim_sms}, /*remainder=*/true));
+  require(parts.status(), "P1h split");
+  auto victim_stream = (*parts)[0].context.make_stream();
+  auto long_stream = (*parts)[1].context.make_stream();
+  require(victim_stream.status(), "P1h victim stream");
+  require(long_stream.status(), "P1h long-engine stream");
+  const std::size_t n = (4u << 20) / sizeof(float);
+  SpinOptions victim_options = defaults.victim;
+  victim_options.max_elements = static_cast<std::int64_t>(n);
+  const SpinOptions long_options{static_cast<int>(2 * (*parts)[1].granted_sms()), 128, 0, 100'000'000, 1,
+                                 static_cast<std::int64_t>(n)};
+  auto victim = spin_session(victim_options);
+  auto long_engine = spin_session(long_options);
+  Buffer victim_in(Memory::kPageable, n), victim_out(Memory::kPageable, n);
+  Buffer long_in(Memory::kPageable, n), long_out(Memory::kPageable, n);
+  TensorView victim_args[2] = {victim_in.view(n), victim_out.view(n)};
+  TensorView long_args[2] = {long_in.view(n), long_out.view(n)};
+  auto call_victim = [&] {
+    ex::CudaStreamGuard guard(*victim_stream);
+    require(victim->execute(victim_args, 2), "P1h victim execute");  // host outputs: written on return
+  };
+  auto measure = [&](std::vector<double>& samples) {
+    for (int i = 0; i < 50; ++i) call_victim();
+    samples.clear();
+    for (int i = 0; i < config.calls; ++i) {
+      const auto start = Clock::now();
+      call_victim();
+      samples.push_back(micros_since(start));
+    }
+  };
+  std::vector<double> alone, beside;
+  measure(alone);
+  std::atomic<bool> stop{false};
+  std::atomic<int> long_calls{0};
+  std::thread load([&] {
+    while (!stop.load()) {
+      ex::CudaStreamGuard guard(*long_stream);
+      require(long_engine->execute(long_args, 2), "P1h long engine execute");
+      long_calls.fetch_add(1);
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  measure(beside);
+  stop = true;
+  load.join();
+  std::fill(victim_out.data(), victim_out.data() + n, -1.0f);  // poison, then one more call, checked
+  call_victim();
+  for (std::size_t i = 0; i < n; i += 4093) {
+    if (victim_out.data()[i] != 2.0f * victim_in.data()[i]) {
+      std::fprintf(stderr, "P1h: wrong output at %zu\n", i);
+      std::exit(4);
+    }
+  }
+  const Percentiles pa = percentiles(alone), pb = percentiles(beside);
+  const double ratio = pb.p99 / pa.p99;
+  write_cdf_svg(config.out_dir + "/p1h_isolation_host_io.svg",
+                "P1h: victim with 4 MiB pageable I/O, alone and beside a 100 ms engine with host I/O",
+                {{"green alone", alone}, {"green beside", beside}});
+  append_csv(config.out_dir + "/p1h_isolation_host_io.csv", "condition,p50_us,p99_us,mean_us,calls",
+             {format("green alone,%.2f,%.2f,%.2f,%zu", pa.p50, pa.p99, pa.mean, pa.n),
+              format("green beside,%.2f,%.2f,%.2f,%zu", pb.p50, pb.p99, pb.mean, pb.n)});
+  std::printf("P1h: victim %u SMs, 4 MiB pageable in + out: p50 %.1f / p99 %.1f us alone, p50 %.1f / p99 %.1f us beside "
+              "a 100 ms engine with 4 MiB pageable I/O on %u SMs (%d of its calls ran meanwhile)\n",
+              (*parts)[0].granted_sms(), pa.p50, pa.p99, pb.p50, pb.p99, (*parts)[1].granted_sms(), long_calls.load());
+  rows.push_back({"P1h", "isolation, 4 MiB pageable I/O both sides, green: p99 beside/alone",
+                  format("%.1f us", pb.p99), format("%.1f us", pa.p99), ratio, "<= 1.05", ratio <= 1.05});
 }
 
 // ---- P2 -------------------------------------------------------------------------------------
@@ -430,6 +505,7 @@ int main(int argc, char** argv) {
   }
   std::vector<Row> rows;
   if (config.wants("P1")) p1_isolation(config, rows);
+  if (config.wants("P1h")) p1h_isolation_host_io(config, rows);
   if (config.wants("P2")) p2_host_overhead(config, rows);
   if (config.wants("P3")) p3_pipelining(config, rows);
   if (config.wants("P4")) p4_host_staging(config, rows);

@@ -1,0 +1,106 @@
+// Issue #10 bug 7 through the ExecuTorch backend itself: TensorRTBackend::execute is called by
+// ExecuTorch's Method, which does not expect exceptions (a throw through its frames may terminate
+// the process). An engine built by a custom factory (set_engine_factory) may throw; the call must
+// return an error Error and leave the handle usable. The delegate-level tests of the same bug are
+// in tests/delegate/regression_gpu_test.cpp.
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <executorch/extension/tensor/tensor.h>
+#include <executorch/runtime/core/evalue.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "common/gpu.h"
+#include "engines/probe_engine.h"
+#include "executorch/executorch_test_support.h"
+
+namespace trtet_test {
+namespace {
+
+using etr::Error;
+
+class ExecuTorchRegressionGpu : public ::testing::TestWithParam<ProbeEngine::Throw> {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    ensure_executorch_runtime();
+    clear_log();
+  }
+};
+
+// Issue #10 bug 7: an exception thrown by the engine must not escape TensorRTBackend::execute.
+TEST_P(ExecuTorchRegressionGpu, Bug7_AnExceptionFromTheEngineDoesNotEscapeExecute) {
+  std::atomic<ProbeEngine*> built{nullptr};
+  ex::ScopedEngineFactory factory([&](const ex::EngineRequest& request) -> ex::Result<ex::engine::EnginePtr> {
+    auto engine = ProbeEngine::create(request.device, Shape{1, 4}, Shape{64, 4096});
+    if (!engine.ok()) return engine.status();
+    built.store(engine->get());
+    return ex::engine::EnginePtr(std::move(engine).value());
+  });
+  InitHarness harness;
+  ASSERT_EQ(harness.init(elementwise_blob("probe engine")), Error::Ok) << captured_log();
+  ProbeEngine* probe = built.load();
+  ASSERT_NE(probe, nullptr);
+
+  constexpr int kRows = 8, kCols = 64;
+  std::vector<float> x(kRows * kCols), y(kRows * kCols), out(kRows * kCols, -1.0f);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.25f * static_cast<float>(i % 97);
+    y[i] = 1.0f + static_cast<float>(i % 13);
+  }
+  using ::executorch::extension::from_blob;
+  auto tx = from_blob(x.data(), {kRows, kCols});
+  auto ty = from_blob(y.data(), {kRows, kCols});
+  auto tout = from_blob(out.data(), {kRows, kCols});
+  std::vector<etr::EValue> values = {etr::EValue(*tx), etr::EValue(*ty), etr::EValue(*tout)};
+  std::vector<etr::EValue*> args;
+  for (auto& value : values) args.push_back(&value);
+  etr::Span<etr::EValue*> span(args.data(), args.size());
+  etr::BackendExecutionContext context;
+
+  probe->throw_in.store(GetParam());
+  Error error = Error::Ok;
+  bool threw = false;
+  std::string what;
+  try {
+    error = harness.backend().execute(context, harness.handle(), span);  // no guard
+  } catch (const std::exception& e) {
+    threw = true;
+    what = e.what();
+  } catch (...) {
+    threw = true;
+    what = "(not a std::exception)";
+  }
+  EXPECT_FALSE(threw) << "TensorRTBackend::execute let the engine's exception escape into ExecuTorch: " << what;
+  EXPECT_EQ(probe->throws.load(), 1) << "the engine was meant to throw once";
+  if (!threw) {
+    EXPECT_NE(error, Error::Ok) << "a call whose engine threw reported success";
+    EXPECT_NE(captured_log().find(ProbeEngine::kThrowMessage), std::string::npos)
+        << "the logged error does not carry the exception's message: " << captured_log();
+  }
+
+  probe->throw_in.store(ProbeEngine::Throw::kNever);
+  ASSERT_EQ(harness.backend().execute(context, harness.handle(), span), Error::Ok) << captured_log();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    ASSERT_FLOAT_EQ(out[i], 2.0f * x[i] - 0.5f * y[i]) << "element " << i << " of the call after the throw";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Where, ExecuTorchRegressionGpu,
+                         ::testing::Values(ProbeEngine::Throw::kSetInputShape, ProbeEngine::Throw::kInferShapes,
+                                           ProbeEngine::Throw::kEnqueue),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case ProbeEngine::Throw::kSetInputShape: return std::string("SetInputShape");
+                             case ProbeEngine::Throw::kInferShapes: return std::string("InferShapes");
+                             case ProbeEngine::Throw::kEnqueue: return std::string("Enqueue");
+                             default: return std::string("Never");
+                           }
+                         });
+
+}  // namespace
+}  // namespace trtet_test
