@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 #include <variant>
@@ -77,6 +78,20 @@ class [[nodiscard]] Result {
  private:
   std::variant<T, Status> state_;
 };
+
+/// Runs `fn` (returning a Status or Result) and turns anything it throws into kInternal naming
+/// `what` and the exception: no exception leaves an engine call, nor crosses into a runtime built
+/// without exceptions.
+template <typename Fn>
+auto without_exceptions(const char* what, Fn&& fn) noexcept -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::exception& error) {
+    return make_error(ErrorCode::kInternal, "%s threw: %s", what, error.what());
+  } catch (...) {
+    return make_error(ErrorCode::kInternal, "%s threw a non-standard exception", what);
+  }
+}
 
 }  // namespace torch_tensorrt::executorch_backend
 

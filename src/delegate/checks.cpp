@@ -14,11 +14,12 @@ std::size_t byte_size(const Shape& shape, DataType dtype) noexcept {
   return bytes;
 }
 
-Result<std::size_t> checked_byte_size(const Shape& shape, DataType dtype, const char* what, int index) {
+Result<std::size_t> checked_byte_size(const Shape& shape, DataType dtype, const char* what, int index,
+                                      const std::string& name) {
   const std::size_t bytes = byte_size(shape, dtype);
   TRTET_CHECK_OR_RETURN(bytes != SIZE_MAX, kInvalidArgument,
-                        "%s %d has shape %s of %s, whose size in bytes overflows 64 bits", what, index,
-                        shape.to_string().c_str(), to_string(dtype));
+                        "%s %d (\"%s\") has shape %s of %s, whose size in bytes overflows 64 bits", what, index,
+                        name.c_str(), shape.to_string().c_str(), to_string(dtype));
   return bytes;
 }
 
@@ -35,7 +36,7 @@ Status check_input(const engine::IoDesc& io, const TensorView& arg, int index) {
                           static_cast<long long>(arg.shape[d]), io.min_shape.to_string().c_str(),
                           io.max_shape.to_string().c_str());
   }
-  TRTET_ASSIGN_OR_RETURN(const std::size_t needed, checked_byte_size(arg.shape, arg.dtype, "input", index));
+  TRTET_ASSIGN_OR_RETURN(const std::size_t needed, checked_byte_size(arg.shape, arg.dtype, "input", index, io.name));
   TRTET_CHECK_OR_RETURN(arg.capacity_bytes >= needed, kInvalidArgument,
                         "input %d (\"%s\") holds %zu bytes, shape %s of %s needs %zu", index, io.name.c_str(),
                         arg.capacity_bytes, arg.shape.to_string().c_str(), to_string(arg.dtype), needed);

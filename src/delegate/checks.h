@@ -20,8 +20,9 @@ Status check_input(const engine::IoDesc& io, const TensorView& arg, int index);
 /// Byte count of `shape` elements of `dtype`; SIZE_MAX when it does not fit in size_t.
 std::size_t byte_size(const Shape& shape, DataType dtype) noexcept;
 
-/// Byte count of a tensor named by `what` (e.g. "input 0 (\"x\")"); kInvalidArgument when the
+/// Byte count of binding `index` (`what`: "input" or "output", `name` its name); kInvalidArgument when the
 /// element count or byte count overflows.
-Result<std::size_t> checked_byte_size(const Shape& shape, DataType dtype, const char* what, int index);
+Result<std::size_t> checked_byte_size(const Shape& shape, DataType dtype, const char* what, int index,
+                                      const std::string& name);
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

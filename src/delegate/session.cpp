@@ -106,6 +106,12 @@ Status Session::initialize() {
 }
 
 Status Session::execute(TensorView* args, std::size_t count) {
+  // An engine (or a runtime's resize callback) that throws fails the call; enqueue records the
+  // completion event for whatever it queued before the throw.
+  return without_exceptions("execute", [&] { return execute_steps(args, count); });
+}
+
+Status Session::execute_steps(TensorView* args, std::size_t count) {
   TRTET_CHECK_OR_RETURN(!closing_.load(std::memory_order_acquire), kInvalidState,
                         "execute on a session that is being destroyed");
   std::lock_guard<std::mutex> lock(mutex_);
@@ -221,7 +227,7 @@ Status Session::resolve_shapes(TensorView* args, Call& call) {
   for (int i = 0; i < count; ++i) {
     if (!engine_->io(i).is_input) continue;
     TRTET_RETURN_IF_ERROR(engine_->set_input_shape(i, args[i].shape));
-    bindings_[static_cast<std::size_t>(i)].bytes = byte_size(args[i].shape, args[i].dtype);  // checked
+    bindings_[static_cast<std::size_t>(i)].bytes = byte_size(args[i].shape, args[i].dtype);  // checked: no overflow
   }
   TRTET_ASSIGN_OR_RETURN(const int unresolved, engine_->infer_shapes());
   TRTET_CHECK_OR_RETURN(unresolved == 0, kNotSupported,
@@ -242,7 +248,7 @@ Status Session::resolve_shapes(TensorView* args, Call& call) {
       TRTET_CHECK_OR_RETURN(view.shape == shape, kInternal, "output %d (\"%s\") was resized to %s, not %s", o,
                             io.name.c_str(), view.shape.to_string().c_str(), shape.to_string().c_str());
     }
-    TRTET_ASSIGN_OR_RETURN(binding.bytes, checked_byte_size(shape, io.dtype, "output", o));
+    TRTET_ASSIGN_OR_RETURN(binding.bytes, checked_byte_size(shape, io.dtype, "output", o, io.name));
     const int input = alias_input_of_output_[static_cast<std::size_t>(o)];
     if (input >= 0) {
       // Written in place into the input's (device-resident) memory.
@@ -380,7 +386,7 @@ Status Session::order_after_previous_calls(const Call& call) {
 }
 
 Status Session::enqueue(TensorView* args, Call& call) {
-  Status queued = [&]() -> Status {
+  Status queued = without_exceptions("the engine", [&]() -> Status {
     if (call.joined) {
       TRTET_RETURN_IF_ERROR(join_in_.record(call.caller));
       TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, join_in_.get(), 0));
@@ -398,7 +404,7 @@ Status Session::enqueue(TensorView* args, Call& call) {
     }
     TRTET_RETURN_IF_ERROR(engine_->enqueue(call.stream));
     return copy_outputs_out(args, call);
-  }();
+  });
   // Whatever was queued, completion_ covers it, so later calls and destroy wait for it.
   Status recorded;
   if (call.facts.capturing) {

@@ -98,6 +98,7 @@ class Session {
 
   // The steps of execute(), in order. Everything up to prepare_staging only checks and decides;
   // from enqueue on, work is queued.
+  Status execute_steps(TensorView* args, std::size_t count);
   Status resolve_stream(Call& call);
   Status classify_arguments(TensorView* args, Call& call);
   Status resolve_shapes(TensorView* args, Call& call);

@@ -111,19 +111,6 @@ Status run(DelegateHandle& handle, et::Span<et::EValue*> args) {
   return handle.session.execute(handle.views.data(), handle.views.size());
 }
 
-/// No exception crosses into ExecuTorch (built without them, it would terminate): an engine or
-/// allocator that throws fails the call with kInternal, naming what was thrown.
-template <typename Fn>
-auto without_exceptions(const char* phase, Fn&& fn) noexcept -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const std::exception& error) {
-    return make_error(ErrorCode::kInternal, "%s threw %s", phase, error.what());
-  } catch (...) {
-    return make_error(ErrorCode::kInternal, "%s threw a non-standard exception", phase);
-  }
-}
-
 TensorRTBackend g_backend;
 
 et::Error register_backend_once() noexcept {
