@@ -264,7 +264,8 @@ Verdict Executor::capture_step(std::size_t index, const CaptureStep& step) {
     if (!refreshed.ok()) return harness("refreshing arguments", refreshed);
   }
   std::unique_ptr<CallArgs> probe;
-  if (step.pageable_probe >= 0) {
+  // An empty probe binding would hold nothing pageable worth rejecting: no probe then.
+  if (step.pageable_probe >= 0 && args->bytes(step.pageable_probe) > 0) {
     CallPlan plan = step.call;
     plan.mems[static_cast<std::size_t>(step.pageable_probe)] = Mem::kPageable;
     if (Verdict v = prepare(slot, plan, 0, probe)) return v;
@@ -313,6 +314,12 @@ Verdict Executor::capture_step(std::size_t index, const CaptureStep& step) {
       release_graph(*graph_record);
       return Failure{Category::kStatus, std::string("a call inside the capture succeeded where it must fail: ") +
                                             probe_reason};
+    }
+    const bool for_pageable = slot.alive && probe->plan().shape.in_profile();
+    if (!probe_status.ok() && for_pageable && probe_status.message().find("pageable") == std::string::npos) {
+      release_graph(*graph_record);
+      return Failure{Category::kStatus, "a call with pageable memory during a capture was rejected without saying "
+                                        "so (the message must name pageable memory): " + probe_status.to_string()};
     }
   }
   // Inside a capture nothing runs: the outputs stay poisoned until the graph is launched.
