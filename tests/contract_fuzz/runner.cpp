@@ -58,8 +58,10 @@ Runner::Runner(RunnerOptions options, std::ostream& out) : options_(std::move(op
 
 SeedOutcome Runner::run(const FuzzConfig& config, const std::vector<std::size_t>* keep) {
   const Sequence sequence = generate(config);
-  std::vector<std::size_t> steps = keep != nullptr ? *keep : all_steps(sequence).keep;
-  for (std::size_t& s : steps) s = std::min(s, sequence.steps.size() - 1);
+  std::vector<std::size_t> steps;
+  for (std::size_t s : keep != nullptr ? *keep : all_steps(sequence).keep) {
+    if (s < sequence.steps.size() && (steps.empty() || s > steps.back())) steps.push_back(s);  // ascending, in range
+  }
   set_watchdog_context("seed " + std::to_string(config.seed) + "; re-run: " + options_.self + " " +
                        to_string(config) + " --steps " + to_string(steps));
   SeedOutcome outcome;
