@@ -149,6 +149,7 @@ int standalone(const Options& options) {
     config.seed = seeds() >> 1;  // printable as a positive number everywhere
     if (!options.length_given) config.length = 20 + static_cast<int>(fuzz::mix(config.seed, 7) % 41);
     runner.run(config);
+    if (!runner.usable()) break;
     if (std::chrono::steady_clock::now() >= next_report) {
       std::cout << "(so far) " << runner.summary() << std::endl;
       next_report += std::chrono::minutes(1);

@@ -11,6 +11,8 @@
 #include "contract_fuzz/shrink.h"
 #include "contract_fuzz/trial.h"
 
+#include <cuda_runtime_api.h>
+
 namespace trtet_test::fuzz {
 namespace {
 
@@ -87,6 +89,14 @@ SeedOutcome Runner::run(const FuzzConfig& config, const std::vector<std::size_t>
     ++failures_;
     outcome.shrunk = steps;
     report(sequence, outcome, steps);
+    // A sticky error (an illegal address, say) breaks the context for every later seed.
+    const cudaError_t error = cudaDeviceSynchronize();
+    if (error != cudaSuccess) {
+      usable_ = false;
+      out_ << "contract-fuzz: the CUDA context is broken after this failure (" << cudaGetErrorString(error)
+           << "): no further seeds run in this process\n"
+           << std::flush;
+    }
   }
   return outcome;
 }

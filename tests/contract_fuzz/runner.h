@@ -40,6 +40,8 @@ class Runner {
   /// bytes checked, <failures> failures ..."
   std::string summary() const;
   std::uint64_t failures() const noexcept { return failures_; }
+  /// False once a failure left the CUDA context broken (a sticky error): later seeds cannot run.
+  bool usable() const noexcept { return usable_; }
   const Tally& tally() const noexcept { return tally_; }
 
  private:
@@ -54,6 +56,7 @@ class Runner {
   std::uint64_t replays_ = 0;
   std::uint64_t retired_ = 0;
   double seconds_ = 0;
+  bool usable_ = true;
 };
 
 /// Starts (once) a thread that ends the process when a step runs longer than `seconds`, printing

@@ -26,7 +26,10 @@ TEST(ContractFuzzGpu, SessionSeedSet) {
   const std::vector<FuzzConfig> configs = sanitizer ? sanitizer_seed_set() : regression_seed_set();
   std::cout << "contract-fuzz: " << configs.size() << " seeds" << (sanitizer ? " (the compute-sanitizer set)" : "")
             << std::endl;
-  for (const FuzzConfig& config : configs) runner.run(config);
+  for (const FuzzConfig& config : configs) {
+    runner.run(config);
+    if (!runner.usable()) break;
+  }
   std::cout << runner.summary() << std::endl;
   EXPECT_EQ(runner.failures(), 0u) << "see each FAILURE report above: seed, shortest reproducing sequence, command";
   EXPECT_GT(runner.tally().calls.load(), 0u) << "the seed set made no calls";
