@@ -1,5 +1,8 @@
 #include "common/gpu.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "cuda/device.h"
 
 namespace trtet_test {
@@ -10,6 +13,13 @@ const std::string& no_gpu_reason() {
     return count.ok() ? std::string() : count.status().message();
   }();
   return reason;
+}
+
+bool under_sanitizer() {
+  const char* flag = std::getenv("TRTET_UNDER_SANITIZER");
+  if (flag != nullptr && std::strcmp(flag, "1") == 0) return true;
+  const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+  return injection != nullptr && std::strstr(injection, "sanitizer") != nullptr;
 }
 
 }  // namespace trtet_test

@@ -13,7 +13,22 @@ namespace trtet_test {
 /// Empty when a CUDA device is usable; otherwise why not (CUDA's own words).
 const std::string& no_gpu_reason();
 
+/// True when the process runs under compute-sanitizer: TRTET_UNDER_SANITIZER=1 (set by
+/// `scripts/gpu-test --sanitize`), or CUDA_INJECTION64_PATH naming the sanitizer's injection
+/// library (how compute-sanitizer attaches to the process). Its tools slow kernels and API calls
+/// 10-100x, so timing assertions cannot hold there.
+bool under_sanitizer();
+
 }  // namespace trtet_test
+
+/// First statement of a GPU test whose assertions are about elapsed time (an upper bound on how
+/// long a call takes, or work still running when it returns): skips it under compute-sanitizer.
+#define TRTET_SKIP_TIMING_UNDER_SANITIZER()                                            \
+  do {                                                                                 \
+    if (::trtet_test::under_sanitizer()) {                                             \
+      GTEST_SKIP() << "timing assertion skipped under compute-sanitizer";              \
+    }                                                                                  \
+  } while (0)
 
 /// First statement of every GPU test: skips it, with the reason, where no GPU is usable.
 #define TRTET_REQUIRE_GPU()                                                            \

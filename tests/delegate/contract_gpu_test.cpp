@@ -84,6 +84,7 @@ TEST_F(ContractGpu, NoGuardDeviceIoReadyOnReturn) {
 
 // Row 2: guard + all device-resident -> returns at once; right after the caller synchronizes.
 TEST_F(ContractGpu, GuardDeviceResidentReturnsAtOnceWith50MsEngine) {
+  TRTET_SKIP_TIMING_UNDER_SANITIZER();
   auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=50000");
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{64, 1000});
@@ -122,6 +123,7 @@ TEST_P(ContractHostIoGpu, GuardHostIoReturnsWithHostOutputsWritten) {
 // Row 3, host inputs only: returns once the inputs are consumed, before the engine finishes; the
 // caller may overwrite its host inputs at once.
 TEST_P(ContractHostIoGpu, GuardHostInputsReturnWhenConsumed) {
+  TRTET_SKIP_TIMING_UNDER_SANITIZER();
   auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=50000");
   ASSERT_TRUE(s.session);
   AxpbyIo io(GetParam(), Memory::kDevice, Shape{48, 1024});

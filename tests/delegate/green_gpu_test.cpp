@@ -92,6 +92,7 @@ TEST_F(DelegateGreenGpu, AuxStreamEngineIncludingAuxStreamsRunsOnlyOnThe16SmPart
 class BusyNeighbourGpu : public DelegateGreenGpu, public ::testing::WithParamInterface<Memory> {};
 
 TEST_P(BusyNeighbourGpu, GrowingExecuteAndDestroyDoNotWaitForAnotherGreenContext) {
+  TRTET_SKIP_TIMING_UNDER_SANITIZER();
   GreenPartitions green;
   ASSERT_TRUE(green.ok());
   auto s = make_session("elementwise min=1 max=1048576");

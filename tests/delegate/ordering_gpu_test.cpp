@@ -31,6 +31,7 @@ class OrderingGpu : public ::testing::Test {
 // The aliasing engine spins 20 ms before it reads the cache: two calls on different streams give
 // cache + x1 + x2 only if the second waits for the first on the GPU.
 TEST_F(OrderingGpu, CallsOnTwoStreamsAreOrderedByEvent) {
+  TRTET_SKIP_TIMING_UNDER_SANITIZER();
   auto s = make_session("aliasing n=4096 spin_us=20000");
   ASSERT_TRUE(s.session);
   OwnedTensor cache(Memory::kDevice, Shape{4096}), x1(Memory::kDevice, Shape{4096}), x2(Memory::kDevice, Shape{4096});
@@ -83,6 +84,7 @@ TEST_F(OrderingGpu, AlternatingStreamsGiveRightResults) {
 // 50 calls of a 2 ms engine on one stream queue without waiting: the host is done long before
 // the GPU, and no cross-stream wait is counted.
 TEST_F(OrderingGpu, BackToBackCallsOnOneStreamDoNotWaitOnTheHost) {
+  TRTET_SKIP_TIMING_UNDER_SANITIZER();
   auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=2000");
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 512});

@@ -93,6 +93,7 @@ TEST_F(TestEnginesGpu, ElementwiseComputesAxpbyAndRecordsSms) {
 }
 
 TEST_F(TestEnginesGpu, SpinMakesA50MsEngine) {
+  TRTET_SKIP_TIMING_UNDER_SANITIZER();
   auto engine_or = make_test_engine("elementwise n=256 spin_us=50000", 0);
   TRTET_ASSERT_OK(engine_or);
   auto& engine = **engine_or;

@@ -185,6 +185,7 @@ TEST_F(ExecuTorchGpu, OutOfProfileInputIsInvalidArgumentAndTheMethodStaysUsable)
 // still runs; the outputs are right once the caller synchronizes; the engine ran only on the
 // partition's SMs.
 TEST_F(ExecuTorchGpu, GuardOnGreenStreamDeviceIoReturnsBeforeTheEngineFinishes) {
+  TRTET_SKIP_TIMING_UNDER_SANITIZER();
   make_partitions();
   make_device_io();
   DirectMethod direct;

@@ -1,0 +1,176 @@
+#include "contract_fuzz/call_args.h"
+
+#include "contract_fuzz/rng.h"
+
+namespace trtet_test::fuzz {
+namespace {
+
+ex::Status resize_callback(void* context, ex::delegate::TensorView& view, const ex::Shape& shape) {
+  auto* tensor = static_cast<TensorState*>(context);
+  ++tensor->resize_calls;
+  const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * sizeof(float);
+  TRTET_CHECK_OR_RETURN(bytes <= tensor->capacity, kInvalidArgument,
+                        "fuzz tensor: resize to %s needs %zu bytes, capacity is %zu", shape.to_string().c_str(), bytes,
+                        tensor->capacity);
+  tensor->shape = shape;
+  view.shape = shape;
+  view.data = tensor->data;
+  view.capacity_bytes = tensor->capacity;
+  return ex::Status::Ok();
+}
+
+ex::Status set_data_callback(void* context, ex::delegate::TensorView& view, void* data) {
+  auto* tensor = static_cast<TensorState*>(context);
+  ++tensor->set_data_calls;
+  tensor->data = data;
+  view.data = data;
+  return ex::Status::Ok();
+}
+
+}  // namespace
+
+std::vector<float> draw_floats(std::size_t n, std::uint64_t seed) {
+  std::vector<float> values(n);
+  const std::uint64_t base = mix(seed, 0x5eed);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t z = base + 0x9e3779b97f4a7c15ull * (i + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const float magnitude = 0.25f + 3.75f * static_cast<float>(z & 0xFFFFFF) * (1.0f / 16777216.0f);
+    values[i] = (z >> 63) != 0 ? -magnitude : magnitude;
+  }
+  return values;
+}
+
+ex::Result<std::unique_ptr<CallArgs>> CallArgs::prepare(const EngineModel& model, const CallPlan& plan,
+                                                        BufferPool& pool, cudaStream_t io) {
+  std::unique_ptr<CallArgs> args(new CallArgs(model, plan));
+  const int count = model.io_count();
+  TRTET_CHECK_OR_RETURN(static_cast<int>(plan.mems.size()) == count, kInvalidArgument,
+                        "plan has %zu memory kinds for %d bindings", plan.mems.size(), count);
+  const std::size_t input_elements = static_cast<std::size_t>(plan.shape.numel());
+  args->inputs_.resize(static_cast<std::size_t>(count));
+  for (int b = 0; b < count; ++b) {
+    const BindingRole& role = model.role(b);
+    std::size_t bytes = input_elements * sizeof(float);
+    ex::Shape shape{plan.shape.rows, plan.shape.cols};
+    if (!role.input) {
+      shape = model.output_shape(b, plan.shape);
+      bytes = static_cast<std::size_t>(shape.numel()) * sizeof(float);
+      if (role.scalar && plan.stale_output_shapes) {
+        shape = ex::Shape{2};
+      } else if (role.scalar && (plan.data_seed & 1) != 0) {
+        shape = ex::Shape{};  // a 0-d tensor: accepted where the engine reports [1]
+      } else if (plan.stale_output_shapes) {
+        shape = ex::Shape{plan.shape.rows + 1, plan.shape.cols};
+      }
+    }
+    auto tensor = std::make_unique<TensorState>();
+    tensor->shape = shape;
+    if (!(bytes == 0 && plan.null_empty)) {
+      TRTET_ASSIGN_OR_RETURN(tensor->buffer, pool.lend(plan.mems[static_cast<std::size_t>(b)], bytes));
+      tensor->data = tensor->buffer->data();
+      tensor->capacity = tensor->buffer->capacity();
+    }
+    args->bytes_.push_back(bytes);
+    args->initial_shapes_.push_back(shape);
+    args->tensors_.push_back(std::move(tensor));
+  }
+  TRTET_RETURN_IF_ERROR(args->refresh(plan.data_seed, io));
+  return args;
+}
+
+ex::Status CallArgs::refresh(std::uint64_t data_seed, cudaStream_t io) {
+  for (int b = 0; b < model_->io_count(); ++b) {
+    if (!model_->role(b).input) continue;
+    inputs_[static_cast<std::size_t>(b)] = draw_floats(bytes(b) / sizeof(float), mix(data_seed, static_cast<std::uint64_t>(b)));
+  }
+  TRTET_RETURN_IF_ERROR(write_inputs(io));
+  return repoison(io);
+}
+
+ex::Status CallArgs::repoison(cudaStream_t io) {
+  TRTET_RETURN_IF_ERROR(poison_outputs(io));
+  for (int b = 0; b < model_->io_count(); ++b) {
+    TensorState& t = tensor(b);
+    t.data = t.buffer != nullptr ? t.buffer->data() : nullptr;
+    t.shape = initial_shape(b);
+  }
+  build_views();
+  return ex::Status::Ok();
+}
+
+ex::Status CallArgs::write_inputs(cudaStream_t io) {
+  for (int b = 0; b < model_->io_count(); ++b) {
+    if (!model_->role(b).input || tensor(b).buffer == nullptr) continue;
+    TRTET_RETURN_IF_ERROR(tensor(b).buffer->write(inputs_[static_cast<std::size_t>(b)].data(), bytes(b), io));
+  }
+  return ex::Status::Ok();
+}
+
+ex::Status CallArgs::poison_outputs(cudaStream_t io) {
+  for (int b = 0; b < model_->io_count(); ++b) {
+    if (model_->role(b).input || tensor(b).buffer == nullptr) continue;
+    TRTET_RETURN_IF_ERROR(tensor(b).buffer->fill(kPoisonByte, tensor(b).buffer->capacity(), io));
+  }
+  return ex::Status::Ok();
+}
+
+void CallArgs::build_views() {
+  views_.assign(static_cast<std::size_t>(model_->io_count()), ex::delegate::TensorView{});
+  for (int b = 0; b < model_->io_count(); ++b) {
+    TensorState& t = tensor(b);
+    ex::delegate::TensorView& view = views_[static_cast<std::size_t>(b)];
+    view.data = t.data;
+    view.capacity_bytes = t.capacity;
+    view.shape = t.shape;
+    view.dtype = ex::DataType::kFloat32;
+    const Mem mem = plan_.mems[static_cast<std::size_t>(b)];
+    const bool hint = b < static_cast<int>(plan_.hints.size()) && plan_.hints[static_cast<std::size_t>(b)];
+    if (t.buffer != nullptr && t.buffer->mem() != mem) {
+      view.hint = ex::delegate::MemoryHint::kUnknown;  // a swapped-in probe buffer: let the delegate look
+    } else if (hint) {
+      view.hint = is_host(mem) ? ex::delegate::MemoryHint::kHost : ex::delegate::MemoryHint::kDevice;
+    }
+    if (!model_->role(b).input) {
+      view.resize = &resize_callback;
+      view.set_data = &set_data_callback;
+    }
+    view.context = &t;
+  }
+}
+
+bool CallArgs::host_binding(int binding) const {
+  const TensorState& t = tensor(binding);
+  return t.buffer != nullptr && is_host(t.buffer->mem());
+}
+
+bool CallArgs::host_inputs() const {
+  for (int b = 0; b < model_->io_count(); ++b) {
+    if (model_->role(b).input && host_binding(b)) return true;
+  }
+  return false;
+}
+
+bool CallArgs::host_outputs() const {
+  for (int b = 0; b < model_->io_count(); ++b) {
+    const BindingRole& role = model_->role(b);
+    if (!role.input && role.aliased_input < 0 && host_binding(b)) return true;
+  }
+  return false;
+}
+
+ex::Status CallArgs::swap_buffer(int binding, Buffer* buffer, cudaStream_t io) {
+  TensorState& t = tensor(binding);
+  TRTET_CHECK_OR_RETURN(buffer != nullptr && buffer->capacity() >= bytes(binding), kInvalidArgument,
+                        "swap_buffer: the buffer is too small");
+  t.buffer = buffer;
+  t.capacity = buffer->capacity();
+  if (model_->role(binding).input) {
+    TRTET_RETURN_IF_ERROR(buffer->write(inputs_[static_cast<std::size_t>(binding)].data(), bytes(binding), io));
+  }
+  return repoison(io);
+}
+
+}  // namespace trtet_test::fuzz

@@ -1,0 +1,180 @@
+#include "contract_fuzz/engine_model.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "contract_fuzz/multi_output_engine.h"
+#include "engines/aliasing_engine.h"
+#include "engines/aux_stream_engine.h"
+#include "engines/elementwise_engine.h"
+#include "engines/sum_engine.h"
+
+namespace trtet_test::fuzz {
+namespace {
+
+// The elementwise and aux engines' default coefficients (KernelOptions).
+constexpr float kA = 2.0f;
+constexpr float kB = -0.5f;
+
+}  // namespace
+
+bool is_poison(float value) noexcept {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits == 0xFFFFFFFFu;
+}
+
+float reference_sum(const std::vector<float>& x) {
+  constexpr std::size_t kThreads = 256;
+  float partial[kThreads];
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    float acc = 0.0f;
+    for (std::size_t i = t; i < x.size(); i += kThreads) acc += x[i];
+    partial[t] = acc;
+  }
+  for (std::size_t half = kThreads / 2; half > 0; half /= 2) {
+    for (std::size_t t = 0; t < half; ++t) partial[t] += partial[t + half];
+  }
+  return partial[0];
+}
+
+EngineModel::EngineModel(const EngineSpec& spec) : spec_(spec) {
+  auto input = [] { BindingRole r; r.input = true; return r; };
+  auto output = [](int aliased = -1) { BindingRole r; r.aliased_input = aliased; return r; };
+  switch (spec.kind) {
+    case EngineKind::kElementwise:
+    case EngineKind::kAux:
+      roles_ = {input(), input(), output()};
+      x_ = 0;
+      y_ = 1;
+      break;
+    case EngineKind::kAliasing:
+      roles_ = {input(), input(), output(0)};
+      cache_ = 0;
+      x_ = 1;
+      break;
+    case EngineKind::kSum: {
+      BindingRole total = output();
+      total.scalar = true;
+      roles_ = {input(), total};
+      x_ = 0;
+      break;
+    }
+    case EngineKind::kMulti:
+      roles_ = {input(), input()};
+      x_ = 0;
+      y_ = 1;
+      if (spec.alias) {
+        roles_.push_back(input());
+        cache_ = 2;
+      }
+      for (int j = 0; j < spec.plain_outputs; ++j) roles_.push_back(output());
+      if (spec.alias) roles_.push_back(output(2));
+      break;
+  }
+  if (cache_ >= 0) roles_[static_cast<std::size_t>(cache_)].updated_in_place = true;
+}
+
+ex::Result<ex::engine::EnginePtr> EngineModel::make(int device) const {
+  const ex::Shape min_shape{0, 1};
+  const ex::Shape max_shape{kMaxRows, kMaxCols};
+  KernelOptions options;
+  options.spin_us = spec_.spin_us;
+  switch (spec_.kind) {
+    case EngineKind::kElementwise: {
+      TRTET_ASSIGN_OR_RETURN(auto engine, ElementwiseEngine::create(device, min_shape, max_shape, options));
+      return ex::engine::EnginePtr(std::move(engine));
+    }
+    case EngineKind::kAux: {
+      TRTET_ASSIGN_OR_RETURN(auto engine, AuxStreamEngine::create(device, min_shape, max_shape, options));
+      return ex::engine::EnginePtr(std::move(engine));
+    }
+    case EngineKind::kAliasing: {
+      TRTET_ASSIGN_OR_RETURN(auto engine, AliasingEngine::create(device, min_shape, max_shape,
+                                                                 ex::engine::AliasKind::kKvCacheUpdate, options));
+      return ex::engine::EnginePtr(std::move(engine));
+    }
+    case EngineKind::kSum: {
+      TRTET_ASSIGN_OR_RETURN(auto engine, SumEngine::create(device, min_shape, max_shape, options));
+      return ex::engine::EnginePtr(std::move(engine));
+    }
+    case EngineKind::kMulti: {
+      TRTET_ASSIGN_OR_RETURN(auto engine, MultiOutputEngine::create(device, min_shape, max_shape, spec_.plain_outputs,
+                                                                    spec_.alias, options));
+      return ex::engine::EnginePtr(std::move(engine));
+    }
+  }
+  return ex::make_error(ex::ErrorCode::kInvalidArgument, "unknown engine kind");
+}
+
+ex::Shape EngineModel::output_shape(int binding, const InputShape& shape) const {
+  if (role(binding).scalar) return ex::Shape{1};
+  return ex::Shape{shape.rows, shape.cols};
+}
+
+float EngineModel::expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs,
+                            float* tolerance) const {
+  const float x = inputs[static_cast<std::size_t>(x_)][i];
+  float a = kA;
+  float b = kB;
+  if (spec_.kind == EngineKind::kMulti) {
+    const int first_output = spec_.alias ? 3 : 2;
+    a = MultiOutputEngine::coefficient_a(binding - first_output);
+    b = MultiOutputEngine::coefficient_b(binding - first_output);
+  }
+  const float y = y_ >= 0 ? inputs[static_cast<std::size_t>(y_)][i] : 0.0f;
+  // The kernel may fuse a*x + b*y into one FMA: allow the rounding of either form.
+  *tolerance = 1e-5f * (std::fabs(a * x) + std::fabs(b * y)) + 1e-6f;
+  return a * x + b * y;
+}
+
+std::string EngineModel::compare(int binding, const float* actual, std::size_t n,
+                                 const std::vector<std::vector<float>>& inputs) const {
+  const BindingRole& r = role(binding);
+  std::ostringstream out;
+  auto describe = [&](std::size_t i, float got, float want) {
+    out << "element " << i << " of " << n << " is " << got;
+    if (is_poison(got)) out << " (the poison: never written)";
+    out << ", expected " << want;
+  };
+  if (r.scalar) {
+    const float want = reference_sum(inputs[static_cast<std::size_t>(x_)]);
+    const float got = n > 0 ? actual[0] : 0.0f;
+    // Same order of float additions as the kernel: equal up to a last-bit difference at most.
+    if (n != 1 || !(std::fabs(got - want) <= 1e-6f * std::fabs(want) + 1e-6f)) {
+      if (n != 1) {
+        out << "has " << n << " elements, expected 1";
+      } else {
+        describe(0, got, want);
+      }
+    }
+    return out.str();
+  }
+  if (r.aliased_input >= 0) {
+    const std::vector<float>& cache = inputs[static_cast<std::size_t>(cache_)];
+    const std::vector<float>& x = inputs[static_cast<std::size_t>(x_)];
+    for (std::size_t i = 0; i < n; ++i) {
+      const float want = cache[i] + x[i];  // one IEEE addition on either side: exact
+      if (!(actual[i] == want)) {
+        out << "the aliased input (updated in place): ";
+        describe(i, actual[i], want);
+        out << " (cache " << cache[i] << " + x " << x[i] << ")";
+        if (actual[i] == cache[i]) out << " (unchanged: the update did not land in the input's memory)";
+        return out.str();
+      }
+    }
+    return "";
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    float tolerance = 0;
+    const float want = expected(binding, i, inputs, &tolerance);
+    if (!(std::fabs(actual[i] - want) <= tolerance)) {
+      describe(i, actual[i], want);
+      return out.str();
+    }
+  }
+  return "";
+}
+
+}  // namespace trtet_test::fuzz

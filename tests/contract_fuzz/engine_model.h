@@ -1,0 +1,60 @@
+// What the fuzzer knows about each engine it runs: the binding layout, which output aliases which
+// input, the output shapes, and the CPU reference every output is compared with.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "contract_fuzz/sequence.h"
+#include "engine/engine.h"
+#include "engines/test_engine.h"
+
+namespace trtet_test::fuzz {
+
+struct BindingRole {
+  bool input = false;
+  int aliased_input = -1;        ///< outputs: the input updated in place (-1: a plain output)
+  bool updated_in_place = false; ///< inputs: some output aliases it
+  bool scalar = false;           ///< outputs: a one-element result ([1], or 0-d in the view)
+};
+
+class EngineModel {
+ public:
+  explicit EngineModel(const EngineSpec& spec);
+
+  const EngineSpec& spec() const noexcept { return spec_; }
+  int io_count() const noexcept { return static_cast<int>(roles_.size()); }
+  const BindingRole& role(int binding) const { return roles_[static_cast<std::size_t>(binding)]; }
+
+  /// The engine on `device`, profile [0, 1] .. [kMaxRows, kMaxCols].
+  ex::Result<ex::engine::EnginePtr> make(int device) const;
+
+  /// Output `binding`'s shape for inputs of `shape` ([1] for scalar outputs).
+  ex::Shape output_shape(int binding, const InputShape& shape) const;
+
+  /// Compares output `binding` (`n` elements at `actual`) with the reference on `inputs` (indexed
+  /// by binding; outputs' entries unused). For an aliased output, `actual` is the input's memory
+  /// after the call and the reference is the in-place update. Empty when equal; else what differs.
+  std::string compare(int binding, const float* actual, std::size_t n,
+                      const std::vector<std::vector<float>>& inputs) const;
+
+ private:
+  /// The reference for element i of plain output `binding` (not for scalar outputs).
+  float expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs, float* tolerance) const;
+
+  EngineSpec spec_;
+  std::vector<BindingRole> roles_;
+  int x_ = 0;      ///< binding of x (the input every engine adds or scales)
+  int y_ = -1;     ///< binding of y (-1: none)
+  int cache_ = -1; ///< binding of the input updated in place (-1: none)
+};
+
+/// The sum kernel's exact order (256 strided partial sums, then a tree), on the CPU.
+float reference_sum(const std::vector<float>& x);
+
+/// True when the 4 bytes of `value` are the poison pattern (every byte 0xFF).
+bool is_poison(float value) noexcept;
+constexpr unsigned char kPoisonByte = 0xFF;
+
+}  // namespace trtet_test::fuzz

@@ -1,0 +1,219 @@
+#include "contract_fuzz/generator.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "contract_fuzz/engine_model.h"
+#include "contract_fuzz/rng.h"
+
+namespace trtet_test::fuzz {
+namespace {
+
+constexpr std::size_t kMiB = 1 << 20;
+
+EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us) {
+  EngineSpec spec;
+  switch (rng.weighted({40, 15, 15, 15, 15})) {
+    case 0: {
+      spec.kind = EngineKind::kMulti;
+      spec.alias = rng.chance(0.4);
+      const int outputs = static_cast<int>(rng.uniform(1, 4));
+      spec.plain_outputs = outputs - (spec.alias ? 1 : 0);
+      break;
+    }
+    case 1: spec.kind = EngineKind::kElementwise; break;
+    case 2: spec.kind = EngineKind::kAux; break;
+    case 3: spec.kind = EngineKind::kAliasing; break;
+    default: spec.kind = EngineKind::kSum; break;
+  }
+  const std::int64_t spins[] = {0, 0, 0, 50, 50, 500, 5000};
+  spec.spin_us = std::min(max_spin_us, spins[rng.uniform(0, 6)]);
+  return spec;
+}
+
+/// Log-uniform in [lo, hi].
+std::size_t log_uniform(Rng& rng, std::size_t lo, std::size_t hi) {
+  const double a = std::log(static_cast<double>(std::max<std::size_t>(lo, 1)));
+  const double b = std::log(static_cast<double>(std::max(hi, lo + 1)));
+  return static_cast<std::size_t>(std::exp(a + (b - a) * rng.unit()));
+}
+
+InputShape draw_shape(Rng& rng, std::size_t max_bytes) {
+  std::size_t bytes = 0;
+  switch (rng.weighted({22, 40, 28, 10})) {
+    case 0: {
+      std::vector<std::size_t> sizes;
+      for (std::size_t s : boundary_sizes()) {
+        if (s <= max_bytes) sizes.push_back(s);
+      }
+      bytes = sizes[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(sizes.size()) - 1))];
+      break;
+    }
+    case 1: bytes = log_uniform(rng, 4, std::min<std::size_t>(64 * 1024, max_bytes)); break;
+    case 2: bytes = log_uniform(rng, 64 * 1024, std::min<std::size_t>(4 * kMiB, max_bytes)); break;
+    default: bytes = log_uniform(rng, 4 * kMiB, max_bytes); break;
+  }
+  bytes = std::min(bytes, max_bytes);
+  const std::int64_t elements = static_cast<std::int64_t>(bytes / sizeof(float));
+  InputShape shape;
+  shape.cols = rng.chance(0.6) ? 1 : rng.uniform(2, kMaxCols);
+  shape.rows = elements / shape.cols;
+  if (rng.chance(0.04)) {
+    // Outside the profile: no columns, or one too many.
+    shape.cols = rng.chance(0.5) ? 0 : kMaxCols + 1;
+    shape.rows = std::min<std::int64_t>(shape.rows, static_cast<std::int64_t>(max_bytes / sizeof(float)) / (kMaxCols + 1));
+  }
+  return shape;
+}
+
+Mem draw_mem(Rng& rng) { return static_cast<Mem>(rng.uniform(0, 3)); }
+
+StreamRef draw_stream(Rng& rng, bool capturable) {
+  StreamRef ref;
+  const std::size_t pick = capturable ? 2 + rng.weighted({55, 45}) : rng.weighted({15, 5, 45, 35});
+  ref.source = static_cast<StreamSource>(pick);
+  if (ref.source == StreamSource::kCreated) ref.slot = static_cast<int>(rng.uniform(0, kCreatedSlots - 1));
+  if (ref.source == StreamSource::kGreen) ref.slot = static_cast<int>(rng.uniform(0, kGreenSlots - 1));
+  return ref;
+}
+
+/// `capture`: device or pinned memory only, the in-place input on the device, a capturable stream.
+CallPlan draw_call(Rng& rng, const EngineModel& model, std::size_t max_bytes, bool capture) {
+  CallPlan call;
+  call.guard = capture || rng.chance(0.6);
+  call.stream = draw_stream(rng, capture);
+  const bool uniform = rng.chance(0.5);
+  const Mem common = capture ? (rng.chance(0.5) ? Mem::kDevice : Mem::kPinned) : draw_mem(rng);
+  for (int b = 0; b < model.io_count(); ++b) {
+    const BindingRole& role = model.role(b);
+    Mem mem = uniform ? common : draw_mem(rng);
+    if (capture) {
+      mem = uniform ? common : (rng.chance(0.5) ? Mem::kDevice : Mem::kPinned);
+      if (role.updated_in_place) mem = Mem::kDevice;
+    } else if (role.updated_in_place) {
+      // Must be device-resident; host memory now and then, which the delegate must reject.
+      const std::array<Mem, 4> kinds = {Mem::kDevice, Mem::kManaged, Mem::kPinned, Mem::kPageable};
+      mem = kinds[rng.weighted({45, 45, 5, 5})];
+    }
+    call.mems.push_back(mem);
+    call.hints.push_back(rng.chance(0.25));
+  }
+  call.shape = draw_shape(rng, max_bytes);
+  if (capture && !call.shape.in_profile()) call.shape.cols = 1;
+  call.data_seed = rng.next();
+  call.scribble = rng.chance(0.5);
+  call.stale_output_shapes = rng.chance(0.5);
+  call.null_empty = rng.chance(0.5);
+  return call;
+}
+
+}  // namespace
+
+const std::vector<std::size_t>& boundary_sizes() {
+  static const std::vector<std::size_t> sizes = {
+      0,           4,           256,          kMiB - 4,          kMiB,
+      kMiB + 4,    2 * kMiB,    2 * kMiB + 4, 3 * kMiB + 4,      8 * kMiB + 4,
+      63 * kMiB,   64 * kMiB - 4, 64 * kMiB,  4096,              kMiB / 2,
+  };
+  return sizes;
+}
+
+Sequence generate(const FuzzConfig& config) {
+  Rng rng(config.seed);
+  Sequence sequence;
+  sequence.config = config;
+  const int sessions = static_cast<int>(rng.uniform(1, 3));
+  std::vector<EngineModel> models;
+  for (int s = 0; s < sessions; ++s) {
+    sequence.sessions.push_back(draw_engine(rng, config.max_spin_us));
+    models.emplace_back(sequence.sessions.back());
+  }
+  std::vector<std::size_t> captures;
+  for (int i = 0; i < config.length; ++i) {
+    const int session = static_cast<int>(rng.uniform(0, sessions - 1));
+    const EngineModel& model = models[static_cast<std::size_t>(session)];
+    switch (rng.weighted({52, 9, 9, 8, 4, 5, 6, 7})) {
+      case 0:
+        sequence.steps.push_back(CallStep{session, draw_call(rng, model, config.max_bytes, false)});
+        break;
+      case 1: {
+        ConcurrentStep step;
+        step.session = session;
+        const int threads = static_cast<int>(rng.uniform(2, 4));
+        for (int t = 0; t < threads; ++t) {
+          std::vector<CallPlan> calls;
+          const int count = static_cast<int>(rng.uniform(1, 3));
+          for (int c = 0; c < count; ++c) calls.push_back(draw_call(rng, model, config.concurrent_max_bytes, false));
+          step.threads.push_back(std::move(calls));
+        }
+        step.destroy_during = rng.chance(0.2);
+        step.destroy_delay_us = static_cast<int>(rng.uniform(0, 3000));
+        sequence.steps.push_back(std::move(step));
+        break;
+      }
+      case 2: {
+        CaptureStep step;
+        step.session = session;
+        step.call = draw_call(rng, model, config.concurrent_max_bytes, true);
+        step.warmup = rng.chance(0.75);
+        if (rng.chance(0.4)) {
+          std::vector<int> candidates;
+          for (int b = 0; b < model.io_count(); ++b) {
+            const BindingRole& role = model.role(b);
+            if (role.aliased_input < 0 && !role.updated_in_place) candidates.push_back(b);
+          }
+          step.pageable_probe = candidates[static_cast<std::size_t>(
+              rng.uniform(0, static_cast<std::int64_t>(candidates.size()) - 1))];
+          step.probe_first = rng.chance(0.5);
+        }
+        step.replays = static_cast<int>(rng.uniform(1, 3));
+        captures.push_back(sequence.steps.size());
+        sequence.steps.push_back(std::move(step));
+        break;
+      }
+      case 3: {
+        if (captures.empty()) {
+          sequence.steps.push_back(CallStep{session, draw_call(rng, model, config.max_bytes, false)});
+          break;
+        }
+        ReplayStep step;
+        step.capture_step = captures[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(captures.size()) - 1))];
+        step.data_seed = rng.next();
+        step.times = static_cast<int>(rng.uniform(1, 3));
+        sequence.steps.push_back(step);
+        break;
+      }
+      case 4: {
+        DestroyStep step;
+        step.session = session;
+        step.in_flight = rng.chance(0.5);
+        step.call = draw_call(rng, model, config.concurrent_max_bytes, false);
+        step.call.guard = true;
+        sequence.steps.push_back(std::move(step));
+        break;
+      }
+      case 5: sequence.steps.push_back(RecreateSessionStep{session}); break;
+      case 6: {
+        RecreateStreamStep step;
+        step.stream = draw_stream(rng, /*capturable=*/true);
+        step.non_blocking = rng.chance(0.6);
+        sequence.steps.push_back(step);
+        break;
+      }
+      default: {
+        BadCallStep step;
+        step.session = session;
+        step.kind = static_cast<BadCallStep::Kind>(rng.uniform(0, 3));
+        step.call = draw_call(rng, model, std::min<std::size_t>(config.max_bytes, 4 * kMiB), false);
+        if (!step.call.shape.in_profile()) step.call.shape.cols = 1;
+        step.call.guard = step.kind != BadCallStep::Kind::kGreenCurrentNoGuard && step.call.guard;
+        sequence.steps.push_back(std::move(step));
+        break;
+      }
+    }
+  }
+  return sequence;
+}
+
+}  // namespace trtet_test::fuzz

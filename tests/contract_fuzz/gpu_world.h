@@ -1,0 +1,37 @@
+// What every sequence of a process shares: the green-context split of device 0 (a 16-SM
+// partition and the rest) and one non-blocking I/O stream per fuzzer thread, used to write inputs
+// and read results without synchronizing any stream the delegate works on.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "common/status.h"
+#include "green/split.h"
+
+namespace trtet_test::fuzz {
+
+namespace ex = torch_tensorrt::executorch_backend;
+
+/// Fuzzer threads: the main thread (0) and up to 4 workers of a concurrent step (1..4).
+constexpr int kIoStreams = 5;
+
+class GpuWorld {
+ public:
+  /// Made on first use (split_device, streams); status() says why not where that failed.
+  static GpuWorld& get();
+
+  const ex::Status& status() const noexcept { return status_; }
+  /// Partition 0: 16 SMs; partition 1: the remainder.
+  ex::green::Partition& partition(int index) { return partitions_[static_cast<std::size_t>(index)]; }
+  cudaStream_t io(int thread) const noexcept { return io_[thread]; }
+
+ private:
+  GpuWorld();
+  ex::Status status_;
+  std::vector<ex::green::Partition> partitions_;
+  cudaStream_t io_[kIoStreams] = {};
+};
+
+}  // namespace trtet_test::fuzz

@@ -1,0 +1,81 @@
+#include "contract_fuzz/multi_output_engine.h"
+
+#include <string>
+#include <vector>
+
+#include "engines/kernels.h"
+
+namespace trtet_test {
+namespace {
+
+std::vector<ex::engine::IoDesc> make_bindings(const Shape& min_shape, const Shape& max_shape, int plain_outputs,
+                                         bool alias) {
+  std::vector<ex::engine::IoDesc> io = {input_desc("x", min_shape, max_shape), input_desc("y", min_shape, max_shape)};
+  if (alias) io.push_back(input_desc("cache", min_shape, max_shape));
+  static const char* const kNames[MultiOutputEngine::kMaxOutputs] = {"out0", "out1", "out2", "out3"};
+  for (int j = 0; j < plain_outputs && j < MultiOutputEngine::kMaxOutputs; ++j) {
+    io.push_back(output_desc(kNames[j], min_shape.rank));
+  }
+  if (alias) io.push_back(output_desc("cache_out", min_shape.rank));
+  return io;
+}
+
+std::vector<ex::engine::Alias> make_aliases(int plain_outputs, bool alias) {
+  if (!alias) return {};
+  return {ex::engine::Alias{3 + plain_outputs, 2, ex::engine::AliasKind::kKvCacheUpdate}};
+}
+
+}  // namespace
+
+MultiOutputEngine::MultiOutputEngine(int device, const Shape& min_shape, const Shape& max_shape, int plain_outputs,
+                                     bool alias, const KernelOptions& options)
+    : CudaTestEngine(make_bindings(min_shape, max_shape, plain_outputs, alias), make_aliases(plain_outputs, alias), device,
+                     options),
+      plain_outputs_(plain_outputs),
+      alias_(alias) {}
+
+Result<std::unique_ptr<MultiOutputEngine>> MultiOutputEngine::create(int device, const Shape& min_shape,
+                                                                     const Shape& max_shape, int plain_outputs,
+                                                                     bool alias, const KernelOptions& options) {
+  const int outputs = plain_outputs + (alias ? 1 : 0);
+  TRTET_CHECK_OR_RETURN(plain_outputs >= 0 && outputs >= 1 && outputs <= kMaxOutputs, kInvalidArgument,
+                        "MultiOutputEngine takes 1 to %d outputs, got %d plain%s", kMaxOutputs, plain_outputs,
+                        alias ? " and an aliased one" : "");
+  std::unique_ptr<MultiOutputEngine> engine(
+      new MultiOutputEngine(device, min_shape, max_shape, plain_outputs, alias, options));
+  TRTET_RETURN_IF_ERROR(engine->init_resources());
+  return engine;
+}
+
+Result<int> MultiOutputEngine::infer_shapes() {
+  for (int i = 0; i < input_count(); ++i) {
+    TRTET_CHECK_OR_RETURN(shape_set_[static_cast<std::size_t>(i)], kInvalidState, "infer_shapes before input %d's shape",
+                          i);
+    TRTET_CHECK_OR_RETURN(shapes_[static_cast<std::size_t>(i)] == shapes_[0], kInvalidArgument,
+                          "input %d has shape %s, x has %s: every input must have x's shape", i,
+                          shapes_[static_cast<std::size_t>(i)].to_string().c_str(), shapes_[0].to_string().c_str());
+  }
+  for (int o = input_count(); o < io_count(); ++o) set_output_shape(o, shapes_[0]);
+  return 0;
+}
+
+Status MultiOutputEngine::enqueue(cudaStream_t stream) {
+  count_enqueue(stream);
+  TRTET_RETURN_IF_ERROR(check_bound());
+  const auto* x = static_cast<const float*>(addresses_[0]);
+  const auto* y = static_cast<const float*>(addresses_[1]);
+  const std::int64_t n = shapes_[0].numel();
+  if (options_.spin_us > 0) TRTET_RETURN_IF_ERROR(launch_spin(spin_ns(), 1, stream));
+  for (int j = 0; j < plain_outputs_; ++j) {
+    auto* out = static_cast<float*>(addresses_[static_cast<std::size_t>(input_count() + j)]);
+    TRTET_RETURN_IF_ERROR(launch_axpby(x, y, out, n, coefficient_a(j), coefficient_b(j), 0, sm_flags(), stream));
+  }
+  if (alias_) {
+    const auto* cache = static_cast<const float*>(addresses_[2]);
+    auto* cache_out = static_cast<float*>(addresses_[static_cast<std::size_t>(io_count() - 1)]);
+    TRTET_RETURN_IF_ERROR(launch_add(cache, x, cache_out, n, 0, sm_flags(), stream));
+  }
+  return mark_sms(stream);
+}
+
+}  // namespace trtet_test

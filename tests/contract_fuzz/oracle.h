@@ -1,0 +1,61 @@
+// The contract checks of one execute(): the status against what was expected, then every output
+// against the CPU reference and every input against its copy, each at the moment the execute
+// contract says it is ready (README.md, "The execute contract"):
+//  - no guard: everything, right after return, with no synchronization;
+//  - a guard and host memory: host outputs right after return, and host inputs may be overwritten
+//    then (the fuzzer scribbles over them); device-side results after synchronizing the stream;
+//  - a guard and device memory only: after synchronizing the stream;
+//  - a rejected call: every output still poisoned, every input unchanged, nothing left running.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "contract_fuzz/call_args.h"
+
+namespace trtet_test::fuzz {
+
+/// What kind of promise was broken: the shrinker keeps a deletion only if the same kind still fails.
+enum class Category : int { kStatus = 1, kOutputs, kInputs, kCapture, kCounters, kCrashOrHang, kHarness };
+const char* to_string(Category category) noexcept;
+
+struct Failure {
+  Category category = Category::kHarness;
+  std::string message;
+};
+using Verdict = std::optional<Failure>;
+
+/// Counted across threads for the summary line.
+struct Tally {
+  std::atomic<std::uint64_t> calls{0};    ///< execute() invocations
+  std::atomic<std::uint64_t> tensors{0};  ///< tensors compared (outputs with the reference, inputs with their copy, poison)
+  std::atomic<std::uint64_t> bytes{0};    ///< bytes those comparisons read
+};
+
+enum class Expect { kSuccess, kFailure, kEither };
+
+/// How the call was made.
+struct CallContext {
+  bool guard = false;
+  cudaStream_t stream = nullptr;  ///< the guard's stream (unused without a guard)
+  cudaStream_t io = nullptr;      ///< this thread's I/O stream
+  bool scribble = false;          ///< overwrite host inputs once the contract allows it
+  const char* failure_reason = "";///< why kFailure was expected (for the message)
+};
+
+/// Checks `status` and the tensors of `args` after execute returned. Synchronizes the call's stream
+/// only where the contract makes the caller do so.
+Verdict check_call(CallArgs& args, const ex::Status& status, Expect expect, const CallContext& context, Tally& tally);
+
+/// After a graph launch on `stream`: synchronizes it and checks every output and input.
+Verdict check_replay(CallArgs& args, cudaStream_t stream, cudaStream_t io, Tally& tally);
+
+/// Every output buffer of `args` still poisoned and every input unchanged (a rejected call).
+Verdict check_untouched(CallArgs& args, cudaStream_t io, Tally& tally);
+
+}  // namespace trtet_test::fuzz

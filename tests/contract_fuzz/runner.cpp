@@ -1,0 +1,147 @@
+#include "contract_fuzz/runner.h"
+
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "contract_fuzz/generator.h"
+#include "contract_fuzz/shrink.h"
+#include "contract_fuzz/trial.h"
+
+#include <cuda_runtime_api.h>
+
+namespace trtet_test::fuzz {
+namespace {
+
+std::mutex g_watchdog_mutex;
+std::string g_watchdog_context;
+
+std::string gib(std::uint64_t bytes) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return out.str();
+}
+
+}  // namespace
+
+void set_watchdog_context(const std::string& text) {
+  std::lock_guard<std::mutex> lock(g_watchdog_mutex);
+  g_watchdog_context = text;
+}
+
+void start_watchdog(double seconds) {
+  static std::once_flag once;
+  std::call_once(once, [seconds] {
+    std::thread([seconds] {
+      while (true) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        const long step = g_current_step.load();
+        if (step < 0) continue;
+        const auto started = std::chrono::steady_clock::time_point(
+            std::chrono::steady_clock::duration(g_step_started_ns.load()));
+        const double running = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (running < seconds || g_current_step.load() != step) continue;
+        std::lock_guard<std::mutex> lock(g_watchdog_mutex);
+        std::fprintf(stderr,
+                     "contract-fuzz FAILURE [crash-or-hang]: step %ld has run for %.0f s (limit %.0f s): a call or a "
+                     "destroy never returned\n%s\n",
+                     step, running, seconds, g_watchdog_context.c_str());
+        std::fflush(stderr);
+        std::_Exit(kTrialExitBase + static_cast<int>(Category::kCrashOrHang));
+      }
+    }).detach();
+  });
+}
+
+Runner::Runner(RunnerOptions options, std::ostream& out) : options_(std::move(options)), out_(out) {}
+
+SeedOutcome Runner::run(const FuzzConfig& config, const std::vector<std::size_t>* keep) {
+  const Sequence sequence = generate(config);
+  std::vector<std::size_t> steps;
+  for (std::size_t s : keep != nullptr ? *keep : all_steps(sequence).keep) {
+    if (s < sequence.steps.size() && (steps.empty() || s > steps.back())) steps.push_back(s);  // ascending, in range
+  }
+  set_watchdog_context("seed " + std::to_string(config.seed) + "; re-run: " + options_.self + " " +
+                       to_string(config) + " --steps " + to_string(steps));
+  SeedOutcome outcome;
+  outcome.config = config;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    Executor executor(sequence, tally_);
+    outcome.result = executor.run(steps);
+  }
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++seeds_;
+  seconds_ += outcome.seconds;
+  graphs_ += outcome.result.graphs;
+  replays_ += outcome.result.replays;
+  retired_ += outcome.result.retired;
+  if (options_.verbose) {
+    out_ << "contract-fuzz seed " << config.seed << ": " << (outcome.result.failure ? "FAILED" : "ok") << " in "
+         << std::fixed << std::setprecision(2) << outcome.seconds << " s (" << steps.size() << " steps, "
+         << outcome.result.graphs << " graphs, " << outcome.result.replays << " replays)\n"
+         << std::flush;
+  }
+  if (outcome.result.failure) {
+    ++failures_;
+    outcome.shrunk = steps;
+    report(sequence, outcome, steps);
+    // A sticky error (an illegal address, say) breaks the context for every later seed.
+    const cudaError_t error = cudaDeviceSynchronize();
+    if (error != cudaSuccess) {
+      usable_ = false;
+      out_ << "contract-fuzz: the CUDA context is broken after this failure (" << cudaGetErrorString(error)
+           << "): no further seeds run in this process\n"
+           << std::flush;
+    }
+  }
+  return outcome;
+}
+
+void Runner::report(const Sequence& sequence, const SeedOutcome& outcome, const std::vector<std::size_t>& ran) {
+  const Failure& failure = *outcome.result.failure;
+  const bool harness = failure.category == Category::kHarness;
+  out_ << "contract-fuzz FAILURE [" << to_string(failure.category) << "] seed " << outcome.config.seed;
+  if (!harness || outcome.result.step != 0 || !ran.empty()) out_ << " at step " << outcome.result.step;
+  out_ << ":\n  " << failure.message << "\n  sessions:";
+  for (std::size_t s = 0; s < sequence.sessions.size(); ++s) out_ << " s" << s << " = " << to_string(sequence.sessions[s]) << ";";
+  out_ << "\n" << std::flush;
+
+  std::vector<std::size_t> shortest = ran;
+  // Only up to the failing step: what came after it never ran.
+  while (!shortest.empty() && shortest.back() > outcome.result.step) shortest.pop_back();
+  int trials = 0;
+  std::string how = "not shrunk";
+  if (options_.shrink && !options_.self.empty() && !harness && shortest.size() > 1) {
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options_.shrink_seconds));
+    const Category category = failure.category;
+    auto still_fails = [&](const std::vector<std::size_t>& candidate) {
+      const auto got = run_trial(options_.self, outcome.config, candidate, options_.trial_timeout_s);
+      return got.has_value() && *got == category;
+    };
+    shortest = shrink_steps(shortest, still_fails, deadline, &trials);
+    how = "shrunk in " + std::to_string(trials) + " trial runs";
+  }
+  out_ << "  shortest reproducing sequence (" << shortest.size() << " of " << sequence.steps.size() << " steps, " << how
+       << "):\n";
+  for (std::size_t index : shortest) out_ << "    [" << index << "] " << to_string(sequence.steps[index]) << "\n";
+  out_ << "  reproduce: " << (options_.self.empty() ? "contract_fuzz" : options_.self) << " " << to_string(outcome.config)
+       << " --steps " << to_string(shortest) << "\n"
+       << std::flush;
+}
+
+std::string Runner::summary() const {
+  std::ostringstream out;
+  out << "contract-fuzz summary: " << seeds_ << " seeds, " << tally_.calls.load() << " calls made, "
+      << tally_.tensors.load() << " tensors compared, " << tally_.bytes.load() << " bytes checked ("
+      << gib(tally_.bytes.load()) << "), " << failures_ << " failures; " << graphs_ << " graphs captured, " << replays_
+      << " replays, " << retired_ << " graphs retired; " << std::fixed << std::setprecision(1) << seconds_ << " s";
+  return out.str();
+}
+
+}  // namespace trtet_test::fuzz

@@ -1,0 +1,142 @@
+// A fuzz sequence as plain data: the sessions it makes and the steps it runs. Every step carries
+// everything it needs (its own data seed, shapes, memory kinds), so any subsequence of the steps
+// is itself a valid sequence: the shrinker deletes steps and re-runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace trtet_test::fuzz {
+
+/// Where a tensor lives.
+enum class Mem : std::uint8_t { kDevice, kPinned, kPageable, kManaged };
+const char* to_string(Mem mem) noexcept;
+/// Pinned or pageable: memory the GPU cannot bind directly, staged by the delegate.
+constexpr bool is_host(Mem mem) noexcept { return mem == Mem::kPinned || mem == Mem::kPageable; }
+
+/// Which stream a call selects.
+enum class StreamSource : std::uint8_t {
+  kPerThread,  ///< cudaStreamPerThread (of the calling thread)
+  kLegacy,     ///< the legacy default stream (a null selection)
+  kCreated,    ///< one of kCreatedSlots cudaStreamCreate'd streams
+  kGreen,      ///< one of kGreenSlots green-context streams: slots 0, 1 on the small partition, 2, 3 on the rest
+};
+constexpr int kCreatedSlots = 4;
+constexpr int kGreenSlots = 4;
+
+struct StreamRef {
+  StreamSource source = StreamSource::kPerThread;
+  int slot = 0;
+  bool capturable() const noexcept { return source == StreamSource::kCreated || source == StreamSource::kGreen; }
+};
+std::string to_string(const StreamRef& stream);
+
+/// The engines a session can run (every one made of real kernels, tests/engines + MultiOutputEngine).
+enum class EngineKind : std::uint8_t { kElementwise, kAux, kAliasing, kSum, kMulti };
+const char* to_string(EngineKind kind) noexcept;
+
+struct EngineSpec {
+  EngineKind kind = EngineKind::kElementwise;
+  int plain_outputs = 1;   ///< kMulti: outputs not aliased (0..4)
+  bool alias = false;      ///< kMulti: a last output aliased to input "cache"
+  std::int64_t spin_us = 0;
+};
+std::string to_string(const EngineSpec& spec);
+
+/// The input shape every input of a call gets: [rows, cols]. The profile is [0, 1] .. [kMaxRows, kMaxCols].
+constexpr std::int64_t kMaxRows = 16 * 1024 * 1024;
+constexpr std::int64_t kMaxCols = 4;
+struct InputShape {
+  std::int64_t rows = 0;
+  std::int64_t cols = 1;
+  bool in_profile() const noexcept { return rows >= 0 && rows <= kMaxRows && cols >= 1 && cols <= kMaxCols; }
+  std::int64_t numel() const noexcept { return rows * cols; }
+};
+
+/// One execute() with freshly drawn arguments.
+struct CallPlan {
+  bool guard = false;            ///< scope a CudaStreamGuard (else: cudaStreamPerThread, no guard)
+  StreamRef stream;              ///< the guard's stream
+  std::vector<Mem> mems;         ///< per binding, in binding order
+  std::vector<bool> hints;       ///< per binding: pass MemoryHint::kDevice (device/managed) or kHost (host)
+  InputShape shape;
+  std::uint64_t data_seed = 0;
+  bool scribble = false;         ///< overwrite host inputs as soon as the contract allows
+  bool stale_output_shapes = false;  ///< output views start with a wrong shape (the delegate resizes)
+  bool null_empty = false;       ///< empty (0-byte) tensors get a null data pointer
+};
+std::string to_string(const CallPlan& call);
+
+struct CallStep { int session = 0; CallPlan call; };
+/// A capture on `call.stream` (created or green) under a guard: optional warm-up (the same call,
+/// eager), then, inside the capture, the call and optionally a probe with one binding in pageable
+/// memory (rejected; the capture must stay valid); then `replays` launches of the graph with new data.
+struct CaptureStep {
+  int session = 0;
+  CallPlan call;                 ///< mems: device or pinned only
+  bool warmup = true;
+  int pageable_probe = -1;       ///< binding made pageable for a probe call (-1: none)
+  bool probe_first = false;
+  int replays = 1;
+};
+/// Launches of the graph captured by step `capture_step` (skipped if that graph is gone).
+struct ReplayStep { std::size_t capture_step = 0; std::uint64_t data_seed = 0; int times = 1; };
+/// 2 to 4 threads calling one session at once, each its own calls; optionally the session is
+/// destroyed while they run.
+struct ConcurrentStep {
+  int session = 0;
+  std::vector<std::vector<CallPlan>> threads;
+  bool destroy_during = false;
+  int destroy_delay_us = 0;
+};
+/// destroy(), optionally while a call is in flight (its outputs must still be right afterwards).
+struct DestroyStep { int session = 0; bool in_flight = false; CallPlan call; };
+/// A fresh session (new engine of the same spec) in the slot.
+struct RecreateSessionStep { int session = 0; };
+/// Synchronize, destroy and recreate a created or green stream.
+struct RecreateStreamStep { StreamRef stream; bool non_blocking = true; };
+/// A call the delegate must reject: wrong argument count, a wrong dtype, or a green context
+/// current with no guard. Outputs must stay poisoned, nothing may be enqueued.
+struct BadCallStep {
+  enum class Kind : std::uint8_t { kTooFewArgs, kTooManyArgs, kWrongDtype, kGreenCurrentNoGuard };
+  int session = 0;
+  Kind kind = Kind::kTooFewArgs;
+  CallPlan call;
+};
+const char* to_string(BadCallStep::Kind kind) noexcept;
+
+using Step = std::variant<CallStep, CaptureStep, ReplayStep, ConcurrentStep, DestroyStep, RecreateSessionStep,
+                          RecreateStreamStep, BadCallStep>;
+std::string to_string(const Step& step);
+
+/// What a sequence is drawn from; printed with every failure so it can be re-run.
+struct FuzzConfig {
+  std::uint64_t seed = 1;
+  int length = 30;                           ///< steps
+  std::size_t max_bytes = 64u << 20;         ///< largest tensor
+  std::size_t concurrent_max_bytes = 16u << 20;
+  std::int64_t max_spin_us = 5000;
+};
+std::string to_string(const FuzzConfig& config);
+
+struct Sequence {
+  FuzzConfig config;
+  std::vector<EngineSpec> sessions;
+  std::vector<Step> steps;
+};
+
+/// Steps `keep` (indices into sequence.steps, ascending) of `sequence`; step indices named inside
+/// steps (ReplayStep::capture_step) keep referring to the original numbering.
+struct Selection {
+  const Sequence* sequence = nullptr;
+  std::vector<std::size_t> keep;
+};
+/// Every step of `sequence`.
+Selection all_steps(const Sequence& sequence);
+/// "3,7,12".
+std::string to_string(const std::vector<std::size_t>& indices);
+
+}  // namespace trtet_test::fuzz
