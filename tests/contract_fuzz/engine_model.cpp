@@ -4,7 +4,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "contract_fuzz/multi_output_engine.h"
+#include "contract_fuzz/fuzz_outputs_engine.h"
 #include "engines/aliasing_engine.h"
 #include "engines/aux_stream_engine.h"
 #include "engines/elementwise_engine.h"
@@ -100,7 +100,7 @@ ex::Result<ex::engine::EnginePtr> EngineModel::make(int device) const {
       return ex::engine::EnginePtr(std::move(engine));
     }
     case EngineKind::kMulti: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, MultiOutputEngine::create(device, min_shape, max_shape, spec_.plain_outputs,
+      TRTET_ASSIGN_OR_RETURN(auto engine, FuzzOutputsEngine::create(device, min_shape, max_shape, spec_.plain_outputs,
                                                                     spec_.alias, options));
       return ex::engine::EnginePtr(std::move(engine));
     }
@@ -120,8 +120,8 @@ float EngineModel::expected(int binding, std::size_t i, const std::vector<std::v
   float b = kB;
   if (spec_.kind == EngineKind::kMulti) {
     const int first_output = spec_.alias ? 3 : 2;
-    a = MultiOutputEngine::coefficient_a(binding - first_output);
-    b = MultiOutputEngine::coefficient_b(binding - first_output);
+    a = FuzzOutputsEngine::coefficient_a(binding - first_output);
+    b = FuzzOutputsEngine::coefficient_b(binding - first_output);
   }
   const float y = y_ >= 0 ? inputs[static_cast<std::size_t>(y_)][i] : 0.0f;
   // The kernel may fuse a*x + b*y into one FMA: allow the rounding of either form.

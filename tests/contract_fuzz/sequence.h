@@ -34,7 +34,7 @@ struct StreamRef {
 };
 std::string to_string(const StreamRef& stream);
 
-/// The engines a session can run (every one made of real kernels, tests/engines + MultiOutputEngine).
+/// The engines a session can run (every one made of real kernels, tests/engines + FuzzOutputsEngine).
 enum class EngineKind : std::uint8_t { kElementwise, kAux, kAliasing, kSum, kMulti };
 const char* to_string(EngineKind kind) noexcept;
 

@@ -14,11 +14,11 @@ namespace trtet_test {
 ///   (x's shape); with `alias`, last, "cache_out" aliased to "cache" (kKvCacheUpdate): cache += x.
 /// 1 <= plain_outputs + alias <= 4. Each enqueue first spins options.spin_us (one block), so a
 /// delegate that returns before the engine is done is caught reading its outputs.
-class MultiOutputEngine : public CudaTestEngine {
+class FuzzOutputsEngine : public CudaTestEngine {
  public:
   static constexpr int kMaxOutputs = 4;
 
-  static Result<std::unique_ptr<MultiOutputEngine>> create(int device, const Shape& min_shape, const Shape& max_shape,
+  static Result<std::unique_ptr<FuzzOutputsEngine>> create(int device, const Shape& min_shape, const Shape& max_shape,
                                                            int plain_outputs, bool alias,
                                                            const KernelOptions& options = {});
 
@@ -33,7 +33,7 @@ class MultiOutputEngine : public CudaTestEngine {
   bool has_alias() const noexcept { return alias_; }
 
  private:
-  MultiOutputEngine(int device, const Shape& min_shape, const Shape& max_shape, int plain_outputs, bool alias,
+  FuzzOutputsEngine(int device, const Shape& min_shape, const Shape& max_shape, int plain_outputs, bool alias,
                     const KernelOptions& options);
   int input_count() const noexcept { return alias_ ? 3 : 2; }
 

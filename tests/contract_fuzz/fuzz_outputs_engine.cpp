@@ -1,4 +1,4 @@
-#include "contract_fuzz/multi_output_engine.h"
+#include "contract_fuzz/fuzz_outputs_engine.h"
 
 #include <string>
 #include <vector>
@@ -12,8 +12,8 @@ std::vector<ex::engine::IoDesc> make_bindings(const Shape& min_shape, const Shap
                                          bool alias) {
   std::vector<ex::engine::IoDesc> io = {input_desc("x", min_shape, max_shape), input_desc("y", min_shape, max_shape)};
   if (alias) io.push_back(input_desc("cache", min_shape, max_shape));
-  static const char* const kNames[MultiOutputEngine::kMaxOutputs] = {"out0", "out1", "out2", "out3"};
-  for (int j = 0; j < plain_outputs && j < MultiOutputEngine::kMaxOutputs; ++j) {
+  static const char* const kNames[FuzzOutputsEngine::kMaxOutputs] = {"out0", "out1", "out2", "out3"};
+  for (int j = 0; j < plain_outputs && j < FuzzOutputsEngine::kMaxOutputs; ++j) {
     io.push_back(output_desc(kNames[j], min_shape.rank));
   }
   if (alias) io.push_back(output_desc("cache_out", min_shape.rank));
@@ -27,27 +27,27 @@ std::vector<ex::engine::Alias> make_aliases(int plain_outputs, bool alias) {
 
 }  // namespace
 
-MultiOutputEngine::MultiOutputEngine(int device, const Shape& min_shape, const Shape& max_shape, int plain_outputs,
+FuzzOutputsEngine::FuzzOutputsEngine(int device, const Shape& min_shape, const Shape& max_shape, int plain_outputs,
                                      bool alias, const KernelOptions& options)
     : CudaTestEngine(make_bindings(min_shape, max_shape, plain_outputs, alias), make_aliases(plain_outputs, alias), device,
                      options),
       plain_outputs_(plain_outputs),
       alias_(alias) {}
 
-Result<std::unique_ptr<MultiOutputEngine>> MultiOutputEngine::create(int device, const Shape& min_shape,
+Result<std::unique_ptr<FuzzOutputsEngine>> FuzzOutputsEngine::create(int device, const Shape& min_shape,
                                                                      const Shape& max_shape, int plain_outputs,
                                                                      bool alias, const KernelOptions& options) {
   const int outputs = plain_outputs + (alias ? 1 : 0);
   TRTET_CHECK_OR_RETURN(plain_outputs >= 0 && outputs >= 1 && outputs <= kMaxOutputs, kInvalidArgument,
-                        "MultiOutputEngine takes 1 to %d outputs, got %d plain%s", kMaxOutputs, plain_outputs,
+                        "FuzzOutputsEngine takes 1 to %d outputs, got %d plain%s", kMaxOutputs, plain_outputs,
                         alias ? " and an aliased one" : "");
-  std::unique_ptr<MultiOutputEngine> engine(
-      new MultiOutputEngine(device, min_shape, max_shape, plain_outputs, alias, options));
+  std::unique_ptr<FuzzOutputsEngine> engine(
+      new FuzzOutputsEngine(device, min_shape, max_shape, plain_outputs, alias, options));
   TRTET_RETURN_IF_ERROR(engine->init_resources());
   return engine;
 }
 
-Result<int> MultiOutputEngine::infer_shapes() {
+Result<int> FuzzOutputsEngine::infer_shapes() {
   for (int i = 0; i < input_count(); ++i) {
     TRTET_CHECK_OR_RETURN(shape_set_[static_cast<std::size_t>(i)], kInvalidState, "infer_shapes before input %d's shape",
                           i);
@@ -59,7 +59,7 @@ Result<int> MultiOutputEngine::infer_shapes() {
   return 0;
 }
 
-Status MultiOutputEngine::enqueue(cudaStream_t stream) {
+Status FuzzOutputsEngine::enqueue(cudaStream_t stream) {
   count_enqueue(stream);
   TRTET_RETURN_IF_ERROR(check_bound());
   const auto* x = static_cast<const float*>(addresses_[0]);
