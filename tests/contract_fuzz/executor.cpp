@@ -508,7 +508,10 @@ Verdict Executor::destroy_step(const DestroyStep& step) {
   slot.alive = false;
   slot.engine = nullptr;
   retire_graphs_of(step.session);
-  // Every later call fails cleanly.
+  // Every later call fails cleanly. Inputs are written anew first: the call before destroy may have
+  // updated an aliased input in place.
+  const ex::Status rewritten = args->refresh(mix(step.call.data_seed, 1), world_.io(0));
+  if (!rewritten.ok()) return harness("rewriting inputs", rewritten);
   const ex::Status repoisoned = args->repoison(world_.io(0));
   if (!repoisoned.ok()) return harness("re-poisoning outputs", repoisoned);
   CallContext context;
