@@ -68,7 +68,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, bool have_test_eng
   app.get_formatter()->column_width(34);
   app.add_option("program", o.program, "the ExecuTorch program (.pte) to run")->required()->check(CLI::ExistingFile);
   app.add_option("--method", o.method, "the method to run")->capture_default_str();
-  app.add_option("--device", o.device, "the CUDA device")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--device", o.device, "the CUDA device")->capture_default_str()->check(CLI::Range(0, 1023));
   auto* sms = app.add_option("--sms", o.sms,
                              "run on a green-context partition of this many SMs (a multiple of the GPU's "
                              "granularity: 8 on the H200); without it, the whole GPU")
@@ -99,7 +99,7 @@ ParseOutcome parse_options(int argc, const char* const* argv, bool have_test_eng
                                "measure on partitions of FIRST:LAST:STEP SMs (and the whole GPU), e.g. 8:132:8");
   app.add_option("--p99-target-us", o.p99_target_us,
                  "the latency target: with --sweep-sms, recommend the smallest partition whose p99 meets it")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, 1e9));
   auto* csv = app.add_option("--csv", o.csv, "write the sweep's curve as CSV (plot it with tools/plot_sweep.py)");
   auto* test = app.add_flag("--test-engines", o.test_engines,
                             "build engines with the project's test-engine factory (the engine bytes of the "
