@@ -43,7 +43,10 @@ ex::Result<TensorPtr> make_tensor(IoMemory memory, ScalarType type, const std::v
       device_kind = ::executorch::aten::Device(::executorch::aten::DeviceType::CUDA,
                                                static_cast<::executorch::runtime::etensor::DeviceIndex>(device));
       if (host_data != nullptr) {
-        const cudaError_t c = cudaMemcpy(data, host_data, numel(sizes) * dtype_size(type), cudaMemcpyHostToDevice);
+        // From pageable memory cudaMemcpy may return before the copy lands, and the runner's
+        // non-blocking streams do not wait for the legacy stream: wait for it here (setup only).
+        cudaError_t c = cudaMemcpy(data, host_data, numel(sizes) * dtype_size(type), cudaMemcpyHostToDevice);
+        if (c == cudaSuccess) c = cudaStreamSynchronize(cudaStreamLegacy);
         if (c != cudaSuccess) {
           (void)cudaFree(data);
           return ex::make_error(ex::ErrorCode::kInternal, "uploading an input: %s", cudaGetErrorString(c));
