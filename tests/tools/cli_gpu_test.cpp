@@ -83,7 +83,7 @@ TEST_F(RunCliGpu, SweepPrintsTheCurveWritesCsvAndRecommends) {
   for (const char* row : {"8-SM partition", "16-SM partition", "24-SM partition", "32-SM partition", "whole GPU"}) {
     EXPECT_CONTAINS(ran.output, row);
   }
-  EXPECT_CONTAINS(ran.output, "recommendation: a 8-SM partition");
+  EXPECT_CONTAINS(ran.output, "recommendation: 8 SMs (p99 ");
   std::ifstream in(csv);
   ASSERT_TRUE(in) << "no CSV at " << csv;
   std::string line;

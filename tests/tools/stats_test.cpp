@@ -50,7 +50,7 @@ TEST(Sweep, TheSmallestPartitionMeetingTheTargetIsChosen) {
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->sms, 24u);
   EXPECT_EQ(smallest_meeting(curve, 199)->sms, 24u) << "the target is inclusive";
-  EXPECT_CONTAINS(recommendation(curve, 200), "a 24-SM partition");
+  EXPECT_CONTAINS(recommendation(curve, 200), "recommendation: 24 SMs (p99 199.0 us");
 }
 
 TEST(Sweep, TheWholeGpuIsNeverRecommendedAsAPartition) {

@@ -42,7 +42,7 @@ std::string recommendation(const std::vector<SweepPoint>& points, double p99_tar
   const auto best = smallest_meeting(points, p99_target_us);
   if (best) {
     std::snprintf(text, sizeof(text),
-                  "recommendation: a %u-SM partition (p99 %.1f us <= target %.1f us; the smallest measured "
+                  "recommendation: %u SMs (p99 %.1f us <= target %.1f us; the smallest measured "
                   "partition that meets it)",
                   best->sms, best->stats.p99_us, p99_target_us);
     return text;

@@ -135,9 +135,8 @@ class GreenContext {
   /// Waits for the owned streams, destroys them, then the green context; leaves this empty.
   void reset() noexcept;
 
-  struct State;  ///< defined by the library
-
  private:
+  struct State;                      // defined by the library
   friend struct GreenContextAccess;  // the library's split_device fills state_
   std::unique_ptr<State> state_;
 };
