@@ -3,6 +3,7 @@
 // are the layer's Status turned into GreenContextError with the device's limits attached.
 #include <torch_tensorrt/executorch/GreenContext.h>
 
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -135,7 +136,11 @@ GreenContextResult<std::vector<GreenContext>> split_device(int device, const std
       closest = green::closest_valid_counts(*g, sm_counts);
       if (closest == sm_counts) closest.clear();  // the counts were fine; something else was not
     }
-    return to_error(partitions.status(), limits, std::move(closest));
+    // The planner offers rounding to its own callers (green-probe --round); this API has none.
+    std::string message = partitions.status().message();
+    const std::string offer = " (or ask for rounding)";
+    if (const auto at = message.find(offer); at != std::string::npos) message.erase(at, offer.size());
+    return GreenContextError(public_code(partitions.status().code()), std::move(message), limits, std::move(closest));
   }
 
   std::vector<GreenContext> owners;

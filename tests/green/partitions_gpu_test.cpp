@@ -116,6 +116,7 @@ TEST_F(PartitionsGpu, AMisalignedCountNamesTheLimitsAndTheClosestValidRequest) {
   EXPECT_CONTAINS(e.message(), "minimum partition " + std::to_string(limits_.min_partition));
   EXPECT_CONTAINS(e.message(), "alignment " + std::to_string(limits_.alignment));
   EXPECT_CONTAINS(e.message(), "closest valid request: " + std::to_string(4 * g));
+  EXPECT_EQ(e.message().find("rounding"), std::string::npos) << "this API offers no rounding";
   EXPECT_EQ(e.closest_valid(), std::vector<unsigned>{4 * g});
   EXPECT_EQ(e.limits().device, 0);
   EXPECT_EQ(e.limits().granularity, g);
