@@ -118,6 +118,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Refused{{"@P", "--p99-target-us", "-3"}, "--p99-target-us"},
                       Refused{{"@P", "--shape", "8by64"}, "DIMxDIMx"},
                       Refused{{"@P", "--input", "@P", "--shape", "8x64"}, "--shape applies to random inputs"},
+                      Refused{{"@P", "--sms", "32", "--compare", "--save-outputs", "/tmp"}, "excludes"},
+                      Refused{{"@P", "--sweep-sms", "8:16:8", "--save-outputs", "/tmp"}, "excludes"},
                       Refused{{"@P", "--bogus"}, "--bogus"}));
 
 TEST(RunOptions, TestEnginesAreRefusedWhereTheBuildHasNone) {

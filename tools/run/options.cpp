@@ -87,8 +87,8 @@ ParseOutcome parse_options(int argc, const char* const* argv, bool have_test_eng
                  "(default: the program's shape)")
       ->allow_extra_args(false);
   app.add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
-  app.add_option("--save-outputs", o.save_outputs, "write the last call's outputs to DIR/output_<i>.npy")
-      ->check(CLI::ExistingDirectory);
+  auto* save = app.add_option("--save-outputs", o.save_outputs, "write the last call's outputs to DIR/output_<i>.npy")
+                   ->check(CLI::ExistingDirectory);
   auto* compare = app.add_flag("--compare", o.compare,
                                "run alone and beside a load on the remaining SMs, and the same on the whole GPU, "
                                "side by side (needs --sms)");
@@ -108,6 +108,8 @@ ParseOutcome parse_options(int argc, const char* const* argv, bool have_test_eng
   compare->excludes(sweep);
   sweep->excludes(sms);
   csv->needs(sweep);
+  save->excludes(compare);
+  save->excludes(sweep);
 
   try {
     app.parse(argc, argv);
