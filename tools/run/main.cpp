@@ -213,8 +213,9 @@ int run_sweep(Runner& runner, const RunOptions& o, const et::GreenContextLimits&
     std::ofstream out(o.csv);
     out << sweep_csv(points);
     if (!out) return fail("writing " + o.csv, ex::make_error(ex::ErrorCode::kInternal, "cannot write the file"));
-    std::printf("\ncurve written to %s (plot: tools/plot_sweep.py %s%s)\n", o.csv.c_str(), o.csv.c_str(),
-                target ? (" --p99-target-us " + std::to_string(o.p99_target_us)).c_str() : "");
+    char plot_target[64] = "";
+    if (target) std::snprintf(plot_target, sizeof(plot_target), " --p99-target-us %g", o.p99_target_us);
+    std::printf("\ncurve written to %s (plot: tools/plot_sweep.py %s%s)\n", o.csv.c_str(), o.csv.c_str(), plot_target);
   }
   if (!target) return kExitOk;
   std::printf("%s\n", recommendation(points, o.p99_target_us).c_str());
