@@ -6,6 +6,7 @@ install(TARGETS torchtrt_executorch_backend EXPORT torchtrt_executorch_backend_t
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Every public header: TensorRTBackend.h, CudaStreamGuard.h and GreenContext.h (the partitions API).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set(TRTET_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/torchtrt_executorch_backend)
 install(EXPORT torchtrt_executorch_backend_targets NAMESPACE torchtrt:: DESTINATION ${TRTET_CMAKE_DIR})

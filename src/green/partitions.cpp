@@ -1,0 +1,156 @@
+// The public partitions API (torch_tensorrt/executorch/GreenContext.h) over the green layer:
+// GreenContext holds a green::GreenContext (which owns the context and its streams), and errors
+// are the layer's Status turned into GreenContextError with the device's limits attached.
+#include <torch_tensorrt/executorch/GreenContext.h>
+
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "common/status.h"
+#include "green/green_context.h"
+#include "green/split.h"
+#include "green/split_plan.h"
+
+namespace torch_tensorrt::executorch_backend {
+
+static_assert(std::is_same_v<CUstream, cudaStream_t>, "GreenContext::streams() hands out the driver's stream handles");
+
+struct GreenContext::State {
+  green::GreenContext context;
+  unsigned requested_sms = 0;
+  bool is_remainder = false;
+};
+
+/// What split_device uses to make a GreenContext from the green layer's partition.
+struct GreenContextAccess {
+  static GreenContext make(green::Partition partition) {
+    GreenContext owner;
+    owner.state_ = std::make_unique<GreenContext::State>();
+    owner.state_->context = std::move(partition.context);
+    owner.state_->requested_sms = partition.requested_sms;
+    owner.state_->is_remainder = partition.is_remainder;
+    return owner;
+  }
+};
+
+namespace {
+
+GreenContextErrc public_code(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      return GreenContextErrc::kInvalidArgument;
+    case ErrorCode::kNoDevice:
+      return GreenContextErrc::kNoDevice;
+    case ErrorCode::kNotSupported:
+      return GreenContextErrc::kNotSupported;
+    case ErrorCode::kInvalidState:
+    case ErrorCode::kNotFound:
+      return GreenContextErrc::kInvalidState;
+    default:
+      return GreenContextErrc::kInternal;
+  }
+}
+
+GreenContextError to_error(const Status& status, GreenContextLimits limits = {}, std::vector<unsigned> closest = {}) {
+  return GreenContextError(public_code(status.code()), status.message(), limits, std::move(closest));
+}
+
+GreenContextLimits to_limits(int device, const green::SmGranularity& g) {
+  GreenContextLimits limits;
+  limits.device = device;
+  limits.sm_count = g.sm_count;
+  limits.min_partition = g.min_partition;
+  limits.alignment = g.alignment;
+  limits.granularity = g.unit();
+  limits.max_partitioned_sms = g.group_capacity() * g.unit();
+  return limits;
+}
+
+const std::vector<cudaStream_t>& no_streams() {
+  static const std::vector<cudaStream_t> empty;
+  return empty;
+}
+
+}  // namespace
+
+GreenContext::GreenContext() noexcept = default;
+GreenContext::~GreenContext() { reset(); }
+GreenContext::GreenContext(GreenContext&& other) noexcept = default;
+
+GreenContext& GreenContext::operator=(GreenContext&& other) noexcept {
+  if (this != &other) {
+    reset();
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+int GreenContext::device() const noexcept { return state_ ? state_->context.device() : -1; }
+unsigned GreenContext::sm_count() const noexcept { return state_ ? state_->context.sm_count() : 0; }
+unsigned GreenContext::requested_sms() const noexcept { return state_ ? state_->requested_sms : 0; }
+bool GreenContext::is_remainder() const noexcept { return state_ && state_->is_remainder; }
+
+cudaStream_t GreenContext::stream() const noexcept {
+  return state_ && !state_->context.streams().empty() ? state_->context.streams().front() : nullptr;
+}
+
+const std::vector<cudaStream_t>& GreenContext::streams() const noexcept {
+  return state_ ? state_->context.streams() : no_streams();
+}
+
+GreenContextResult<cudaStream_t> GreenContext::make_stream(int priority) {
+  if (!state_) return GreenContextError(GreenContextErrc::kInvalidState, "make_stream on an empty GreenContext");
+  auto stream = state_->context.make_stream(priority);
+  if (!stream.ok()) return to_error(stream.status());
+  return *stream;
+}
+
+CUgreenCtx GreenContext::handle() const noexcept { return state_ ? state_->context.get() : nullptr; }
+
+void GreenContext::reset() noexcept {
+  // Streams first, then the context (green::GreenContext::reset), then the bookkeeping.
+  if (state_) state_->context.reset();
+  state_.reset();
+}
+
+GreenContextResult<GreenContextLimits> green_context_limits(int device) {
+  auto g = green::device_sm_granularity(device);
+  if (!g.ok()) return to_error(g.status());
+  return to_limits(device, *g);
+}
+
+GreenContextResult<std::vector<GreenContext>> split_device(int device, const std::vector<unsigned>& sm_counts,
+                                                           Remainder remainder) {
+  const green::SplitRequest request = green::SplitRequest::counts(sm_counts, remainder == Remainder::kKeep);
+  // Argument errors need no device: report them even without a GPU.
+  const Status checked = green::check_request(request);
+  if (!checked.ok()) return to_error(checked);
+  auto g = green::device_sm_granularity(device);
+  if (!g.ok()) return to_error(g.status());
+  const GreenContextLimits limits = to_limits(device, *g);
+  auto partitions = green::split_device(device, request);
+  if (!partitions.ok()) {
+    std::vector<unsigned> closest;
+    if (partitions.status().code() == ErrorCode::kInvalidArgument) {
+      closest = green::closest_valid_counts(*g, sm_counts);
+      if (closest == sm_counts) closest.clear();  // the counts were fine; something else was not
+    }
+    // The planner offers rounding to its own callers (green-probe --round); this API has none.
+    std::string message = partitions.status().message();
+    const std::string offer = " (or ask for rounding)";
+    if (const auto at = message.find(offer); at != std::string::npos) message.erase(at, offer.size());
+    return GreenContextError(public_code(partitions.status().code()), std::move(message), limits, std::move(closest));
+  }
+
+  std::vector<GreenContext> owners;
+  owners.reserve(partitions->size());
+  for (green::Partition& partition : *partitions) owners.push_back(GreenContextAccess::make(std::move(partition)));
+  for (GreenContext& owner : owners) {
+    auto stream = owner.make_stream();
+    if (!stream.ok()) return stream.error();  // `owners` releases what was made
+  }
+  return GreenContextResult<std::vector<GreenContext>>(std::move(owners));
+}
+
+}  // namespace torch_tensorrt::executorch_backend

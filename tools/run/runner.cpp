@@ -1,0 +1,79 @@
+#include "run/runner.h"
+
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <executorch/runtime/platform/runtime.h>
+
+#include <chrono>
+
+#include "run/engines.h"
+
+namespace trtet_run {
+namespace {
+
+namespace etr = ::executorch::runtime;
+using Clock = std::chrono::steady_clock;
+
+ex::Status cuda_status(cudaError_t error, const char* what) {
+  if (error == cudaSuccess) return ex::Status::Ok();
+  return ex::make_error(ex::ErrorCode::kInternal, "%s: %s", what, cudaGetErrorString(error));
+}
+
+}  // namespace
+
+ex::Result<std::unique_ptr<Runner>> Runner::load(const RunOptions& options) {
+  etr::runtime_init();
+  if (options.test_engines) TRTET_RETURN_IF_ERROR(install_test_engine_factory());
+  TRTET_RETURN_IF_ERROR(cuda_status(cudaSetDevice(options.device), "selecting the device"));
+  std::unique_ptr<Runner> runner(new Runner());
+  runner->options_ = options;
+  runner->module_ = std::make_unique<Module>(options.program);
+  const etr::Error loaded = runner->module_->load_method(options.method);
+  TRTET_CHECK_OR_RETURN(loaded == etr::Error::Ok, kInternal,
+                        "loading method '%s' of %s failed: ExecuTorch error %s (0x%x); ExecuTorch's log above says "
+                        "more%s",
+                        options.method.c_str(), options.program.c_str(), etr::to_string(loaded),
+                        static_cast<unsigned>(loaded),
+                        options.test_engines ? "" : " (for the programs tests/ generates, pass --test-engines)");
+  TRTET_ASSIGN_OR_RETURN(runner->io_, MethodIo::prepare(*runner->module_, options));
+  return runner;
+}
+
+ex::Status Runner::call(cudaStream_t stream) {
+  ::torch_tensorrt::executorch_backend::CudaStreamGuard guard(stream);
+  auto outputs = module_->execute(options_.method);
+  TRTET_CHECK_OR_RETURN(outputs.ok(), kInternal, "executing '%s' failed: ExecuTorch error %s (0x%x)",
+                        options_.method.c_str(), etr::to_string(outputs.error()),
+                        static_cast<unsigned>(outputs.error()));
+  last_outputs_ = std::move(*outputs);
+  return ex::Status::Ok();
+}
+
+ex::Result<Measurement> Runner::measure(cudaStream_t stream, int iterations, int warmup) {
+  for (int i = 0; i < warmup; ++i) TRTET_RETURN_IF_ERROR(call(stream));
+  TRTET_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "waiting for the warm-up calls"));
+  TRTET_RETURN_IF_ERROR(clear_engine_sms());
+
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(iterations));
+  const auto loop_start = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    const auto start = Clock::now();
+    TRTET_RETURN_IF_ERROR(call(stream));
+    TRTET_RETURN_IF_ERROR(cuda_status(cudaStreamSynchronize(stream), "waiting for a call"));
+    samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  const double wall_s = std::chrono::duration<double>(Clock::now() - loop_start).count();
+
+  Measurement m;
+  m.stats = summarize(std::move(samples), wall_s);
+  TRTET_ASSIGN_OR_RETURN(m.engine_sms, engine_sms());
+  return m;
+}
+
+ex::Status Runner::save_outputs(const std::string& dir, cudaStream_t stream) const {
+  TRTET_CHECK_OR_RETURN(!last_outputs_.empty(), kInvalidState, "no call has run: no outputs to save");
+  return io_->save_outputs(last_outputs_, dir, stream);
+}
+
+}  // namespace trtet_run
