@@ -87,8 +87,15 @@ ex::Status CallArgs::refresh(std::uint64_t data_seed, cudaStream_t io) {
     inputs_[static_cast<std::size_t>(b)] = draw_floats(bytes(b) / sizeof(float), mix(data_seed, static_cast<std::uint64_t>(b)));
   }
   TRTET_RETURN_IF_ERROR(write_inputs(io));
-  // A replay keeps what the captured call set up (output shapes, aliased outputs pointed at their
-  // inputs): only the data is new.
+  return repoison(io);
+}
+
+ex::Status CallArgs::refresh_data(std::uint64_t data_seed, cudaStream_t io) {
+  for (int b = 0; b < model_->io_count(); ++b) {
+    if (!model_->role(b).input) continue;
+    inputs_[static_cast<std::size_t>(b)] = draw_floats(bytes(b) / sizeof(float), mix(data_seed, static_cast<std::uint64_t>(b)));
+  }
+  TRTET_RETURN_IF_ERROR(write_inputs(io));
   return poison_outputs(io);
 }
 

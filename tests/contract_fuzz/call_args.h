@@ -34,6 +34,9 @@ class CallArgs {
   /// New input values from `data_seed` written into the same buffers, outputs poisoned again and
   /// views rebuilt (shapes and pointers as at prepare): for graph replays and repeated calls.
   ex::Status refresh(std::uint64_t data_seed, cudaStream_t io);
+  /// New input data and poisoned outputs, keeping what the captured call set up (output shapes,
+  /// aliased outputs pointed at their inputs): for graph replays, which do not run the delegate.
+  ex::Status refresh_data(std::uint64_t data_seed, cudaStream_t io);
   /// Outputs poisoned again and views rebuilt; inputs kept.
   ex::Status repoison(cudaStream_t io);
 

@@ -392,7 +392,7 @@ Verdict Executor::replay_step(const ReplayStep& step) {
   const cudaStream_t io = world_.io(0);
   const Counters before = counters(slot);
   for (int t = 0; t < step.times; ++t) {
-    const ex::Status refreshed = record->args->refresh(mix(step.data_seed, static_cast<std::uint64_t>(t)), io);
+    const ex::Status refreshed = record->args->refresh_data(mix(step.data_seed, static_cast<std::uint64_t>(t)), io);
     if (!refreshed.ok()) return harness("refreshing a graph's arguments", refreshed);
     if (const cudaError_t e = cudaGraphLaunch(record->exec, stream); e != cudaSuccess) {
       return capture_failure(std::string("cudaGraphLaunch: ") + cudaGetErrorString(e));
