@@ -217,6 +217,34 @@ TEST_F(BackendTest, LoadTimeOptionAloneSetsTheBudget) {
   EXPECT_EQ(factory.requests().at(0).budget, std::optional<std::uint64_t>(0));
 }
 
+TEST_F(BackendTest, RuntimeLibraryOptionReachesTheFactory) {
+  RecordingFactory factory;
+  InitHarness order, repeated, none;
+  ASSERT_EQ(order.init(elementwise_blob(kFake), {}, {string_option("tensorrt_runtime", "lean,dispatch")}), Error::Ok)
+      << captured_log();
+  ASSERT_EQ(repeated.init(elementwise_blob(kFake), {},
+                          {string_option("tensorrt_runtime", "full"), string_option("tensorrt_runtime", "/opt/x.so")}),
+            Error::Ok)
+      << captured_log();
+  ASSERT_EQ(none.init(elementwise_blob(kFake)), Error::Ok) << captured_log();
+  const std::vector<SeenRequest> requests = factory.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[0].runtime_library, std::optional<std::string>("lean,dispatch"));
+  EXPECT_EQ(requests[1].runtime_library, std::optional<std::string>("/opt/x.so"));  // the last one wins
+  EXPECT_EQ(requests[2].runtime_library, std::nullopt);                              // none given
+}
+
+TEST_F(BackendTest, InitRejectsMalformedRuntimeLibraryOption) {
+  RecordingFactory factory;
+  expect_init_error(Error::InvalidArgument, "is an int", elementwise_blob(kFake), {},
+                    {int_option("tensorrt_runtime", 1)});
+  expect_init_error(Error::InvalidArgument, "is a bool", elementwise_blob(kFake), {},
+                    {bool_option("tensorrt_runtime", true)});
+  expect_init_error(Error::InvalidArgument, "is empty", elementwise_blob(kFake), {},
+                    {string_option("tensorrt_runtime", "")});
+  EXPECT_TRUE(factory.requests().empty());
+}
+
 // ---- init: every error path ----
 
 /// init() of `blob` with `specs` and `options` must fail with `expected`, log a message containing
