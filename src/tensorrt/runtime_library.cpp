@@ -118,8 +118,12 @@ Result<std::shared_ptr<const RuntimeLibrary>> acquire_runtime_library(const Runt
     if (std::shared_ptr<const RuntimeLibrary> held = found->second.lock()) return held;
   }
   TRTET_ASSIGN_OR_RETURN(std::shared_ptr<const RuntimeLibrary> library, load_runtime_library(search, header_version));
-  log(LogLevel::kInfo, "loaded %s from %s (search order \"%s\" from %s)", library->label().c_str(),
-      library->path().c_str(), search.spec.c_str(), search.source.c_str());
+  if (library->kind() == RuntimeKind::kPath) {
+    log(LogLevel::kInfo, "loaded %s (search order from %s)", library->label().c_str(), search.source.c_str());
+  } else {
+    log(LogLevel::kInfo, "loaded %s from %s (search order \"%s\" from %s)", library->label().c_str(),
+        library->path().c_str(), search.spec.c_str(), search.source.c_str());
+  }
   (*cache)[key] = library;
   return library;
 }

@@ -4,7 +4,7 @@ namespace torch_tensorrt::executorch_backend::tensorrt {
 
 const char* to_string(BudgetSource source) noexcept {
   switch (source) {
-    case BudgetSource::kNone: return "none";
+    case BudgetSource::kNone: return "TensorRT's default, none set";
     case BudgetSource::kRequested: return "requested";
     case BudgetSource::kAutomatic: return "TensorRT's automatic budget";
   }

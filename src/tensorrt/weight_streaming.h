@@ -24,7 +24,7 @@ enum class BudgetSource {
   kAutomatic,  ///< TensorRT's getWeightStreamingAutomaticBudget
 };
 
-/// "none", "requested" or "automatic" (TensorRT's), for messages.
+/// "TensorRT's default, none set", "requested" or "TensorRT's automatic budget", for messages.
 const char* to_string(BudgetSource source) noexcept;
 
 /// What to do for one engine.
