@@ -234,17 +234,6 @@ TEST_F(BackendTest, RuntimeLibraryOptionReachesTheFactory) {
   EXPECT_EQ(requests[2].runtime_library, std::nullopt);                              // none given
 }
 
-TEST_F(BackendTest, InitRejectsMalformedRuntimeLibraryOption) {
-  RecordingFactory factory;
-  expect_init_error(Error::InvalidArgument, "is an int", elementwise_blob(kFake), {},
-                    {int_option("tensorrt_runtime", 1)});
-  expect_init_error(Error::InvalidArgument, "is a bool", elementwise_blob(kFake), {},
-                    {bool_option("tensorrt_runtime", true)});
-  expect_init_error(Error::InvalidArgument, "is empty", elementwise_blob(kFake), {},
-                    {string_option("tensorrt_runtime", "")});
-  EXPECT_TRUE(factory.requests().empty());
-}
-
 // ---- init: every error path ----
 
 /// init() of `blob` with `specs` and `options` must fail with `expected`, log a message containing
@@ -309,6 +298,17 @@ TEST_F(BackendTest, InitRejectsMalformedLoadTimeBudget) {
   // A malformed option is rejected even where a valid compile spec exists.
   expect_init_error(Error::InvalidArgument, "weight_streaming_budget", elementwise_blob(kFake),
                     {{"weight_streaming_budget", "1024"}}, {string_option("weight_streaming_budget", "-1")});
+  EXPECT_TRUE(factory.requests().empty());
+}
+
+TEST_F(BackendTest, InitRejectsMalformedRuntimeLibraryOption) {
+  RecordingFactory factory;
+  expect_init_error(Error::InvalidArgument, "is an int", elementwise_blob(kFake), {},
+                    {int_option("tensorrt_runtime", 1)});
+  expect_init_error(Error::InvalidArgument, "is a bool", elementwise_blob(kFake), {},
+                    {bool_option("tensorrt_runtime", true)});
+  expect_init_error(Error::InvalidArgument, "is empty", elementwise_blob(kFake), {},
+                    {string_option("tensorrt_runtime", "")});
   EXPECT_TRUE(factory.requests().empty());
 }
 
