@@ -70,7 +70,11 @@ Result<std::shared_ptr<const RuntimeLibrary>> load_runtime_library(const Runtime
     dlerror();  // clear
     void* handle = dlopen(candidate.file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      tried += loader_error("dlopen failed");
+      // dlerror() starts with the file name, which `tried` already has.
+      std::string error = loader_error("dlopen failed");
+      const std::string prefix = candidate.file + ": ";
+      if (error.compare(0, prefix.size(), prefix) == 0) error.erase(0, prefix.size());
+      tried += error;
       continue;
     }
     opened_any = true;
@@ -99,8 +103,8 @@ Result<std::shared_ptr<const RuntimeLibrary>> load_runtime_library(const Runtime
     return std::shared_ptr<const RuntimeLibrary>(std::move(library));
   }
   return make_error(opened_any ? ErrorCode::kIncompatible : ErrorCode::kNotSupported,
-                    "no TensorRT runtime library %s for this backend, built against TensorRT %s headers (search order "
-                    "\"%s\" from %s): %s. Install TensorRT %d (the full runtime, or the lean and dispatch runtimes: "
+                    "no TensorRT runtime library %s for TensorRT %s headers (search order \"%s\" from %s): %s. "
+                    "Install TensorRT %d (the full runtime, or the lean and dispatch runtimes: "
                     "scripts/install-tensorrt-runtime) where the dynamic loader finds it (LD_LIBRARY_PATH), or name "
                     "the library: the load-time option tensorrt_runtime or %s, e.g. \"lean,dispatch\" or a path",
                     opened_any ? "served" : "could be loaded", header_text(header_version).c_str(), search.spec.c_str(),

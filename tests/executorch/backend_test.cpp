@@ -312,6 +312,19 @@ TEST_F(BackendTest, InitRejectsMalformedRuntimeLibraryOption) {
   EXPECT_TRUE(factory.requests().empty());
 }
 
+TEST_F(BackendTest, TheTensorRTAdapterReportsAMissingRuntimeLibraryNamedByTheOption) {
+#if defined(TRTET_HAVE_TENSORRT)
+  // No factory of the test's: the TensorRT adapter's, installed at load, serves init and reads the option.
+  ASSERT_TRUE(static_cast<bool>(ex::engine_factory())) << "the TensorRT adapter installed no factory at load";
+  // ExecuTorch's log line holds ~250 characters: the start of the message (the adapter's tests check all of it).
+  expect_init_error(Error::NotSupported, "no TensorRT runtime library could be loaded", elementwise_blob(kFake), {},
+                    {string_option("tensorrt_runtime", "/nonexistent/libnvinfer_lean.so")});
+  EXPECT_NE(captured_log().find("from load-time option tensorrt_runtime"), std::string::npos) << captured_log();
+#else
+  GTEST_SKIP() << "built without the TensorRT adapter (no TensorRT headers)";
+#endif
+}
+
 TEST_F(BackendTest, InitReportsTheFactorysError) {
   RecordingFactory factory;
   expect_init_error(Error::InvalidProgram, "bogus", elementwise_blob("bogus min=1"));
