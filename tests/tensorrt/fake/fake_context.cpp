@@ -19,12 +19,12 @@ Context::Context(Engine& engine, nvinfer1::ExecutionContextAllocationStrategy)
     : engine_(engine), impl_(this, engine) {
   mImpl = &impl_;
   ++engine_.impl().live_contexts;
-  ++stats().contexts_created;
+  count(stats().contexts_created);
 }
 
 Context::~Context() noexcept {
   --engine_.impl().live_contexts;
-  ++stats().contexts_destroyed;
+  count(stats().contexts_destroyed);
 }
 
 ContextImpl::ContextImpl(nvinfer1::IExecutionContext* owner, Engine& engine)
@@ -57,7 +57,7 @@ bool ContextImpl::allInputDimensionsSpecified() const noexcept {
 }
 
 bool ContextImpl::setInputShape(char const* tensorName, nvinfer1::Dims const& dims) noexcept {
-  ++stats().set_input_shape_calls;
+  count(stats().set_input_shape_calls);
   const Tensor* tensor = plan_.find(tensorName);
   if (tensor == nullptr || tensor->mode != nvinfer1::TensorIOMode::kINPUT) {
     return fail(std::string("setInputShape: \"") + (tensorName != nullptr ? tensorName : "") + "\" is no input");
@@ -122,7 +122,7 @@ void const* ContextImpl::getTensorAddress(char const* tensorName) const noexcept
 }
 
 int32_t ContextImpl::inferShapes(int32_t nbMaxNames, char const** tensorNames) noexcept {
-  ++stats().infer_shapes_calls;
+  count(stats().infer_shapes_calls);
   if (plan_.fails("infer_shapes")) {
     fail("inferShapes: injected failure");
     return -1;
@@ -147,9 +147,9 @@ void ContextImpl::setAuxStreams(cudaStream_t* auxStreams, int32_t nbStreams) noe
 
 bool ContextImpl::enqueueV3(cudaStream_t stream) noexcept {
   TrtetFakeStats& counts = stats();
-  ++counts.enqueues;
+  count(counts.enqueues);
   counts.last_enqueue_stream = stream;
-  if (is_default_stream(stream)) ++counts.enqueues_on_default_stream;
+  if (is_default_stream(stream)) count(counts.enqueues_on_default_stream);
   // setAuxStreams applies to this enqueueV3 only.
   const bool aux_set = aux_streams_set_;
   std::vector<cudaStream_t> aux = std::move(aux_streams_);
@@ -157,16 +157,16 @@ bool ContextImpl::enqueueV3(cudaStream_t stream) noexcept {
   aux_streams_set_ = false;
   if (plan_.aux_streams > 0) {
     if (aux_set && static_cast<int>(aux.size()) >= plan_.aux_streams) {
-      ++counts.enqueues_with_aux_streams;
+      count(counts.enqueues_with_aux_streams);
     } else {
-      ++counts.enqueues_without_aux_streams;  // TensorRT would make streams of its own here
+      count(counts.enqueues_without_aux_streams);  // TensorRT would make streams of its own here
       aux.clear();
     }
   }
   counts.last_aux_stream_count = static_cast<int>(aux.size());
   for (std::size_t i = 0; i < aux.size() && i < 8; ++i) counts.last_aux_streams[i] = aux[i];
   if (!run(stream, aux)) {
-    ++counts.enqueues_failed;
+    count(counts.enqueues_failed);
     return false;
   }
   return true;

@@ -17,10 +17,10 @@ nvinfer1::Dims unknown_dims() {
 
 Engine::Engine(nvinfer1::ILogger* logger, Plan plan) : impl_(this, logger, std::move(plan)) {
   mImpl = &impl_;
-  ++stats().engines_created;
+  count(stats().engines_created);
 }
 
-Engine::~Engine() noexcept { ++stats().engines_destroyed; }
+Engine::~Engine() noexcept { count(stats().engines_destroyed); }
 
 nvinfer1::IExecutionContext* EngineImpl::createExecutionContext(
     nvinfer1::ExecutionContextAllocationStrategy strategy) noexcept {
@@ -85,7 +85,7 @@ char const* EngineImpl::getIOTensorName(int32_t index) const noexcept {
 
 bool EngineImpl::setWeightStreamingBudgetV2(int64_t gpuMemoryBudget) noexcept {
   if (plan_.streamable_bytes <= 0) {
-    ++stats().weight_streaming_calls_without_streamable_weights;
+    count(stats().weight_streaming_calls_without_streamable_weights);
     log_error(logger_, "setWeightStreamingBudgetV2: the engine was not built with kWEIGHT_STREAMING");
     return false;
   }
@@ -97,20 +97,20 @@ bool EngineImpl::setWeightStreamingBudgetV2(int64_t gpuMemoryBudget) noexcept {
     log_error(logger_, "setWeightStreamingBudgetV2: budget " + std::to_string(gpuMemoryBudget) + " refused");
     return false;
   }
-  ++stats().budget_sets;
+  count(stats().budget_sets);
   stats().last_budget_set = gpuMemoryBudget;
   budget_ = gpuMemoryBudget;
   return true;
 }
 
 int64_t EngineImpl::getWeightStreamingBudgetV2() const noexcept {
-  if (plan_.streamable_bytes <= 0) ++stats().weight_streaming_calls_without_streamable_weights;
+  if (plan_.streamable_bytes <= 0) count(stats().weight_streaming_calls_without_streamable_weights);
   return budget_;
 }
 
 int64_t EngineImpl::getWeightStreamingAutomaticBudget() const noexcept {
-  if (plan_.streamable_bytes <= 0) ++stats().weight_streaming_calls_without_streamable_weights;
-  ++stats().automatic_budget_queries;
+  if (plan_.streamable_bytes <= 0) count(stats().weight_streaming_calls_without_streamable_weights);
+  count(stats().automatic_budget_queries);
   return plan_.automatic_budget;
 }
 

@@ -27,10 +27,10 @@ void log_error(nvinfer1::ILogger* logger, const std::string& message) {
 
 Runtime::Runtime(nvinfer1::ILogger* logger) : impl_(this, logger) {
   mImpl = &impl_;
-  ++g_stats.runtimes_created;
+  count(g_stats.runtimes_created);
 }
 
-Runtime::~Runtime() noexcept { ++g_stats.runtimes_destroyed; }
+Runtime::~Runtime() noexcept { count(g_stats.runtimes_destroyed); }
 
 nvinfer1::ICudaEngine* RuntimeImpl::deserializeCudaEngine(void const* blob, std::size_t size) noexcept {
   Plan plan;

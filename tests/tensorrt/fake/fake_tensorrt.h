@@ -243,5 +243,8 @@ class Context final : public nvinfer1::IExecutionContext {
 /// The fake library's stats (fake_runtime.cpp).
 TrtetFakeStats& stats();
 
+/// Adds one to a stats counter; atomic, since engines run on several threads at once.
+inline void count(int& counter) { __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED); }
+
 
 }  // namespace trtet_fake
