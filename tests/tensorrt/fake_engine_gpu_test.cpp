@@ -91,8 +91,11 @@ struct DeviceFloats {
   }
   DeviceFloats(const DeviceFloats&) = delete;
   DeviceFloats& operator=(const DeviceFloats&) = delete;
+  /// Written and landed: a cudaMemcpy from pageable memory may return before the data reaches the
+  /// device, and the non-blocking streams the tests enqueue on do not wait for the legacy stream.
   void write(const std::vector<float>& values) const {
     cudaMemcpy(data, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
   }
   std::vector<float> read() const {
     std::vector<float> values(count);
