@@ -62,11 +62,14 @@ Result<std::shared_ptr<const RuntimeLibrary>> load_runtime_library(const Runtime
                                                                    std::int32_t header_version) {
   const std::int32_t header_major = header_version / 10000;
   const std::int32_t header_minor = header_version / 100 % 100;
-  std::string tried;
+  std::string tried;      // every candidate with its reason
+  std::string not_found;  // the candidates the loader did not find
+  bool all_not_found = true;
   bool opened_any = false;
   for (const RuntimeCandidate& candidate : search.candidates) {
+    const std::string name = candidate.file + " (" + to_string(candidate.kind) + ")";
     if (!tried.empty()) tried += "; ";
-    tried += candidate.file + " (" + to_string(candidate.kind) + "): ";
+    tried += name + ": ";
     dlerror();  // clear
     void* handle = dlopen(candidate.file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
@@ -74,10 +77,17 @@ Result<std::shared_ptr<const RuntimeLibrary>> load_runtime_library(const Runtime
       std::string error = loader_error("dlopen failed");
       const std::string prefix = candidate.file + ": ";
       if (error.compare(0, prefix.size(), prefix) == 0) error.erase(0, prefix.size());
-      tried += error;
+      if (error.find("No such file or directory") != std::string::npos) {
+        not_found += (not_found.empty() ? "" : ", ") + name;
+        tried += "not found";
+      } else {
+        all_not_found = false;
+        tried += error;
+      }
       continue;
     }
     opened_any = true;
+    all_not_found = false;
     std::shared_ptr<RuntimeLibrary> library(new RuntimeLibrary());
     g_open_libraries.fetch_add(1, std::memory_order_relaxed);
     library->handle_ = handle;  // closed by the destructor from here
@@ -102,13 +112,19 @@ Result<std::shared_ptr<const RuntimeLibrary>> load_runtime_library(const Runtime
     }
     return std::shared_ptr<const RuntimeLibrary>(std::move(library));
   }
+  // The common case, kept short (a host's log line may be short): nothing was found at all.
+  const std::string what =
+      !all_not_found                ? tried
+      : search.candidates.size() > 1 ? "none of " + not_found + " was found"
+                                     : not_found + " was not found";
   return make_error(opened_any ? ErrorCode::kIncompatible : ErrorCode::kNotSupported,
-                    "no TensorRT runtime library %s for TensorRT %s headers (search order \"%s\" from %s): %s. "
+                    "no TensorRT runtime library %s for TensorRT %s headers: %s (search order \"%s\" from %s). "
                     "Install TensorRT %d (the full runtime, or the lean and dispatch runtimes: "
                     "scripts/install-tensorrt-runtime) where the dynamic loader finds it (LD_LIBRARY_PATH), or name "
                     "the library: the load-time option tensorrt_runtime or %s, e.g. \"lean,dispatch\" or a path",
-                    opened_any ? "served" : "could be loaded", header_text(header_version).c_str(), search.spec.c_str(),
-                    search.source.c_str(), tried.c_str(), static_cast<int>(header_major), kRuntimeEnvironmentVariable);
+                    opened_any ? "served" : "could be loaded", header_text(header_version).c_str(), what.c_str(),
+                    search.spec.c_str(), search.source.c_str(), static_cast<int>(header_major),
+                    kRuntimeEnvironmentVariable);
 }
 
 Result<std::shared_ptr<const RuntimeLibrary>> acquire_runtime_library(const RuntimeSearch& search,

@@ -39,10 +39,10 @@ TEST(TensorRTRuntimeLibrary, MissingLibrariesAreNotSupportedAndNamed) {
   const std::string message = library.status().message();
   EXPECT_NE(message.find("could be loaded"), std::string::npos) << message;
   EXPECT_NE(message.find("TensorRT 11.1 headers"), std::string::npos) << message;
-  EXPECT_NE(message.find("/nonexistent/libnvinfer_lean.so.11 (path): cannot open shared object file"),
+  EXPECT_NE(message.find("none of /nonexistent/libnvinfer_lean.so.11 (path), libtrtet_no_such_runtime.so (path) was "
+                         "found (search order"),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("libtrtet_no_such_runtime.so (path): "), std::string::npos) << message;
   EXPECT_NE(message.find("TRTET_TENSORRT_RUNTIME"), std::string::npos) << message;
   EXPECT_NE(message.find("load-time option tensorrt_runtime"), std::string::npos) << message;
 }
@@ -73,6 +73,26 @@ TEST(TensorRTRuntimeLibrary, LoadsTheFirstCandidateThatServes) {
   // The entry point is the library's: it sees the logger pointer and the headers' version.
   int logger = 0;
   EXPECT_EQ(library.value()->create_runtime(&logger, kHeaders), &logger);
+}
+
+TEST(TensorRTRuntimeLibrary, ASingleMissingLibraryIsNamed) {
+  Result<std::shared_ptr<const RuntimeLibrary>> library =
+      load_runtime_library(search_of("/nonexistent/libnvinfer.so.11"), kHeaders);
+  ASSERT_FALSE(library.ok());
+  EXPECT_EQ(library.status().code(), ErrorCode::kNotSupported);
+  EXPECT_NE(library.status().message().find(": /nonexistent/libnvinfer.so.11 (path) was not found (search order"),
+            std::string::npos)
+      << library.status().message();
+}
+
+TEST(TensorRTRuntimeLibrary, OtherFailuresAreListedWithTheMissingOnes) {
+  const RuntimeSearch search = search_of(std::string("/nonexistent/libnvinfer.so.11,") + TRTET_STUB_V100000);
+  Result<std::shared_ptr<const RuntimeLibrary>> library = load_runtime_library(search, kHeaders);
+  ASSERT_FALSE(library.ok());
+  EXPECT_EQ(library.status().code(), ErrorCode::kIncompatible);
+  const std::string message = library.status().message();
+  EXPECT_NE(message.find("/nonexistent/libnvinfer.so.11 (path): not found; "), std::string::npos) << message;
+  EXPECT_NE(message.find("is TensorRT 10.0.0, which cannot serve"), std::string::npos) << message;
 }
 
 TEST(TensorRTRuntimeLibrary, RefusesOtherMajorOlderMinorAndNonRuntimes) {
