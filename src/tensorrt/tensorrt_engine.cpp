@@ -111,11 +111,12 @@ Status TensorRTEngine::deserialize(const EngineRequest& request) {
   }
   clear_last_error();
   engine_.reset(runtime_->deserializeCudaEngine(request.engine_bytes, request.engine_size));
+  // TensorRT's reason first (a host's log line may be short), then what each runtime can run.
   TRTET_CHECK_OR_RETURN(engine_ != nullptr, kInvalidProgram,
-                        "%s could not deserialize the engine (%zu bytes; the full runtime runs plans of its own "
+                        "%s could not deserialize the engine (%zu bytes)%s [the full runtime runs plans of its own "
                         "version, the lean runtime version-compatible plans of its version, the dispatch runtime "
-                        "version-compatible plans that embed their lean runtime; and a plan runs only on the GPU it "
-                        "was built for unless built hardware-compatible)%s",
+                        "version-compatible plans that embed their lean runtime; a plan runs only on the GPU it was "
+                        "built for unless built hardware-compatible]",
                         label_.c_str(), request.engine_size, last_error_suffix().c_str());
   return Status::Ok();
 }

@@ -10,8 +10,9 @@
 // setAuxStreams before every enqueueV3 (TensorRT applies setAuxStreams to the next enqueueV3 only, and
 // makes its own streams, outside the green context, for an enqueueV3 without them).
 // The runtime library (full, lean or dispatch) is loaded when the engine is created
-// (runtime_library.h); the engine holds it until its TensorRT objects are gone. The execution context's device memory is allocated once, when the engine
-// is created (ExecutionContextAllocationStrategy::kSTATIC), so no call after that allocates.
+// (runtime_library.h); the engine holds it until its TensorRT objects are gone. The execution
+// context's device memory is allocated once, when the engine is created
+// (ExecutionContextAllocationStrategy::kSTATIC), so no call after that allocates.
 // Weight streaming: Note [Weight streaming] in weight_streaming.h.
 #pragma once
 

@@ -110,13 +110,15 @@ EngineRequest request_for(const std::vector<std::uint8_t>& bytes, const blob::Me
   return request;
 }
 
-/// TensorRT's reason at the end of a deserialization failure: what follows "hardware-compatible)".
+/// TensorRT's reason in a deserialization failure: "... could not deserialize the engine (N bytes): <reason>
+/// [the full runtime runs ...]"; empty when there is none.
 std::string tensorrt_reason(const std::string& message) {
-  const std::string marker = "hardware-compatible)";
-  const std::size_t at = message.find(marker);
-  if (at == std::string::npos) return std::string();
-  std::string reason = message.substr(at + marker.size());
-  return reason.rfind(": ", 0) == 0 ? reason.substr(2) : std::string();
+  const std::string start = " bytes): ";
+  const std::string hint = " [the full runtime runs";
+  const std::size_t at = message.find(start);
+  const std::size_t end = message.rfind(hint);
+  if (at == std::string::npos || end == std::string::npos || end < at + start.size()) return std::string();
+  return message.substr(at + start.size(), end - at - start.size());
 }
 
 class RealRuntime : public ::testing::TestWithParam<RuntimeKind> {
