@@ -4,11 +4,13 @@
 
 #include <exception>
 #include <new>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "blob/parse.h"
 #include "executorch/delegate_handle.h"
-#include "executorch/engine_factory.h"
+#include "engine/engine_factory.h"
 #include "executorch/error_map.h"
 #include "executorch/load_options.h"
 #include "executorch/registration.h"
@@ -39,11 +41,12 @@ Status check_engine_matches_blob(const engine::Engine& engine, const blob::Metad
 
 /// Builds the engine of a parsed blob through the installed factory.
 Result<engine::EnginePtr> build_engine(const blob::ParsedBlob& parsed, std::optional<std::uint64_t> budget,
-                                       const char* method_name) {
+                                       std::optional<std::string> runtime_library, const char* method_name) {
   const EngineFactory factory = engine_factory();
   TRTET_CHECK_OR_RETURN(static_cast<bool>(factory), kNotSupported,
                         "no engine factory is installed: this build has no TensorRT adapter (configure with "
-                        "TensorRT_ROOT), and none was set with set_engine_factory()");
+                        "TensorRT's headers: TensorRT_ROOT or TensorRT_INCLUDE_DIR), and none was set with "
+                        "set_engine_factory()");
   EngineRequest request;
   request.engine_bytes = parsed.engine;
   request.engine_size = parsed.engine_size;
@@ -51,6 +54,7 @@ Result<engine::EnginePtr> build_engine(const blob::ParsedBlob& parsed, std::opti
   request.device = static_cast<int>(parsed.metadata.device_id);
   request.weight_streaming_budget = budget;
   request.method_name = method_name;
+  request.runtime_library = std::move(runtime_library);
   TRTET_ASSIGN_OR_RETURN(engine::EnginePtr engine, factory(request));
   TRTET_CHECK_OR_RETURN(engine != nullptr, kInternal, "the engine factory returned no engine and no error");
   TRTET_RETURN_IF_ERROR(check_engine_matches_blob(*engine, parsed.metadata));
@@ -74,9 +78,11 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
                         "the program carries no processed data for this delegate");
   TRTET_ASSIGN_OR_RETURN(const std::optional<std::uint64_t> budget,
                          resolve_weight_streaming_budget(compile_specs, context.runtime_specs()));
+  TRTET_ASSIGN_OR_RETURN(std::optional<std::string> runtime_library, resolve_tensorrt_runtime(context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size()));
 
-  Result<engine::EnginePtr> engine = build_engine(parsed, budget, context.get_method_name());
+  Result<engine::EnginePtr> engine =
+      build_engine(parsed, budget, std::move(runtime_library), context.get_method_name());
   processed->Free();  // the engine holds what it needs; `parsed` points at freed memory from here
   Status unavailable;
   if (!engine.ok()) {

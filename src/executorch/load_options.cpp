@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 #include "blob/weight_streaming_budget.h"
@@ -55,6 +56,24 @@ Result<std::optional<std::uint64_t>> from_load_options(
 }
 
 }  // namespace
+
+Result<std::optional<std::string>> resolve_tensorrt_runtime(::executorch::runtime::Span<const BackendOption> options) {
+  std::optional<std::string> runtime;
+  for (const BackendOption& option : options) {
+    if (!key_is(option.key, kTensorRTRuntimeKey)) continue;
+    const auto* text = std::get_if<std::array<char, kMaxOptionValueLength>>(&option.value);
+    TRTET_CHECK_OR_RETURN(text != nullptr, kInvalidArgument,
+                          "load-time option \"%s\" is %s; give a string: a search order such as \"lean,dispatch\" "
+                          "(full, lean, dispatch) or a TensorRT runtime library's path",
+                          option.key, std::holds_alternative<bool>(option.value) ? "a bool" : "an int");
+    std::string value(text->data(), strnlen(text->data(), text->size()));
+    TRTET_CHECK_OR_RETURN(!value.empty(), kInvalidArgument,
+                          "load-time option \"%s\" is empty; give a search order such as \"lean,dispatch\" or a path",
+                          option.key);
+    runtime = std::move(value);
+  }
+  return runtime;
+}
 
 Result<std::optional<std::uint64_t>> resolve_weight_streaming_budget(
     ::executorch::runtime::ArrayRef<CompileSpec> compile_specs,

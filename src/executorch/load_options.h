@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "common/status.h"
 
@@ -18,6 +19,16 @@ namespace torch_tensorrt::executorch_backend {
 /// even when the compile spec is absent, and the compile spec even when the option overrides it.
 Result<std::optional<std::uint64_t>> resolve_weight_streaming_budget(
     ::executorch::runtime::ArrayRef<::executorch::runtime::CompileSpec> compile_specs,
+    ::executorch::runtime::Span<const ::executorch::runtime::BackendOption> load_options);
+
+/// The load-time backend option that picks the TensorRT runtime library (EngineRequest::runtime_library).
+inline constexpr const char* kTensorRTRuntimeKey = "tensorrt_runtime";
+
+/// The load-time backend option `tensorrt_runtime`: which TensorRT runtime library to load, in
+/// search order ("lean,dispatch", "full", or a library path), passed to the engine factory as
+/// given (the TensorRT adapter parses it). Unset when absent; the last one wins when repeated.
+/// kInvalidArgument for an int or bool value, or an empty string.
+Result<std::optional<std::string>> resolve_tensorrt_runtime(
     ::executorch::runtime::Span<const ::executorch::runtime::BackendOption> load_options);
 
 }  // namespace torch_tensorrt::executorch_backend

@@ -1,5 +1,9 @@
 #include "tensorrt/logger.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 namespace torch_tensorrt::executorch_backend::tensorrt {
 namespace {
 
@@ -31,12 +35,21 @@ void Logger::log(Severity severity, nvinfer1::AsciiChar const* message) noexcept
     }
   }
   const std::optional<LogLevel> level = log_level_of(severity);
-  if (level.has_value()) executorch_backend::log(*level, "TensorRT: %s", text);
+  if (level.has_value()) executorch_backend::log(*level, "%s: %s", label_.c_str(), text);
 }
 
 Logger& logger() noexcept {
   static Logger* const instance = new Logger();  // never destroyed: see the class comment
   return *instance;
+}
+
+Logger& logger_for(const std::string& label) {
+  static std::mutex mutex;
+  static auto* loggers = new std::map<std::string, std::unique_ptr<Logger>>();  // never destroyed
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Logger>& slot = (*loggers)[label];
+  if (slot == nullptr) slot = std::make_unique<Logger>(label);
+  return *slot;
 }
 
 void clear_last_error() noexcept { t_last_error.clear(); }

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "common/log.h"
 
@@ -15,16 +16,25 @@ namespace torch_tensorrt::executorch_backend::tensorrt {
 /// Internal errors and errors → kError, warnings → kWarning, info → kDebug (TensorRT's info is chatty).
 std::optional<LogLevel> log_level_of(nvinfer1::ILogger::Severity severity) noexcept;
 
-/// The ILogger every TensorRT runtime of this process is created with. Thread-safe, as TensorRT
-/// requires. One instance lives for the whole process (never destroyed, so an engine released during
-/// static destruction still has its logger).
+/// The ILogger a TensorRT runtime is created with: logs "<label>: <message>", the label naming the
+/// library and version that speaks (e.g. "TensorRT 11.4.0 (lean runtime)"). Thread-safe, as TensorRT
+/// requires. Instances are never destroyed (logger(), logger_for()), so an engine released during
+/// static destruction, or a library that keeps its first logger, still has one.
 class Logger final : public nvinfer1::ILogger {
  public:
+  explicit Logger(std::string label = "TensorRT") : label_(std::move(label)) {}
   void log(Severity severity, nvinfer1::AsciiChar const* message) noexcept override;
+  const std::string& label() const noexcept { return label_; }
+
+ private:
+  const std::string label_;
 };
 
-/// The process-wide logger.
+/// The process-wide logger labelled "TensorRT".
 Logger& logger() noexcept;
+
+/// The process-wide logger labelled `label`: one per label, made on first use. Thread-safe.
+Logger& logger_for(const std::string& label);
 
 /// Forgets the calling thread's last TensorRT error: call before a TensorRT call whose failure is reported.
 void clear_last_error() noexcept;

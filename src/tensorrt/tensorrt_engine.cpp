@@ -1,5 +1,6 @@
 #include "tensorrt/tensorrt_engine.h"
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -7,25 +8,12 @@
 #include "cuda/device.h"
 #include "tensorrt/logger.h"
 #include "tensorrt/mapping.h"
+#include "tensorrt/runtime_search.h"
 #include "tensorrt/version.h"
 #include "tensorrt/weight_streaming.h"
 
 namespace torch_tensorrt::executorch_backend::tensorrt {
 namespace {
-
-/// Refuses a libnvinfer of another major version, or older than the headers compiled against
-/// (its objects would lack interface methods these headers call).
-Status check_library_version() {
-  const long loaded = getInferLibVersion();
-  const long loaded_major = loaded / 10000;
-  const long loaded_minor = loaded / 100 % 100;
-  TRTET_CHECK_OR_RETURN(loaded_major == NV_TENSORRT_MAJOR && loaded_minor >= NV_TENSORRT_MINOR, kIncompatible,
-                        "the loaded libnvinfer is TensorRT %ld.%ld.%ld, but this backend was built against TensorRT "
-                        "%d.%d headers: load TensorRT %d.%d or a newer %d.x",
-                        loaded_major, loaded_minor, loaded % 100, NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR,
-                        NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, NV_TENSORRT_MAJOR);
-  return Status::Ok();
-}
 
 /// What mapping.h needs to know about each of the engine's I/O tensors.
 Result<std::vector<EngineTensor>> read_tensors(const nvinfer1::ICudaEngine& engine) {
@@ -70,19 +58,22 @@ Result<std::unique_ptr<TensorRTEngine>> TensorRTEngine::create(const EngineReque
   TRTET_CHECK_OR_RETURN(request.engine_bytes != nullptr && request.engine_size > 0, kInvalidProgram,
                         "the blob holds no serialized TensorRT engine (%zu bytes)", request.engine_size);
   TRTET_CHECK_OR_RETURN(request.metadata != nullptr, kInvalidArgument, "the engine request carries no blob metadata");
+  // The library first: without TensorRT the answer is kNotSupported, GPU or not.
+  TRTET_ASSIGN_OR_RETURN(const RuntimeSearch search,
+                         choose_runtime_search(request.runtime_library, std::getenv(kRuntimeEnvironmentVariable),
+                                               NV_TENSORRT_MAJOR));
+  TRTET_ASSIGN_OR_RETURN(std::shared_ptr<const RuntimeLibrary> library,
+                         acquire_runtime_library(search, static_cast<std::int32_t>(kHeaderVersion)));
   TRTET_RETURN_IF_ERROR(cuda::check_device_index(request.device));
   cuda::DeviceGuard device(request.device);
   TRTET_RETURN_IF_ERROR(device.status());
-  TRTET_RETURN_IF_ERROR(check_library_version());
 
-  std::unique_ptr<TensorRTEngine> engine(new TensorRTEngine(request.device));
+  std::unique_ptr<TensorRTEngine> engine(new TensorRTEngine(request.device, std::move(library)));
   TRTET_RETURN_IF_ERROR(engine->deserialize(request));
-  TRTET_ASSIGN_OR_RETURN(const std::vector<EngineTensor> tensors, read_tensors(*engine->engine_));
-  TRTET_ASSIGN_OR_RETURN(engine->io_, bind_by_name(*request.metadata, tensors));
-  TRTET_ASSIGN_OR_RETURN(engine->aliases_, map_aliases(*request.metadata, engine->io_, tensors));
+  TRTET_RETURN_IF_ERROR(engine->read_bindings(*request.metadata));
   const std::int32_t profiles = engine->engine_->getNbOptimizationProfiles();
   if (profiles > 1) {
-    log(LogLevel::kDebug, "TensorRT engine%s%s has %d optimization profiles; profile 0 is used",
+    log(LogLevel::kDebug, "%s engine%s%s has %d optimization profiles; profile 0 is used", engine->label_.c_str(),
         request.method_name != nullptr ? " of method " : "", request.method_name != nullptr ? request.method_name : "",
         static_cast<int>(profiles));
   }
@@ -92,54 +83,95 @@ Result<std::unique_ptr<TensorRTEngine>> TensorRTEngine::create(const EngineReque
   return engine;
 }
 
+TensorRTEngine::TensorRTEngine(int device, std::shared_ptr<const RuntimeLibrary> library)
+    : device_(device), library_(std::move(library)), label_(library_->label()) {}
+
 TensorRTEngine::~TensorRTEngine() {
   cuda::DeviceGuard device(device_);  // TensorRT frees device memory in these destructors
   context_.reset();
   engine_.reset();
   runtime_.reset();
-}
+}  // library_ is released after them (member order)
 
 Status TensorRTEngine::deserialize(const EngineRequest& request) {
+  Logger& runtime_logger = logger_for(label_);
   clear_last_error();
-  runtime_.reset(nvinfer1::createInferRuntime(logger()));
-  TRTET_CHECK_OR_RETURN(runtime_ != nullptr, kInternal, "TensorRT could not create a runtime%s",
-                        last_error_suffix().c_str());
+  void* created = library_->create_runtime(static_cast<nvinfer1::ILogger*>(&runtime_logger),
+                                           static_cast<std::int32_t>(kHeaderVersion));
+  // TensorRT 11.4's lean and dispatch runtimes return a non-null, unusable pointer when CUDA cannot
+  // be initialized, and log the error: a logged error means no runtime (the pointer is not deleted).
+  const std::string create_error = last_error_suffix();
+  TRTET_CHECK_OR_RETURN(created != nullptr && create_error.empty(), kInternal, "%s could not create a runtime%s",
+                        label_.c_str(), create_error.c_str());
+  runtime_.reset(static_cast<nvinfer1::IRuntime*>(created));
+  if (library_->kind() == RuntimeKind::kDispatch) {
+    // The dispatch runtime runs only version-compatible plans that embed their lean runtime: host code
+    // TensorRT refuses to load unless allowed. Choosing the dispatch runtime is choosing to run it.
+    runtime_->setEngineHostCodeAllowed(true);
+  }
+  clear_last_error();
   engine_.reset(runtime_->deserializeCudaEngine(request.engine_bytes, request.engine_size));
+  // TensorRT's reason first (a host's log line may be short), then what each runtime can run.
   TRTET_CHECK_OR_RETURN(engine_ != nullptr, kInvalidProgram,
-                        "TensorRT %d.%d could not deserialize the engine (%zu bytes; an engine runs only on the "
-                        "TensorRT version and GPU it was built for unless built version- or hardware-compatible)%s",
-                        NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, request.engine_size, last_error_suffix().c_str());
+                        "%s could not deserialize the engine (%zu bytes)%s [the full runtime runs plans of its own "
+                        "version, the lean runtime version-compatible plans of its version, the dispatch runtime "
+                        "version-compatible plans that embed their lean runtime; a plan runs only on the GPU it was "
+                        "built for unless built hardware-compatible]",
+                        label_.c_str(), request.engine_size, last_error_suffix().c_str());
   return Status::Ok();
 }
 
+Status TensorRTEngine::read_bindings(const blob::Metadata& metadata) {
+  Result<std::vector<EngineTensor>> tensors = read_tensors(*engine_);
+  Status status = tensors.status();
+  if (status.ok()) {
+    Result<std::vector<engine::IoDesc>> io = bind_by_name(metadata, tensors.value());
+    status = io.status();
+    if (io.ok()) io_ = std::move(io).value();
+  }
+  if (status.ok()) {
+    Result<std::vector<engine::Alias>> aliases = map_aliases(metadata, io_, tensors.value());
+    status = aliases.status();
+    if (aliases.ok()) aliases_ = std::move(aliases).value();
+  }
+  if (status.ok()) return status;
+  return Status(status.code(), "the engine deserialized by " + label_ + " does not fit the blob: " + status.message());
+}
+
 Status TensorRTEngine::apply_weight_streaming_budget(const EngineRequest& request) {
-  const std::int64_t streamable = engine_->getStreamableWeightsSize();
-  const WeightStreamingPlan plan = plan_weight_streaming(streamable, request.weight_streaming_budget);
+  streamable_bytes_ = engine_->getStreamableWeightsSize();
+  std::optional<std::int64_t> automatic;
+  if (streamable_bytes_ > 0 && !request.weight_streaming_budget.has_value()) {
+    automatic = engine_->getWeightStreamingAutomaticBudget();
+  }
+  const WeightStreamingPlan plan = plan_weight_streaming(streamable_bytes_, request.weight_streaming_budget, automatic);
   if (plan.ignored) {
     log(LogLevel::kWarning,
-        "weight_streaming_budget %llu ignored: the engine was not built for weight streaming (no streamable weights)",
-        static_cast<unsigned long long>(*request.weight_streaming_budget));
+        "weight_streaming_budget %llu ignored: the %s engine was not built for weight streaming (no streamable "
+        "weights)",
+        static_cast<unsigned long long>(*request.weight_streaming_budget), label_.c_str());
   }
   if (plan.budget.has_value()) {
     clear_last_error();
     TRTET_CHECK_OR_RETURN(engine_->setWeightStreamingBudgetV2(*plan.budget), kInvalidArgument,
-                          "TensorRT rejected weight_streaming_budget %lld (the engine streams up to %lld bytes)%s",
-                          static_cast<long long>(*plan.budget), static_cast<long long>(streamable),
-                          last_error_suffix().c_str());
+                          "%s rejected weight-streaming budget %lld (%s; the engine streams up to %lld bytes)%s",
+                          label_.c_str(), static_cast<long long>(*plan.budget), to_string(plan.source),
+                          static_cast<long long>(streamable_bytes_), last_error_suffix().c_str());
   }
-  weight_streaming_ = streams_weights(streamable, engine_->getWeightStreamingBudgetV2());
-  if (weight_streaming_) {
-    log(LogLevel::kInfo, "weight streaming active: %lld of %lld streamable bytes resident; enqueue is synchronous",
-        static_cast<long long>(engine_->getWeightStreamingBudgetV2()), static_cast<long long>(streamable));
-  }
+  if (streamable_bytes_ <= 0) return Status::Ok();  // TensorRT's budget calls are for streaming engines only
+  budget_ = engine_->getWeightStreamingBudgetV2();
+  weight_streaming_ = streams_weights(streamable_bytes_, *budget_);
+  log(LogLevel::kInfo, "%s weight streaming: budget %lld of %lld streamable bytes (%s)%s", label_.c_str(),
+      static_cast<long long>(*budget_), static_cast<long long>(streamable_bytes_), to_string(plan.source),
+      weight_streaming_ ? "; weights stream in during enqueue, which is synchronous" : "; all weights resident");
   return Status::Ok();
 }
 
 Status TensorRTEngine::create_context() {
   clear_last_error();
   context_.reset(engine_->createExecutionContext(nvinfer1::ExecutionContextAllocationStrategy::kSTATIC));
-  TRTET_CHECK_OR_RETURN(context_ != nullptr, kInternal, "TensorRT could not create an execution context%s",
-                        last_error_suffix().c_str());
+  TRTET_CHECK_OR_RETURN(context_ != nullptr, kInternal, "%s could not create an execution context%s",
+                        label_.c_str(), last_error_suffix().c_str());
   return Status::Ok();
 }
 
@@ -158,8 +190,8 @@ Status TensorRTEngine::set_input_shape(int index, const Shape& shape) {
   const engine::IoDesc& io = io_[static_cast<std::size_t>(index)];
   clear_last_error();
   TRTET_CHECK_OR_RETURN(context_->setInputShape(io.name.c_str(), dims_from_shape(shape)), kInvalidArgument,
-                        "TensorRT rejected shape %s for input %d (\"%s\"; profile 0 allows %s..%s)%s",
-                        shape.to_string().c_str(), index, io.name.c_str(), io.min_shape.to_string().c_str(),
+                        "%s rejected shape %s for input %d (\"%s\"; profile 0 allows %s..%s)%s",
+                        label_.c_str(), shape.to_string().c_str(), index, io.name.c_str(), io.min_shape.to_string().c_str(),
                         io.max_shape.to_string().c_str(), last_error_suffix().c_str());
   return Status::Ok();
 }
@@ -167,8 +199,8 @@ Status TensorRTEngine::set_input_shape(int index, const Shape& shape) {
 Result<int> TensorRTEngine::infer_shapes() {
   clear_last_error();
   const std::int32_t missing = context_->inferShapes(0, nullptr);
-  TRTET_CHECK_OR_RETURN(missing >= 0, kInvalidArgument, "TensorRT could not infer output shapes from the input shapes%s",
-                        last_error_suffix().c_str());
+  TRTET_CHECK_OR_RETURN(missing >= 0, kInvalidArgument, "%s could not infer output shapes from the input shapes%s",
+                        label_.c_str(), last_error_suffix().c_str());
   if (missing > 0) {
     std::vector<const char*> names(static_cast<std::size_t>(missing), nullptr);
     const std::int32_t listed = context_->inferShapes(missing, names.data());
@@ -177,8 +209,8 @@ Result<int> TensorRTEngine::infer_shapes() {
       const char* name = names[static_cast<std::size_t>(i)];
       joined += std::string(i > 0 ? ", " : "") + "\"" + (name != nullptr ? name : "?") + "\"";
     }
-    return make_error(ErrorCode::kInvalidArgument, "%d input(s) are not sufficiently specified for shape inference: %s",
-                      static_cast<int>(missing), joined.c_str());
+    return make_error(ErrorCode::kInvalidArgument, "%s: %d input(s) are not sufficiently specified for shape inference: %s",
+                      label_.c_str(), static_cast<int>(missing), joined.c_str());
   }
   int unresolved = 0;
   for (const engine::IoDesc& io : io_) {
@@ -202,9 +234,9 @@ Status TensorRTEngine::set_tensor_address(int index, void* address) {
   const engine::IoDesc& io = io_[static_cast<std::size_t>(index)];
   clear_last_error();
   TRTET_CHECK_OR_RETURN(context_->setTensorAddress(io.name.c_str(), address), kInvalidArgument,
-                        "TensorRT rejected address %p for %s %d (\"%s\"; it must be device-accessible and 256-byte "
+                        "%s rejected address %p for %s %d (\"%s\"; it must be device-accessible and 256-byte "
                         "aligned)%s",
-                        address, io.is_input ? "input" : "output", index, io.name.c_str(), last_error_suffix().c_str());
+                        label_.c_str(), address, io.is_input ? "input" : "output", index, io.name.c_str(), last_error_suffix().c_str());
   return Status::Ok();
 }
 
@@ -212,23 +244,24 @@ Status TensorRTEngine::set_aux_streams(cudaStream_t* streams, int count) {
   TRTET_CHECK_OR_RETURN(count >= 0, kInvalidArgument, "set_aux_streams: negative stream count %d", count);
   TRTET_CHECK_OR_RETURN(count == 0 || streams != nullptr, kInvalidArgument,
                         "set_aux_streams: %d streams announced, no array given", count);
+  TRTET_CHECK_OR_RETURN(count == 0 || count == aux_stream_count_, kInvalidArgument,
+                        "set_aux_streams: %d streams given, the %s engine uses %d auxiliary streams", count,
+                        label_.c_str(), aux_stream_count_);
   for (int i = 0; i < count; ++i) {
     TRTET_CHECK_OR_RETURN(!is_default_stream(streams[i]), kInvalidArgument,
                           "set_aux_streams: stream %d is a default stream, which TensorRT cannot use as auxiliary", i);
   }
-  context_->setAuxStreams(streams, count);
+  aux_streams_.assign(streams, streams + count);
   return Status::Ok();
 }
 
 Status TensorRTEngine::enqueue(cudaStream_t stream) {
+  // setAuxStreams holds for the next enqueueV3 only: hand the streams over before every one.
+  if (!aux_streams_.empty()) context_->setAuxStreams(aux_streams_.data(), static_cast<std::int32_t>(aux_streams_.size()));
   clear_last_error();
-  TRTET_CHECK_OR_RETURN(context_->enqueueV3(stream), kInternal, "TensorRT enqueueV3 failed%s",
+  TRTET_CHECK_OR_RETURN(context_->enqueueV3(stream), kInternal, "%s enqueueV3 failed%s", label_.c_str(),
                         last_error_suffix().c_str());
   return Status::Ok();
 }
-
-std::int64_t TensorRTEngine::streamable_weights_size() const noexcept { return engine_->getStreamableWeightsSize(); }
-
-std::int64_t TensorRTEngine::weight_streaming_budget() const noexcept { return engine_->getWeightStreamingBudgetV2(); }
 
 }  // namespace torch_tensorrt::executorch_backend::tensorrt

@@ -5,10 +5,14 @@
 // (mapping.h checks mode, dtype and shape against the blob). Inputs are bounded by optimization
 // profile 0, the one a new execution context selects. Each seam call is one IExecutionContext call:
 // set_input_shape → setInputShape, infer_shapes → inferShapes then getTensorShape of the outputs,
-// set_tensor_address → setTensorAddress, set_aux_streams → setAuxStreams (streams the delegate made on
-// the caller's green context, so TensorRT does not create its own outside it), enqueue → enqueueV3
-// on the caller's stream. The execution context's device memory is allocated once, when the engine
-// is created (ExecutionContextAllocationStrategy::kSTATIC), so no call after that allocates.
+// set_tensor_address → setTensorAddress, enqueue → enqueueV3 on the caller's stream. set_aux_streams
+// keeps the streams the delegate made on the caller's green context, and enqueue hands them to
+// setAuxStreams before every enqueueV3 (TensorRT applies setAuxStreams to the next enqueueV3 only, and
+// makes its own streams, outside the green context, for an enqueueV3 without them).
+// The runtime library (full, lean or dispatch) is loaded when the engine is created
+// (runtime_library.h); the engine holds it until its TensorRT objects are gone. The execution
+// context's device memory is allocated once, when the engine is created
+// (ExecutionContextAllocationStrategy::kSTATIC), so no call after that allocates.
 // Weight streaming: Note [Weight streaming] in weight_streaming.h.
 #pragma once
 
@@ -17,11 +21,14 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "blob/format.h"
 #include "common/status.h"
 #include "engine/engine.h"
-#include "executorch/engine_factory.h"
+#include "engine/engine_factory.h"
+#include "tensorrt/runtime_library.h"
 
 namespace torch_tensorrt::executorch_backend::tensorrt {
 
@@ -29,13 +36,16 @@ namespace torch_tensorrt::executorch_backend::tensorrt {
 /// after create() runs on the host only except enqueue(), which queues work on the given stream.
 class TensorRTEngine final : public engine::Engine {
  public:
-  /// Deserializes `request.engine_bytes` on `request.device`, applies the weight-streaming budget,
-  /// creates the execution context and matches its I/O tensors to `request.metadata`.
-  /// Errors: kNoDevice without a GPU; kInvalidArgument for a bad device index or a budget TensorRT
-  /// rejects; kIncompatible when the loaded libnvinfer is older than the headers built against or of
-  /// another major version; kInvalidProgram for bytes TensorRT cannot deserialize or I/O that
-  /// contradicts the blob (bind_by_name, map_aliases); kNotSupported for I/O the delegate cannot bind;
-  /// kInternal when TensorRT fails otherwise (e.g. creating the execution context).
+  /// Loads the runtime library `request.runtime_library` (else TRTET_TENSORRT_RUNTIME, else the default
+  /// order) names, deserializes `request.engine_bytes` on `request.device`, applies the weight-streaming
+  /// budget, creates the execution context and matches its I/O tensors to `request.metadata`.
+  /// Errors: kNotSupported when no runtime library loads (the message lists what was searched);
+  /// kIncompatible when those that load cannot serve the headers built against; kNoDevice without a GPU;
+  /// kInvalidArgument for a bad search order, device index or a budget TensorRT rejects;
+  /// kInvalidProgram for bytes TensorRT cannot deserialize or I/O that contradicts the blob
+  /// (bind_by_name, map_aliases); kNotSupported for I/O the delegate cannot bind; kInternal when
+  /// TensorRT fails otherwise (e.g. creating the runtime or the execution context). Every message from
+  /// TensorRT's side names the loaded library's version and carries TensorRT's own reason.
   static Result<std::unique_ptr<TensorRTEngine>> create(const EngineRequest& request);
 
   /// Destroys the context, the engine and the runtime, in that order, on the engine's device. The
@@ -63,37 +73,54 @@ class TensorRTEngine final : public engine::Engine {
 
   /// ICudaEngine::getNbAuxStreams.
   int aux_stream_count() const noexcept override { return aux_stream_count_; }
-  /// IExecutionContext::setAuxStreams; kInvalidArgument for a negative count or a null, legacy
-  /// or per-thread default stream among them (TensorRT requires distinct non-default streams).
+  /// Keeps `streams` for every later enqueue (copied); kInvalidArgument for a negative count, a count
+  /// other than aux_stream_count() (0 clears them), or a null, legacy or per-thread default stream
+  /// among them (TensorRT requires distinct non-default streams).
   Status set_aux_streams(cudaStream_t* streams, int count) override;
 
-  /// enqueueV3 on `stream`; kInternal (with TensorRT's reason) when it fails.
+  /// setAuxStreams with the kept streams (when any), then enqueueV3 on `stream`; kInternal (with
+  /// TensorRT's reason) when it fails.
   Status enqueue(cudaStream_t stream) override;
   /// True while weight streaming is active (budget below the streamable weights' size).
   bool enqueue_is_synchronous() const noexcept override { return weight_streaming_; }
 
   /// getStreamableWeightsSize: 0 unless the engine was built for weight streaming.
-  std::int64_t streamable_weights_size() const noexcept;
-  /// getWeightStreamingBudgetV2: the budget in effect.
-  std::int64_t weight_streaming_budget() const noexcept;
+  std::int64_t streamable_weights_size() const noexcept { return streamable_bytes_; }
+  /// getWeightStreamingBudgetV2 after the budget was applied: the budget in effect; nullopt for an
+  /// engine without streamable weights (TensorRT is not asked).
+  std::optional<std::int64_t> weight_streaming_budget() const noexcept { return budget_; }
+  /// The runtime library serving this engine.
+  const RuntimeLibrary& runtime_library() const noexcept { return *library_; }
+  /// The engine's runtime (for tests that look past the seam).
+  nvinfer1::IRuntime& runtime() const noexcept { return *runtime_; }
+  /// The deserialized engine (likewise).
+  nvinfer1::ICudaEngine& cuda_engine() const noexcept { return *engine_; }
 
  private:
-  explicit TensorRTEngine(int device) noexcept : device_(device) {}
+  TensorRTEngine(int device, std::shared_ptr<const RuntimeLibrary> library);
 
   Status deserialize(const EngineRequest& request);
+  /// The binding table and aliases (mapping.h); errors name the library's version.
+  Status read_bindings(const blob::Metadata& metadata);
   Status apply_weight_streaming_budget(const EngineRequest& request);
   Status create_context();
   /// Status of binding `index` for a call that needs an input (`want_input`), an output, or either.
   Status check_index(int index, const char* call, std::optional<bool> want_input) const;
 
   int device_ = 0;
-  // Declared so that destruction runs context → engine → runtime (the destructor also does it explicitly).
+  // Declared so that destruction runs context → engine → runtime → library (the destructor also
+  // releases the TensorRT objects explicitly); the library's code runs their destructors.
+  std::shared_ptr<const RuntimeLibrary> library_;
+  std::string label_;  ///< library_->label(): "TensorRT 11.4.0 (lean runtime)", for messages
   std::unique_ptr<nvinfer1::IRuntime> runtime_;
   std::unique_ptr<nvinfer1::ICudaEngine> engine_;
   std::unique_ptr<nvinfer1::IExecutionContext> context_;
   std::vector<engine::IoDesc> io_;
   std::vector<engine::Alias> aliases_;
   int aux_stream_count_ = 0;
+  std::vector<cudaStream_t> aux_streams_;  ///< set_aux_streams', handed over before every enqueueV3
+  std::int64_t streamable_bytes_ = 0;
+  std::optional<std::int64_t> budget_;
   bool weight_streaming_ = false;
 };
 

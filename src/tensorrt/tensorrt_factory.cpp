@@ -13,8 +13,6 @@ Result<engine::EnginePtr> make_tensorrt_engine(const EngineRequest& request) {
   return engine::EnginePtr(std::move(engine));
 }
 
-#if defined(TRTET_HAVE_EXECUTORCH)
-
 bool install_default_engine_factory() {
   // Check, then install: the load-time call runs during static initialization, before any thread
   // of the library's users can install a factory of their own.
@@ -28,11 +26,5 @@ namespace {
 /// Installs the factory when the shared library is loaded.
 [[maybe_unused]] const bool kInstalledAtLoad = install_default_engine_factory();
 }  // namespace
-
-#else
-
-bool install_default_engine_factory() { return false; }  // no ExecuTorch backend to serve
-
-#endif
 
 }  // namespace torch_tensorrt::executorch_backend::tensorrt

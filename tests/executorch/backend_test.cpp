@@ -217,6 +217,23 @@ TEST_F(BackendTest, LoadTimeOptionAloneSetsTheBudget) {
   EXPECT_EQ(factory.requests().at(0).budget, std::optional<std::uint64_t>(0));
 }
 
+TEST_F(BackendTest, RuntimeLibraryOptionReachesTheFactory) {
+  RecordingFactory factory;
+  InitHarness order, repeated, none;
+  ASSERT_EQ(order.init(elementwise_blob(kFake), {}, {string_option("tensorrt_runtime", "lean,dispatch")}), Error::Ok)
+      << captured_log();
+  ASSERT_EQ(repeated.init(elementwise_blob(kFake), {},
+                          {string_option("tensorrt_runtime", "full"), string_option("tensorrt_runtime", "/opt/x.so")}),
+            Error::Ok)
+      << captured_log();
+  ASSERT_EQ(none.init(elementwise_blob(kFake)), Error::Ok) << captured_log();
+  const std::vector<SeenRequest> requests = factory.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[0].runtime_library, std::optional<std::string>("lean,dispatch"));
+  EXPECT_EQ(requests[1].runtime_library, std::optional<std::string>("/opt/x.so"));  // the last one wins
+  EXPECT_EQ(requests[2].runtime_library, std::nullopt);                              // none given
+}
+
 // ---- init: every error path ----
 
 /// init() of `blob` with `specs` and `options` must fail with `expected`, log a message containing
@@ -282,6 +299,30 @@ TEST_F(BackendTest, InitRejectsMalformedLoadTimeBudget) {
   expect_init_error(Error::InvalidArgument, "weight_streaming_budget", elementwise_blob(kFake),
                     {{"weight_streaming_budget", "1024"}}, {string_option("weight_streaming_budget", "-1")});
   EXPECT_TRUE(factory.requests().empty());
+}
+
+TEST_F(BackendTest, InitRejectsMalformedRuntimeLibraryOption) {
+  RecordingFactory factory;
+  expect_init_error(Error::InvalidArgument, "is an int", elementwise_blob(kFake), {},
+                    {int_option("tensorrt_runtime", 1)});
+  expect_init_error(Error::InvalidArgument, "is a bool", elementwise_blob(kFake), {},
+                    {bool_option("tensorrt_runtime", true)});
+  expect_init_error(Error::InvalidArgument, "is empty", elementwise_blob(kFake), {},
+                    {string_option("tensorrt_runtime", "")});
+  EXPECT_TRUE(factory.requests().empty());
+}
+
+TEST_F(BackendTest, TheTensorRTAdapterReportsAMissingRuntimeLibraryNamedByTheOption) {
+#if defined(TRTET_HAVE_TENSORRT)
+  // No factory of the test's: the TensorRT adapter's, installed at load, serves init and reads the option.
+  ASSERT_TRUE(static_cast<bool>(ex::engine_factory())) << "the TensorRT adapter installed no factory at load";
+  // ExecuTorch's log line holds ~250 characters: the start of the message (the adapter's tests check all of it).
+  expect_init_error(Error::NotSupported, "no TensorRT runtime library could be loaded", elementwise_blob(kFake), {},
+                    {string_option("tensorrt_runtime", "/nonexistent/libnvinfer_lean.so")});
+  EXPECT_NE(captured_log().find("from load-time option tensorrt_runtime"), std::string::npos) << captured_log();
+#else
+  GTEST_SKIP() << "built without the TensorRT adapter (no TensorRT headers)";
+#endif
 }
 
 TEST_F(BackendTest, InitReportsTheFactorysError) {

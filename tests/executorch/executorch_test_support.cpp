@@ -66,6 +66,7 @@ RecordingFactory::RecordingFactory()
         seen.spec.assign(reinterpret_cast<const char*>(request.engine_bytes), request.engine_size);
         seen.device = request.device;
         seen.budget = request.weight_streaming_budget;
+        seen.runtime_library = request.runtime_library;
         seen.method_name = request.method_name != nullptr ? request.method_name : "";
         seen.io_bindings = request.metadata != nullptr ? request.metadata->io_bindings.size() : 0;
         {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "executorch/engine_factory.h"
+#include "engine/engine_factory.h"
 
 namespace trtet_test {
 
@@ -40,6 +40,7 @@ struct SeenRequest {
   std::string spec;  ///< the engine bytes, as text (a test-engine spec)
   int device = -1;
   std::optional<std::uint64_t> budget;
+  std::optional<std::string> runtime_library;
   std::string method_name;
   std::size_t io_bindings = 0;
 };

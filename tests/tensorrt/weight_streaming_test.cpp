@@ -11,17 +11,48 @@ namespace {
 
 constexpr std::int64_t kStreamable = 1000;
 
-TEST(TensorRTWeightStreaming, NoRequestLeavesTheDefault) {
+TEST(TensorRTWeightStreaming, NoRequestAndNoAutomaticBudgetLeavesTheDefault) {
   const WeightStreamingPlan plan = plan_weight_streaming(kStreamable, std::nullopt);
   EXPECT_EQ(plan.budget, std::nullopt);
+  EXPECT_EQ(plan.source, BudgetSource::kNone);
   EXPECT_FALSE(plan.ignored);
   EXPECT_FALSE(plan.streams);
+}
+
+TEST(TensorRTWeightStreaming, NoRequestTakesTheAutomaticBudget) {
+  WeightStreamingPlan plan = plan_weight_streaming(kStreamable, std::nullopt, std::int64_t{400});
+  EXPECT_EQ(plan.budget, std::int64_t{400});
+  EXPECT_EQ(plan.source, BudgetSource::kAutomatic);
+  EXPECT_TRUE(plan.streams);
+  plan = plan_weight_streaming(kStreamable, std::nullopt, std::int64_t{5000});  // everything fits: no streaming
+  EXPECT_EQ(plan.budget, kStreamable);
+  EXPECT_EQ(plan.source, BudgetSource::kAutomatic);
+  EXPECT_FALSE(plan.streams);
+  plan = plan_weight_streaming(kStreamable, std::nullopt, std::int64_t{-1});  // TensorRT had none
+  EXPECT_EQ(plan.budget, std::nullopt);
+  EXPECT_EQ(plan.source, BudgetSource::kNone);
+  EXPECT_FALSE(plan.streams);
+}
+
+TEST(TensorRTWeightStreaming, RequestTakesPrecedenceOverTheAutomaticBudget) {
+  const WeightStreamingPlan plan = plan_weight_streaming(kStreamable, std::uint64_t{100}, std::int64_t{400});
+  EXPECT_EQ(plan.budget, std::int64_t{100});
+  EXPECT_EQ(plan.source, BudgetSource::kRequested);
+  EXPECT_TRUE(plan.streams);
+}
+
+TEST(TensorRTWeightStreaming, EngineWithoutStreamableWeightsGetsNoBudgetAtAll) {
+  const WeightStreamingPlan plan = plan_weight_streaming(0, std::nullopt, std::int64_t{400});
+  EXPECT_EQ(plan.budget, std::nullopt);
+  EXPECT_EQ(plan.source, BudgetSource::kNone);
+  EXPECT_FALSE(plan.ignored);
 }
 
 TEST(TensorRTWeightStreaming, BudgetBelowTheSizeStreams) {
   for (const std::uint64_t requested : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{999}}) {
     const WeightStreamingPlan plan = plan_weight_streaming(kStreamable, requested);
     EXPECT_EQ(plan.budget, static_cast<std::int64_t>(requested));
+    EXPECT_EQ(plan.source, BudgetSource::kRequested);
     EXPECT_TRUE(plan.streams) << requested;
     EXPECT_FALSE(plan.ignored);
   }

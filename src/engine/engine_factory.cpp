@@ -1,4 +1,4 @@
-#include "executorch/engine_factory.h"
+#include "engine/engine_factory.h"
 
 #include <mutex>
 #include <utility>

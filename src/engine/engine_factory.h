@@ -1,15 +1,18 @@
-// Where the ExecuTorch backend gets its engines: one process-wide factory, settable.
+// Where engines come from: one process-wide factory, settable. Part of the engine seam, so an
+// engine adapter (src/tensorrt) installs itself without knowing which runtime hosts it.
 //
-// init() hands the factory the engine bytes of a processed blob, the blob's metadata and the
-// weight-streaming budget; the factory returns an engine whose bindings follow the blob's
-// io_bindings order. The TensorRT adapter installs itself as the default where it is built;
-// tests install their own. Without a factory, init() fails with kNotSupported.
+// The host (the ExecuTorch backend's init()) hands the factory the engine bytes of a processed
+// blob, the blob's metadata, the weight-streaming budget and the runtime-library choice; the
+// factory returns an engine whose bindings follow the blob's io_bindings order. The TensorRT
+// adapter installs itself as the default where it is built; tests install their own. Without a
+// factory, the ExecuTorch backend's init() fails with kNotSupported.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "blob/format.h"
 #include "common/status.h"
@@ -17,7 +20,7 @@
 
 namespace torch_tensorrt::executorch_backend {
 
-/// What init() knows about the engine to build. Every pointer is valid only during the call:
+/// What the host knows about the engine to build. Every pointer is valid only during the call:
 /// the processed blob is freed right after the factory returns, so an engine copies (or
 /// deserializes) what it keeps.
 struct EngineRequest {
@@ -29,6 +32,10 @@ struct EngineRequest {
   /// neither names one.
   std::optional<std::uint64_t> weight_streaming_budget;
   const char* method_name = nullptr;           ///< the ExecuTorch method being loaded, when known
+  /// Which runtime library serves the engine, in search order: the load-time backend option
+  /// `tensorrt_runtime` (e.g. "lean,dispatch" or a path; the adapter parses it). Unset when the
+  /// host was given none: the adapter then reads TRTET_TENSORRT_RUNTIME, else uses its default.
+  std::optional<std::string> runtime_library;
 };
 
 /// Builds an engine, or says why not (kNoDevice without a GPU: the method then loads and its

@@ -1,0 +1,114 @@
+#include "tensorrt/runtime_search.h"
+
+#include <algorithm>
+
+namespace torch_tensorrt::executorch_backend::tensorrt {
+namespace {
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+Result<RuntimeCandidate> parse_item(std::string_view item, int major) {
+  if (item == "full") return RuntimeCandidate{RuntimeKind::kFull, runtime_file_name(RuntimeKind::kFull, major)};
+  if (item == "lean") return RuntimeCandidate{RuntimeKind::kLean, runtime_file_name(RuntimeKind::kLean, major)};
+  if (item == "dispatch") {
+    return RuntimeCandidate{RuntimeKind::kDispatch, runtime_file_name(RuntimeKind::kDispatch, major)};
+  }
+  if (item.find('/') != std::string_view::npos || item.find(".so") != std::string_view::npos) {
+    return RuntimeCandidate{RuntimeKind::kPath, std::string(item)};
+  }
+  return make_error(ErrorCode::kInvalidArgument,
+                    "\"%.*s\" names no TensorRT runtime: give full, lean, dispatch, a library path (with a '/') or a "
+                    "library file name (with \".so\")",
+                    static_cast<int>(item.size()), item.data());
+}
+
+}  // namespace
+
+const char* to_string(RuntimeKind kind) noexcept {
+  switch (kind) {
+    case RuntimeKind::kFull: return "full";
+    case RuntimeKind::kLean: return "lean";
+    case RuntimeKind::kDispatch: return "dispatch";
+    case RuntimeKind::kPath: return "path";
+  }
+  return "?";
+}
+
+std::string runtime_file_name(RuntimeKind kind, int major) {
+  const std::string suffix = ".so." + std::to_string(major);
+  switch (kind) {
+    case RuntimeKind::kFull: return "libnvinfer" + suffix;
+    case RuntimeKind::kLean: return "libnvinfer_lean" + suffix;
+    case RuntimeKind::kDispatch: return "libnvinfer_dispatch" + suffix;
+    case RuntimeKind::kPath: break;
+  }
+  return std::string();
+}
+
+RuntimeKind runtime_kind_of_file(std::string_view path) noexcept {
+  const std::size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  const auto starts = [name](std::string_view prefix) { return name.substr(0, prefix.size()) == prefix; };
+  if (starts("libnvinfer.so")) return RuntimeKind::kFull;
+  if (starts("libnvinfer_lean.so")) return RuntimeKind::kLean;
+  if (starts("libnvinfer_dispatch.so")) return RuntimeKind::kDispatch;
+  return RuntimeKind::kPath;
+}
+
+Result<std::vector<RuntimeCandidate>> parse_runtime_search(std::string_view spec, int major) {
+  TRTET_CHECK_OR_RETURN(!trim(spec).empty(), kInvalidArgument,
+                        "the TensorRT runtime search order is empty: give a comma-separated list of full, lean, "
+                        "dispatch or library paths, e.g. \"lean,dispatch\"");
+  std::vector<RuntimeCandidate> candidates;
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    const std::size_t comma = std::min(spec.find(',', start), spec.size());
+    const std::string_view item = trim(spec.substr(start, comma - start));
+    TRTET_CHECK_OR_RETURN(!item.empty(), kInvalidArgument,
+                          "the TensorRT runtime search order \"%.*s\" has an empty item (at offset %zu)",
+                          static_cast<int>(spec.size()), spec.data(), start);
+    TRTET_ASSIGN_OR_RETURN(RuntimeCandidate candidate, parse_item(item, major));
+    if (std::find(candidates.begin(), candidates.end(), candidate) == candidates.end()) {
+      candidates.push_back(std::move(candidate));
+    }
+    start = comma + 1;
+  }
+  return candidates;
+}
+
+Result<RuntimeSearch> choose_runtime_search(const std::optional<std::string>& option, const char* environment,
+                                            int major) {
+  RuntimeSearch search;
+  if (option.has_value()) {
+    search.spec = *option;
+    search.source = "load-time option tensorrt_runtime";
+  } else if (environment != nullptr && *environment != '\0') {
+    search.spec = environment;
+    search.source = kRuntimeEnvironmentVariable;
+  } else {
+    search.spec = kDefaultRuntimeSearch;
+    search.source = "default";
+  }
+  Result<std::vector<RuntimeCandidate>> candidates = parse_runtime_search(search.spec, major);
+  if (!candidates.ok()) {
+    return make_error(ErrorCode::kInvalidArgument, "%s (from %s)", candidates.status().message().c_str(),
+                      search.source.c_str());
+  }
+  search.candidates = std::move(candidates).value();
+  return search;
+}
+
+std::string describe(const std::vector<RuntimeCandidate>& candidates) {
+  std::string text;
+  for (const RuntimeCandidate& candidate : candidates) {
+    if (!text.empty()) text += ", ";
+    text += candidate.file + " (" + to_string(candidate.kind) + ")";
+  }
+  return text;
+}
+
+}  // namespace torch_tensorrt::executorch_backend::tensorrt

@@ -1,0 +1,20 @@
+# cmake -DLIBRARY=<libtorchtrt_executorch_backend.so> -P links_no_tensorrt.cmake
+# Fails when the library needs a TensorRT library (DT_NEEDED) or leaves a TensorRT symbol undefined:
+# the adapter reaches TensorRT only through dlopen/dlsym (src/tensorrt/runtime_library.h).
+find_program(READELF readelf REQUIRED)
+find_program(NM nm REQUIRED)
+execute_process(COMMAND ${READELF} -d ${LIBRARY} OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "readelf -d ${LIBRARY} failed")
+endif()
+if(dynamic MATCHES "NEEDED[^\n]*nvinfer[^\n]*")
+  message(FATAL_ERROR "${LIBRARY} links a TensorRT library: ${CMAKE_MATCH_0}")
+endif()
+execute_process(COMMAND ${NM} -D --undefined-only ${LIBRARY} OUTPUT_VARIABLE undefined RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm -D ${LIBRARY} failed")
+endif()
+if(undefined MATCHES "[^\n]*(createInferRuntime|getInferLibVersion|nvinfer1)[^\n]*")
+  message(FATAL_ERROR "${LIBRARY} leaves a TensorRT symbol to the dynamic linker: ${CMAKE_MATCH_0}")
+endif()
+message(STATUS "${LIBRARY}: no TensorRT library needed, no TensorRT symbol undefined")

@@ -1,0 +1,110 @@
+// tensorrt/runtime_search.h: the runtime search order from the load-time option, the environment
+// or the default, and every refusal. Host-only, no TensorRT needed.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tensorrt/runtime_search.h"
+
+namespace torch_tensorrt::executorch_backend::tensorrt {
+namespace {
+
+std::vector<RuntimeCandidate> parsed(const std::string& spec, int major = 11) {
+  Result<std::vector<RuntimeCandidate>> result = parse_runtime_search(spec, major);
+  EXPECT_TRUE(result.ok()) << spec << ": " << result.status().to_string();
+  return result.ok() ? result.value() : std::vector<RuntimeCandidate>{};
+}
+
+TEST(TensorRTRuntimeSearch, FileNamesCarryTheHeadersMajorVersion) {
+  EXPECT_EQ(runtime_file_name(RuntimeKind::kFull, 11), "libnvinfer.so.11");
+  EXPECT_EQ(runtime_file_name(RuntimeKind::kLean, 10), "libnvinfer_lean.so.10");
+  EXPECT_EQ(runtime_file_name(RuntimeKind::kDispatch, 11), "libnvinfer_dispatch.so.11");
+  EXPECT_EQ(runtime_file_name(RuntimeKind::kPath, 11), "");
+}
+
+TEST(TensorRTRuntimeSearch, DefaultIsFullThenLeanThenDispatch) {
+  const std::vector<RuntimeCandidate> expected = {{RuntimeKind::kFull, "libnvinfer.so.11"},
+                                                  {RuntimeKind::kLean, "libnvinfer_lean.so.11"},
+                                                  {RuntimeKind::kDispatch, "libnvinfer_dispatch.so.11"}};
+  EXPECT_EQ(parsed(kDefaultRuntimeSearch), expected);
+  Result<RuntimeSearch> search = choose_runtime_search(std::nullopt, nullptr, 11);
+  ASSERT_TRUE(search.ok()) << search.status().to_string();
+  EXPECT_EQ(search->candidates, expected);
+  EXPECT_EQ(search->source, "default");
+  EXPECT_EQ(search->spec, "full,lean,dispatch");
+}
+
+TEST(TensorRTRuntimeSearch, ParsesWordsPathsAndFileNames) {
+  const std::vector<RuntimeCandidate> expected = {{RuntimeKind::kDispatch, "libnvinfer_dispatch.so.10"},
+                                                  {RuntimeKind::kPath, "/opt/trt/lib/libnvinfer_lean.so.10"},
+                                                  {RuntimeKind::kPath, "libmy_trt.so"},
+                                                  {RuntimeKind::kLean, "libnvinfer_lean.so.10"}};
+  EXPECT_EQ(parsed(" dispatch , /opt/trt/lib/libnvinfer_lean.so.10,libmy_trt.so,lean ", 10), expected);
+  EXPECT_EQ(parsed("./relative"), (std::vector<RuntimeCandidate>{{RuntimeKind::kPath, "./relative"}}));
+}
+
+TEST(TensorRTRuntimeSearch, RepeatedItemsAreTriedOnce) {
+  EXPECT_EQ(parsed("lean,dispatch,lean"), (std::vector<RuntimeCandidate>{{RuntimeKind::kLean, "libnvinfer_lean.so.11"},
+                                                                         {RuntimeKind::kDispatch,
+                                                                          "libnvinfer_dispatch.so.11"}}));
+}
+
+TEST(TensorRTRuntimeSearch, RefusesEmptyItemsAndUnknownWords) {
+  struct Case {
+    const char* spec;
+    const char* says;
+  };
+  for (const Case& bad : {Case{"", "is empty"}, Case{"  ", "is empty"}, Case{"lean,", "empty item"},
+                          Case{",lean", "empty item"}, Case{"lean,,dispatch", "empty item"},
+                          Case{"Lean", "\"Lean\" names no TensorRT runtime"},
+                          Case{"lean,fast", "\"fast\" names no TensorRT runtime"}}) {
+    SCOPED_TRACE(bad.spec);
+    Result<std::vector<RuntimeCandidate>> result = parse_runtime_search(bad.spec, 11);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(result.status().message().find(bad.says), std::string::npos) << result.status().message();
+  }
+}
+
+TEST(TensorRTRuntimeSearch, OptionBeatsEnvironmentBeatsDefault) {
+  Result<RuntimeSearch> search = choose_runtime_search(std::string("dispatch"), "lean", 11);
+  ASSERT_TRUE(search.ok());
+  EXPECT_EQ(search->source, "load-time option tensorrt_runtime");
+  EXPECT_EQ(search->candidates, (std::vector<RuntimeCandidate>{{RuntimeKind::kDispatch, "libnvinfer_dispatch.so.11"}}));
+
+  search = choose_runtime_search(std::nullopt, "lean", 11);
+  ASSERT_TRUE(search.ok());
+  EXPECT_EQ(search->source, "TRTET_TENSORRT_RUNTIME");
+  EXPECT_EQ(search->candidates, (std::vector<RuntimeCandidate>{{RuntimeKind::kLean, "libnvinfer_lean.so.11"}}));
+
+  search = choose_runtime_search(std::nullopt, "", 11);  // set but empty: the default
+  ASSERT_TRUE(search.ok());
+  EXPECT_EQ(search->source, "default");
+}
+
+TEST(TensorRTRuntimeSearch, ErrorsSayWhereTheOrderCameFrom) {
+  Result<RuntimeSearch> search = choose_runtime_search(std::string("nope"), nullptr, 11);
+  ASSERT_FALSE(search.ok());
+  EXPECT_NE(search.status().message().find("from load-time option tensorrt_runtime"), std::string::npos)
+      << search.status().message();
+  search = choose_runtime_search(std::nullopt, "lean,,", 11);
+  ASSERT_FALSE(search.ok());
+  EXPECT_NE(search.status().message().find("from TRTET_TENSORRT_RUNTIME"), std::string::npos)
+      << search.status().message();
+}
+
+TEST(TensorRTRuntimeSearch, KindOfAFileByItsName) {
+  EXPECT_EQ(runtime_kind_of_file("/usr/lib/x86_64-linux-gnu/libnvinfer.so.10"), RuntimeKind::kFull);
+  EXPECT_EQ(runtime_kind_of_file("libnvinfer_lean.so.11"), RuntimeKind::kLean);
+  EXPECT_EQ(runtime_kind_of_file("/x/libnvinfer_dispatch.so"), RuntimeKind::kDispatch);
+  EXPECT_EQ(runtime_kind_of_file("/x/libnvinfer_plugin.so.11"), RuntimeKind::kPath);
+  EXPECT_EQ(runtime_kind_of_file("/libnvinfer.so.11/libother.so"), RuntimeKind::kPath);
+}
+
+TEST(TensorRTRuntimeSearch, DescribesCandidatesForMessages) {
+  EXPECT_EQ(describe(parsed("full,/x/y.so")), "libnvinfer.so.11 (full), /x/y.so (path)");
+}
+
+}  // namespace
+}  // namespace torch_tensorrt::executorch_backend::tensorrt
