@@ -6,7 +6,7 @@
 #if TRTET_RUN_HAVE_TEST_ENGINES
 #include "engines/cuda_test_engine.h"
 #include "engines/test_engine_factory.h"
-#include "executorch/engine_factory.h"
+#include "engine/engine_factory.h"
 #endif
 
 namespace trtet_run {
