@@ -121,10 +121,12 @@ Status Session::execute_steps(TensorView* args, std::size_t count) {
   NvtxRange range("trtet::execute");
   cuda::DeviceGuard device(engine_->device());
   TRTET_RETURN_IF_ERROR(device.status());
-  drain_released_graph_holds();
 
   Call call;
   TRTET_RETURN_IF_ERROR(resolve_stream(call));
+  // Frees of what released graphs held: never while this thread captures (in global capture mode
+  // a cudaFreeAsync on any stream invalidates the capture).
+  if (!call.facts.capturing) drain_released_graph_holds();
   TRTET_RETURN_IF_ERROR(check_arguments(*engine_, args, count));
   TRTET_RETURN_IF_ERROR(classify_arguments(args, call));
   TRTET_RETURN_IF_ERROR(resolve_shapes(args, call));
