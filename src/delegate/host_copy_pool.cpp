@@ -102,34 +102,29 @@ void HostCopyPool::work() noexcept {
   }
 }
 
+bool HostCopyPool::copy_one_locked(CopyBatch& batch, std::unique_lock<std::mutex>& lock) noexcept {
+  std::size_t mine = 0;
+  if (!take_locked(batch, mine)) return false;
+  lock.unlock();
+  run(batch, mine);
+  lock.lock();
+  return true;
+}
+
 void HostCopyPool::help_until_done(CopyBatch& batch, std::size_t index) noexcept {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!batch.done(index)) {
-    std::size_t mine = 0;
-    if (take_locked(batch, mine)) {
-      lock.unlock();
-      run(batch, mine);
-      lock.lock();
-      continue;
-    }
+    if (copy_one_locked(batch, lock)) continue;
     progress_.wait(lock, [&] { return batch.done(index) || batch.next_ < batch.ready_; });
   }
 }
 
 void HostCopyPool::finish(CopyBatch& batch) noexcept {
   std::unique_lock<std::mutex> lock(mutex_);
-  for (;;) {
-    std::size_t mine = 0;
-    if (take_locked(batch, mine)) {
-      lock.unlock();
-      run(batch, mine);
-      lock.lock();
-      continue;
-    }
-    // Tasks never published (the caller stopped early) are abandoned; taken ones are waited for.
-    progress_.wait(lock, [&] { return batch.finished_.load(std::memory_order_acquire) == batch.next_; });
-    break;
+  while (copy_one_locked(batch, lock)) {
   }
+  // Tasks never published (the caller stopped early) are abandoned; taken ones are waited for.
+  progress_.wait(lock, [&] { return batch.finished_.load(std::memory_order_acquire) == batch.next_; });
   batches_.erase(std::remove(batches_.begin(), batches_.end(), &batch), batches_.end());
 }
 

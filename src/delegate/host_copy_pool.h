@@ -79,6 +79,9 @@ class HostCopyPool {
   /// Takes one ready task of `batch` (pool mutex held); false when none is ready.
   bool take_locked(CopyBatch& batch, std::size_t& index) noexcept;
   static void run(CopyBatch& batch, std::size_t index) noexcept;
+  /// Takes and copies one ready task of `batch` on the calling thread (`lock` on the pool's mutex,
+  /// released while copying); false when none is ready.
+  bool copy_one_locked(CopyBatch& batch, std::unique_lock<std::mutex>& lock) noexcept;
 
   const int max_workers_;
   bool started_ = false;
