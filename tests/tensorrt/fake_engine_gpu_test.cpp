@@ -12,7 +12,12 @@
 
 #include <NvInferRuntime.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -24,6 +29,7 @@
 #include "delegate/tensor_view.h"
 #include "fake/fake_stats.h"
 #include "tensorrt/runtime_library.h"
+#include "tensorrt/runtime_search.h"
 #include "tensorrt/tensorrt_engine.h"
 #include "tensorrt/tensorrt_factory.h"
 #include "tensorrt/version.h"
@@ -460,6 +466,41 @@ TEST_F(FakeTensorRT, EightThreadsRunEnginesAtOnce) {
   for (int i = 0; i < kThreads; ++i) EXPECT_EQ(failures[static_cast<std::size_t>(i)], "") << "thread " << i;
   EXPECT_EQ(fake_.stats().runtimes_created, kThreads);
   EXPECT_EQ(fake_.stats().runtimes_destroyed, kThreads);
+}
+
+TEST_F(FakeTensorRT, TheDispatchRuntimeAllowsEngineHostCode) {
+  // A copy of the fake under the dispatch runtime's file name, in a private directory, loaded by its
+  // path only (it shadows nothing): the adapter takes the kind from the name and allows host code.
+  char dir_template[] = "/tmp/trtet-dispatch-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  ASSERT_NE(dir, nullptr);
+  const std::string copy = std::string(dir) + "/" + runtime_file_name(RuntimeKind::kDispatch, NV_TENSORRT_MAJOR);
+  {
+    std::ifstream from(TRTET_FAKE_NVINFER, std::ios::binary);
+    std::ofstream to(copy, std::ios::binary);
+    to << from.rdbuf();
+  }
+  void* handle = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << dlerror();
+  auto copy_stats = reinterpret_cast<TrtetFakeStats* (*)()>(dlsym(handle, "trtet_fake_stats"));
+  ASSERT_NE(copy_stats, nullptr);
+  const blob::Metadata metadata = x_y();
+  bytes_ = plan_bytes(add_one_plan());
+  EngineRequest request;
+  request.engine_bytes = bytes_.data();
+  request.engine_size = bytes_.size();
+  request.metadata = &metadata;
+  request.runtime_library = copy;
+  {
+    Result<std::unique_ptr<TensorRTEngine>> engine = TensorRTEngine::create(request);
+    ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+    EXPECT_EQ(engine.value()->runtime_library().kind(), RuntimeKind::kDispatch);
+    EXPECT_EQ(copy_stats()->host_code_allowed, 1);
+  }
+  EXPECT_EQ(fake_.stats().host_code_allowed, -1);  // the fake under its own name was not asked
+  dlclose(handle);
+  std::remove(copy.c_str());
+  rmdir(dir);
 }
 
 TEST_F(FakeTensorRT, DestroyingTheEngineReleasesEverythingAndTheLibrary) {
