@@ -9,7 +9,7 @@
 
 namespace torch_tensorrt::executorch_backend {
 
-/// What went wrong, grouped by meaning (see STYLE.md): the ExecuTorch adapter maps each onto
+/// What went wrong, grouped by meaning (docs/DESIGN.md, "Errors"): the ExecuTorch adapter maps each onto
 /// executorch::runtime::Error one to one.
 enum class ErrorCode : std::uint8_t {
   kOk = 0,

@@ -1,4 +1,4 @@
-// Project errors as ExecuTorch errors, by meaning (STYLE.md), and reporting through ExecuTorch's log.
+// Project errors as ExecuTorch errors, by meaning (docs/DESIGN.md, "Errors"), and reporting through ExecuTorch's log.
 #pragma once
 
 #include <executorch/runtime/core/error.h>

@@ -1,4 +1,4 @@
-// Every row of the execute contract (DESIGN.md), one test each, with the elementwise engine of real
+// Every row of the execute contract (docs/DESIGN.md), one test each, with the elementwise engine of real
 // kernels: outputs poisoned first, compared with a CPU reference on fresh random data.
 #include <gtest/gtest.h>
 
