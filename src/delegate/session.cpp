@@ -133,7 +133,7 @@ Status Session::execute_steps(TensorView* args, std::size_t count) {
   TRTET_RETURN_IF_ERROR(prepare_staging(call));
   TRTET_RETURN_IF_ERROR(bind_addresses());
   // Every check has passed: from here on the call queues work.
-  TRTET_RETURN_IF_ERROR(enqueue(args, call));
+  TRTET_RETURN_IF_ERROR(enqueue(call));
   return complete(call);
 }
 
@@ -387,7 +387,7 @@ Status Session::order_after_previous_calls(const Call& call) {
   return Status::Ok();
 }
 
-Status Session::enqueue(TensorView* args, Call& call) {
+Status Session::enqueue(Call& call) {
   Status queued = without_exceptions("the engine", [&]() -> Status {
     if (call.joined) {
       TRTET_RETURN_IF_ERROR(join_in_.record(call.caller));
@@ -395,7 +395,7 @@ Status Session::enqueue(TensorView* args, Call& call) {
     }
     TRTET_RETURN_IF_ERROR(order_after_previous_calls(call));
     retired_.clear();  // outgrown staging: freed in order after every earlier use
-    TRTET_RETURN_IF_ERROR(copy_inputs_in(args, call));
+    TRTET_RETURN_IF_ERROR(copy_inputs_in(call));
     if (call.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(inputs_consumed_.record(call.stream));
     if (const int wanted = engine_->aux_stream_count(); wanted > 0) {
       // Made on the stream's green context (or device), and handed over before every enqueue:
@@ -405,7 +405,7 @@ Status Session::enqueue(TensorView* args, Call& call) {
       TRTET_RETURN_IF_ERROR(engine_->set_aux_streams(streams, wanted));
     }
     TRTET_RETURN_IF_ERROR(engine_->enqueue(call.stream));
-    return copy_outputs_out(args, call);
+    return copy_outputs_out(call);
   });
   // Whatever was queued, completion_ covers it, so later calls and destroy wait for it.
   Status recorded;
@@ -444,14 +444,13 @@ Status Session::retain_for_graph(const Call& call) {
   return Status::Ok();
 }
 
-Status Session::copy_inputs_in(TensorView* args, const Call& call) {
-  (void)args;
+Status Session::copy_inputs_in(const Call& call) {
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
     const Binding& binding = bindings_[static_cast<std::size_t>(i)];
     if (!engine_->io(i).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
-      TRTET_RETURN_IF_ERROR(stage_pageable_input(i, binding.user, call));
+      TRTET_RETURN_IF_ERROR(stage_pageable_input(i, call));
     } else {
       TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.address, binding.user, binding.bytes, cudaMemcpyHostToDevice, call.stream));
     }
@@ -459,15 +458,14 @@ Status Session::copy_inputs_in(TensorView* args, const Call& call) {
   return Status::Ok();
 }
 
-Status Session::copy_outputs_out(TensorView* args, const Call& call) {
-  (void)args;
+Status Session::copy_outputs_out(const Call& call) {
   output_copies_.clear();
   const int count = engine_->io_count();
   for (int o = 0; o < count; ++o) {
     const Binding& binding = bindings_[static_cast<std::size_t>(o)];
     if (engine_->io(o).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
-      TRTET_RETURN_IF_ERROR(queue_pageable_output(o, binding.user, call));
+      TRTET_RETURN_IF_ERROR(queue_pageable_output(o, call));
     } else {
       TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost, call.stream));
     }
@@ -502,11 +500,11 @@ std::size_t Session::chunk_bytes(std::size_t bytes) noexcept {
   return std::max(kMinChunk, (bytes + kChunks - 1) / kChunks);
 }
 
-Status Session::stage_pageable_input(int index, const void* source, const Call& call) {
+Status Session::stage_pageable_input(int index, const Call& call) {
   const Binding& binding = bindings_[static_cast<std::size_t>(index)];
   auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host_data());
   auto* device = static_cast<unsigned char*>(binding.address);
-  const auto* from = static_cast<const unsigned char*>(source);
+  const auto* from = static_cast<const unsigned char*>(binding.user);
   const std::size_t chunk = chunk_bytes(binding.bytes);
   const std::size_t chunks = (binding.bytes + chunk - 1) / chunk;
   if (chunks == 1) {
@@ -534,11 +532,11 @@ Status Session::stage_pageable_input(int index, const void* source, const Call& 
   return Status::Ok();
 }
 
-Status Session::queue_pageable_output(int index, void* destination, const Call& call) {
+Status Session::queue_pageable_output(int index, const Call& call) {
   const Binding& binding = bindings_[static_cast<std::size_t>(index)];
   auto* host = static_cast<unsigned char*>(staging_[static_cast<std::size_t>(index)].host_data());
   const auto* device = static_cast<const unsigned char*>(binding.address);
-  auto* to = static_cast<unsigned char*>(destination);
+  auto* to = static_cast<unsigned char*>(binding.user);
   const std::size_t chunk = chunk_bytes(binding.bytes);
   for (std::size_t offset = 0; offset < binding.bytes; offset += chunk) {
     const std::size_t length = std::min(chunk, binding.bytes - offset);

@@ -104,7 +104,7 @@ class Session {
   Status resolve_shapes(TensorView* args, Call& call);
   Status prepare_staging(Call& call);
   Status bind_addresses();
-  Status enqueue(TensorView* args, Call& call);
+  Status enqueue(Call& call);
   Status complete(const Call& call);
 
   Result<MemoryKind> classify(const TensorView& view, bool capturing);
@@ -112,10 +112,10 @@ class Session {
   Status grow_device_staging(int index, std::size_t bytes, const Call& call);
   Status grow_host_staging(int index, std::size_t bytes, const Call& call);
   Status order_after_previous_calls(const Call& call);
-  Status copy_inputs_in(TensorView* args, const Call& call);
-  Status copy_outputs_out(TensorView* args, const Call& call);
-  Status stage_pageable_input(int index, const void* source, const Call& call);
-  Status queue_pageable_output(int index, void* destination, const Call& call);
+  Status copy_inputs_in(const Call& call);
+  Status copy_outputs_out(const Call& call);
+  Status stage_pageable_input(int index, const Call& call);
+  Status queue_pageable_output(int index, const Call& call);
   Status copy_out_pageable_outputs();
   Status retain_for_graph(const Call& call);
   static std::size_t chunk_bytes(std::size_t bytes) noexcept;
