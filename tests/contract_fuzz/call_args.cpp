@@ -82,21 +82,21 @@ ex::Result<std::unique_ptr<CallArgs>> CallArgs::prepare(const EngineModel& model
 }
 
 ex::Status CallArgs::refresh(std::uint64_t data_seed, cudaStream_t io) {
-  for (int b = 0; b < model_->io_count(); ++b) {
-    if (!model_->role(b).input) continue;
-    inputs_[static_cast<std::size_t>(b)] = draw_floats(bytes(b) / sizeof(float), mix(data_seed, static_cast<std::uint64_t>(b)));
-  }
-  TRTET_RETURN_IF_ERROR(write_inputs(io));
+  TRTET_RETURN_IF_ERROR(write_new_inputs(data_seed, io));
   return repoison(io);
 }
 
 ex::Status CallArgs::refresh_data(std::uint64_t data_seed, cudaStream_t io) {
+  TRTET_RETURN_IF_ERROR(write_new_inputs(data_seed, io));
+  return poison_outputs(io);
+}
+
+ex::Status CallArgs::write_new_inputs(std::uint64_t data_seed, cudaStream_t io) {
   for (int b = 0; b < model_->io_count(); ++b) {
     if (!model_->role(b).input) continue;
     inputs_[static_cast<std::size_t>(b)] = draw_floats(bytes(b) / sizeof(float), mix(data_seed, static_cast<std::uint64_t>(b)));
   }
-  TRTET_RETURN_IF_ERROR(write_inputs(io));
-  return poison_outputs(io);
+  return write_inputs(io);
 }
 
 ex::Status CallArgs::repoison(cudaStream_t io) {

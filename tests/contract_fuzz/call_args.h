@@ -66,6 +66,8 @@ class CallArgs {
   CallArgs(const EngineModel& model, const CallPlan& plan) : model_(&model), plan_(plan) {}
   void build_views();
   ex::Status write_inputs(cudaStream_t io);
+  /// New input values from `data_seed`, written into the input buffers.
+  ex::Status write_new_inputs(std::uint64_t data_seed, cudaStream_t io);
   ex::Status poison_outputs(cudaStream_t io);
 
   const EngineModel* model_;

@@ -19,13 +19,6 @@ std::atomic<long long> g_step_started_ns{0};
 
 namespace {
 
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
 Failure harness(const std::string& what, const ex::Status& status) {
   return Failure{Category::kHarness, what + ": " + status.to_string()};
 }

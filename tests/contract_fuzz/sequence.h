@@ -11,6 +11,14 @@
 
 namespace trtet_test::fuzz {
 
+/// Visits a Step with one lambda per alternative.
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
 /// Where a tensor lives.
 enum class Mem : std::uint8_t { kDevice, kPinned, kPageable, kManaged };
 const char* to_string(Mem mem) noexcept;

@@ -717,19 +717,12 @@ TEST_P(Bug7ThrowingEngineGpu, AnExceptionFromTheEngineBecomesAnErrorAndTheSessio
   AxpbyIo io(Memory::kPinned, Memory::kPinned, Shape{4096});
   probe->throw_in.store(GetParam());
   ex::Status status;
-  bool threw = false;
-  std::string what;
-  try {
+  const std::optional<std::string> escaped = escaped_exception([&] {
     CudaStreamGuard guard(stream_);
     status = s.session->execute(io.args(), 3);
-  } catch (const std::exception& e) {
-    threw = true;
-    what = e.what();
-  } catch (...) {
-    threw = true;
-    what = "(not a std::exception)";
-  }
-  EXPECT_FALSE(threw) << "Session::execute let the engine's exception escape: " << what;
+  });
+  const bool threw = escaped.has_value();
+  EXPECT_FALSE(threw) << "Session::execute let the engine's exception escape: " << escaped.value_or("");
   EXPECT_EQ(probe->throws.load(), 1) << "the engine was meant to throw once";
   if (!threw) {
     EXPECT_FALSE(status.ok()) << "a call whose engine threw reported success";

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "engines/elementwise_engine.h"
 
@@ -31,5 +34,19 @@ class ProbeEngine : public ElementwiseEngine {
   using ElementwiseEngine::ElementwiseEngine;
   void maybe_throw(Throw where);
 };
+
+/// Runs `call`; what it let escape as an exception (its what(), or a note for a non-standard one),
+/// or nothing when it returned normally.
+template <typename Fn>
+std::optional<std::string> escaped_exception(Fn&& call) {
+  try {
+    call();
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  } catch (...) {
+    return std::string("(not a std::exception)");
+  }
+  return std::nullopt;
+}
 
 }  // namespace trtet_test

@@ -3,20 +3,8 @@
 # trtet_readme_usage(method), for readme_usage_test.cpp. The snippet's lines are copied as written:
 # #include and namespace lines at file scope, the rest as the function body; the one line added is
 # the stream's creation, right after the snippet declares `stream` (where its comment says how).
-file(READ "${README}" text)
-string(FIND "${text}" "\n## Usage" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "${README} has no '## Usage' section")
-endif()
-string(SUBSTRING "${text}" ${at} -1 text)
-string(FIND "${text}" "```cpp\n" begin)
-if(begin EQUAL -1)
-  message(FATAL_ERROR "${README}: no ```cpp block under '## Usage'")
-endif()
-math(EXPR begin "${begin} + 7")
-string(SUBSTRING "${text}" ${begin} -1 text)
-string(FIND "${text}" "```" end)
-string(SUBSTRING "${text}" 0 ${end} snippet)
+include("${CMAKE_CURRENT_LIST_DIR}/../common/readme_block.cmake")
+trtet_readme_cpp_block(snippet "${README}" "## Usage")
 
 string(REPLACE ";" "\\;" snippet "${snippet}")
 string(REPLACE "\n" ";" lines "${snippet}")

@@ -64,18 +64,11 @@ TEST_P(ExecuTorchRegressionGpu, Bug7_AnExceptionFromTheEngineDoesNotEscapeExecut
 
   probe->throw_in.store(GetParam());
   Error error = Error::Ok;
-  bool threw = false;
-  std::string what;
-  try {
-    error = harness.backend().execute(context, harness.handle(), span);  // no guard
-  } catch (const std::exception& e) {
-    threw = true;
-    what = e.what();
-  } catch (...) {
-    threw = true;
-    what = "(not a std::exception)";
-  }
-  EXPECT_FALSE(threw) << "TensorRTBackend::execute let the engine's exception escape into ExecuTorch: " << what;
+  const std::optional<std::string> escaped =
+      escaped_exception([&] { error = harness.backend().execute(context, harness.handle(), span); });  // no guard
+  const bool threw = escaped.has_value();
+  EXPECT_FALSE(threw) << "TensorRTBackend::execute let the engine's exception escape into ExecuTorch: "
+                      << escaped.value_or("");
   EXPECT_EQ(probe->throws.load(), 1) << "the engine was meant to throw once";
   if (!threw) {
     EXPECT_NE(error, Error::Ok) << "a call whose engine threw reported success";

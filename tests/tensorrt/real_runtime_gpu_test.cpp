@@ -121,6 +121,18 @@ std::string tensorrt_reason(const std::string& message) {
   return message.substr(at + start.size(), end - at - start.size());
 }
 
+/// The runtime library at `path` (of these headers' major version), loaded through the adapter's loader.
+Result<std::shared_ptr<const RuntimeLibrary>> acquire_library(const std::string& path) {
+  TRTET_ASSIGN_OR_RETURN(const RuntimeSearch search, choose_runtime_search(path, nullptr, NV_TENSORRT_MAJOR));
+  return acquire_runtime_library(search, static_cast<std::int32_t>(kHeaderVersion));
+}
+
+/// A TensorRT runtime from `library` logging to `logger`; null where TensorRT makes none.
+std::unique_ptr<nvinfer1::IRuntime> make_runtime(const RuntimeLibrary& library, nvinfer1::ILogger& logger) {
+  return std::unique_ptr<nvinfer1::IRuntime>(static_cast<nvinfer1::IRuntime*>(
+      library.create_runtime(static_cast<nvinfer1::ILogger*>(&logger), static_cast<std::int32_t>(kHeaderVersion))));
+}
+
 class RealRuntime : public ::testing::TestWithParam<RuntimeKind> {
  protected:
   std::string path() const { return library_path(GetParam()); }
@@ -131,10 +143,7 @@ class RealRuntime : public ::testing::TestWithParam<RuntimeKind> {
 
 TEST_P(RealRuntime, LoadsAndReportsItsVersion) {
   REQUIRE_LIBRARY(path());
-  Result<RuntimeSearch> search = choose_runtime_search(path(), nullptr, NV_TENSORRT_MAJOR);
-  ASSERT_TRUE(search.ok()) << search.status().to_string();
-  Result<std::shared_ptr<const RuntimeLibrary>> library =
-      acquire_runtime_library(*search, static_cast<std::int32_t>(kHeaderVersion));
+  Result<std::shared_ptr<const RuntimeLibrary>> library = acquire_library(path());
   ASSERT_TRUE(library.ok()) << library.status().to_string();
   const RuntimeLibrary& loaded = *library.value();
   EXPECT_EQ(loaded.version() / 10000, NV_TENSORRT_MAJOR);
@@ -149,14 +158,10 @@ TEST_P(RealRuntime, LoadsAndReportsItsVersion) {
 TEST_P(RealRuntime, CreatesARuntimeWithOurLogger) {
   REQUIRE_LIBRARY(path());
   TRTET_REQUIRE_GPU();
-  Result<RuntimeSearch> search = choose_runtime_search(path(), nullptr, NV_TENSORRT_MAJOR);
-  ASSERT_TRUE(search.ok());
-  Result<std::shared_ptr<const RuntimeLibrary>> library =
-      acquire_runtime_library(*search, static_cast<std::int32_t>(kHeaderVersion));
+  Result<std::shared_ptr<const RuntimeLibrary>> library = acquire_library(path());
   ASSERT_TRUE(library.ok()) << library.status().to_string();
   RecordingLogger recording;
-  std::unique_ptr<nvinfer1::IRuntime> runtime(static_cast<nvinfer1::IRuntime*>(library.value()->create_runtime(
-      static_cast<nvinfer1::ILogger*>(&recording), static_cast<std::int32_t>(kHeaderVersion))));
+  std::unique_ptr<nvinfer1::IRuntime> runtime = make_runtime(*library.value(), recording);
   ASSERT_NE(runtime, nullptr);
   for (const auto& [severity, message] : recording.messages()) {
     EXPECT_NE(severity, Severity::kERROR) << message;
@@ -202,14 +207,10 @@ TEST_P(RealRuntime, EmptyBytesAreRefusedBeforeTensorRT) {
 TEST_P(RealRuntime, SeveritiesTensorRTLogsMapToOurLevels) {
   REQUIRE_LIBRARY(path());
   TRTET_REQUIRE_GPU();
-  Result<RuntimeSearch> search = choose_runtime_search(path(), nullptr, NV_TENSORRT_MAJOR);
-  ASSERT_TRUE(search.ok());
-  Result<std::shared_ptr<const RuntimeLibrary>> library =
-      acquire_runtime_library(*search, static_cast<std::int32_t>(kHeaderVersion));
+  Result<std::shared_ptr<const RuntimeLibrary>> library = acquire_library(path());
   ASSERT_TRUE(library.ok()) << library.status().to_string();
   RecordingLogger recording;
-  std::unique_ptr<nvinfer1::IRuntime> runtime(static_cast<nvinfer1::IRuntime*>(library.value()->create_runtime(
-      static_cast<nvinfer1::ILogger*>(&recording), static_cast<std::int32_t>(kHeaderVersion))));
+  std::unique_ptr<nvinfer1::IRuntime> runtime = make_runtime(*library.value(), recording);
   ASSERT_NE(runtime, nullptr);
   const std::string junk = "not a plan";
   EXPECT_EQ(runtime->deserializeCudaEngine(junk.data(), junk.size()), nullptr);
@@ -244,17 +245,14 @@ TEST_P(RealRuntime, EightThreadsCreateRuntimesAtOnce) {
       std::string& failure = failures[static_cast<std::size_t>(i)];
       ready.fetch_add(1);
       while (ready.load() < kThreads) std::this_thread::yield();
-      Result<RuntimeSearch> search = choose_runtime_search(path(), nullptr, NV_TENSORRT_MAJOR);
-      Result<std::shared_ptr<const RuntimeLibrary>> library =
-          acquire_runtime_library(*search, static_cast<std::int32_t>(kHeaderVersion));
+      Result<std::shared_ptr<const RuntimeLibrary>> library = acquire_library(path());
       if (!library.ok()) {
         failure = library.status().to_string();
         return;
       }
       Logger& thread_logger = logger_for(library.value()->label());
       clear_last_error();
-      std::unique_ptr<nvinfer1::IRuntime> runtime(static_cast<nvinfer1::IRuntime*>(library.value()->create_runtime(
-          static_cast<nvinfer1::ILogger*>(&thread_logger), static_cast<std::int32_t>(kHeaderVersion))));
+      std::unique_ptr<nvinfer1::IRuntime> runtime = make_runtime(*library.value(), thread_logger);
       if (runtime == nullptr || !last_error_suffix().empty()) {
         failure = "no runtime" + last_error_suffix();
         return;
@@ -281,14 +279,11 @@ TEST_P(RealRuntime, LoadsAndUnloadsAcrossSessions) {
   for (int session = 0; session < 3; ++session) {
     SCOPED_TRACE(session);
     {
-      Result<RuntimeSearch> search = choose_runtime_search(path(), nullptr, NV_TENSORRT_MAJOR);
-      Result<std::shared_ptr<const RuntimeLibrary>> library =
-          acquire_runtime_library(*search, static_cast<std::int32_t>(kHeaderVersion));
+      Result<std::shared_ptr<const RuntimeLibrary>> library = acquire_library(path());
       ASSERT_TRUE(library.ok()) << library.status().to_string();
       EXPECT_EQ(open_runtime_library_count(), before + 1);
       Logger& session_logger = logger_for(library.value()->label());
-      std::unique_ptr<nvinfer1::IRuntime> runtime(static_cast<nvinfer1::IRuntime*>(library.value()->create_runtime(
-          static_cast<nvinfer1::ILogger*>(&session_logger), static_cast<std::int32_t>(kHeaderVersion))));
+      std::unique_ptr<nvinfer1::IRuntime> runtime = make_runtime(*library.value(), session_logger);
       ASSERT_NE(runtime, nullptr);
       Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, path()));
       ASSERT_FALSE(engine.ok());
