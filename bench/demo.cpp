@@ -1,6 +1,6 @@
 // The side-by-side demo (README's main job): two engines, each in its own green context, then
-// both on the whole GPU; prints what a user wants to see and where the plot went.
-// Usage: trtet-demo [--victim-sms N] [--calls N] [--plot FILE.svg]
+// both on the whole GPU; prints what a user wants to see and where its latency samples went (bench/plot_cdf.py draws them).
+// Usage: trtet-demo [--victim-sms N] [--calls N] [--samples FILE.csv]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,18 +11,18 @@
 int main(int argc, char** argv) {
   using namespace trtet_bench;
   IsolationOptions options;
-  std::string plot = "side-by-side.svg";
+  std::string samples = "side-by-side.csv";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--victim-sms" && i + 1 < argc) {
       options.victim_sms = static_cast<unsigned>(std::atoi(argv[++i]));
     } else if (arg == "--calls" && i + 1 < argc) {
       options.calls = std::atoi(argv[++i]);
-    } else if (arg == "--plot" && i + 1 < argc) {
-      plot = argv[++i];
+    } else if (arg == "--samples" && i + 1 < argc) {
+      samples = argv[++i];
     } else {
       std::printf(
-          "usage: trtet-demo [--victim-sms N] [--calls N] [--plot FILE.svg]\n"
+          "usage: trtet-demo [--victim-sms N] [--calls N] [--samples FILE.csv]\n"
           "Runs a latency-critical engine (64 blocks x 50 us) and an SM-flooding engine through the\n"
           "delegate, first each on its own green-context partition, then both on the whole GPU, and\n"
           "prints the victim's latency alone and beside the aggressor in both set-ups.\n");
@@ -56,11 +56,11 @@ int main(int argc, char** argv) {
   line(r.green_beside, r.green_alone.latency.p99);
   line(r.shared_alone, r.shared_alone.latency.p99);
   line(r.shared_beside, r.shared_alone.latency.p99);
-  write_cdf_svg(plot, "Latency-critical engine: alone and beside an SM-flooding engine",
+  write_latency_samples(samples, "Latency-critical engine: alone and beside an SM-flooding engine",
                 {{"green context, alone", r.green_alone.samples_us},
                  {"green context, beside", r.green_beside.samples_us},
                  {"whole GPU, alone", r.shared_alone.samples_us},
                  {"whole GPU, beside", r.shared_beside.samples_us}});
-  std::printf("\nlatency distributions plotted to %s\n", plot.c_str());
+  std::printf("\nlatency samples written to %s (plot: bench/plot_cdf.py %s)\n", samples.c_str(), samples.c_str());
   return 0;
 }

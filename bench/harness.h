@@ -1,5 +1,5 @@
 // What the benchmark programs share: buffers of each memory kind, tensor views over them,
-// latency statistics, CSV and an SVG plot of latency distributions.
+// latency statistics and CSV (latency samples for bench/plot_cdf.py among them).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -57,13 +57,14 @@ struct Percentiles {
 /// p50, p99 and mean of `samples` (nearest-rank percentiles).
 Percentiles percentiles(std::vector<double> samples);
 
-/// One line of a CDF plot.
+/// The latency samples of one condition (one line of a CDF plot).
 struct Series {
   std::string label;
   std::vector<double> samples_us;
 };
-/// Writes the empirical CDFs of `series` (latency in us, log-scaled x axis) as an SVG file.
-void write_cdf_svg(const std::string& path, const std::string& title, const std::vector<Series>& series);
+/// Writes every sample of `series` as CSV ("# title", then "series,latency_us" rows), which
+/// bench/plot_cdf.py draws as latency CDFs with matplotlib.
+void write_latency_samples(const std::string& path, const std::string& title, const std::vector<Series>& series);
 
 /// Appends rows to a CSV file (the header is written when the file is new).
 void append_csv(const std::string& path, const std::string& header, const std::vector<std::string>& rows);

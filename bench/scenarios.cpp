@@ -75,7 +75,7 @@ void p1_isolation(const Config& config, std::vector<Row>& rows) {
   auto result = run_isolation(options);
   require(result.status(), "P1 isolation");
   const IsolationResult& r = *result;
-  write_cdf_svg(config.out_dir + "/p1_isolation.svg", "P1: victim latency alone and beside an SM-flooding engine",
+  write_latency_samples(config.out_dir + "/p1_isolation_samples.csv", "P1: victim latency alone and beside an SM-flooding engine",
                 {{"green alone", r.green_alone.samples_us},
                  {"green beside", r.green_beside.samples_us},
                  {"whole GPU alone", r.shared_alone.samples_us},
@@ -159,7 +159,7 @@ void p1h_isolation_host_io(const Config& config, std::vector<Row>& rows) {
   }
   const Percentiles pa = percentiles(alone), pb = percentiles(beside);
   const double ratio = pb.p99 / pa.p99;
-  write_cdf_svg(config.out_dir + "/p1h_isolation_host_io.svg",
+  write_latency_samples(config.out_dir + "/p1h_isolation_host_io_samples.csv",
                 "P1h: victim with 4 MiB pageable I/O, alone and beside a 100 ms engine with host I/O",
                 {{"green alone", alone}, {"green beside", beside}});
   append_csv(config.out_dir + "/p1h_isolation_host_io.csv", "condition,p50_us,p99_us,mean_us,calls",
