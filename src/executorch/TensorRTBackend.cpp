@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "blob/parse.h"
 #include "executorch/delegate_handle.h"
@@ -98,13 +99,11 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
     } else if (!initialized.ok()) {
       handle->~DelegateHandle();
       return initialized;
-    } else {
-      handle->views.reserve(static_cast<std::size_t>(handle->session.engine().io_count()));
     }
   }
   if (!unavailable.ok()) {
     handle->no_gpu = make_error(ErrorCode::kNoDevice, "no usable GPU when the method was loaded (%s)",
-                                     unavailable.message().c_str());
+                                unavailable.message().c_str());
     ET_LOG(Info, "TensorRTBackend init: %s; execute will report it", handle->no_gpu.message().c_str());
   }
   return handle;
@@ -112,9 +111,11 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
 
 Status run(DelegateHandle& handle, et::Span<et::EValue*> args) {
   TRTET_RETURN_IF_ERROR(handle.no_gpu);
-  std::lock_guard<std::mutex> lock(handle.views_mutex);
-  TRTET_RETURN_IF_ERROR(make_tensor_views(handle.session.engine(), args, handle.views));
-  return handle.session.execute(handle.views.data(), handle.views.size());
+  // Per-thread scratch, reused across calls: ExecuTorch may call one handle from several threads,
+  // and the session's lock is the only one a call takes.
+  thread_local std::vector<delegate::TensorView> views;
+  TRTET_RETURN_IF_ERROR(make_tensor_views(handle.session.engine(), args, views));
+  return handle.session.execute(views.data(), views.size());
 }
 
 TensorRTBackend g_backend;
