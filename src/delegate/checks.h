@@ -10,12 +10,21 @@
 namespace torch_tensorrt::executorch_backend::delegate {
 
 /// Checks that `count` arguments match the engine's bindings: the count, every dtype, and every
-/// input's rank, dimensions (within the profile's min..max) and byte capacity.
+/// input's rank, dimensions (within the bounds of the optimization profile that fits them: see
+/// choose_profile) and byte capacity. Returns that profile.
 /// kInvalidArgument naming the binding and what differs.
-Status check_arguments(const engine::Engine& engine, const TensorView* args, std::size_t count);
+Result<int> check_arguments(const engine::Engine& engine, const TensorView* args, std::size_t count);
 
-/// Checks one input against its binding; exposed for tests.
+/// Checks one input against its binding, with profile 0's bounds; exposed for tests.
 Status check_input(const engine::IoDesc& io, const TensorView& arg, int index);
+/// The same with `bounds` (profile 0's or another's), named `profile` in messages ("profile 1 ").
+Status check_input(const engine::IoDesc& io, const engine::ShapeBounds& bounds, const char* profile,
+                   const TensorView& arg, int index);
+
+/// The optimization profile whose bounds hold every input's shape, preferring the tightest (the
+/// smallest product of its inputs' maximum element counts; the lower index on a tie). Inputs'
+/// ranks are checked first. kInvalidArgument naming every profile's bounds when none fits.
+Result<int> choose_profile(const engine::Engine& engine, const TensorView* args);
 
 /// Byte count of `shape` elements of `dtype`; SIZE_MAX when it does not fit in size_t.
 std::size_t byte_size(const Shape& shape, DataType dtype) noexcept;

@@ -49,16 +49,21 @@ Status Session::initialize() {
   const engine::Engine& engine = *engine_;
   const int count = engine.io_count();
   TRTET_CHECK_OR_RETURN(count > 0, kInvalidProgram, "engine has no bindings");
-  for (int i = 0; i < count; ++i) {
-    const engine::IoDesc& io = engine.io(i);
-    if (!io.is_input) continue;
-    TRTET_CHECK_OR_RETURN(io.min_shape.rank == io.max_shape.rank, kInvalidProgram,
-                          "input %d (\"%s\"): profile bounds %s and %s differ in rank", i, io.name.c_str(),
-                          io.min_shape.to_string().c_str(), io.max_shape.to_string().c_str());
-    for (int d = 0; d < io.min_shape.rank; ++d) {
-      TRTET_CHECK_OR_RETURN(io.min_shape[d] <= io.max_shape[d], kInvalidProgram,
-                            "input %d (\"%s\"): profile minimum %s exceeds maximum %s", i, io.name.c_str(),
-                            io.min_shape.to_string().c_str(), io.max_shape.to_string().c_str());
+  TRTET_CHECK_OR_RETURN(engine.profile_count() >= 1, kInvalidProgram, "engine has no optimization profile");
+  for (int p = 0; p < engine.profile_count(); ++p) {
+    for (int i = 0; i < count; ++i) {
+      const engine::IoDesc& io = engine.io(i);
+      if (!io.is_input) continue;
+      const engine::ShapeBounds bounds = engine.input_bounds(p, i);
+      TRTET_CHECK_OR_RETURN(bounds.min.rank == bounds.max.rank && bounds.min.rank == io.min_shape.rank, kInvalidProgram,
+                            "input %d (\"%s\"): profile %d bounds %s and %s differ in rank (profile 0: rank %d)", i,
+                            io.name.c_str(), p, bounds.min.to_string().c_str(), bounds.max.to_string().c_str(),
+                            io.min_shape.rank);
+      for (int d = 0; d < bounds.min.rank; ++d) {
+        TRTET_CHECK_OR_RETURN(bounds.min[d] <= bounds.max[d], kInvalidProgram,
+                              "input %d (\"%s\"): profile %d minimum %s exceeds maximum %s", i, io.name.c_str(), p,
+                              bounds.min.to_string().c_str(), bounds.max.to_string().c_str());
+      }
     }
   }
   alias_input_of_output_.assign(static_cast<std::size_t>(count), -1);
@@ -98,6 +103,8 @@ Status Session::initialize() {
   }
   TRTET_CUDA_CHECK(cudaStreamSynchronize(own_stream_));  // our own stream only
 
+  profile_used_.assign(static_cast<std::size_t>(engine.profile_count()), false);
+  profile_used_[0] = true;  // selected when the engine was made
   bindings_.assign(static_cast<std::size_t>(count), Binding{});
   staging_.clear();
   staging_.resize(static_cast<std::size_t>(count));
@@ -127,8 +134,9 @@ Status Session::execute_steps(TensorView* args, std::size_t count) {
   // Frees of what released graphs held: never while this thread captures (in global capture mode
   // a cudaFreeAsync on any stream invalidates the capture).
   if (!call.facts.capturing) drain_released_graph_holds();
-  TRTET_RETURN_IF_ERROR(check_arguments(*engine_, args, count));
+  TRTET_ASSIGN_OR_RETURN(call.profile, check_arguments(*engine_, args, count));
   TRTET_RETURN_IF_ERROR(classify_arguments(args, call));
+  TRTET_RETURN_IF_ERROR(select_profile(call));
   TRTET_RETURN_IF_ERROR(resolve_shapes(args, call));
   TRTET_RETURN_IF_ERROR(prepare_staging(call));
   TRTET_RETURN_IF_ERROR(bind_addresses());
@@ -221,6 +229,21 @@ Status Session::classify_arguments(TensorView* args, Call& call) {
                           o, engine_->io(o).name.c_str(), input, engine_->io(input).name.c_str(),
                           source.user == nullptr ? "no" : to_string(source.kind));
   }
+  return Status::Ok();
+}
+
+Status Session::select_profile(const Call& call) {
+  if (call.profile == active_profile_) return Status::Ok();
+  TRTET_CHECK_OR_RETURN(!(call.facts.capturing && !profile_used_[static_cast<std::size_t>(call.profile)]),
+                        kInvalidArgument,
+                        "the input shapes need optimization profile %d, which this engine has not used yet, and its "
+                        "first use may allocate, which nothing may do while the stream is being captured: run the "
+                        "call once before capturing",
+                        call.profile);
+  TRTET_RETURN_IF_ERROR(engine_->select_profile(call.profile, call.stream));
+  active_profile_ = call.profile;
+  profile_used_[static_cast<std::size_t>(call.profile)] = true;
+  ++stats_.profile_switches;
   return Status::Ok();
 }
 
@@ -488,6 +511,7 @@ Status Session::complete(const Call& call) {
       break;
   }
   stats_.last_completion = call.completion;
+  stats_.last_profile = call.profile;
   ++stats_.calls;
   return Status::Ok();
 }

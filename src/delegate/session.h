@@ -30,6 +30,8 @@ struct SessionStats {
   std::uint64_t staging_grows = 0;     ///< staging buffers (re)allocated
   std::uint64_t cross_stream_waits = 0;///< GPU-side waits on the previous call's event (stream changed)
   std::uint64_t captures = 0;          ///< calls recorded into a caller's graph capture
+  std::uint64_t profile_switches = 0;  ///< calls that selected another optimization profile
+  int last_profile = 0;                ///< the optimization profile of the last successful call
   Completion last_completion = Completion::kReturnAtOnce;
 };
 
@@ -94,6 +96,7 @@ class Session {
     CallFacts facts;
     Completion completion = Completion::kReturnAtOnce;
     std::size_t output_chunks = 0;  ///< chunks of pageable outputs, each with its own event
+    int profile = 0;                ///< the optimization profile the input shapes fit (tightest)
   };
 
   // The steps of execute(), in order. Everything up to prepare_staging only checks and decides;
@@ -101,6 +104,7 @@ class Session {
   Status execute_steps(TensorView* args, std::size_t count);
   Status resolve_stream(Call& call);
   Status classify_arguments(TensorView* args, Call& call);
+  Status select_profile(const Call& call);
   Status resolve_shapes(TensorView* args, Call& call);
   Status prepare_staging(Call& call);
   Status bind_addresses();
@@ -146,6 +150,8 @@ class Session {
   std::vector<CopyTask> output_copies_;
   std::vector<CopyTask> input_copies_;
   AuxStreams aux_streams_;
+  int active_profile_ = 0;                        ///< the engine's selected optimization profile
+  std::vector<bool> profile_used_;                ///< per profile: selected before (its first use may allocate)
   SessionStats stats_;
 };
 

@@ -22,10 +22,17 @@ struct IoDesc {
   std::string name;
   bool is_input = false;
   DataType dtype = DataType::kFloat32;
-  /// Inputs: the optimization profile's bounds, same rank; a fixed dimension has min == max.
+  /// Inputs: optimization profile 0's bounds, same rank; a fixed dimension has min == max (other
+  /// profiles: Engine::input_bounds).
   /// Outputs: rank only matters (dims may be -1 where data-dependent); unused for checks.
   Shape min_shape;
   Shape max_shape;
+};
+
+/// An input's bounds in one optimization profile: every dimension d lies in [min[d], max[d]].
+struct ShapeBounds {
+  Shape min;
+  Shape max;
 };
 
 /// How an output aliases an input (from the blob's aliased_io).
@@ -61,6 +68,25 @@ class Engine {
   virtual Result<Shape> output_shape(int index) const = 0;
   /// Binds binding `index` to `address` (device-accessible, 256-byte aligned or a dedicated allocation).
   virtual Status set_tensor_address(int index, void* address) = 0;
+
+  /// Optimization profiles: sets of input bounds, each served by the engine (TensorRT: one execution
+  /// context per profile). Profile 0's bounds are io(i).min_shape/max_shape; every profile has the
+  /// same ranks. A new engine has profile 0 selected.
+  virtual int profile_count() const noexcept { return 1; }
+  /// Input `index`'s bounds in `profile` (0 <= profile < profile_count()).
+  virtual ShapeBounds input_bounds(int profile, int index) const {
+    (void)profile;
+    return ShapeBounds{io(index).min_shape, io(index).max_shape};
+  }
+  /// Makes `profile` the one later shapes, addresses and enqueues use. Device work it needs (a
+  /// context's first use: its device memory, TensorRT's setOptimizationProfileAsync) is queued on
+  /// `stream`, stream-ordered, never synchronizing the device. A profile's first selection may
+  /// allocate: the delegate refuses it while the stream is capturing.
+  virtual Status select_profile(int profile, cudaStream_t stream) {
+    (void)stream;
+    return profile == 0 ? Status::Ok()
+                        : make_error(ErrorCode::kInvalidArgument, "engine has 1 optimization profile, not %d", profile + 1);
+  }
 
   /// Number of auxiliary streams the engine wants for parallel work (0: none).
   virtual int aux_stream_count() const noexcept { return 0; }

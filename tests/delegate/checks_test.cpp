@@ -27,7 +27,7 @@ class Checks : public ::testing::Test {
     }
   }
   void expect_error(const char* fragment, std::size_t count = 3) {
-    Status status = check_arguments(*engine_, args_, count);
+    Status status = check_arguments(*engine_, args_, count).status();
     EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument) << status.to_string();
     EXPECT_NE(status.message().find(fragment), std::string::npos) << status.message();
   }
