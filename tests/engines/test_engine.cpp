@@ -17,17 +17,37 @@ Status TestEngine::set_input_shape(int index, const Shape& shape) {
   TRTET_CHECK_OR_RETURN(index >= 0 && index < io_count() && io(index).is_input, kInvalidArgument,
                         "set_input_shape: binding %d is not an input", index);
   const ex::engine::IoDesc& desc = io(index);
-  TRTET_CHECK_OR_RETURN(shape.rank == desc.min_shape.rank, kInvalidArgument,
+  const ex::engine::ShapeBounds bounds = input_bounds(profile_.load(), index);
+  TRTET_CHECK_OR_RETURN(shape.rank == bounds.min.rank, kInvalidArgument,
                         "set_input_shape: \"%s\" has rank %d, the profile rank %d", desc.name.c_str(), shape.rank,
-                        desc.min_shape.rank);
+                        bounds.min.rank);
   for (int d = 0; d < shape.rank; ++d) {
-    TRTET_CHECK_OR_RETURN(shape[d] >= desc.min_shape[d] && shape[d] <= desc.max_shape[d], kInvalidArgument,
+    TRTET_CHECK_OR_RETURN(shape[d] >= bounds.min[d] && shape[d] <= bounds.max[d], kInvalidArgument,
                           "set_input_shape: \"%s\" shape %s outside the profile %s..%s", desc.name.c_str(),
-                          shape.to_string().c_str(), desc.min_shape.to_string().c_str(),
-                          desc.max_shape.to_string().c_str());
+                          shape.to_string().c_str(), bounds.min.to_string().c_str(), bounds.max.to_string().c_str());
   }
   shapes_[static_cast<std::size_t>(index)] = shape;
   shape_set_[static_cast<std::size_t>(index)] = true;
+  return Status::Ok();
+}
+
+void TestEngine::add_profile(const Shape& min_shape, const Shape& max_shape) {
+  extra_profiles_.push_back(ex::engine::ShapeBounds{min_shape, max_shape});
+}
+
+ex::engine::ShapeBounds TestEngine::input_bounds(int profile, int index) const {
+  if (profile <= 0 || profile > static_cast<int>(extra_profiles_.size())) {
+    return ex::engine::ShapeBounds{io(index).min_shape, io(index).max_shape};
+  }
+  return extra_profiles_[static_cast<std::size_t>(profile - 1)];
+}
+
+Status TestEngine::select_profile(int profile, cudaStream_t stream) {
+  (void)stream;
+  TRTET_CHECK_OR_RETURN(profile >= 0 && profile < profile_count(), kInvalidArgument,
+                        "select_profile: profile %d of %d", profile, profile_count());
+  profile_.store(profile);
+  selects_.fetch_add(1);
   return Status::Ok();
 }
 

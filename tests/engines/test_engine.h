@@ -28,8 +28,19 @@ class TestEngine : public ex::engine::Engine {
   const std::vector<ex::engine::Alias>& aliases() const noexcept override { return aliases_; }
   int device() const noexcept override { return device_; }
 
-  /// kInvalidArgument for a non-input index, a rank or a dimension outside the profile (as TensorRT).
+  /// kInvalidArgument for a non-input index, a rank or a dimension outside the selected profile (as TensorRT).
   Status set_input_shape(int index, const Shape& shape) override;
+
+  // ---- optimization profiles: profile 0 is the bindings' min/max; add_profile adds more ----
+  /// Adds a profile in which every input has bounds [min_shape, max_shape] (call before use).
+  void add_profile(const Shape& min_shape, const Shape& max_shape);
+  int profile_count() const noexcept override { return 1 + static_cast<int>(extra_profiles_.size()); }
+  ex::engine::ShapeBounds input_bounds(int profile, int index) const override;
+  /// Selects `profile` (kInvalidArgument when out of range) and counts the switch.
+  Status select_profile(int profile, cudaStream_t stream) override;
+  /// The selected profile, and how many times select_profile() was called.
+  int selected_profile() const noexcept { return profile_.load(); }
+  std::uint64_t select_profile_count() const noexcept { return selects_.load(); }
   /// kInvalidArgument for a non-output index; kInvalidState before infer_shapes().
   Result<Shape> output_shape(int index) const override;
   /// kInvalidArgument for a bad index, a null address or one not 256-byte aligned (TensorRT's rule).
@@ -69,6 +80,9 @@ class TestEngine : public ex::engine::Engine {
   std::atomic<std::uint64_t> set_input_shapes_{0};
   std::atomic<std::uint64_t> set_tensor_addresses_{0};
   std::atomic<cudaStream_t> last_stream_{nullptr};
+  std::vector<ex::engine::ShapeBounds> extra_profiles_;  ///< profiles 1..: bounds of every input
+  std::atomic<int> profile_{0};
+  std::atomic<std::uint64_t> selects_{0};
 };
 
 /// An input binding of float32 with profile [min_shape, max_shape].

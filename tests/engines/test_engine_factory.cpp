@@ -1,5 +1,6 @@
 #include "engines/test_engine_factory.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <set>
@@ -79,7 +80,7 @@ Result<Kind> parse_kind(std::string_view word) {
 }
 
 bool kind_takes(Kind kind, std::string_view key) {
-  if (key == "min" || key == "max" || key == "shape" || key == "n") return true;
+  if (key == "min" || key == "max" || key == "shape" || key == "n" || key == "profiles") return true;
   if (key == "a" || key == "b") return kind == Kind::kElementwise || kind == Kind::kAux || kind == Kind::kFake;
   if (key == "spin_us" || key == "kernels" || key == "record_sms") return kind != Kind::kFake;
   if (key == "alias") return kind == Kind::kAliasing;
@@ -103,7 +104,7 @@ Result<TestEngineSpec> parse_test_engine_spec(std::string_view text) {
     const std::string_view key = word.substr(0, eq);
     const std::string_view value = word.substr(eq + 1);
     if (key != "min" && key != "max" && key != "shape" && key != "n" && key != "a" && key != "b" &&
-        key != "spin_us" && key != "kernels" && key != "record_sms" && key != "alias") {
+        key != "spin_us" && key != "kernels" && key != "record_sms" && key != "alias" && key != "profiles") {
       return bad("unknown key in", word);
     }
     if (!kind_takes(spec.kind, key)) return bad("this engine kind does not take", word);
@@ -136,6 +137,23 @@ Result<TestEngineSpec> parse_test_engine_spec(std::string_view text) {
     } else if (key == "record_sms") {
       if (value != "0" && value != "1") return bad("record_sms takes 0 or 1:", word);
       spec.options.record_sms = value == "1";
+    } else if (key == "profiles") {
+      // MIN:MAX{,MIN:MAX}: profiles 1, 2, ... after profile 0 (min..max), each for every input.
+      std::size_t start = 0;
+      while (start <= value.size()) {
+        const std::size_t comma = std::min(value.find(',', start), value.size());
+        const std::string_view range = value.substr(start, comma - start);
+        const std::size_t colon = range.find(':');
+        if (colon == std::string_view::npos) return bad("profiles takes MIN:MAX{,MIN:MAX}:", word);
+        TRTET_ASSIGN_OR_RETURN(const Shape low, parse_dims(range.substr(0, colon), word));
+        TRTET_ASSIGN_OR_RETURN(const Shape high, parse_dims(range.substr(colon + 1), word));
+        if (low.rank != high.rank) return bad("a profile's MIN and MAX differ in rank:", word);
+        for (int d = 0; d < low.rank; ++d) {
+          if (low[d] > high[d]) return bad("a profile's MIN exceeds its MAX:", word);
+        }
+        spec.profiles.push_back(ex::engine::ShapeBounds{low, high});
+        start = comma + 1;
+      }
     } else if (key == "alias") {
       if (value == "kv_cache_update") {
         spec.alias = ex::engine::AliasKind::kKvCacheUpdate;
@@ -161,10 +179,15 @@ Result<TestEngineSpec> parse_test_engine_spec(std::string_view text) {
   for (int d = 0; d < spec.min_shape.rank; ++d) {
     if (spec.min_shape[d] > spec.max_shape[d]) return bad("min exceeds max:", text);
   }
+  for (const ex::engine::ShapeBounds& profile : spec.profiles) {
+    if (profile.min.rank != spec.min_shape.rank) return bad("every profile needs the rank of min and max:", text);
+  }
   return spec;
 }
 
-Result<ex::engine::EnginePtr> make_test_engine(const TestEngineSpec& spec, int device) {
+namespace {
+
+Result<ex::engine::EnginePtr> make_engine_of_kind(const TestEngineSpec& spec, int device) {
   switch (spec.kind) {
     case Kind::kElementwise: {
       TRTET_ASSIGN_OR_RETURN(auto engine, ElementwiseEngine::create(device, spec.min_shape, spec.max_shape, spec.options));
@@ -187,6 +210,15 @@ Result<ex::engine::EnginePtr> make_test_engine(const TestEngineSpec& spec, int d
       return ex::engine::EnginePtr(FakeEngine::elementwise(spec.min_shape, spec.max_shape, device));
   }
   return ex::make_error(ErrorCode::kInvalidProgram, "test engine spec: unknown kind");
+}
+
+}  // namespace
+
+Result<ex::engine::EnginePtr> make_test_engine(const TestEngineSpec& spec, int device) {
+  TRTET_ASSIGN_OR_RETURN(ex::engine::EnginePtr engine, make_engine_of_kind(spec, device));
+  auto* test_engine = static_cast<TestEngine*>(engine.get());  // every kind is a TestEngine
+  for (const ex::engine::ShapeBounds& profile : spec.profiles) test_engine->add_profile(profile.min, profile.max);
+  return engine;
 }
 
 Result<ex::engine::EnginePtr> make_test_engine(std::string_view spec, int device) {

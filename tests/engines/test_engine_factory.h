@@ -18,6 +18,8 @@
 //   kernels=INT  all but fake               launches per enqueue, >= 1            (default 1)
 //   record_sms=0|1  all but fake            record %smid of every block           (default 0)
 //   alias=kv_cache_update|user  aliasing    kind of the alias                     (default kv_cache_update)
+//   profiles=MIN:MAX{,MIN:MAX}  all         more optimization profiles (1, 2, ...) for every input,
+//                                           each of min's rank; profile 0 is min..max  (default none)
 //
 // Bindings by kind (names, in binding order; every dtype float32):
 //   elementwise, aux, fake: x, y (inputs) -> out = a*x + b*y (x's shape). aux computes a*x and b*y on
@@ -32,6 +34,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/engine.h"
 #include "engines/cuda_test_engine.h"
@@ -46,6 +49,7 @@ struct TestEngineSpec {
   Shape max_shape{65536};
   KernelOptions options;
   ex::engine::AliasKind alias = ex::engine::AliasKind::kKvCacheUpdate;
+  std::vector<ex::engine::ShapeBounds> profiles;  ///< profiles 1, 2, ... (profile 0: min_shape..max_shape)
 };
 
 /// Parses `spec` without touching CUDA. kInvalidProgram with the offending word on any error.

@@ -22,6 +22,31 @@ TEST(TestEngineSpec, ParsesElementwiseWithEveryKey) {
   EXPECT_TRUE(spec->options.record_sms);
 }
 
+TEST(TestEngineSpec, ProfilesAddOptimizationProfilesAfterMinMax) {
+  auto spec = parse_test_engine_spec("elementwise min=1x4 max=16x4 profiles=17x4:256x4,1x4:256x4");
+  TRTET_ASSERT_OK(spec);
+  ASSERT_EQ(spec->profiles.size(), 2u);
+  EXPECT_EQ(spec->profiles[0].min, (Shape{17, 4}));
+  EXPECT_EQ(spec->profiles[0].max, (Shape{256, 4}));
+  EXPECT_EQ(spec->profiles[1].min, (Shape{1, 4}));
+  EXPECT_EQ(spec->profiles[1].max, (Shape{256, 4}));
+  auto engine = make_test_engine("fake min=1x4 max=16x4 profiles=17x4:256x4", 0);
+  TRTET_ASSERT_OK(engine);
+  EXPECT_EQ((*engine)->profile_count(), 2);
+  EXPECT_EQ((*engine)->input_bounds(1, 1).max, (Shape{256, 4}));
+  EXPECT_EQ((*engine)->input_bounds(0, 1).max, (Shape{16, 4}));
+}
+
+TEST(TestEngineSpec, BadProfilesAreRefusedNamingTheWord) {
+  for (const char* spec : {"elementwise min=1x4 max=16x4 profiles=17x4", "elementwise min=1x4 max=16x4 profiles=9x4:8x4",
+                           "elementwise min=1x4 max=16x4 profiles=1:8", "elementwise min=1x4 max=16x4 profiles=1x4:8"}) {
+    auto parsed = parse_test_engine_spec(spec);
+    ASSERT_FALSE(parsed.ok()) << spec;
+    EXPECT_EQ(parsed.status().code(), ErrorCode::kInvalidProgram) << spec;
+    EXPECT_NE(parsed.status().message().find("profile"), std::string::npos) << parsed.status().message();
+  }
+}
+
 TEST(TestEngineSpec, DefaultsAndShorthands) {
   auto plain = parse_test_engine_spec("  elementwise \n");
   TRTET_ASSERT_OK(plain);
