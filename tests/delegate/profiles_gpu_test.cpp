@@ -1,0 +1,149 @@
+// Several optimization profiles on the GPU: every profile reached with right outputs, the tightest
+// chosen, switching back and forth on one stream and across streams, and capture: a profile used
+// before may be captured and replayed; a profile's first use during a capture is refused, enqueues
+// nothing, and leaves the capture valid.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
+#include "common/gpu.h"
+#include "delegate/session_fixture.h"
+
+namespace trtet_test {
+namespace {
+
+using ex::CudaStreamGuard;
+
+// Profile 0: [1..16] x 256; profile 1: [17..32] x 256; profile 2: [1..64] x 256 (holds the others'
+// shapes too, but is the loosest: only shapes of 33..64 rows choose it).
+constexpr const char* kSpec = "elementwise min=1x256 max=16x256 profiles=17x256:32x256,1x256:64x256 spin_us=200";
+
+class ProfilesGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+  ex::Status run(Session& session, AxpbyIo& io, cudaStream_t stream) {
+    io.refresh();
+    CudaStreamGuard guard(stream);
+    ex::Status status = session.execute(io.args(), 3);
+    if (status.ok() && cudaStreamSynchronize(stream) != cudaSuccess) {
+      return ex::make_error(ex::ErrorCode::kInternal, "cudaStreamSynchronize failed");
+    }
+    return status;
+  }
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_F(ProfilesGpu, EveryProfileIsReachedWithRightOutputs) {
+  auto s = make_session(kSpec);
+  ASSERT_TRUE(s.session);
+  ASSERT_EQ(s.engine->profile_count(), 3);
+  const struct {
+    std::int64_t rows;
+    int profile;
+  } cases[] = {{8, 0}, {24, 1}, {48, 2}, {16, 0}, {17, 1}, {33, 2}, {1, 0}, {64, 2}};
+  for (const auto& c : cases) {
+    AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{c.rows, 256});
+    TRTET_ASSERT_OK(run(*s.session, io, stream_));
+    EXPECT_TRUE(io.out_matches()) << c.rows << " rows";
+    EXPECT_EQ(s.engine->selected_profile(), c.profile) << c.rows << " rows: the tightest profile that holds them";
+    EXPECT_EQ(s.session->stats().last_profile, c.profile) << c.rows << " rows";
+  }
+}
+
+TEST_F(ProfilesGpu, SwitchingBackAndForthKeepsEveryCallRight) {
+  auto s = make_session(kSpec);
+  ASSERT_TRUE(s.session);
+  AxpbyIo small(Memory::kPinned, Memory::kPinned, Shape{12, 256});
+  AxpbyIo large(Memory::kPinned, Memory::kPinned, Shape{64, 256});  // profile 2
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  for (int round = 0; round < 10; ++round) {
+    TRTET_ASSERT_OK(run(*s.session, round % 2 == 0 ? small : large, round % 3 == 0 ? other : stream_));
+    ASSERT_TRUE((round % 2 == 0 ? small : large).out_matches()) << "round " << round;
+    EXPECT_EQ(s.engine->selected_profile(), round % 2 == 0 ? 0 : 2) << "round " << round;
+  }
+  EXPECT_EQ(s.session->stats().profile_switches, 9u);
+  EXPECT_EQ(cudaStreamDestroy(other), cudaSuccess);
+}
+
+TEST_F(ProfilesGpu, ShapesThatFitNoProfileAreRejectedBeforeAnyWork) {
+  auto s = make_session(kSpec);
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{64, 256});
+  io.views[0].shape = io.views[1].shape = Shape{65, 256};
+  io.views[0].capacity_bytes = io.views[1].capacity_bytes = 1u << 20;  // capacity is not the issue
+  CudaStreamGuard guard(stream_);
+  const ex::Status status = s.session->execute(io.args(), 3);
+  EXPECT_EQ(status.code(), ex::ErrorCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("fit none of the engine's 3 optimization profiles"), std::string::npos)
+      << status.message();
+  EXPECT_EQ(s.engine->enqueue_count(), 0u);
+  EXPECT_EQ(s.engine->select_profile_count(), 0u);
+  EXPECT_EQ(cudaStreamQuery(stream_), cudaSuccess);
+}
+
+TEST_F(ProfilesGpu, AProfileUsedBeforeIsCapturedAndReplayedRight) {
+  auto s = make_session(kSpec);
+  ASSERT_TRUE(s.session);
+  AxpbyIo small(Memory::kDevice, Memory::kDevice, Shape{8, 256});
+  AxpbyIo large(Memory::kDevice, Memory::kDevice, Shape{48, 256});
+  TRTET_ASSERT_OK(run(*s.session, large, stream_));  // profile 2 used once
+  TRTET_ASSERT_OK(run(*s.session, small, stream_));  // back on profile 0
+  large.refresh();
+  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
+  ex::Status captured;
+  {
+    CudaStreamGuard guard(stream_);
+    captured = s.session->execute(large.args(), 3);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
+  TRTET_ASSERT_OK(captured);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 5; ++replay) {
+    large.refresh();
+    ASSERT_EQ(cudaGraphLaunch(exec, stream_), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    ASSERT_TRUE(large.out_matches()) << "replay " << replay;
+    // An eager call on the other profile between replays.
+    TRTET_ASSERT_OK(run(*s.session, small, stream_));
+    ASSERT_TRUE(small.out_matches()) << "eager call after replay " << replay;
+  }
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+}
+
+TEST_F(ProfilesGpu, AProfilesFirstUseDuringCaptureIsRefusedAndTheCaptureStaysValid) {
+  auto s = make_session(kSpec);
+  ASSERT_TRUE(s.session);
+  AxpbyIo large(Memory::kDevice, Memory::kDevice, Shape{48, 256});
+  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
+  ex::Status captured;
+  {
+    CudaStreamGuard guard(stream_);
+    captured = s.session->execute(large.args(), 3);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess) << "the refused call invalidated the capture";
+  EXPECT_EQ(captured.code(), ex::ErrorCode::kInvalidArgument);
+  EXPECT_NE(captured.message().find("run the call once before capturing"), std::string::npos) << captured.message();
+  std::size_t nodes = 1;
+  ASSERT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+  EXPECT_EQ(nodes, 0u);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  EXPECT_EQ(s.engine->selected_profile(), 0);
+  TRTET_ASSERT_OK(run(*s.session, large, stream_));  // and eagerly it works
+  EXPECT_TRUE(large.out_matches());
+}
+
+}  // namespace
+}  // namespace trtet_test
