@@ -163,6 +163,22 @@ TEST_F(ExecuTorchGpu, NoGuardDynamicShapeResizesTheOutput) {
   expect_elementwise(out.const_data_ptr<float>(), x, y, 32);
 }
 
+// An engine with two optimization profiles: each call runs on the one its input shapes choose.
+TEST_F(ExecuTorchGpu, TheShapesOfEachCallChooseTheOptimizationProfile) {
+  Module module(program_path("elementwise_profiles"));
+  std::vector<float> x, y;
+  fill_inputs(x, y);
+  for (const std::int32_t rows : {2, 32, 8, 9, 2}) {
+    auto tx = from_blob(x.data(), {rows, 16});
+    auto ty = from_blob(y.data(), {rows, 16});
+    auto outputs = module.forward(std::vector<etr::EValue>{etr::EValue(*tx), etr::EValue(*ty)});
+    ASSERT_TRUE(outputs.ok()) << rows << " rows: " << captured_log();
+    expect_elementwise(outputs->at(0).toTensor().const_data_ptr<float>(), x, y, static_cast<std::size_t>(rows) * 16);
+    ASSERT_NE(engine(), nullptr);
+    EXPECT_EQ(engine()->selected_profile(), rows <= 8 ? 0 : 1) << rows << " rows";
+  }
+}
+
 // Caller misuse is reported by meaning and leaves the method usable.
 TEST_F(ExecuTorchGpu, OutOfProfileInputIsInvalidArgumentAndTheMethodStaysUsable) {
   Module module(program_path("elementwise"));
