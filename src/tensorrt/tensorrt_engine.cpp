@@ -1,10 +1,13 @@
 #include "tensorrt/tensorrt_engine.h"
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <string>
 #include <utility>
 
 #include "common/log.h"
+#include "cuda/check.h"
 #include "cuda/device.h"
 #include "tensorrt/logger.h"
 #include "tensorrt/mapping.h"
@@ -47,6 +50,14 @@ Result<std::vector<EngineTensor>> read_tensors(const nvinfer1::ICudaEngine& engi
   return tensors;
 }
 
+/// "[2, 4]" for any Dims, including ones shape_from_dims refuses ("[-1]", "(no rank)").
+std::string dims_text(const nvinfer1::Dims& dims) {
+  if (dims.nbDims < 0) return "(no rank)";
+  std::string text = "[";
+  for (std::int32_t d = 0; d < dims.nbDims; ++d) text += (d > 0 ? ", " : "") + std::to_string(dims.d[d]);
+  return text + "]";
+}
+
 /// True for handles TensorRT refuses as auxiliary streams: null (legacy default), legacy, per-thread.
 bool is_default_stream(cudaStream_t stream) noexcept {
   return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
@@ -71,11 +82,11 @@ Result<std::unique_ptr<TensorRTEngine>> TensorRTEngine::create(const EngineReque
   std::unique_ptr<TensorRTEngine> engine(new TensorRTEngine(request.device, std::move(library)));
   TRTET_RETURN_IF_ERROR(engine->deserialize(request));
   TRTET_RETURN_IF_ERROR(engine->read_bindings(*request.metadata));
-  const std::int32_t profiles = engine->engine_->getNbOptimizationProfiles();
-  if (profiles > 1) {
-    log(LogLevel::kDebug, "%s engine%s%s has %d optimization profiles; profile 0 is used", engine->label_.c_str(),
-        request.method_name != nullptr ? " of method " : "", request.method_name != nullptr ? request.method_name : "",
-        static_cast<int>(profiles));
+  TRTET_RETURN_IF_ERROR(engine->read_profiles());
+  if (engine->profile_count() > 1) {
+    log(LogLevel::kDebug, "%s engine%s%s has %d optimization profiles; each call uses the tightest that holds its shapes",
+        engine->label_.c_str(), request.method_name != nullptr ? " of method " : "",
+        request.method_name != nullptr ? request.method_name : "", engine->profile_count());
   }
   TRTET_RETURN_IF_ERROR(engine->apply_weight_streaming_budget(request));
   TRTET_RETURN_IF_ERROR(engine->create_context());
@@ -88,7 +99,13 @@ TensorRTEngine::TensorRTEngine(int device, std::shared_ptr<const RuntimeLibrary>
 
 TensorRTEngine::~TensorRTEngine() {
   cuda::DeviceGuard device(device_);  // TensorRT frees device memory in these destructors
-  context_.reset();
+  context_ = nullptr;
+  contexts_.clear();
+  if (housekeeping_stream_ != nullptr) {
+    for (cuda::DeviceBuffer& memory : context_memory_) memory.set_stream(housekeeping_stream_);
+    context_memory_.clear();  // in stream order: the delegate waited for the engine's work
+    TRTET_CUDA_WARN(cudaStreamDestroy(housekeeping_stream_));
+  }
   engine_.reset();
   runtime_.reset();
 }  // library_ is released after them (member order)
@@ -169,9 +186,79 @@ Status TensorRTEngine::apply_weight_streaming_budget(const EngineRequest& reques
 
 Status TensorRTEngine::create_context() {
   clear_last_error();
-  context_.reset(engine_->createExecutionContext(nvinfer1::ExecutionContextAllocationStrategy::kSTATIC));
-  TRTET_CHECK_OR_RETURN(context_ != nullptr, kInternal, "%s could not create an execution context%s",
+  contexts_.resize(profiles_.size());
+  context_memory_.resize(profiles_.size());
+  contexts_[0].reset(engine_->createExecutionContext(nvinfer1::ExecutionContextAllocationStrategy::kSTATIC));
+  TRTET_CHECK_OR_RETURN(contexts_[0] != nullptr, kInternal, "%s could not create an execution context%s",
                         label_.c_str(), last_error_suffix().c_str());
+  context_ = contexts_[0].get();
+  if (profiles_.size() > 1) {
+    TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&housekeeping_stream_, cudaStreamNonBlocking));
+  }
+  return Status::Ok();
+}
+
+Status TensorRTEngine::read_profiles() {
+  const std::int32_t count = engine_->getNbOptimizationProfiles();
+  TRTET_CHECK_OR_RETURN(count >= 1, kInvalidProgram, "the %s engine reports %d optimization profiles", label_.c_str(),
+                        static_cast<int>(count));
+  profiles_.assign(static_cast<std::size_t>(count), std::vector<engine::ShapeBounds>(io_.size()));
+  for (std::int32_t p = 0; p < count; ++p) {
+    for (std::size_t i = 0; i < io_.size(); ++i) {
+      const engine::IoDesc& io = io_[i];
+      engine::ShapeBounds& bounds = profiles_[static_cast<std::size_t>(p)][i];
+      bounds = engine::ShapeBounds{io.min_shape, io.max_shape};  // outputs, static inputs, profile 0
+      if (!io.is_input || p == 0) continue;
+      const nvinfer1::Dims low = engine_->getProfileShape(io.name.c_str(), p, nvinfer1::OptProfileSelector::kMIN);
+      const nvinfer1::Dims high = engine_->getProfileShape(io.name.c_str(), p, nvinfer1::OptProfileSelector::kMAX);
+      if (low.nbDims < 0 && high.nbDims < 0) continue;  // a static input: its shape in every profile
+      Result<Shape> min_shape = shape_from_dims(low);
+      Result<Shape> max_shape = shape_from_dims(high);
+      TRTET_CHECK_OR_RETURN(min_shape.ok() && max_shape.ok() && min_shape->rank == io.min_shape.rank &&
+                                max_shape->rank == io.min_shape.rank,
+                            kInvalidProgram,
+                            "the %s engine's optimization profile %d has unusable bounds for input \"%s\" (%s..%s; "
+                            "profile 0 has rank %d)",
+                            label_.c_str(), static_cast<int>(p), io.name.c_str(), dims_text(low).c_str(),
+                            dims_text(high).c_str(), io.min_shape.rank);
+      bounds = engine::ShapeBounds{*min_shape, *max_shape};
+    }
+  }
+  return Status::Ok();
+}
+
+engine::ShapeBounds TensorRTEngine::input_bounds(int profile, int index) const {
+  if (profile < 0 || profile >= profile_count() || index < 0 || index >= io_count()) {
+    return engine::ShapeBounds{};
+  }
+  return profiles_[static_cast<std::size_t>(profile)][static_cast<std::size_t>(index)];
+}
+
+Status TensorRTEngine::select_profile(int profile, cudaStream_t stream) {
+  TRTET_CHECK_OR_RETURN(profile >= 0 && profile < profile_count(), kInvalidArgument,
+                        "select_profile: the %s engine has %d optimization profiles, not profile %d", label_.c_str(),
+                        profile_count(), profile);
+  std::unique_ptr<nvinfer1::IExecutionContext>& context = contexts_[static_cast<std::size_t>(profile)];
+  if (context == nullptr) {
+    // First use: a context of its own, with device memory in stream order (no cudaMalloc here).
+    const std::int64_t bytes = engine_->getDeviceMemorySizeForProfileV2(profile);
+    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer memory,
+                           cuda::DeviceBuffer::allocate(static_cast<std::size_t>(std::max<std::int64_t>(bytes, 0)), stream));
+    clear_last_error();
+    std::unique_ptr<nvinfer1::IExecutionContext> made(
+        engine_->createExecutionContext(nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED));
+    TRTET_CHECK_OR_RETURN(made != nullptr, kInternal, "%s could not create an execution context for profile %d%s",
+                          label_.c_str(), profile, last_error_suffix().c_str());
+    if (bytes > 0) made->setDeviceMemoryV2(memory.data(), bytes);
+    clear_last_error();
+    TRTET_CHECK_OR_RETURN(made->setOptimizationProfileAsync(profile, stream), kInternal,
+                          "%s could not select optimization profile %d%s", label_.c_str(), profile,
+                          last_error_suffix().c_str());
+    context = std::move(made);
+    context_memory_[static_cast<std::size_t>(profile)] = std::move(memory);
+  }
+  context_ = context.get();
+  active_profile_ = profile;
   return Status::Ok();
 }
 
@@ -190,9 +277,10 @@ Status TensorRTEngine::set_input_shape(int index, const Shape& shape) {
   const engine::IoDesc& io = io_[static_cast<std::size_t>(index)];
   clear_last_error();
   TRTET_CHECK_OR_RETURN(context_->setInputShape(io.name.c_str(), dims_from_shape(shape)), kInvalidArgument,
-                        "%s rejected shape %s for input %d (\"%s\"; profile 0 allows %s..%s)%s",
-                        label_.c_str(), shape.to_string().c_str(), index, io.name.c_str(), io.min_shape.to_string().c_str(),
-                        io.max_shape.to_string().c_str(), last_error_suffix().c_str());
+                        "%s rejected shape %s for input %d (\"%s\"; profile %d allows %s..%s)%s",
+                        label_.c_str(), shape.to_string().c_str(), index, io.name.c_str(), active_profile_,
+                        input_bounds(active_profile_, index).min.to_string().c_str(),
+                        input_bounds(active_profile_, index).max.to_string().c_str(), last_error_suffix().c_str());
   return Status::Ok();
 }
 

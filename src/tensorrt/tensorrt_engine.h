@@ -2,17 +2,20 @@
 //
 // Note [TensorRT adapter]
 // Binding i of the seam is the blob's io_bindings[i], found by name among the engine's I/O tensors
-// (mapping.h checks mode, dtype and shape against the blob). Inputs are bounded by optimization
-// profile 0, the one a new execution context selects. Each seam call is one IExecutionContext call:
+// (mapping.h checks mode, dtype and shape against the blob, with optimization profile 0's bounds).
+// Every optimization profile of the engine is served, each by its own execution context (TensorRT:
+// each needs its own device memory): profile 0's is made when the engine is, with its memory
+// (kSTATIC); another's when the delegate first selects it (select_profile), with device memory
+// allocated in stream order on the caller's stream (kUSER_MANAGED, setDeviceMemoryV2) and
+// setOptimizationProfileAsync queued there, so a first use never synchronizes the device.
+// Each seam call is one call of the selected profile's IExecutionContext:
 // set_input_shape → setInputShape, infer_shapes → inferShapes then getTensorShape of the outputs,
 // set_tensor_address → setTensorAddress, enqueue → enqueueV3 on the caller's stream. set_aux_streams
 // keeps the streams the delegate made on the caller's green context, and enqueue hands them to
 // setAuxStreams before every enqueueV3 (TensorRT applies setAuxStreams to the next enqueueV3 only, and
 // makes its own streams, outside the green context, for an enqueueV3 without them).
 // The runtime library (full, lean or dispatch) is loaded when the engine is created
-// (runtime_library.h); the engine holds it until its TensorRT objects are gone. The execution
-// context's device memory is allocated once, when the engine is created
-// (ExecutionContextAllocationStrategy::kSTATIC), so no call after that allocates.
+// (runtime_library.h); the engine holds it until its TensorRT objects are gone.
 // Weight streaming: Note [Weight streaming] in weight_streaming.h.
 #pragma once
 
@@ -26,6 +29,7 @@
 
 #include "blob/format.h"
 #include "common/status.h"
+#include "cuda/device_buffer.h"
 #include "engine/engine.h"
 #include "engine/engine_factory.h"
 #include "tensorrt/runtime_library.h"
@@ -71,6 +75,14 @@ class TensorRTEngine final : public engine::Engine {
   /// setTensorAddress; kInvalidArgument for a bad index or an address TensorRT rejects.
   Status set_tensor_address(int index, void* address) override;
 
+  /// getNbOptimizationProfiles.
+  int profile_count() const noexcept override { return static_cast<int>(profiles_.size()); }
+  /// getProfileShape(kMIN/kMAX) of input `index` in `profile`, read when the engine was created.
+  engine::ShapeBounds input_bounds(int profile, int index) const override;
+  /// Switches to `profile`'s execution context, making it on first use (kUSER_MANAGED, its device
+  /// memory from cudaMallocAsync on `stream`, setOptimizationProfileAsync on `stream`).
+  /// kInvalidArgument for a profile out of range; kInternal (TensorRT's reason) when TensorRT fails.
+  Status select_profile(int profile, cudaStream_t stream) override;
   /// ICudaEngine::getNbAuxStreams.
   int aux_stream_count() const noexcept override { return aux_stream_count_; }
   /// Keeps `streams` for every later enqueue (copied); kInvalidArgument for a negative count, a count
@@ -104,6 +116,8 @@ class TensorRTEngine final : public engine::Engine {
   Status read_bindings(const blob::Metadata& metadata);
   Status apply_weight_streaming_budget(const EngineRequest& request);
   Status create_context();
+  /// Every input's bounds in every profile (profiles_), checked against profile 0's ranks.
+  Status read_profiles();
   /// Status of binding `index` for a call that needs an input (`want_input`), an output, or either.
   Status check_index(int index, const char* call, std::optional<bool> want_input) const;
 
@@ -114,7 +128,15 @@ class TensorRTEngine final : public engine::Engine {
   std::string label_;  ///< library_->label(): "TensorRT 11.4.0 (lean runtime)", for messages
   std::unique_ptr<nvinfer1::IRuntime> runtime_;
   std::unique_ptr<nvinfer1::ICudaEngine> engine_;
-  std::unique_ptr<nvinfer1::IExecutionContext> context_;
+  /// Per profile: its execution context (null until first selected, but profile 0's) and the device
+  /// memory given to it (profiles other than 0). Memory is freed after the contexts, in order on
+  /// housekeeping_stream_.
+  std::vector<cuda::DeviceBuffer> context_memory_;
+  std::vector<std::unique_ptr<nvinfer1::IExecutionContext>> contexts_;
+  nvinfer1::IExecutionContext* context_ = nullptr;  ///< the selected profile's
+  int active_profile_ = 0;
+  cudaStream_t housekeeping_stream_ = nullptr;       ///< frees context memory at destruction
+  std::vector<std::vector<engine::ShapeBounds>> profiles_;  ///< [profile][binding]: inputs' bounds
   std::vector<engine::IoDesc> io_;
   std::vector<engine::Alias> aliases_;
   int aux_stream_count_ = 0;
