@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
 #include "blob/format.h"
 #include "common/gpu.h"
 #include "delegate/session.h"
@@ -202,12 +204,64 @@ TEST_F(FakeTensorRT, DataDependentOutputsStayUnresolved) {
   expect_error(engine->output_shape(1).status(), ErrorCode::kNotSupported, "no concrete shape");
 }
 
-TEST_F(FakeTensorRT, AnEngineWithSeveralProfilesIsUsedThroughProfileZero) {
+TEST_F(FakeTensorRT, ProfilesTheEngineGivesNoBoundsOfTheirOwnHaveProfileZerosBounds) {
   json spec = add_one_plan();
   spec["profiles"] = 3;
   ASSERT_CREATED(engine, create(spec, x_y()));
+  EXPECT_EQ(engine->profile_count(), 3);
   EXPECT_EQ(engine->io(0).max_shape, Shape({8, 4}));
+  EXPECT_EQ(engine->input_bounds(2, 0).max, Shape({8, 4}));
   TRTET_EXPECT_OK(engine->set_input_shape(0, Shape({8, 4})));
+}
+
+// Two profiles with their own bounds: the adapter reports both, makes profile 1's context on its first
+// selection (its own device memory, setOptimizationProfileAsync on the caller's stream), and the
+// delegate's calls choose the profile from their shapes, with right outputs on both.
+TEST_F(FakeTensorRT, EveryProfileIsServedByItsOwnContext) {
+  json spec = add_one_plan();
+  spec["profiles"] = 2;
+  spec["tensors"][0]["profiles"] = json::array({json{{"min", {9, 4}}, {"max", {64, 4}}}});
+  ASSERT_CREATED(engine, create(spec, x_y()));
+  ASSERT_EQ(engine->profile_count(), 2);
+  EXPECT_EQ(engine->input_bounds(0, 0).max, Shape({8, 4}));
+  EXPECT_EQ(engine->input_bounds(1, 0).min, Shape({9, 4}));
+  EXPECT_EQ(engine->input_bounds(1, 0).max, Shape({64, 4}));
+  EXPECT_EQ(fake_.stats().contexts_created, 1) << "profile 1's context waits for its first use";
+  delegate::Session session{engine::EnginePtr(std::move(engine))};
+  TRTET_ASSERT_OK(session.initialize());
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  DeviceFloats x(256), y(256);
+  ASSERT_TRUE(x.ok && y.ok);
+  for (const std::int64_t rows : {2, 40, 8, 64, 1}) {
+    std::vector<float> values(static_cast<std::size_t>(rows) * 4);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) + 0.5f;
+    x.write(values);
+    delegate::TensorView views[2];
+    for (delegate::TensorView& view : views) {
+      view.capacity_bytes = 256 * sizeof(float);
+      view.shape = Shape({rows, 4});
+      view.hint = delegate::MemoryHint::kDevice;
+    }
+    views[0].data = x.data;
+    views[1].data = y.data;
+    {
+      CudaStreamGuard guard(stream);
+      TRTET_ASSERT_OK(session.execute(views, 2));
+    }
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    const std::vector<float> out = y.read();
+    for (std::size_t i = 0; i < values.size(); ++i) ASSERT_EQ(out[i], values[i] + 1.0f) << rows << " rows, element " << i;
+    EXPECT_EQ(session.stats().last_profile, rows <= 8 ? 0 : 1) << rows << " rows";
+  }
+  EXPECT_EQ(fake_.stats().contexts_created, 2);
+  EXPECT_EQ(fake_.stats().last_allocation_strategy,
+            static_cast<int>(nvinfer1::ExecutionContextAllocationStrategy::kUSER_MANAGED));
+  EXPECT_EQ(fake_.stats().device_memory_set, 2 * 65536) << "profile 1's context gets its own device memory";
+  EXPECT_EQ(fake_.stats().profile_selections, 1) << "set once, when profile 1's context was made";
+  EXPECT_EQ(fake_.stats().last_profile_selected, 1);
+  EXPECT_EQ(fake_.stats().last_profile_stream, static_cast<void*>(stream)) << "on the caller's stream";
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 TEST_F(FakeTensorRT, EnqueueRunsOnTheCallersStream) {

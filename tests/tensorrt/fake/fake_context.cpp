@@ -67,16 +67,39 @@ bool ContextImpl::setInputShape(char const* tensorName, nvinfer1::Dims const& di
     return fail("setInputShape: " + tensor->name + " has rank " + std::to_string(tensor->shape.nbDims) + ", not " +
                 std::to_string(dims.nbDims));
   }
+  const nvinfer1::Dims min = tensor->profile_min(profile_);
+  const nvinfer1::Dims max = tensor->profile_max(profile_);
   for (std::int32_t i = 0; i < dims.nbDims; ++i) {
-    const std::int64_t low = tensor->min.nbDims > 0 ? tensor->min.d[i] : tensor->shape.d[i];
-    const std::int64_t high = tensor->max.nbDims > 0 ? tensor->max.d[i] : tensor->shape.d[i];
+    const std::int64_t low = min.nbDims > 0 ? min.d[i] : tensor->shape.d[i];
+    const std::int64_t high = max.nbDims > 0 ? max.d[i] : tensor->shape.d[i];
     if (dims.d[i] < low || dims.d[i] > high) {
-      return fail("setInputShape: " + to_text(dims) + " is outside profile 0 of " + tensor->name + " (" +
-                  to_text(tensor->min) + ".." + to_text(tensor->max) + ")");
+      return fail("setInputShape: " + to_text(dims) + " is outside profile " + std::to_string(profile_) + " of " +
+                  tensor->name + " (" + to_text(min) + ".." + to_text(max) + ")");
     }
   }
   input_shapes_[tensor->name] = dims;
   return true;
+}
+
+bool ContextImpl::setOptimizationProfileAsync(int32_t profileIndex, cudaStream_t stream) noexcept {
+  if (profileIndex < 0 || profileIndex >= plan_.profiles) {
+    return fail("setOptimizationProfileAsync: profile " + std::to_string(profileIndex) + " of " +
+                std::to_string(plan_.profiles));
+  }
+  profile_ = profileIndex;
+  input_shapes_.clear();  // TensorRT: shapes are set anew after a profile switch
+  count(stats().profile_selections);
+  stats().last_profile_selected = profileIndex;
+  stats().last_profile_stream = stream;
+  return true;
+}
+
+void ContextImpl::setDeviceMemoryV2(void* memory, int64_t size) noexcept {
+  if (memory == nullptr && size > 0) {
+    fail("setDeviceMemoryV2: null memory for " + std::to_string(size) + " bytes");
+    return;
+  }
+  stats().device_memory_set = size;
 }
 
 nvinfer1::Dims ContextImpl::shape_of(const Tensor& tensor) const {

@@ -71,9 +71,9 @@ nvinfer1::Dims EngineImpl::getProfileShape(char const* tensorName, int32_t profi
   }
   if (tensor->min.nbDims < 0) return unknown_dims();
   switch (select) {
-    case nvinfer1::OptProfileSelector::kMIN: return tensor->min;
-    case nvinfer1::OptProfileSelector::kOPT: return tensor->max;
-    case nvinfer1::OptProfileSelector::kMAX: return tensor->max;
+    case nvinfer1::OptProfileSelector::kMIN: return tensor->profile_min(profileIndex);
+    case nvinfer1::OptProfileSelector::kOPT: return tensor->profile_max(profileIndex);
+    case nvinfer1::OptProfileSelector::kMAX: return tensor->profile_max(profileIndex);
   }
   return unknown_dims();
 }

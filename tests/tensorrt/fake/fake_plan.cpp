@@ -67,6 +67,11 @@ bool parse_plan(const void* bytes, std::size_t size, Plan& plan, std::string& er
       tensor.max.nbDims = -1;
       if (entry.contains("min")) tensor.min = dims_of(entry.at("min"));
       if (entry.contains("max")) tensor.max = dims_of(entry.at("max"));
+      if (entry.contains("profiles")) {
+        for (const json& bounds : entry.at("profiles")) {
+          tensor.more_profiles.emplace_back(dims_of(bounds.at("min")), dims_of(bounds.at("max")));
+        }
+      }
       if (entry.value("location", std::string("device")) == "host") tensor.location = nvinfer1::TensorLocation::kHOST;
       if (entry.value("format", std::string("linear")) == "chw4") tensor.format = nvinfer1::TensorFormat::kCHW4;
       tensor.shape_tensor = entry.value("shape_tensor", false);

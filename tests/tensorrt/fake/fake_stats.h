@@ -35,6 +35,10 @@ struct TrtetFakeStats {
   std::int64_t last_budget_set;
   int set_input_shape_calls;
   int infer_shapes_calls;
+  int profile_selections;        ///< setOptimizationProfileAsync calls that selected a profile
+  int last_profile_selected;
+  void* last_profile_stream;     ///< the stream of the last setOptimizationProfileAsync
+  std::int64_t device_memory_set; ///< the size of the last setDeviceMemoryV2 (with a non-null pointer)
 };
 
 /// The process-wide stats of the fake library.

@@ -121,7 +121,8 @@ class EngineImpl final : public nvinfer1::apiv::VCudaEngine {
   int64_t getWeightStreamingAutomaticBudget() const noexcept override;
   int64_t getWeightStreamingScratchMemorySize() const noexcept override { return 0; }
   int64_t getDeviceMemorySizeV2() const noexcept override { return 0; }
-  int64_t getDeviceMemorySizeForProfileV2(int32_t) const noexcept override { return 0; }
+  /// 64 KiB per profile index + 1, so the adapter's memory for a profile's context is exercised.
+  int64_t getDeviceMemorySizeForProfileV2(int32_t profile) const noexcept override { return 65536 * (profile + 1); }
   int64_t const* getProfileTensorValuesV2(char const*, int32_t, nvinfer1::OptProfileSelector) const noexcept override {
     return nullptr;
   }
@@ -164,12 +165,13 @@ class ContextImpl final : public nvinfer1::apiv::VExecutionContext {
   void setName(char const*) noexcept override {}
   char const* getName() const noexcept override { return "fake"; }
   void setDeviceMemory(void*) noexcept override {}
-  int32_t getOptimizationProfile() const noexcept override { return 0; }
+  int32_t getOptimizationProfile() const noexcept override { return profile_; }
   bool allInputDimensionsSpecified() const noexcept override;
   void setErrorRecorder(nvinfer1::IErrorRecorder*) noexcept override {}
   nvinfer1::IErrorRecorder* getErrorRecorder() const noexcept override { return nullptr; }
   bool executeV2(void* const*) noexcept override { return false; }
-  bool setOptimizationProfileAsync(int32_t profileIndex, cudaStream_t) noexcept override { return profileIndex == 0; }
+  /// Valid indices select the profile whose bounds setInputShape checks.
+  bool setOptimizationProfileAsync(int32_t profileIndex, cudaStream_t stream) noexcept override;
   void setEnqueueEmitsProfile(bool) noexcept override {}
   bool getEnqueueEmitsProfile() const noexcept override { return false; }
   bool reportToProfiler() const noexcept override { return false; }
@@ -207,7 +209,8 @@ class ContextImpl final : public nvinfer1::apiv::VExecutionContext {
   bool getDebugState(char const*) const noexcept override { return false; }
   bool setAllTensorsDebugState(bool) noexcept override { return false; }
   size_t updateDeviceMemorySizeForShapes() noexcept override { return 0; }
-  void setDeviceMemoryV2(void*, int64_t) noexcept override {}
+  /// Records the memory; a null pointer for a non-zero size is an error (as TensorRT).
+  void setDeviceMemoryV2(void* memory, int64_t size) noexcept override;
   nvinfer1::IRuntimeConfig* getRuntimeConfig() const noexcept override { return nullptr; }
   bool setUnfusedTensorsDebugState(bool) noexcept override { return false; }
   bool getUnfusedTensorsDebugState() const noexcept override { return false; }
@@ -223,6 +226,7 @@ class ContextImpl final : public nvinfer1::apiv::VExecutionContext {
   Engine& engine_;
   const Plan& plan_;
   std::map<std::string, nvinfer1::Dims> input_shapes_;
+  int profile_ = 0;
   std::map<std::string, void*> addresses_;
   std::vector<cudaStream_t> aux_streams_;  ///< set since the last enqueueV3
   bool aux_streams_set_ = false;
