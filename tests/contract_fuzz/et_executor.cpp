@@ -249,6 +249,23 @@ class EtRun {
   }
 
   Verdict threads(const EtThreadsStep& step) {
+    // Every buffer the threads will lend, made now and handed back: an allocation (cudaMalloc*) may
+    // synchronize the device, which must not happen while the threads' calls are in flight.
+    for (const EtThread& thread : step.threads) {
+      const bool planned = is_planned(thread.program);
+      for (const EtCallPlan& plan : thread.calls) {
+        const std::size_t bytes = static_cast<std::size_t>(plan.shape.numel()) * sizeof(float);
+        for (int r = 0; r < plan.repeats; ++r) {
+          for (int b = 0; b < 3; ++b) {
+            if (planned && b == 2) continue;  // a planned output is the Module's
+            const Mem mem = planned ? Mem::kPageable : plan.mems[static_cast<std::size_t>(b)];
+            auto buffer = pool_.lend(mem, b == 2 ? kEtBoundBytes : std::max<std::size_t>(bytes, 1));
+            if (!buffer.ok()) return fail(Category::kHarness, "making the threads' buffers: " + buffer.status().to_string());
+          }
+        }
+      }
+    }
+    pool_.release_all();
     std::mutex mutex;
     std::condition_variable go;
     bool started = false;
@@ -324,10 +341,11 @@ class EtRun {
     // the bound's size, and only what this call may write (plus a tail) is poisoned.
     Region out;
     TensorPtr out_tensor;
+    // Loaded first (a no-op when it is): the method may have been unloaded at any point before.
+    if (const etr::Error e = module.load_method("forward"); e != etr::Error::Ok) {
+      return fail(Category::kStatus, std::string("loading ") + program_file(program) + "'s forward: " + et_error(e));
+    }
     if (planned) {
-      if (const etr::Error e = module.load_method("forward"); e != etr::Error::Ok) {
-        return fail(Category::kStatus, "loading the planned program's forward: " + et_error(e));
-      }
       auto current = module.get_output("forward", 0);
       if (!current.ok() || !current->isTensor()) {
         return fail(Category::kHarness, "reading the planned output tensor: " +
@@ -343,7 +361,7 @@ class EtRun {
           out.data, {static_cast<SizesType>(kEtBoundElements / kEtMaxCols), static_cast<SizesType>(kEtMaxCols)},
           ::executorch::aten::ScalarType::Float);
       if (const etr::Error e = module.set_output("forward", etr::EValue(*out_tensor), 0); e != etr::Error::Ok) {
-        return fail(Category::kStatus, "Module::set_output (which loads the method first if needed): " + et_error(e));
+        return fail(Category::kStatus, "Module::set_output: " + et_error(e));
       }
     }
     const std::size_t poisoned = std::min(kEtBoundBytes, bytes + kTailBytes);
