@@ -1,6 +1,9 @@
 // contract_fuzz: the GPU seed set as a gtest binary (no arguments, or gtest's), or standalone:
-//   --soak MINUTES             random seeds for that long, then the summary line
+//   --soak MINUTES             random seeds for that long, then the summary line; the legs alternate
+//                              (seed by seed) unless --leg names one
 //   --seed N [--steps LIST]    one seed (only the listed steps), with its report and the summary line
+//   --leg session|executorch   which runtime the sequences drive: the delegate's Session (default for
+//                              --seed), or ExecuTorch's Module over generated .pte programs
 //   --print                    with --seed: print the sequence and exit (no GPU needed)
 //   --length L --max-bytes B --concurrent-max-bytes B --max-spin-us U   the draw (defaults: the seed set's)
 //   --trial                    a shrink trial: quiet, exit status 10 + failure category, 0 if it passed
@@ -17,6 +20,8 @@
 #include <vector>
 
 #include "common/gpu.h"
+#include "contract_fuzz/et_executor.h"
+#include "contract_fuzz/et_sequence.h"
 #include "contract_fuzz/generator.h"
 #include "contract_fuzz/rng.h"
 #include "contract_fuzz/runner.h"
@@ -33,6 +38,7 @@ struct Options {
   std::optional<std::vector<std::size_t>> steps;
   bool trial = false;
   bool print = false;
+  std::optional<fuzz::Leg> leg;
   fuzz::FuzzConfig config;
   bool length_given = false;
 };
@@ -40,7 +46,7 @@ struct Options {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "contract_fuzz: " << problem
             << "\nusage: contract_fuzz [gtest flags] | --soak MINUTES | --seed N [--steps 1,5,9] [--print] [--trial]"
-               " [--length L] [--max-bytes B] [--concurrent-max-bytes B] [--max-spin-us U]\n";
+               " [--leg session|executorch] [--length L] [--max-bytes B] [--concurrent-max-bytes B] [--max-spin-us U]\n";
   std::exit(2);
 }
 
@@ -81,6 +87,15 @@ bool parse(int argc, char** argv, Options& options) {
       standalone = true;
     } else if (arg == "--steps") {
       options.steps = index_list(value());
+    } else if (arg == "--leg") {
+      const std::string leg = value();
+      if (leg == "session") {
+        options.leg = fuzz::Leg::kSession;
+      } else if (leg == "executorch") {
+        options.leg = fuzz::Leg::kExecuTorch;
+      } else {
+        usage("--leg takes session or executorch, not " + leg);
+      }
     } else if (arg == "--trial") {
       options.trial = true;
     } else if (arg == "--print") {
@@ -104,6 +119,21 @@ bool parse(int argc, char** argv, Options& options) {
 }
 
 int standalone(const Options& options) {
+  if (options.print && options.leg == fuzz::Leg::kExecuTorch) {
+    fuzz::FuzzConfig config = options.config;
+    config.seed = *options.seed;
+    config.leg = fuzz::Leg::kExecuTorch;
+    const fuzz::EtSequence sequence = fuzz::generate_et(config);
+    std::cout << "seed " << config.seed << " (" << fuzz::to_string(config) << ")\nmodules:";
+    for (std::size_t m = 0; m < sequence.modules.size(); ++m) {
+      std::cout << " m" << m << " = " << fuzz::to_string(sequence.modules[m]) << ";";
+    }
+    std::cout << "\n";
+    for (std::size_t i = 0; i < sequence.steps.size(); ++i) {
+      std::cout << "[" << i << "] " << fuzz::to_string(sequence.steps[i]) << "\n";
+    }
+    return 0;
+  }
   if (options.print) {
     fuzz::FuzzConfig config = options.config;
     config.seed = *options.seed;
@@ -131,9 +161,14 @@ int standalone(const Options& options) {
   std::ostringstream quiet;
   fuzz::Runner runner(runner_options, options.trial ? static_cast<std::ostream&>(quiet) : std::cout);
 
+  if (options.leg == fuzz::Leg::kExecuTorch && !fuzz::have_et_leg()) {
+    std::cerr << "contract_fuzz: this build has no executorch leg (ExecuTorch, flatc or program.fbs was not found)\n";
+    return 1;
+  }
   if (options.seed) {
     fuzz::FuzzConfig config = options.config;
     config.seed = *options.seed;
+    config.leg = options.leg.value_or(fuzz::Leg::kSession);
     const fuzz::SeedOutcome outcome = runner.run(config, options.steps ? &*options.steps : nullptr);
     if (options.trial) {
       return outcome.result.failure ? fuzz::kTrialExitBase + static_cast<int>(outcome.result.failure->category) : 0;
@@ -144,9 +179,14 @@ int standalone(const Options& options) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(*options.soak_minutes * 60.0);
   std::mt19937_64 seeds(std::random_device{}());
   auto next_report = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  std::uint64_t round = 0;
   while (std::chrono::steady_clock::now() < end) {
     fuzz::FuzzConfig config = options.config;
     config.seed = seeds() >> 1;  // printable as a positive number everywhere
+    // Without --leg: session and executorch seeds in turn (session only where the build has no
+    // executorch leg).
+    config.leg = options.leg.value_or(fuzz::have_et_leg() && round++ % 2 == 1 ? fuzz::Leg::kExecuTorch
+                                                                              : fuzz::Leg::kSession);
     if (!options.length_given) config.length = 20 + static_cast<int>(fuzz::mix(config.seed, 7) % 41);
     runner.run(config);
     if (!runner.usable()) break;

@@ -2,11 +2,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <iomanip>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "contract_fuzz/et_executor.h"
 #include "contract_fuzz/generator.h"
 #include "contract_fuzz/shrink.h"
 #include "contract_fuzz/trial.h"
@@ -23,6 +26,12 @@ std::string gib(std::uint64_t bytes) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
   return out.str();
+}
+
+std::vector<std::size_t> all_indices(std::size_t count) {
+  std::vector<std::size_t> indices(count);
+  for (std::size_t i = 0; i < count; ++i) indices[i] = i;
+  return indices;
 }
 
 }  // namespace
@@ -58,37 +67,73 @@ void start_watchdog(double seconds) {
 
 Runner::Runner(RunnerOptions options, std::ostream& out) : options_(std::move(options)), out_(out) {}
 
+#if !TRTET_FUZZ_HAVE_EXECUTORCH
+bool have_et_leg() noexcept { return false; }
+
+RunResult run_et(const EtSequence&, const std::vector<std::size_t>&, Tally&) {
+  RunResult result;
+  result.failure = Failure{Category::kHarness, "this build has no executorch leg (ExecuTorch, flatc or its program.fbs "
+                                               "was not found when it was configured)"};
+  return result;
+}
+#endif
+
 SeedOutcome Runner::run(const FuzzConfig& config, const std::vector<std::size_t>* keep) {
-  const Sequence sequence = generate(config);
+  // The leg's sequence, as text for the report, and how to run a selection of its steps.
+  std::vector<std::string> texts;
+  std::string slots;
+  std::function<RunResult(const std::vector<std::size_t>&)> execute;
+  if (config.leg == Leg::kExecuTorch) {
+    auto sequence = std::make_shared<const EtSequence>(generate_et(config));
+    for (const EtStep& step : sequence->steps) texts.push_back(to_string(step));
+    slots = "modules:";
+    for (std::size_t m = 0; m < sequence->modules.size(); ++m) {
+      slots += " m" + std::to_string(m) + " = " + to_string(sequence->modules[m]) + " (" +
+               program_file(sequence->modules[m]) + ");";
+    }
+    execute = [this, sequence](const std::vector<std::size_t>& steps) { return run_et(*sequence, steps, tally_); };
+  } else {
+    auto sequence = std::make_shared<const Sequence>(generate(config));
+    for (const Step& step : sequence->steps) texts.push_back(to_string(step));
+    slots = "sessions:";
+    for (std::size_t s = 0; s < sequence->sessions.size(); ++s) {
+      slots += " s" + std::to_string(s) + " = " + to_string(sequence->sessions[s]) + ";";
+    }
+    execute = [this, sequence](const std::vector<std::size_t>& steps) {
+      Executor executor(*sequence, tally_);
+      return executor.run(steps);
+    };
+  }
   std::vector<std::size_t> steps;
-  for (std::size_t s : keep != nullptr ? *keep : all_steps(sequence).keep) {
-    if (s < sequence.steps.size() && (steps.empty() || s > steps.back())) steps.push_back(s);  // ascending, in range
+  for (std::size_t s : keep != nullptr ? *keep : all_indices(texts.size())) {
+    if (s < texts.size() && (steps.empty() || s > steps.back())) steps.push_back(s);  // ascending, in range
   }
   set_watchdog_context("seed " + std::to_string(config.seed) + "; re-run: " + options_.self + " " +
                        to_string(config) + " --steps " + to_string(steps));
   SeedOutcome outcome;
   outcome.config = config;
   const auto start = std::chrono::steady_clock::now();
-  {
-    Executor executor(sequence, tally_);
-    outcome.result = executor.run(steps);
-  }
+  outcome.result = execute(steps);
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ++seeds_;
+  ++(config.leg == Leg::kExecuTorch ? et_seeds_ : session_seeds_);
   seconds_ += outcome.seconds;
   graphs_ += outcome.result.graphs;
   replays_ += outcome.result.replays;
   retired_ += outcome.result.retired;
   if (options_.verbose) {
-    out_ << "contract-fuzz seed " << config.seed << ": " << (outcome.result.failure ? "FAILED" : "ok") << " in "
-         << std::fixed << std::setprecision(2) << outcome.seconds << " s (" << steps.size() << " steps, "
-         << outcome.result.graphs << " graphs, " << outcome.result.replays << " replays)\n"
-         << std::flush;
+    out_ << "contract-fuzz " << to_string(config.leg) << " seed " << config.seed << ": "
+         << (outcome.result.failure ? "FAILED" : "ok") << " in " << std::fixed << std::setprecision(2)
+         << outcome.seconds << " s (" << steps.size() << " steps";
+    if (config.leg == Leg::kSession) {
+      out_ << ", " << outcome.result.graphs << " graphs, " << outcome.result.replays << " replays";
+    }
+    out_ << ")\n" << std::flush;
   }
   if (outcome.result.failure) {
     ++failures_;
     outcome.shrunk = steps;
-    report(sequence, outcome, steps);
+    report(texts, slots, outcome, steps);
     // A sticky error (an illegal address, say) breaks the context for every later seed.
     const cudaError_t error = cudaDeviceSynchronize();
     if (error != cudaSuccess) {
@@ -101,14 +146,14 @@ SeedOutcome Runner::run(const FuzzConfig& config, const std::vector<std::size_t>
   return outcome;
 }
 
-void Runner::report(const Sequence& sequence, const SeedOutcome& outcome, const std::vector<std::size_t>& ran) {
+void Runner::report(const std::vector<std::string>& texts, const std::string& slots, const SeedOutcome& outcome,
+                    const std::vector<std::size_t>& ran) {
   const Failure& failure = *outcome.result.failure;
   const bool harness = failure.category == Category::kHarness;
-  out_ << "contract-fuzz FAILURE [" << to_string(failure.category) << "] seed " << outcome.config.seed;
+  out_ << "contract-fuzz FAILURE [" << to_string(failure.category) << "] " << to_string(outcome.config.leg) << " leg, seed "
+       << outcome.config.seed;
   if (!harness || outcome.result.step != 0 || !ran.empty()) out_ << " at step " << outcome.result.step;
-  out_ << ":\n  " << failure.message << "\n  sessions:";
-  for (std::size_t s = 0; s < sequence.sessions.size(); ++s) out_ << " s" << s << " = " << to_string(sequence.sessions[s]) << ";";
-  out_ << "\n" << std::flush;
+  out_ << ":\n  " << failure.message << "\n  " << slots << "\n" << std::flush;
 
   std::vector<std::size_t> shortest = ran;
   // Only up to the failing step: what came after it never ran.
@@ -127,9 +172,9 @@ void Runner::report(const Sequence& sequence, const SeedOutcome& outcome, const 
     shortest = shrink_steps(shortest, still_fails, deadline, &trials);
     how = "shrunk in " + std::to_string(trials) + " trial runs";
   }
-  out_ << "  shortest reproducing sequence (" << shortest.size() << " of " << sequence.steps.size() << " steps, " << how
+  out_ << "  shortest reproducing sequence (" << shortest.size() << " of " << texts.size() << " steps, " << how
        << "):\n";
-  for (std::size_t index : shortest) out_ << "    [" << index << "] " << to_string(sequence.steps[index]) << "\n";
+  for (std::size_t index : shortest) out_ << "    [" << index << "] " << texts[index] << "\n";
   out_ << "  reproduce: " << (options_.self.empty() ? "contract_fuzz" : options_.self) << " " << to_string(outcome.config)
        << " --steps " << to_string(shortest) << "\n"
        << std::flush;
@@ -139,7 +184,8 @@ std::string Runner::summary() const {
   std::ostringstream out;
   out << "contract-fuzz summary: " << seeds_ << " seeds, " << tally_.calls.load() << " calls made, "
       << tally_.tensors.load() << " tensors compared, " << tally_.bytes.load() << " bytes checked ("
-      << gib(tally_.bytes.load()) << "), " << failures_ << " failures; " << graphs_ << " graphs captured, " << replays_
+      << gib(tally_.bytes.load()) << "), " << failures_ << " failures; legs: " << session_seeds_ << " session, "
+      << et_seeds_ << " executorch seeds; " << graphs_ << " graphs captured, " << replays_
       << " replays, " << retired_ << " graphs retired; " << std::fixed << std::setprecision(1) << seconds_ << " s";
   return out.str();
 }

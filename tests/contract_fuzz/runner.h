@@ -33,11 +33,12 @@ class Runner {
  public:
   Runner(RunnerOptions options, std::ostream& out);
 
-  /// Runs `config`'s sequence (only steps `keep` when given). A failure is printed, shrunk first.
+  /// Runs `config`'s sequence of config.leg's kind (only steps `keep` when given). A failure is
+  /// printed, shrunk first.
   SeedOutcome run(const FuzzConfig& config, const std::vector<std::size_t>* keep = nullptr);
 
   /// "contract-fuzz summary: <n> seeds, <calls> calls made, <tensors> tensors compared, <bytes>
-  /// bytes checked, <failures> failures ..."
+  /// bytes checked, <failures> failures; legs: <s> session, <e> executorch seeds; ..."
   std::string summary() const;
   std::uint64_t failures() const noexcept { return failures_; }
   /// False once a failure left the CUDA context broken (a sticky error): later seeds cannot run.
@@ -45,12 +46,16 @@ class Runner {
   const Tally& tally() const noexcept { return tally_; }
 
  private:
-  void report(const Sequence& sequence, const SeedOutcome& outcome, const std::vector<std::size_t>& ran);
+  /// `texts`: every step of the sequence as text; `slots`: its sessions or modules, as one line.
+  void report(const std::vector<std::string>& texts, const std::string& slots, const SeedOutcome& outcome,
+              const std::vector<std::size_t>& ran);
 
   RunnerOptions options_;
   std::ostream& out_;
   Tally tally_;
   std::uint64_t seeds_ = 0;
+  std::uint64_t session_seeds_ = 0;
+  std::uint64_t et_seeds_ = 0;
   std::uint64_t failures_ = 0;
   std::uint64_t graphs_ = 0;
   std::uint64_t replays_ = 0;

@@ -136,8 +136,11 @@ std::string to_string(const Step& step) {
       step);
 }
 
+const char* to_string(Leg leg) noexcept { return leg == Leg::kExecuTorch ? "executorch" : "session"; }
+
 std::string to_string(const FuzzConfig& config) {
   std::ostringstream out;
+  if (config.leg != Leg::kSession) out << "--leg " << to_string(config.leg) << " ";
   out << "--seed " << config.seed << " --length " << config.length << " --max-bytes " << config.max_bytes
       << " --concurrent-max-bytes " << config.concurrent_max_bytes << " --max-spin-us " << config.max_spin_us;
   return out.str();

@@ -120,8 +120,14 @@ using Step = std::variant<CallStep, CaptureStep, ReplayStep, ConcurrentStep, Des
                           RecreateStreamStep, BadCallStep>;
 std::string to_string(const Step& step);
 
+/// Which runtime a sequence drives: the delegate's Session directly, or ExecuTorch's Module over
+/// generated .pte programs (et_sequence.h).
+enum class Leg : std::uint8_t { kSession, kExecuTorch };
+const char* to_string(Leg leg) noexcept;
+
 /// What a sequence is drawn from; printed with every failure so it can be re-run.
 struct FuzzConfig {
+  Leg leg = Leg::kSession;
   std::uint64_t seed = 1;
   int length = 30;                           ///< steps
   std::size_t max_bytes = 64u << 20;         ///< largest tensor

@@ -17,6 +17,8 @@ std::optional<Category> run_trial(const std::string& self, const FuzzConfig& con
                                   const std::vector<std::size_t>& keep, double timeout_s) {
   std::vector<std::string> words = {self,
                                     "--trial",
+                                    "--leg",
+                                    to_string(config.leg),
                                     "--seed",
                                     std::to_string(config.seed),
                                     "--length",

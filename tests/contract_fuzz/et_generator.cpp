@@ -1,0 +1,173 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "contract_fuzz/et_sequence.h"
+#include "contract_fuzz/generator.h"
+#include "contract_fuzz/rng.h"
+
+namespace trtet_test::fuzz {
+namespace {
+
+std::size_t log_uniform(Rng& rng, std::size_t lo, std::size_t hi) {
+  const double a = std::log(static_cast<double>(std::max<std::size_t>(lo, 1)));
+  const double b = std::log(static_cast<double>(std::max(hi, lo + 1)));
+  return static_cast<std::size_t>(std::exp(a + (b - a) * rng.unit()));
+}
+
+InputShape draw_shape(Rng& rng, std::size_t max_bytes) {
+  max_bytes = std::min(max_bytes, kEtBoundBytes);
+  std::size_t bytes = 0;
+  switch (rng.weighted({30, 40, 30})) {
+    case 0: {
+      std::vector<std::size_t> sizes;
+      for (std::size_t s : boundary_sizes()) {
+        if (s <= max_bytes) sizes.push_back(s);
+      }
+      bytes = sizes[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(sizes.size()) - 1))];
+      break;
+    }
+    case 1: bytes = log_uniform(rng, 4, std::min<std::size_t>(64 * 1024, max_bytes)); break;
+    default: bytes = log_uniform(rng, 64 * 1024, max_bytes); break;
+  }
+  bytes = std::min(bytes, max_bytes);
+  const std::int64_t elements = static_cast<std::int64_t>(bytes / sizeof(float));
+  InputShape shape;
+  switch (rng.weighted({50, 25, 25})) {
+    case 0: shape.cols = 1; break;
+    case 1: shape.cols = rng.uniform(2, 8); break;
+    default: shape.cols = rng.uniform(2, kEtMaxCols); break;
+  }
+  shape.rows = elements / shape.cols;
+  if (rng.chance(0.05)) {
+    // Outside the profile, inside the program's bound (ExecuTorch accepts it, the delegate must not).
+    shape.cols = rng.chance(0.5) ? 0 : kEtMaxCols + 1;
+    shape.rows = elements / std::max<std::int64_t>(shape.cols, 1);
+  }
+  return shape;
+}
+
+Mem draw_mem(Rng& rng) {
+  static constexpr Mem kinds[] = {Mem::kDevice, Mem::kPinned, Mem::kPageable, Mem::kManaged};
+  return kinds[rng.weighted({35, 25, 30, 10})];
+}
+
+StreamRef draw_stream(Rng& rng) {
+  StreamRef ref;
+  ref.source = static_cast<StreamSource>(rng.weighted({15, 5, 45, 35}));
+  if (ref.source == StreamSource::kCreated) ref.slot = static_cast<int>(rng.uniform(0, kCreatedSlots - 1));
+  if (ref.source == StreamSource::kGreen) ref.slot = static_cast<int>(rng.uniform(0, kGreenSlots - 1));
+  return ref;
+}
+
+EtCallPlan draw_call(Rng& rng, EtProgram program, std::size_t max_bytes) {
+  EtCallPlan call;
+  call.guard = rng.chance(0.6);
+  call.stream = draw_stream(rng);
+  const bool uniform = rng.chance(0.5);
+  const Mem common = draw_mem(rng);
+  for (int b = 0; b < 3; ++b) {
+    const Mem mem = uniform ? common : draw_mem(rng);
+    call.mems.push_back(is_planned(program) ? Mem::kPageable : mem);
+  }
+  call.shape = draw_shape(rng, max_bytes);
+  call.data_seed = rng.next();
+  call.repeats = static_cast<int>(rng.weighted({70, 20, 10})) + 1;
+  call.scribble = rng.chance(0.5);
+  call.unload_after = rng.chance(0.1);
+  return call;
+}
+
+EtProgram draw_program(Rng& rng) { return static_cast<EtProgram>(rng.weighted({35, 40, 25})); }
+
+std::string hex(std::uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+}  // namespace
+
+const char* to_string(EtProgram program) noexcept {
+  switch (program) {
+    case EtProgram::kPlanned: return "planned";
+    case EtProgram::kUnplanned: return "unplanned";
+    case EtProgram::kUnplannedAux: return "unplanned-aux";
+  }
+  return "?";
+}
+
+const char* program_file(EtProgram program) noexcept {
+  switch (program) {
+    case EtProgram::kPlanned: return "fuzz_planned.pte";
+    case EtProgram::kUnplanned: return "fuzz_unplanned.pte";
+    case EtProgram::kUnplannedAux: return "fuzz_unplanned_aux.pte";
+  }
+  return "?";
+}
+
+std::string to_string(const EtCallPlan& call) {
+  std::ostringstream out;
+  out << (call.guard ? "guard=" + to_string(call.stream) : std::string("no-guard")) << " mems(x,y,out)=[";
+  for (std::size_t i = 0; i < call.mems.size(); ++i) out << (i ? "," : "") << to_string(call.mems[i]);
+  out << "] shape=[" << call.shape.rows << "," << call.shape.cols << "] (" << call.shape.numel() * 4
+      << " B per tensor" << (et_in_profile(call.shape) ? "" : ", outside the profile") << ") data=" << hex(call.data_seed);
+  if (call.repeats > 1) out << " x" << call.repeats;
+  if (call.scribble) out << " scribble";
+  if (call.unload_after) out << " unload-after";
+  return out.str();
+}
+
+std::string to_string(const EtStep& step) {
+  return std::visit(Overloaded{
+                        [](const EtCallStep& s) { return "call m" + std::to_string(s.module) + " " + to_string(s.call); },
+                        [](const EtUnloadStep& s) {
+                          return std::string(s.remake ? "remake-module m" : "unload-method m") + std::to_string(s.module);
+                        },
+                        [](const EtThreadsStep& s) {
+                          std::string text = "threads=" + std::to_string(s.threads.size()) + " (a Module each)";
+                          for (std::size_t t = 0; t < s.threads.size(); ++t) {
+                            text += "\n        t" + std::to_string(t) + " " + to_string(s.threads[t].program) + ":";
+                            for (const EtCallPlan& call : s.threads[t].calls) text += "\n          " + to_string(call);
+                          }
+                          return text;
+                        },
+                    },
+                    step);
+}
+
+EtSequence generate_et(const FuzzConfig& config) {
+  Rng rng(mix(config.seed, 0xe7));  // not the Session leg's draws for the same seed
+  EtSequence sequence;
+  sequence.config = config;
+  sequence.config.leg = Leg::kExecuTorch;
+  const int modules = static_cast<int>(rng.uniform(1, 3));
+  for (int m = 0; m < modules; ++m) sequence.modules.push_back(draw_program(rng));
+  for (int i = 0; i < config.length; ++i) {
+    const int module = static_cast<int>(rng.uniform(0, modules - 1));
+    switch (rng.weighted({65, 15, 20})) {
+      case 0:
+        sequence.steps.push_back(
+            EtCallStep{module, draw_call(rng, sequence.modules[static_cast<std::size_t>(module)], config.max_bytes)});
+        break;
+      case 1: sequence.steps.push_back(EtUnloadStep{module, rng.chance(0.5)}); break;
+      default: {
+        EtThreadsStep step;
+        const int threads = static_cast<int>(rng.uniform(2, 4));
+        for (int t = 0; t < threads; ++t) {
+          EtThread thread;
+          thread.program = draw_program(rng);
+          const int calls = static_cast<int>(rng.uniform(1, 3));
+          for (int c = 0; c < calls; ++c) thread.calls.push_back(draw_call(rng, thread.program, config.concurrent_max_bytes));
+          step.threads.push_back(std::move(thread));
+        }
+        sequence.steps.push_back(std::move(step));
+        break;
+      }
+    }
+  }
+  return sequence;
+}
+
+}  // namespace trtet_test::fuzz

@@ -1,0 +1,81 @@
+// The ExecuTorch leg's sequences as plain data: calls through ExecuTorch's Module over the .pte
+// programs this folder generates at build time (programs/*.json), from the main thread and from
+// threads with Modules of their own, with methods unloaded and Modules remade at random points.
+// Like the Session leg's steps (sequence.h), every step carries all it needs, so any subsequence
+// of the steps is itself a valid sequence (the shrinker deletes steps).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "contract_fuzz/sequence.h"
+
+namespace trtet_test::fuzz {
+
+/// The programs (CMakeLists.txt, programs/): forward(x, y) -> out = 2x - 0.5y, one TensorRTBackend
+/// delegate call on a test engine whose profile is [0, 1] .. [kEtMaxRows, kEtMaxCols]. Every tensor
+/// is DYNAMIC_BOUND with room for kEtBoundElements floats (ExecuTorch bounds a resize by numel).
+enum class EtProgram : std::uint8_t {
+  kPlanned,       ///< fuzz_planned.pte: x, y, out memory-planned (the Module's own pageable host memory); spin 200 us
+  kUnplanned,     ///< fuzz_unplanned.pte: the caller's tensors (set_input aliases them, set_output); elementwise
+  kUnplannedAux,  ///< fuzz_unplanned_aux.pte: as kUnplanned, the aux engine (two auxiliary streams), spin 200 us
+};
+constexpr int kEtPrograms = 3;
+const char* to_string(EtProgram program) noexcept;
+/// The program's file name without the directory ("fuzz_planned.pte").
+const char* program_file(EtProgram program) noexcept;
+constexpr bool is_planned(EtProgram program) noexcept { return program == EtProgram::kPlanned; }
+
+constexpr std::int64_t kEtMaxRows = 1024 * 1024;
+constexpr std::int64_t kEtMaxCols = 64;
+constexpr std::int64_t kEtBoundElements = 1024 * 1024;  ///< 4 MiB per tensor
+constexpr std::size_t kEtBoundBytes = kEtBoundElements * sizeof(float);
+/// Within the engine's profile (outside it, within the bound, the delegate must reject the call).
+inline bool et_in_profile(const InputShape& shape) noexcept {
+  return shape.rows >= 0 && shape.rows <= kEtMaxRows && shape.cols >= 1 && shape.cols <= kEtMaxCols;
+}
+
+/// One Module::execute("forward", {x, y}), `repeats` times with the same arguments and new data.
+struct EtCallPlan {
+  bool guard = false;         ///< scope a CudaStreamGuard on `stream` (else none)
+  StreamRef stream;
+  std::vector<Mem> mems;      ///< x, y, out; for a planned program every one is kPageable (the Module's)
+  InputShape shape;           ///< x's and y's shape (and out's)
+  std::uint64_t data_seed = 0;
+  int repeats = 1;
+  bool scribble = false;      ///< overwrite host inputs as soon as the contract allows
+  /// Unload the method right after execute returns (unplanned: before the stream is synchronized,
+  /// so the delegate's destroy meets work in flight; planned: after the checks, since the outputs
+  /// live in the method's memory). The next call loads it again.
+  bool unload_after = false;
+};
+std::string to_string(const EtCallPlan& call);
+
+/// A call through module slot `module` of the sequence (created at setup; loaded on first use).
+struct EtCallStep { int module = 0; EtCallPlan call; };
+/// unload_method("forward") of slot `module` (the next call loads it again), or, with `remake`,
+/// the Module destroyed and a fresh one made from the file.
+struct EtUnloadStep { int module = 0; bool remake = false; };
+/// 2 to 4 threads at once, each with a Module of its own (made, loaded and destroyed in the
+/// thread) and its own calls.
+struct EtThread { EtProgram program = EtProgram::kUnplanned; std::vector<EtCallPlan> calls; };
+struct EtThreadsStep { std::vector<EtThread> threads; };
+
+using EtStep = std::variant<EtCallStep, EtUnloadStep, EtThreadsStep>;
+std::string to_string(const EtStep& step);
+
+struct EtSequence {
+  FuzzConfig config;                 ///< config.leg == Leg::kExecuTorch
+  std::vector<EtProgram> modules;    ///< the main thread's module slots
+  std::vector<EtStep> steps;
+};
+
+/// Deterministic: the same config gives the same sequence on every platform. Tensors are at most
+/// min(config.max_bytes, kEtBoundBytes) (threads: concurrent_max_bytes); max_spin_us is unused (the
+/// programs fix their engines' spin).
+EtSequence generate_et(const FuzzConfig& config);
+
+}  // namespace trtet_test::fuzz
