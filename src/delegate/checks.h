@@ -22,7 +22,7 @@ Status check_input(const engine::IoDesc& io, const engine::ShapeBounds& bounds, 
                    const TensorView& arg, int index);
 
 /// The optimization profile whose bounds hold every input's shape, preferring the tightest (the
-/// smallest product of its inputs' maximum element counts; the lower index on a tie). Inputs'
+/// smallest sum of its inputs' maximum element counts; the lower index on a tie). Inputs'
 /// ranks are checked first. kInvalidArgument naming every profile's bounds when none fits.
 Result<int> choose_profile(const engine::Engine& engine, const TensorView* args);
 
