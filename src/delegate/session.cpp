@@ -38,7 +38,8 @@ class NvtxRange {
 
 }  // namespace
 
-Session::Session(engine::EnginePtr engine) noexcept : engine_(std::move(engine)) {}
+Session::Session(engine::EnginePtr engine, SessionOptions options) noexcept
+    : engine_(std::move(engine)), options_(options), graphs_(options.graph_cache_size) {}
 
 Session::~Session() { destroy(); }
 
@@ -252,6 +253,7 @@ Status Session::resolve_shapes(TensorView* args, Call& call) {
   for (int i = 0; i < count; ++i) {
     if (!engine_->io(i).is_input) continue;
     TRTET_RETURN_IF_ERROR(engine_->set_input_shape(i, args[i].shape));
+    bindings_[static_cast<std::size_t>(i)].shape = args[i].shape;
     bindings_[static_cast<std::size_t>(i)].bytes = byte_size(args[i].shape, args[i].dtype);  // checked: no overflow
   }
   TRTET_ASSIGN_OR_RETURN(const int unresolved, engine_->infer_shapes());
@@ -420,14 +422,7 @@ Status Session::enqueue(Call& call) {
     retired_.clear();  // outgrown staging: freed in order after every earlier use
     TRTET_RETURN_IF_ERROR(copy_inputs_in(call));
     if (call.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(inputs_consumed_.record(call.stream));
-    if (const int wanted = engine_->aux_stream_count(); wanted > 0) {
-      // Made on the stream's green context (or device), and handed over before every enqueue:
-      // TensorRT applies setAuxStreams to the next enqueueV3 only.
-      TRTET_ASSIGN_OR_RETURN(CUgreenCtx green, cuda::stream_green_context(call.stream));
-      TRTET_ASSIGN_OR_RETURN(cudaStream_t* streams, aux_streams_.get(green, wanted));
-      TRTET_RETURN_IF_ERROR(engine_->set_aux_streams(streams, wanted));
-    }
-    TRTET_RETURN_IF_ERROR(engine_->enqueue(call.stream));
+    TRTET_RETURN_IF_ERROR(run_engine(call));
     return copy_outputs_out(call);
   });
   // Whatever was queued, completion_ covers it, so later calls and destroy wait for it.
@@ -450,6 +445,84 @@ Status Session::enqueue(Call& call) {
   }
   TRTET_RETURN_IF_ERROR(queued);
   return recorded;
+}
+
+Result<cudaStream_t> Session::hand_over_aux_streams(CUgreenCtx green) {
+  // Made on the stream's green context (or device), and handed over before every enqueue:
+  // TensorRT applies setAuxStreams to the next enqueueV3 only.
+  const int wanted = engine_->aux_stream_count();
+  const int extra = options_.use_cuda_graphs ? 1 : 0;
+  if (wanted + extra == 0) return cudaStream_t{nullptr};
+  TRTET_ASSIGN_OR_RETURN(cudaStream_t* streams, aux_streams_.get(green, wanted + extra));
+  if (wanted > 0) TRTET_RETURN_IF_ERROR(engine_->set_aux_streams(streams, wanted));
+  return extra > 0 ? streams[wanted] : nullptr;
+}
+
+Status Session::run_engine(const Call& call) {
+  const bool graphs = options_.use_cuda_graphs && !call.facts.capturing && !engine_->enqueue_is_synchronous();
+  if (!graphs && engine_->aux_stream_count() == 0) return engine_->enqueue(call.stream);
+  TRTET_ASSIGN_OR_RETURN(CUgreenCtx green, cuda::stream_green_context(call.stream));
+  TRTET_ASSIGN_OR_RETURN(cudaStream_t capture_stream, hand_over_aux_streams(green));
+  if (!graphs) return engine_->enqueue(call.stream);
+
+  GraphKey& key = graph_key_;
+  key.profile = call.profile;
+  key.green = green;
+  key.dims.clear();
+  key.addresses.clear();
+  const int count = engine_->io_count();
+  for (int i = 0; i < count; ++i) {
+    const Binding& binding = bindings_[static_cast<std::size_t>(i)];
+    key.addresses.push_back(binding.address);
+    if (!engine_->io(i).is_input) continue;
+    key.dims.push_back(binding.shape.rank);
+    for (int d = 0; d < binding.shape.rank; ++d) key.dims.push_back(binding.shape[d]);
+  }
+  GraphCache::Entry* entry = graphs_.find(key);
+  if (entry == nullptr) {
+    // First sight: eager (TensorRT may do one-time work in a shape's first enqueue); captured next time.
+    graphs_.insert(key);
+    return engine_->enqueue(call.stream);
+  }
+  if (entry->exec == nullptr) {
+    const Status captured = capture_graph(call, capture_stream, entry->exec);
+    if (!captured.ok()) {
+      // An engine that cannot be captured still runs: eagerly, from now on.
+      log(LogLevel::kWarning, "CUDA graphs turned off for this engine, whose enqueue could not be captured: %s",
+          captured.to_string().c_str());
+      options_.use_cuda_graphs = false;
+      graphs_.clear();
+      return engine_->enqueue(call.stream);
+    }
+    ++stats_.graph_captures;
+  }
+  TRTET_CUDA_CHECK(cudaGraphLaunch(entry->exec, call.stream));
+  ++stats_.graph_launches;
+  return Status::Ok();
+}
+
+Status Session::capture_graph(const Call& call, cudaStream_t capture_stream, cudaGraphExec_t& exec) {
+  (void)call;
+  // Captured on a private stream of the call's green context (thread-local mode: other threads'
+  // CUDA calls are not affected); nothing runs while capturing.
+  TRTET_CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
+  const Status enqueued = engine_->enqueue(capture_stream);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(capture_stream, &graph);
+  if (!enqueued.ok() || ended != cudaSuccess) {
+    if (graph != nullptr) TRTET_CUDA_WARN(cudaGraphDestroy(graph));
+    (void)cudaGetLastError();
+    TRTET_RETURN_IF_ERROR(enqueued);
+    return cuda::runtime_status(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
+  }
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  TRTET_CUDA_WARN(cudaGraphDestroy(graph));
+  if (instantiated != cudaSuccess) {
+    exec = nullptr;
+    (void)cudaGetLastError();
+    return cuda::runtime_status(instantiated, "cudaGraphInstantiate", __FILE__, __LINE__);
+  }
+  return Status::Ok();
 }
 
 Status Session::retain_for_graph(const Call& call) {
@@ -634,6 +707,7 @@ void Session::free_resources() noexcept {
       retired_pinned_.clear();
       free_shared(empty_tensor_);
     }
+    graphs_.clear();  // in-flight launches finish first; destroy waited for them anyway
     aux_streams_.reset();
     engine_.reset();
     if (own_stream_ != nullptr) TRTET_CUDA_WARN(cudaStreamDestroy(own_stream_));

@@ -15,6 +15,7 @@
 #include "cuda/host_pool.h"
 #include "cuda/pinned_buffer.h"
 #include "delegate/aux_streams.h"
+#include "delegate/graph_cache.h"
 #include "delegate/graph_hold.h"
 #include "delegate/host_copy_pool.h"
 #include "delegate/memory_kind.h"
@@ -32,7 +33,18 @@ struct SessionStats {
   std::uint64_t captures = 0;          ///< calls recorded into a caller's graph capture
   std::uint64_t profile_switches = 0;  ///< calls that selected another optimization profile
   int last_profile = 0;                ///< the optimization profile of the last successful call
+  std::uint64_t graph_captures = 0;    ///< delegate-owned graphs captured (Note [delegate graphs])
+  std::uint64_t graph_launches = 0;    ///< calls that launched a delegate-owned graph
   Completion last_completion = Completion::kReturnAtOnce;
+};
+
+/// How a session runs its engine, set at construction.
+struct SessionOptions {
+  /// Capture the engine's enqueue into CUDA graphs per call signature and replay them
+  /// (Note [delegate graphs] in graph_cache.h).
+  bool use_cuda_graphs = false;
+  /// Graphs kept at most (least recently used out first).
+  std::size_t graph_cache_size = 16;
 };
 
 /// Runs one engine under the execute contract (docs/DESIGN.md, "The execute contract").
@@ -41,7 +53,7 @@ struct SessionStats {
 /// ExecuTorch adapter placement-constructs it in the runtime's allocator.
 class Session {
  public:
-  explicit Session(engine::EnginePtr engine) noexcept;
+  explicit Session(engine::EnginePtr engine, SessionOptions options = {}) noexcept;
   /// Waits, by event, for this session's own in-flight work, then frees its resources in stream
   /// order. Never synchronizes the device or another green context. Serialized with execute().
   ~Session();
@@ -76,6 +88,7 @@ class Session {
     void* address = nullptr;      ///< the address the engine is bound to
     std::size_t bytes = 0;        ///< bytes moved for this call
     bool staged = false;          ///< copied through the session's device staging buffer
+    Shape shape;                  ///< inputs: the shape set for this call
   };
   /// Per binding, owned: staging, grown on demand. Device staging is shared with graphs that
   /// captured it (graph_hold.h). Host staging (pageable I/O only, never captured) comes from the
@@ -122,6 +135,12 @@ class Session {
   Status queue_pageable_output(int index, const Call& call);
   Status copy_out_pageable_outputs();
   Status retain_for_graph(const Call& call);
+  /// The engine's work for the call: its enqueue, or a delegate-owned graph (Note [delegate graphs]).
+  Status run_engine(const Call& call);
+  Status capture_graph(const Call& call, cudaStream_t capture_stream, cudaGraphExec_t& exec);
+  /// The auxiliary streams for the call's green context handed to the engine; with graphs on, one
+  /// more stream there (returned) to capture on.
+  Result<cudaStream_t> hand_over_aux_streams(CUgreenCtx green);
   static std::size_t chunk_bytes(std::size_t bytes) noexcept;
   void free_resources() noexcept;
 
@@ -152,6 +171,9 @@ class Session {
   AuxStreams aux_streams_;
   int active_profile_ = 0;                        ///< the engine's selected optimization profile
   std::vector<bool> profile_used_;                ///< per profile: selected before (its first use may allocate)
+  SessionOptions options_;
+  GraphCache graphs_;
+  GraphKey graph_key_;                            ///< reused per call (no allocation once warm)
   SessionStats stats_;
 };
 

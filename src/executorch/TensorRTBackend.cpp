@@ -63,13 +63,14 @@ Result<engine::EnginePtr> build_engine(const blob::ParsedBlob& parsed, std::opti
 }
 
 /// A DelegateHandle constructed in the method's runtime allocator (freed with the method).
-Result<DelegateHandle*> place_handle(et::BackendInitContext& context, engine::EnginePtr engine) {
+Result<DelegateHandle*> place_handle(et::BackendInitContext& context, engine::EnginePtr engine,
+                                     delegate::SessionOptions options) {
   et::MemoryAllocator* allocator = context.get_runtime_allocator();
   TRTET_CHECK_OR_RETURN(allocator != nullptr, kInvalidState, "ExecuTorch gave init no runtime allocator");
   void* memory = allocator->allocate(sizeof(DelegateHandle), alignof(DelegateHandle));
   TRTET_CHECK_OR_RETURN(memory != nullptr, kMemoryAllocationFailed,
                         "the runtime allocator has no room for the delegate handle (%zu bytes)", sizeof(DelegateHandle));
-  return new (memory) DelegateHandle(std::move(engine));
+  return new (memory) DelegateHandle(std::move(engine), options);
 }
 
 /// init()'s steps after the blob is parsed; `processed` is freed as soon as the engine is built.
@@ -79,6 +80,8 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
                         "the program carries no processed data for this delegate");
   TRTET_ASSIGN_OR_RETURN(const std::optional<std::uint64_t> budget,
                          resolve_weight_streaming_budget(compile_specs, context.runtime_specs()));
+  TRTET_ASSIGN_OR_RETURN(const delegate::SessionOptions options,
+                         resolve_session_options(compile_specs, context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(std::optional<std::string> runtime_library, resolve_tensorrt_runtime(context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size()));
 
@@ -91,7 +94,7 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
     unavailable = engine.status();
   }
   TRTET_ASSIGN_OR_RETURN(DelegateHandle* handle,
-                         place_handle(context, engine.ok() ? std::move(engine).value() : engine::EnginePtr()));
+                         place_handle(context, engine.ok() ? std::move(engine).value() : engine::EnginePtr(), options));
   if (unavailable.ok()) {
     const Status initialized = handle->session.initialize();
     if (initialized.code() == ErrorCode::kNoDevice) {

@@ -8,7 +8,8 @@ namespace torch_tensorrt::executorch_backend {
 
 /// Placed in the method's runtime allocator by init() and destroyed in place by destroy().
 struct DelegateHandle {
-  explicit DelegateHandle(engine::EnginePtr engine) noexcept : session(std::move(engine)) {}
+  DelegateHandle(engine::EnginePtr engine, delegate::SessionOptions options) noexcept
+      : session(std::move(engine), options) {}
 
   delegate::Session session;
   /// Not Ok when the method loaded without a usable GPU: every execute() reports it.

@@ -75,6 +75,44 @@ Result<std::optional<std::string>> resolve_tensorrt_runtime(::executorch::runtim
   return runtime;
 }
 
+Result<delegate::SessionOptions> resolve_session_options(::executorch::runtime::ArrayRef<CompileSpec> compile_specs,
+                                                        ::executorch::runtime::Span<const BackendOption> load_options) {
+  delegate::SessionOptions options;
+  bool baked_seen = false;
+  for (const CompileSpec& spec : compile_specs) {
+    if (!key_is(spec.key, kUseCudaGraphsKey)) continue;
+    TRTET_CHECK_OR_RETURN(!baked_seen, kInvalidProgram, "compile spec \"%s\" appears more than once", spec.key);
+    baked_seen = true;
+    const std::string_view text(static_cast<const char*>(spec.value.buffer), spec.value.buffer != nullptr ? spec.value.nbytes : 0);
+    if (text == "1" || text == "true" || text == "True") {
+      options.use_cuda_graphs = true;
+    } else if (text == "0" || text == "false" || text == "False") {
+      options.use_cuda_graphs = false;
+    } else {
+      return make_error(ErrorCode::kInvalidProgram, "compile spec \"%s\" is \"%.*s\"; it takes 1, 0, true or false",
+                        spec.key, static_cast<int>(text.size()), text.data());
+    }
+  }
+  for (const BackendOption& option : load_options) {
+    if (key_is(option.key, kUseCudaGraphsKey)) {
+      if (const bool* flag = std::get_if<bool>(&option.value)) {
+        options.use_cuda_graphs = *flag;
+      } else if (const int* number = std::get_if<int>(&option.value); number != nullptr && (*number == 0 || *number == 1)) {
+        options.use_cuda_graphs = *number == 1;
+      } else {
+        return make_error(ErrorCode::kInvalidArgument, "load-time option \"%s\" takes a bool (or the int 0 or 1)",
+                          option.key);
+      }
+    } else if (key_is(option.key, kCudaGraphCacheSizeKey)) {
+      const int* number = std::get_if<int>(&option.value);
+      TRTET_CHECK_OR_RETURN(number != nullptr && *number >= 0, kInvalidArgument,
+                            "load-time option \"%s\" takes an int >= 0 (graphs kept at most)", option.key);
+      options.graph_cache_size = static_cast<std::size_t>(*number);
+    }
+  }
+  return options;
+}
+
 Result<std::optional<std::uint64_t>> resolve_weight_streaming_budget(
     ::executorch::runtime::ArrayRef<CompileSpec> compile_specs,
     ::executorch::runtime::Span<const BackendOption> load_options) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "delegate/session.h"
 
 namespace torch_tensorrt::executorch_backend {
 
@@ -29,6 +30,19 @@ inline constexpr const char* kTensorRTRuntimeKey = "tensorrt_runtime";
 /// given (the TensorRT adapter parses it). Unset when absent; the last one wins when repeated.
 /// kInvalidArgument for an int or bool value, or an empty string.
 Result<std::optional<std::string>> resolve_tensorrt_runtime(
+    ::executorch::runtime::Span<const ::executorch::runtime::BackendOption> load_options);
+
+/// The keys of the delegate-graph options (Note [delegate graphs], delegate/graph_cache.h).
+inline constexpr const char* kUseCudaGraphsKey = "use_cuda_graphs";
+inline constexpr const char* kCudaGraphCacheSizeKey = "cuda_graph_cache_size";
+
+/// The session options for one init: `use_cuda_graphs` from the load-time option (a bool, or an
+/// int 0/1) when given, else the compile spec of the same key ("1", "0", "true", "false", "True",
+/// "False"), else off; `cuda_graph_cache_size` from the load-time option (an int >= 0; 0 keeps
+/// none), else 16. A malformed option is kInvalidArgument, a malformed or repeated compile spec
+/// kInvalidProgram, each naming the value.
+Result<delegate::SessionOptions> resolve_session_options(
+    ::executorch::runtime::ArrayRef<::executorch::runtime::CompileSpec> compile_specs,
     ::executorch::runtime::Span<const ::executorch::runtime::BackendOption> load_options);
 
 }  // namespace torch_tensorrt::executorch_backend

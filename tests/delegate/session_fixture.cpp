@@ -9,10 +9,10 @@
 
 namespace trtet_test {
 
-SessionUnderTest make_session(std::unique_ptr<TestEngine> engine) {
+SessionUnderTest make_session(std::unique_ptr<TestEngine> engine, ex::delegate::SessionOptions options) {
   SessionUnderTest out;
   out.engine = engine.get();
-  auto session = std::make_unique<Session>(std::move(engine));
+  auto session = std::make_unique<Session>(std::move(engine), options);
   const ex::Status status = session->initialize();
   if (!status.ok()) {
     ADD_FAILURE() << "Session::initialize: " << status.to_string();
@@ -23,7 +23,7 @@ SessionUnderTest make_session(std::unique_ptr<TestEngine> engine) {
   return out;
 }
 
-SessionUnderTest make_session(std::string_view spec) {
+SessionUnderTest make_session(std::string_view spec, ex::delegate::SessionOptions options) {
   auto engine = make_test_engine(spec, 0);
   if (!engine.ok()) {
     ADD_FAILURE() << "make_test_engine(\"" << spec << "\"): " << engine.status().to_string();
@@ -31,7 +31,7 @@ SessionUnderTest make_session(std::string_view spec) {
   }
   auto* test_engine = dynamic_cast<TestEngine*>(engine->get());
   engine->release();
-  return make_session(std::unique_ptr<TestEngine>(test_engine));
+  return make_session(std::unique_ptr<TestEngine>(test_engine), options);
 }
 
 AxpbyIo::AxpbyIo(Memory inputs, Memory output, const ex::Shape& s, std::size_t out_capacity_elements)

@@ -30,9 +30,9 @@ struct SessionUnderTest {
 
 /// make_test_engine(spec, 0) + Session::initialize(); failures are reported with ADD_FAILURE and
 /// leave `session` null (use ASSERT_TRUE(s.session)).
-SessionUnderTest make_session(std::string_view spec);
+SessionUnderTest make_session(std::string_view spec, ex::delegate::SessionOptions options = {});
 /// The same over an engine already made.
-SessionUnderTest make_session(std::unique_ptr<TestEngine> engine);
+SessionUnderTest make_session(std::unique_ptr<TestEngine> engine, ex::delegate::SessionOptions options = {});
 
 /// Inputs x, y and output out of an elementwise/aux engine, with the CPU reference a*x + b*y.
 struct AxpbyIo {

@@ -1,0 +1,179 @@
+// Delegate-owned CUDA graphs (use_cuda_graphs, Note [delegate graphs] in delegate/graph_cache.h):
+// right outputs against the CPU reference over shape, address, profile and memory-kind changes;
+// the first call of a signature eager, the second captured, every later one a replay that never
+// calls the engine; replays on a green-context stream stay in the partition; the caller's own
+// capture records the call as usual; the cache keeps at most its capacity.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
+#include "common/gpu.h"
+#include "delegate/session_fixture.h"
+
+namespace trtet_test {
+namespace {
+
+using ex::CudaStreamGuard;
+
+ex::delegate::SessionOptions graphs_on(std::size_t cache = 16) {
+  ex::delegate::SessionOptions options;
+  options.use_cuda_graphs = true;
+  options.graph_cache_size = cache;
+  return options;
+}
+
+class GraphsGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+  ex::Status run(Session& session, AxpbyIo& io, cudaStream_t stream) {
+    io.refresh();
+    CudaStreamGuard guard(stream);
+    ex::Status status = session.execute(io.args(), 3);
+    if (status.ok() && cudaStreamSynchronize(stream) != cudaSuccess) {
+      return ex::make_error(ex::ErrorCode::kInternal, "cudaStreamSynchronize failed");
+    }
+    return status;
+  }
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_F(GraphsGpu, SecondCallCapturesAndLaterCallsReplayWithoutTheEngine) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=20", graphs_on());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{32, 256});
+  TRTET_ASSERT_OK(run(*s.session, io, stream_));
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(s.session->stats().graph_captures, 0u) << "the first call of a signature runs eagerly";
+  EXPECT_EQ(s.engine->enqueue_count(), 1u);
+  for (int call = 1; call < 12; ++call) {
+    TRTET_ASSERT_OK(run(*s.session, io, stream_));
+    ASSERT_TRUE(io.out_matches()) << "call " << call;
+  }
+  EXPECT_EQ(s.session->stats().graph_captures, 1u);
+  EXPECT_EQ(s.session->stats().graph_launches, 11u);
+  EXPECT_EQ(s.engine->enqueue_count(), 2u) << "one eager call and one captured enqueue; replays skip the engine";
+}
+
+TEST_F(GraphsGpu, ShapeAddressAndMemoryKindChangesStayRight) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=4", graphs_on());
+  ASSERT_TRUE(s.session);
+  AxpbyIo a(Memory::kDevice, Memory::kDevice, Shape{8, 256});
+  AxpbyIo b(Memory::kDevice, Memory::kDevice, Shape{64, 256});
+  AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{16, 256});
+  AxpbyIo pageable(Memory::kPageable, Memory::kPageable, Shape{24, 256});
+  AxpbyIo mixed(Memory::kPageable, Memory::kDevice, Shape{40, 256});
+  AxpbyIo* order[] = {&a, &b, &pinned, &pageable, &mixed, &a, &b, &pinned, &pageable, &mixed, &b, &a, &mixed};
+  int call = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (AxpbyIo* io : order) {
+      TRTET_ASSERT_OK(run(*s.session, *io, stream_));
+      ASSERT_TRUE(io->out_matches()) << "call " << call << " (" << io->shape.to_string() << ")";
+      ++call;
+    }
+  }
+  // Five signatures, and a few more while staging grows in the first round (staging addresses are
+  // part of a signature): each captured once it repeats, replayed after.
+  EXPECT_GE(s.session->stats().graph_captures, 5u);
+  EXPECT_LE(s.session->stats().graph_captures, 9u);
+  EXPECT_GT(s.session->stats().graph_launches, 25u);
+}
+
+TEST_F(GraphsGpu, ReplaysOnAGreenContextStreamStayInThePartition) {
+  GreenPartitions green;
+  ASSERT_TRUE(green.ok());
+  auto s = make_session("elementwise min=1x4 max=64x4096 record_sms=1 kernels=3", graphs_on());
+  ASSERT_TRUE(s.session);
+  CudaTestEngine* engine = s.cuda_engine();
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{64, 4096});
+  TRTET_ASSERT_OK(run(*s.session, io, green.small));  // eager
+  TRTET_ASSERT_OK(run(*s.session, io, green.small));  // captured and launched
+  TRTET_ASSERT_OK(engine->clear_recorded_sms());
+  for (int replay = 0; replay < 20; ++replay) {
+    TRTET_ASSERT_OK(run(*s.session, io, green.small));
+    ASSERT_TRUE(io.out_matches()) << "replay " << replay;
+  }
+  EXPECT_EQ(s.session->stats().graph_captures, 1u);
+  auto sms = engine->recorded_sms();
+  TRTET_ASSERT_OK(sms);
+  EXPECT_FALSE(sms->empty()) << "the replays recorded no SM";
+  EXPECT_TRUE(is_subset(*sms, green.small_sms)) << "a replay ran outside the 16-SM partition";
+  // The same call on the rest of the GPU: another green context, so another graph.
+  TRTET_ASSERT_OK(run(*s.session, io, green.rest));
+  TRTET_ASSERT_OK(run(*s.session, io, green.rest));
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(s.session->stats().graph_captures, 2u);
+}
+
+TEST_F(GraphsGpu, TheCallersOwnCaptureRecordsTheCallAsUsual) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_on());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  TRTET_ASSERT_OK(run(*s.session, io, stream_));
+  TRTET_ASSERT_OK(run(*s.session, io, stream_));  // a delegate graph exists now
+  const auto launches = s.session->stats().graph_launches;
+  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
+  ex::Status captured;
+  {
+    CudaStreamGuard guard(stream_);
+    captured = s.session->execute(io.args(), 3);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
+  TRTET_ASSERT_OK(captured);
+  EXPECT_EQ(s.session->stats().graph_launches, launches) << "inside the caller's capture no delegate graph is launched";
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 5; ++replay) {
+    io.refresh();
+    ASSERT_EQ(cudaGraphLaunch(exec, stream_), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    ASSERT_TRUE(io.out_matches()) << "replay " << replay;
+  }
+  TRTET_ASSERT_OK(run(*s.session, io, stream_));  // an eager call after the caller's replays
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+}
+
+TEST_F(GraphsGpu, TheCacheKeepsAtMostItsCapacity) {
+  auto s = make_session("elementwise min=1x256 max=64x256", graphs_on(2));
+  ASSERT_TRUE(s.session);
+  AxpbyIo a(Memory::kDevice, Memory::kDevice, Shape{8, 256});
+  AxpbyIo b(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  AxpbyIo c(Memory::kDevice, Memory::kDevice, Shape{32, 256});
+  for (int round = 0; round < 4; ++round) {
+    for (AxpbyIo* io : {&a, &b, &c}) {
+      TRTET_ASSERT_OK(run(*s.session, *io, stream_));
+      ASSERT_TRUE(io->out_matches()) << "round " << round;
+    }
+  }
+  // Three signatures cycling through two slots: each is evicted before it comes back, so none is
+  // ever seen twice in a row of the cache: nothing is captured, every call is eager and right.
+  EXPECT_EQ(s.session->stats().graph_captures, 0u);
+  EXPECT_EQ(s.engine->enqueue_count(), 12u);
+}
+
+TEST_F(GraphsGpu, ProfilesAndGraphsTogether) {
+  auto s = make_session("elementwise min=1x256 max=16x256 profiles=17x256:64x256 kernels=2", graphs_on());
+  ASSERT_TRUE(s.session);
+  AxpbyIo small(Memory::kDevice, Memory::kDevice, Shape{8, 256});
+  AxpbyIo large(Memory::kDevice, Memory::kDevice, Shape{48, 256});
+  for (int call = 0; call < 10; ++call) {
+    AxpbyIo& io = call % 2 == 0 ? small : large;
+    TRTET_ASSERT_OK(run(*s.session, io, stream_));
+    ASSERT_TRUE(io.out_matches()) << "call " << call;
+  }
+  EXPECT_EQ(s.session->stats().graph_captures, 2u);
+  EXPECT_EQ(s.session->stats().graph_launches, 8u);
+}
+
+}  // namespace
+}  // namespace trtet_test
