@@ -1,4 +1,4 @@
-// The GPU scenarios P1-P6 (issue 5) and P1h (issue #10): each a ratio taken in one run, printed as
+// The GPU scenarios P1-P6 (issue 5), P1h (issue #10), P8 and P9 (issue #13): each a ratio taken in one run, printed as
 // a table and written to CSV. Usage: trtet-scenarios [--only P1,P1h,P3] [--out DIR] [--calls N]
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
@@ -44,10 +44,10 @@ struct Config {
   bool wants(const char* id) const { return only.empty() || only.count(id) != 0; }
 };
 
-std::unique_ptr<Session> spin_session(const SpinOptions& options) {
+std::unique_ptr<Session> spin_session(const SpinOptions& options, ex::delegate::SessionOptions session_options = {}) {
   auto engine = SpinEngine::create(0, options);
   require(engine.status(), "SpinEngine::create");
-  auto session = std::make_unique<Session>(std::move(engine).value());
+  auto session = std::make_unique<Session>(std::move(engine).value(), session_options);
   require(session->initialize(), "Session::initialize");
   return session;
 }
@@ -474,6 +474,143 @@ void p6_graph_replay(const Config& config, std::vector<Row>& rows) {
   require_cuda(cudaStreamDestroy(stream), "destroy");
 }
 
+// ---- P8: delegate-owned CUDA graphs (issue #13) -------------------------------------------------
+/// GPU time per call of `calls` back-to-back `body` calls on `stream`, by events around them all.
+template <typename Body>
+double gpu_us_per_call(cudaStream_t stream, int calls, Body&& body) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  require_cuda(cudaEventCreate(&start), "event");
+  require_cuda(cudaEventCreate(&stop), "event");
+  require_cuda(cudaStreamSynchronize(stream), "sync");
+  require_cuda(cudaEventRecord(start, stream), "record");
+  for (int i = 0; i < calls; ++i) body();
+  require_cuda(cudaEventRecord(stop, stream), "record");
+  require_cuda(cudaEventSynchronize(stop), "sync");
+  float ms = 0;
+  require_cuda(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return 1000.0 * ms / calls;
+}
+
+void p8_delegate_graphs(const Config& config, std::vector<Row>& rows) {
+  (void)config;
+  const std::size_t n = 4096;
+  cudaStream_t stream = nullptr;
+  require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  Buffer x(Memory::kDevice, n), out(Memory::kDevice, n);
+  TensorView args[2] = {x.view(n), out.view(n)};
+  // One graph launch of a one-kernel graph: the host-time floor of any graph replay.
+  double launch_floor = 0;
+  {
+    SpinOptions one{16, 128, 0, 5000, 1, 1 << 20};
+    cudaGraph_t graph = nullptr;
+    require_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+    require(launch_spin_scale(static_cast<const float*>(x.data()), static_cast<float*>(out.data()),
+                              static_cast<std::int64_t>(n), one, stream),
+            "spin kernel");
+    require_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+    cudaGraphExec_t exec = nullptr;
+    require_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+    launch_floor = host_us_per_call(stream, [&] { require_cuda(cudaGraphLaunch(exec, stream), "launch"); });
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  for (const int kernels : {1, 20}) {
+    SpinOptions options{16, 128, 0, 5000, kernels, 1 << 20};  // kernels of 5 us on 16 blocks
+    auto eager = spin_session(options);
+    ex::delegate::SessionOptions graphs;
+    graphs.use_cuda_graphs = true;
+    auto replayed = spin_session(options, graphs);
+    auto call = [&](Session& session) {
+      ex::CudaStreamGuard guard(stream);
+      require(session.execute(args, 2), "execute");
+    };
+    for (int i = 0; i < 100; ++i) {
+      call(*eager);
+      call(*replayed);
+    }
+    require(replayed->stats().graph_launches > 0 ? ex::Status::Ok() : ex::make_error(ex::ErrorCode::kInternal, "no graph"),
+            "P8 graph mode launched no graph");
+    const double host_eager = host_us_per_call(stream, [&] { call(*eager); });
+    const double host_graph = host_us_per_call(stream, [&] { call(*replayed); });
+    const int gpu_calls = 2000;
+    const double gpu_eager = gpu_us_per_call(stream, gpu_calls, [&] { call(*eager); });
+    const double gpu_graph = gpu_us_per_call(stream, gpu_calls, [&] { call(*replayed); });
+    // The kernels' own time: the same kernels back to back in one graph, no delegate, no launch gaps.
+    double kernels_own = 0;
+    {
+      cudaGraph_t graph = nullptr;
+      require_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+      for (int i = 0; i < 50; ++i) {
+        require(launch_spin_scale(static_cast<const float*>(x.data()), static_cast<float*>(out.data()),
+                                  static_cast<std::int64_t>(n), options, stream),
+                "spin kernels");
+      }
+      require_cuda(cudaStreamEndCapture(stream, &graph), "end capture");
+      cudaGraphExec_t exec = nullptr;
+      require_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+      require_cuda(cudaGraphLaunch(exec, stream), "warm-up");
+      kernels_own = gpu_us_per_call(stream, 40, [&] { require_cuda(cudaGraphLaunch(exec, stream), "launch"); }) / 50;
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+    }
+    std::printf("P8 %d kernel(s) of 5 us: host per call eager %.2f us, graph %.2f us (one graph launch %.2f us); "
+                "GPU per call eager %.2f us, graph %.2f us, the kernels' own %.2f us\n",
+                kernels, host_eager, host_graph, launch_floor, gpu_eager, gpu_graph, kernels_own);
+    append_csv(config.out_dir + "/p8_delegate_graphs.csv",
+               "kernels,host_us_eager,host_us_graph,host_us_one_graph_launch,gpu_us_eager,gpu_us_graph,gpu_us_kernels_own",
+               {format("%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f", kernels, host_eager, host_graph, launch_floor, gpu_eager,
+                       gpu_graph, kernels_own)});
+    rows.push_back({kernels == 1 ? "P8a" : "P8b",
+                    format("%d-kernel engine: host time per call, graph mode / (one graph launch + 1 us)", kernels),
+                    format("%.2f us", host_graph), format("%.2f us + 1 us (eager %.2f us)", launch_floor, host_eager),
+                    host_graph / (launch_floor + 1.0), "<= 1.00", host_graph <= launch_floor + 1.0});
+    if (kernels == 20) {
+      rows.push_back({"P8c", "20-kernel engine: GPU time per call, graph mode / the kernels' own",
+                      format("%.2f us", gpu_graph), format("%.2f us (eager %.2f us)", kernels_own, gpu_eager),
+                      gpu_graph / kernels_own, "<= 1.05", gpu_graph <= 1.05 * kernels_own});
+    }
+  }
+  require_cuda(cudaStreamDestroy(stream), "destroy");
+}
+
+// ---- P9: the cost of an optimization-profile switch (issue #13) ---------------------------------
+void p9_profile_switch(const Config& config, std::vector<Row>& rows) {
+  auto engine = trtet_test::make_test_engine("elementwise min=1x256 max=16x256 profiles=17x256:64x256", 0);
+  require(engine.status(), "make_test_engine");
+  auto session = std::make_unique<Session>(std::move(engine).value());
+  require(session->initialize(), "Session::initialize");
+  cudaStream_t stream = nullptr;
+  require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  const std::size_t n = 64 * 256;
+  Buffer x(Memory::kDevice, n), y(Memory::kDevice, n), out(Memory::kDevice, n);
+  TensorView small[3] = {x.view(8 * 256), y.view(8 * 256), out.view(8 * 256)};
+  TensorView large[3] = {x.view(48 * 256), y.view(48 * 256), out.view(48 * 256)};
+  for (TensorView* views : {small, large}) {
+    const std::int64_t rows_count = views == small ? 8 : 48;
+    for (int i = 0; i < 3; ++i) views[i].shape = ex::Shape{rows_count, 256};
+  }
+  auto call = [&](TensorView* views) {
+    ex::CudaStreamGuard guard(stream);
+    require(session->execute(views, 3), "execute");
+  };
+  for (int i = 0; i < 100; ++i) call(i % 2 == 0 ? small : large);
+  const double same = host_us_per_call(stream, [&] { call(small); });
+  bool flip = false;
+  const double switching = host_us_per_call(stream, [&] {
+    call(flip ? large : small);
+    flip = !flip;
+  });
+  std::printf("P9: host per call on one profile %.2f us, alternating two profiles %.2f us: a switch costs %.2f us\n",
+              same, switching, switching - same);
+  append_csv(config.out_dir + "/p9_profile_switch.csv", "mode,host_us_per_call",
+             {format("same profile,%.3f", same), format("alternating profiles,%.3f", switching)});
+  rows.push_back({"P9", "host time per call alternating two profiles / staying on one", format("%.2f us", switching),
+                  format("%.2f us", same), switching / same, "(measured)", true});
+  require_cuda(cudaStreamDestroy(stream), "destroy");
+}
+
 }  // namespace
 }  // namespace trtet_bench
 
@@ -511,6 +648,8 @@ int main(int argc, char** argv) {
   if (config.wants("P4")) p4_host_staging(config, rows);
   if (config.wants("P5")) p5_cross_partition(config, rows);
   if (config.wants("P6")) p6_graph_replay(config, rows);
+  if (config.wants("P8")) p8_delegate_graphs(config, rows);
+  if (config.wants("P9")) p9_profile_switch(config, rows);
 
   std::vector<std::string> csv;
   std::printf("\n%-4s %-66s %-16s %-34s %8s %-14s %s\n", "id", "scenario", "measured", "reference", "ratio", "goal", "met");
