@@ -7,15 +7,9 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
 #include "engines/cuda_test_engine.h"
-
-namespace {
-// A stream object, not a handle that names a default stream (TensorRT synchronizes the device for those).
-bool is_stream_object(cudaStream_t stream) {
-  return stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread;
-}
-}  // namespace
 
 namespace trtet_test {
 namespace {
@@ -23,17 +17,9 @@ namespace {
 using ex::CudaStreamGuard;
 using ex::delegate::Completion;
 
-class ContractGpu : public ::testing::Test {
+class ContractGpu : public StreamGpuTest {
  protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) {
-      EXPECT_EQ(cudaStreamDestroy(stream_), cudaSuccess);
-    }
-  }
+  void TearDown() override { EXPECT_EQ(destroy_stream(), cudaSuccess); }
   /// One call first, so lazy module loading and first allocations are not timed.
   static void warm_up(Session& session, AxpbyIo& io, cudaStream_t stream) {
     {
@@ -43,7 +29,6 @@ class ContractGpu : public ::testing::Test {
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     io.refresh();
   }
-  cudaStream_t stream_ = nullptr;
 };
 
 // Row 1: no guard, host (pageable) I/O -> ordered after cudaStreamPerThread, outputs ready on return.
@@ -163,11 +148,7 @@ TEST_P(ContractCaptureGpu, CapturedOnGreenStreamReplayed100Times) {
   const auto enqueues = engine->enqueue_count();
 
   ASSERT_EQ(cudaStreamBeginCapture(green.small, cudaStreamCaptureModeGlobal), cudaSuccess);
-  ex::Status captured;
-  {
-    CudaStreamGuard guard(green.small);
-    captured = s.session->execute(io.args(), 3);
-  }
+  const ex::Status captured = execute_on(green.small, *s.session, io.args());
   cudaGraph_t graph = nullptr;
   ASSERT_EQ(cudaStreamEndCapture(green.small, &graph), cudaSuccess);
   TRTET_ASSERT_OK(captured);
@@ -207,11 +188,7 @@ TEST_P(ContractPageableCaptureGpu, PageableDuringCaptureIsRejectedAndCaptureStay
   AxpbyIo io(pageable_arg == 0 ? Memory::kPageable : Memory::kDevice,
              pageable_arg == 2 ? Memory::kPageable : Memory::kDevice, Shape{8, 64});
   ASSERT_EQ(cudaStreamBeginCapture(green.small, cudaStreamCaptureModeGlobal), cudaSuccess);
-  ex::Status status;
-  {
-    CudaStreamGuard guard(green.small);
-    status = s.session->execute(io.args(), 3);
-  }
+  const ex::Status status = execute_on(green.small, *s.session, io.args());
   cudaGraph_t graph = nullptr;
   ASSERT_EQ(cudaStreamEndCapture(green.small, &graph), cudaSuccess) << "the failed call broke the capture";
   EXPECT_EQ(status.code(), ex::ErrorCode::kInvalidArgument) << status.to_string();
@@ -249,11 +226,7 @@ TEST_F(ContractGpu, StreamOnAnotherDeviceIsRejectedBeforeAnyWork) {
   ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
   ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  ex::Status status;
-  {
-    CudaStreamGuard guard(other);
-    status = s.session->execute(io.args(), 3);
-  }
+  const ex::Status status = execute_on(other, *s.session, io.args());
   EXPECT_EQ(status.code(), ex::ErrorCode::kInvalidArgument) << status.to_string();
   EXPECT_NE(status.message().find("belongs to device 1"), std::string::npos) << status.message();
   EXPECT_EQ(s.engine->enqueue_count(), 0u);

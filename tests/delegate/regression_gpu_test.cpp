@@ -739,17 +739,8 @@ TEST_P(Bug7ThrowingEngineGpu, AnExceptionFromTheEngineBecomesAnErrorAndTheSessio
   EXPECT_TRUE(io.out_matches()) << "the call after the one whose engine threw";
 }
 
-INSTANTIATE_TEST_SUITE_P(Where, Bug7ThrowingEngineGpu,
-                         ::testing::Values(ProbeEngine::Throw::kSetInputShape, ProbeEngine::Throw::kInferShapes,
-                                           ProbeEngine::Throw::kEnqueue),
-                         [](const auto& info) {
-                           switch (info.param) {
-                             case ProbeEngine::Throw::kSetInputShape: return std::string("SetInputShape");
-                             case ProbeEngine::Throw::kInferShapes: return std::string("InferShapes");
-                             case ProbeEngine::Throw::kEnqueue: return std::string("Enqueue");
-                             default: return std::string("Never");
-                           }
-                         });
+INSTANTIATE_TEST_SUITE_P(Where, Bug7ThrowingEngineGpu, ::testing::ValuesIn(kThrowSites),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 // ---- Issue #10 bug 8 ------------------------------------------------------------------------------
 // "Every rejected call ... enqueues nothing." A call rejected late (an output the runtime cannot

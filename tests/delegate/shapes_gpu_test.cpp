@@ -7,6 +7,7 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
 
 namespace trtet_test {
@@ -14,15 +15,8 @@ namespace {
 
 using ex::CudaStreamGuard;
 
-class ShapesGpu : public ::testing::Test {
+class ShapesGpu : public StreamGpuTest {
  protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
   ex::Status run(Session& session, TensorView* args, std::size_t count) {
     CudaStreamGuard guard(stream_);
     ex::Status status = session.execute(args, count);
@@ -31,7 +25,6 @@ class ShapesGpu : public ::testing::Test {
     }
     return status;
   }
-  cudaStream_t stream_ = nullptr;
 };
 
 TEST_F(ShapesGpu, ZeroSizeTensorsBindAValidAddress) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "engines/aliasing_engine.h"
 #include "engines/aux_stream_engine.h"
 #include "engines/elementwise_engine.h"
@@ -46,17 +47,7 @@ struct DeviceFloats {
   std::size_t n;
 };
 
-class TestEnginesGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t stream_ = nullptr;
-};
+class TestEnginesGpu : public StreamGpuTest {};
 
 TEST_F(TestEnginesGpu, ElementwiseComputesAxpbyAndRecordsSms) {
   KernelOptions options;
