@@ -69,15 +69,24 @@ TEST_P(ZeroDOutputGpu, ZeroDOutputAcceptedWhereEngineReportsOne) {
 INSTANTIATE_TEST_SUITE_P(Memory, ZeroDOutputGpu, ::testing::Values(Memory::kDevice, Memory::kPageable),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
+/// The aliasing engines' cache, x and out ([1024], device memory); cache and x hold fresh random
+/// values, c and xv.
+struct AliasIo {
+  AliasIo() {
+    cache.write(c);
+    x.write(xv);
+  }
+  OwnedTensor cache{Memory::kDevice, Shape{1024}}, x{Memory::kDevice, Shape{1024}}, out{Memory::kDevice, Shape{1024}};
+  const std::vector<float> c = random_floats(1024, fresh_seed()), xv = random_floats(1024, fresh_seed());
+};
+
 class AliasGpu : public ShapesGpu, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(AliasGpu, AliasedOutputIsUpdatedInPlaceAndReflectedIntoTheOutputArgument) {
   auto s = make_session(GetParam());
   ASSERT_TRUE(s.session);
-  OwnedTensor cache(Memory::kDevice, Shape{1024}), x(Memory::kDevice, Shape{1024}), out(Memory::kDevice, Shape{1024});
-  const auto c = random_floats(1024, fresh_seed()), xv = random_floats(1024, fresh_seed());
-  cache.write(c);
-  x.write(xv);
+  AliasIo io;
+  auto& [cache, x, out, c, xv] = io;
   out.poison();
   TensorView args[3] = {cache.view(), x.view(), out.view()};
   TRTET_ASSERT_OK(run(*s.session, args, 3));
@@ -101,10 +110,8 @@ TEST_P(AliasGpu, AliasedOutputIsUpdatedInPlaceAndReflectedIntoTheOutputArgument)
 TEST_P(AliasGpu, AliasedOutputWithNoDataIsPointedAtTheInput) {
   auto s = make_session(GetParam());
   ASSERT_TRUE(s.session);
-  OwnedTensor cache(Memory::kDevice, Shape{1024}), x(Memory::kDevice, Shape{1024}), out(Memory::kDevice, Shape{1024});
-  const auto c = random_floats(1024, fresh_seed()), xv = random_floats(1024, fresh_seed());
-  cache.write(c);
-  x.write(xv);
+  AliasIo io;
+  auto& [cache, x, out, c, xv] = io;
   TensorView args[3] = {cache.view(), x.view(), out.view()};
   args[2].data = nullptr;
   args[2].capacity_bytes = 0;
