@@ -13,10 +13,7 @@
 namespace torch_tensorrt::executorch_backend::blob {
 namespace {
 
-using trtet_test::blob_bytes::Bytes;
-using trtet_test::blob_bytes::make_blob;
-using trtet_test::blob_bytes::set_u32;
-using trtet_test::blob_bytes::set_u64;
+using namespace trtet_test::blob_bytes;  // Bytes, make_blob, set_u32, set_u64
 
 // A valid metadata document with one input and one output, as Torch-TensorRT writes it.
 constexpr char kJson[] =

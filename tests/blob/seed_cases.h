@@ -16,14 +16,7 @@ namespace trtet_test {
 inline std::vector<std::pair<std::string, std::vector<uint8_t>>> blob_seed_cases() {
   namespace blob = torch_tensorrt::executorch_backend::blob;
   using blob_bytes::make_blob;
-  auto io = [](std::string name, bool is_input, std::string dtype, std::vector<int64_t> shape) {
-    blob::IoBinding b;
-    b.name = std::move(name);
-    b.dtype = std::move(dtype);
-    b.shape = std::move(shape);
-    b.is_input = is_input;
-    return b;
-  };
+  const auto io = &blob_bytes::binding;
   auto write = [](const blob::Metadata& m, const std::string& engine) {
     return blob::write_blob(m, engine.data(), engine.size());
   };

@@ -11,11 +11,7 @@
 namespace torch_tensorrt::executorch_backend::blob {
 namespace {
 
-using trtet_test::blob_bytes::binding;
-using trtet_test::blob_bytes::Bytes;
-using trtet_test::blob_bytes::make_blob;
-using trtet_test::blob_bytes::pack_header;
-using trtet_test::blob_bytes::RawHeader;
+using namespace trtet_test::blob_bytes;  // binding, Bytes, make_blob, pack_header, RawHeader
 
 Bytes write(const Metadata& metadata, const std::string& engine) {
   return write_blob(metadata, engine.data(), engine.size());

@@ -7,15 +7,12 @@
 #include <memory>
 #include <string>
 
-#include <torch_tensorrt/executorch/CudaStreamGuard.h>
-
 #include "common/gpu.h"
 #include "delegate/session_fixture.h"
 
 namespace trtet_test {
 namespace {
 
-using ex::CudaStreamGuard;
 using ex::ErrorCode;
 
 constexpr const char* kElementwise = "elementwise min=1x4 max=64x4096";
@@ -44,10 +41,7 @@ struct BadEnv {
     tensors[2]->poison();
     views = {tensors[0]->view(), tensors[1]->view(), tensors[2]->view()};
   }
-  ex::Status execute(TensorView* args, std::size_t count) {
-    CudaStreamGuard guard(stream);
-    return s.session->execute(args, count);
-  }
+  ex::Status execute(TensorView* args, std::size_t count) { return execute_on(stream, *s.session, args, count); }
   ex::Status execute() { return execute(views.data(), 3); }
   /// True when no call wrote anything the table's calls could reach.
   ::testing::AssertionResult nothing_written() {
@@ -243,11 +237,7 @@ std::vector<BadCase> bad_cases() {
          EXPECT_EQ(cudaSetDevice(1), cudaSuccess);
          EXPECT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
          EXPECT_EQ(cudaSetDevice(0), cudaSuccess);
-         ex::Status status;
-         {
-           CudaStreamGuard guard(other);
-           status = e.s.session->execute(e.views.data(), 3);
-         }
+         const ex::Status status = execute_on(other, *e.s.session, e.views.data());
          cudaStreamDestroy(other);
          return status;
        },

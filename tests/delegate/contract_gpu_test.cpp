@@ -2,20 +2,16 @@
 // kernels: outputs poisoned first, compared with a CPU reference on fresh random data.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
 #include "engines/cuda_test_engine.h"
-
-namespace {
-// A stream object, not a handle that names a default stream (TensorRT synchronizes the device for those).
-bool is_stream_object(cudaStream_t stream) {
-  return stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread;
-}
-}  // namespace
 
 namespace trtet_test {
 namespace {
@@ -23,17 +19,9 @@ namespace {
 using ex::CudaStreamGuard;
 using ex::delegate::Completion;
 
-class ContractGpu : public ::testing::Test {
+class ContractGpu : public StreamGpuTest {
  protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) {
-      EXPECT_EQ(cudaStreamDestroy(stream_), cudaSuccess);
-    }
-  }
+  void TearDown() override { EXPECT_EQ(destroy_stream(), cudaSuccess); }
   /// One call first, so lazy module loading and first allocations are not timed.
   static void warm_up(Session& session, AxpbyIo& io, cudaStream_t stream) {
     {
@@ -43,7 +31,14 @@ class ContractGpu : public ::testing::Test {
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     io.refresh();
   }
-  cudaStream_t stream_ = nullptr;
+  /// session.execute(io.args(), 3) under a guard on stream_: its status, and the milliseconds from
+  /// just after the guard selected the stream to the call's return.
+  std::pair<ex::Status, double> timed_execute(Session& session, AxpbyIo& io) {
+    CudaStreamGuard guard(stream_);
+    const auto start = Clock::now();
+    ex::Status status = session.execute(io.args(), 3);
+    return {status, ms_since(start)};
+  }
 };
 
 // Row 1: no guard, host (pageable) I/O -> ordered after cudaStreamPerThread, outputs ready on return.
@@ -89,13 +84,8 @@ TEST_F(ContractGpu, GuardDeviceResidentReturnsAtOnceWith50MsEngine) {
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{64, 1000});
   warm_up(*s.session, io, stream_);
-  double elapsed = 0;
-  {
-    CudaStreamGuard guard(stream_);
-    const auto start = Clock::now();
-    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
-    elapsed = ms_since(start);
-  }
+  const auto [status, elapsed] = timed_execute(*s.session, io);
+  TRTET_ASSERT_OK(status);
   EXPECT_LT(elapsed, 1.0) << "execute waited on a 50 ms engine";
   EXPECT_EQ(cudaStreamQuery(stream_), cudaErrorNotReady) << "the engine's work should still be running";
   EXPECT_EQ(s.engine->last_stream(), stream_);
@@ -128,13 +118,8 @@ TEST_P(ContractHostIoGpu, GuardHostInputsReturnWhenConsumed) {
   ASSERT_TRUE(s.session);
   AxpbyIo io(GetParam(), Memory::kDevice, Shape{48, 1024});
   warm_up(*s.session, io, stream_);
-  double elapsed = 0;
-  {
-    CudaStreamGuard guard(stream_);
-    const auto start = Clock::now();
-    TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
-    elapsed = ms_since(start);
-  }
+  const auto [status, elapsed] = timed_execute(*s.session, io);
+  TRTET_ASSERT_OK(status);
   EXPECT_LT(elapsed, 25.0) << "execute waited for a 50 ms engine, not only for its inputs";
   EXPECT_EQ(s.session->stats().last_completion, Completion::kWaitInputsConsumed);
   const std::vector<float> x = io.xv, y = io.yv;
@@ -147,29 +132,37 @@ TEST_P(ContractHostIoGpu, GuardHostInputsReturnWhenConsumed) {
 INSTANTIATE_TEST_SUITE_P(HostMemory, ContractHostIoGpu, ::testing::Values(Memory::kPageable, Memory::kPinned),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
+/// Rows 4 and 5 capture on a green-context stream: green_ holds a 16-SM partition and the
+/// remainder, each with a stream and its probed SMs.
+template <typename Param>
+class ContractGreenGpu : public ContractGpu, public ::testing::WithParamInterface<Param> {
+ protected:
+  void SetUp() override {
+    ContractGpu::SetUp();
+    if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
+    green_.emplace();
+    ASSERT_TRUE(green_->ok());
+  }
+  std::optional<GreenPartitions> green_;
+};
+
 // Row 4: guard + device or pinned I/O + capture -> recorded into the caller's graph on a
 // green-context stream; 100 replays with new inputs give right outputs, on the partition's SMs.
-class ContractCaptureGpu : public ContractGpu, public ::testing::WithParamInterface<Memory> {};
+class ContractCaptureGpu : public ContractGreenGpu<Memory> {};
 
 TEST_P(ContractCaptureGpu, CapturedOnGreenStreamReplayed100Times) {
-  GreenPartitions green;
-  ASSERT_TRUE(green.ok());
   auto s = make_session("elementwise min=1x4 max=64x4096 record_sms=1");
   ASSERT_TRUE(s.session);
   CudaTestEngine* engine = s.cuda_engine();
   AxpbyIo io(GetParam(), GetParam(), Shape{32, 2048});
-  warm_up(*s.session, io, green.small);  // staging is made before the capture
+  warm_up(*s.session, io, green_->small);  // staging is made before the capture
   TRTET_ASSERT_OK(engine->clear_recorded_sms());
   const auto enqueues = engine->enqueue_count();
 
-  ASSERT_EQ(cudaStreamBeginCapture(green.small, cudaStreamCaptureModeGlobal), cudaSuccess);
-  ex::Status captured;
-  {
-    CudaStreamGuard guard(green.small);
-    captured = s.session->execute(io.args(), 3);
-  }
+  ASSERT_EQ(cudaStreamBeginCapture(green_->small, cudaStreamCaptureModeGlobal), cudaSuccess);
+  const ex::Status captured = execute_on(green_->small, *s.session, io.args());
   cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(green.small, &graph), cudaSuccess);
+  ASSERT_EQ(cudaStreamEndCapture(green_->small, &graph), cudaSuccess);
   TRTET_ASSERT_OK(captured);
   EXPECT_EQ(engine->enqueue_count(), enqueues + 1);
   cudaGraphExec_t exec = nullptr;
@@ -177,16 +170,16 @@ TEST_P(ContractCaptureGpu, CapturedOnGreenStreamReplayed100Times) {
 
   for (int replay = 0; replay < 100; ++replay) {
     io.refresh();  // new inputs in the same memory, output poisoned
-    ASSERT_EQ(cudaGraphLaunch(exec, green.small), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(green.small), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, green_->small), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(green_->small), cudaSuccess);
     ASSERT_TRUE(io.out_matches()) << "replay " << replay;
   }
   EXPECT_EQ(engine->enqueue_count(), enqueues + 1) << "replays must not call the engine";
   auto sms = engine->recorded_sms();
   TRTET_ASSERT_OK(sms);
   EXPECT_FALSE(sms->empty());
-  EXPECT_TRUE(is_subset(*sms, green.small_sms)) << "the graph ran outside its 16-SM partition";
-  EXPECT_LE(sms->size(), green.partitions[0].granted_sms());
+  EXPECT_TRUE(is_subset(*sms, green_->small_sms)) << "the graph ran outside its 16-SM partition";
+  EXPECT_LE(sms->size(), green_->partitions[0].granted_sms());
   EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
   EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
 }
@@ -196,24 +189,18 @@ INSTANTIATE_TEST_SUITE_P(DeviceOrPinned, ContractCaptureGpu, ::testing::Values(M
 
 // Row 5: guard + pageable host I/O + capture -> clear error, nothing enqueued, the capture ends
 // cleanly and instantiates.
-class ContractPageableCaptureGpu : public ContractGpu, public ::testing::WithParamInterface<int> {};
+class ContractPageableCaptureGpu : public ContractGreenGpu<int> {};
 
 TEST_P(ContractPageableCaptureGpu, PageableDuringCaptureIsRejectedAndCaptureStaysValid) {
-  GreenPartitions green;
-  ASSERT_TRUE(green.ok());
   auto s = make_session("elementwise min=1x4 max=64x4096");
   ASSERT_TRUE(s.session);
   const int pageable_arg = GetParam();  // 0: input x pageable, 2: output pageable
   AxpbyIo io(pageable_arg == 0 ? Memory::kPageable : Memory::kDevice,
              pageable_arg == 2 ? Memory::kPageable : Memory::kDevice, Shape{8, 64});
-  ASSERT_EQ(cudaStreamBeginCapture(green.small, cudaStreamCaptureModeGlobal), cudaSuccess);
-  ex::Status status;
-  {
-    CudaStreamGuard guard(green.small);
-    status = s.session->execute(io.args(), 3);
-  }
+  ASSERT_EQ(cudaStreamBeginCapture(green_->small, cudaStreamCaptureModeGlobal), cudaSuccess);
+  const ex::Status status = execute_on(green_->small, *s.session, io.args());
   cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(green.small, &graph), cudaSuccess) << "the failed call broke the capture";
+  ASSERT_EQ(cudaStreamEndCapture(green_->small, &graph), cudaSuccess) << "the failed call broke the capture";
   EXPECT_EQ(status.code(), ex::ErrorCode::kInvalidArgument) << status.to_string();
   EXPECT_NE(status.message().find("pageable"), std::string::npos) << status.message();
   EXPECT_EQ(s.engine->enqueue_count(), 0u);
@@ -227,10 +214,10 @@ TEST_P(ContractPageableCaptureGpu, PageableDuringCaptureIsRejectedAndCaptureStay
   EXPECT_TRUE(io.out->poison_intact());
   // The session is still usable, outside the capture.
   {
-    CudaStreamGuard guard(green.small);
+    CudaStreamGuard guard(green_->small);
     TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
   }
-  ASSERT_EQ(cudaStreamSynchronize(green.small), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(green_->small), cudaSuccess);
   EXPECT_TRUE(io.out_matches());
 }
 
@@ -249,11 +236,7 @@ TEST_F(ContractGpu, StreamOnAnotherDeviceIsRejectedBeforeAnyWork) {
   ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
   ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  ex::Status status;
-  {
-    CudaStreamGuard guard(other);
-    status = s.session->execute(io.args(), 3);
-  }
+  const ex::Status status = execute_on(other, *s.session, io.args());
   EXPECT_EQ(status.code(), ex::ErrorCode::kInvalidArgument) << status.to_string();
   EXPECT_NE(status.message().find("belongs to device 1"), std::string::npos) << status.message();
   EXPECT_EQ(s.engine->enqueue_count(), 0u);

@@ -8,6 +8,7 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
 
 namespace trtet_test {
@@ -15,17 +16,7 @@ namespace {
 
 using ex::CudaStreamGuard;
 
-class LifetimeGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t stream_ = nullptr;
-};
+class LifetimeGpu : public StreamGpuTest {};
 
 TEST_F(LifetimeGpu, DestroyWaitsForInFlightWork) {
   auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=20000");

@@ -84,6 +84,27 @@ TensorView view_of(OwnedTensor& tensor, const Shape& shape) {
   return view;
 }
 
+/// The tensors of two calls of the aliasing engine on one cache, all of `n` elements: the cache
+/// (device) holding `expected`, inputs x1 and x2 (pinned), outputs out1 and out2 (device).
+struct TwoAliasingCalls {
+  explicit TwoAliasingCalls(std::int64_t n)
+      : cache(Memory::kDevice, Shape{n}),
+        x1(Memory::kPinned, Shape{n}),
+        x2(Memory::kPinned, Shape{n}),
+        out1(Memory::kDevice, Shape{n}),
+        out2(Memory::kDevice, Shape{n}),
+        expected(fresh_random(n)) {
+    cache.write(expected);
+  }
+  /// What a call with input `x` adds to the cache: x, to the first x.size() elements of `expected`.
+  void add(const std::vector<float>& x) {
+    for (std::size_t j = 0; j < x.size(); ++j) expected[j] += x[j];
+  }
+
+  OwnedTensor cache, x1, x2, out1, out2;
+  std::vector<float> expected;
+};
+
 /// A float32 view of memory the test owns directly (no callbacks).
 TensorView raw_view(void* data, std::size_t capacity_bytes, const Shape& shape) {
   TensorView view;
@@ -550,11 +571,8 @@ TEST_F(RegressionGpu, Bug5_GuardOnPerThreadStreamAndUnguardedCallOnAnotherThread
   constexpr std::int64_t kMax = 1 << 18;
   auto s = make_session("aliasing min=1 max=262144 spin_us=20000");
   ASSERT_TRUE(s.session);
-  OwnedTensor cache(Memory::kDevice, Shape{kMax});
-  OwnedTensor x1(Memory::kPinned, Shape{kMax}), x2(Memory::kPinned, Shape{kMax});
-  OwnedTensor out1(Memory::kDevice, Shape{kMax}), out2(Memory::kDevice, Shape{kMax});
-  std::vector<float> expected = fresh_random(kMax);
-  cache.write(expected);
+  TwoAliasingCalls calls(kMax);
+  auto& [cache, x1, x2, out1, out2, expected] = calls;  // the test's own names for them
   Worker thread1, thread2;
   for (int round = 0; round < 6; ++round) {
     const std::int64_t n1 = std::int64_t{4096} << round;
@@ -577,8 +595,8 @@ TEST_F(RegressionGpu, Bug5_GuardOnPerThreadStreamAndUnguardedCallOnAnotherThread
     thread2.run([&] { synced2 = cudaStreamSynchronize(cudaStreamPerThread); });
     ASSERT_EQ(synced1, cudaSuccess);
     ASSERT_EQ(synced2, cudaSuccess);
-    for (std::int64_t j = 0; j < n1; ++j) expected[static_cast<std::size_t>(j)] += v1[static_cast<std::size_t>(j)];
-    for (std::int64_t j = 0; j < n2; ++j) expected[static_cast<std::size_t>(j)] += v2[static_cast<std::size_t>(j)];
+    calls.add(v1);
+    calls.add(v2);
     ASSERT_TRUE(exactly(cache.read(), expected))
         << "round " << round << ": thread 2's unguarded call was not ordered after thread 1's call under a guard "
         << "on cudaStreamPerThread (the same handle, another stream)";
@@ -592,12 +610,9 @@ TEST_F(RegressionGpu, Bug5_NewStreamWithADestroyedStreamsHandleIsOrderedAfterIt)
   constexpr std::int64_t kFirst = 4096, kSecond = 8192;  // the second call grows the input staging
   auto s = make_session("aliasing min=1 max=8192 spin_us=100000");
   ASSERT_TRUE(s.session);
-  OwnedTensor cache(Memory::kDevice, Shape{kSecond});
-  OwnedTensor x1(Memory::kPinned, Shape{kSecond}), x2(Memory::kPinned, Shape{kSecond});
-  OwnedTensor out1(Memory::kDevice, Shape{kSecond}), out2(Memory::kDevice, Shape{kSecond});
-  std::vector<float> expected = fresh_random(kSecond);
+  TwoAliasingCalls calls(kSecond);
+  auto& [cache, x1, x2, out1, out2, expected] = calls;  // the test's own names for them
   const std::vector<float> v1 = fresh_random(kFirst), v2 = fresh_random(kSecond);
-  cache.write(expected);
   x1.write(v1);
   x2.write(v2);
 
@@ -634,8 +649,8 @@ TEST_F(RegressionGpu, Bug5_NewStreamWithADestroyedStreamsHandleIsOrderedAfterIt)
     TRTET_ASSERT_OK(s.session->execute(args, 3));
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the test waits for everything, the old stream's work too
-  for (std::int64_t j = 0; j < kFirst; ++j) expected[static_cast<std::size_t>(j)] += v1[static_cast<std::size_t>(j)];
-  for (std::int64_t j = 0; j < kSecond; ++j) expected[static_cast<std::size_t>(j)] += v2[static_cast<std::size_t>(j)];
+  calls.add(v1);
+  calls.add(v2);
   EXPECT_TRUE(exactly(cache.read(), expected))
       << "the call on a new stream with a destroyed stream's handle was not ordered after the call on the old one";
 }
@@ -739,17 +754,8 @@ TEST_P(Bug7ThrowingEngineGpu, AnExceptionFromTheEngineBecomesAnErrorAndTheSessio
   EXPECT_TRUE(io.out_matches()) << "the call after the one whose engine threw";
 }
 
-INSTANTIATE_TEST_SUITE_P(Where, Bug7ThrowingEngineGpu,
-                         ::testing::Values(ProbeEngine::Throw::kSetInputShape, ProbeEngine::Throw::kInferShapes,
-                                           ProbeEngine::Throw::kEnqueue),
-                         [](const auto& info) {
-                           switch (info.param) {
-                             case ProbeEngine::Throw::kSetInputShape: return std::string("SetInputShape");
-                             case ProbeEngine::Throw::kInferShapes: return std::string("InferShapes");
-                             case ProbeEngine::Throw::kEnqueue: return std::string("Enqueue");
-                             default: return std::string("Never");
-                           }
-                         });
+INSTANTIATE_TEST_SUITE_P(Where, Bug7ThrowingEngineGpu, ::testing::ValuesIn(kThrowSites),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 // ---- Issue #10 bug 8 ------------------------------------------------------------------------------
 // "Every rejected call ... enqueues nothing." A call rejected late (an output the runtime cannot

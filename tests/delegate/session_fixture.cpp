@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
 #include "cuda/driver.h"
 #include "engines/test_engine_factory.h"
 #include "green/probe.h"
@@ -32,6 +34,11 @@ SessionUnderTest make_session(std::string_view spec, ex::delegate::SessionOption
   auto* test_engine = dynamic_cast<TestEngine*>(engine->get());
   engine->release();
   return make_session(std::unique_ptr<TestEngine>(test_engine), options);
+}
+
+ex::Status execute_on(cudaStream_t stream, Session& session, TensorView* args, std::size_t count) {
+  ex::CudaStreamGuard guard(stream);
+  return session.execute(args, count);
 }
 
 AxpbyIo::AxpbyIo(Memory inputs, Memory output, const ex::Shape& s, std::size_t out_capacity_elements)

@@ -34,6 +34,9 @@ SessionUnderTest make_session(std::string_view spec, ex::delegate::SessionOption
 /// The same over an engine already made.
 SessionUnderTest make_session(std::unique_ptr<TestEngine> engine, ex::delegate::SessionOptions options = {});
 
+/// session.execute(args, count) with `stream` selected for the call (a CudaStreamGuard around it).
+ex::Status execute_on(cudaStream_t stream, Session& session, TensorView* args, std::size_t count = 3);
+
 /// Inputs x, y and output out of an elementwise/aux engine, with the CPU reference a*x + b*y.
 struct AxpbyIo {
   AxpbyIo(Memory inputs, Memory output, const ex::Shape& shape, std::size_t out_capacity_elements = 0);

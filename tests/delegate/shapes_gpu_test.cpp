@@ -7,6 +7,7 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
 
 namespace trtet_test {
@@ -14,15 +15,8 @@ namespace {
 
 using ex::CudaStreamGuard;
 
-class ShapesGpu : public ::testing::Test {
+class ShapesGpu : public StreamGpuTest {
  protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
   ex::Status run(Session& session, TensorView* args, std::size_t count) {
     CudaStreamGuard guard(stream_);
     ex::Status status = session.execute(args, count);
@@ -31,7 +25,6 @@ class ShapesGpu : public ::testing::Test {
     }
     return status;
   }
-  cudaStream_t stream_ = nullptr;
 };
 
 TEST_F(ShapesGpu, ZeroSizeTensorsBindAValidAddress) {
@@ -76,15 +69,24 @@ TEST_P(ZeroDOutputGpu, ZeroDOutputAcceptedWhereEngineReportsOne) {
 INSTANTIATE_TEST_SUITE_P(Memory, ZeroDOutputGpu, ::testing::Values(Memory::kDevice, Memory::kPageable),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
+/// The aliasing engines' cache, x and out ([1024], device memory); cache and x hold fresh random
+/// values, c and xv.
+struct AliasIo {
+  AliasIo() {
+    cache.write(c);
+    x.write(xv);
+  }
+  OwnedTensor cache{Memory::kDevice, Shape{1024}}, x{Memory::kDevice, Shape{1024}}, out{Memory::kDevice, Shape{1024}};
+  const std::vector<float> c = random_floats(1024, fresh_seed()), xv = random_floats(1024, fresh_seed());
+};
+
 class AliasGpu : public ShapesGpu, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(AliasGpu, AliasedOutputIsUpdatedInPlaceAndReflectedIntoTheOutputArgument) {
   auto s = make_session(GetParam());
   ASSERT_TRUE(s.session);
-  OwnedTensor cache(Memory::kDevice, Shape{1024}), x(Memory::kDevice, Shape{1024}), out(Memory::kDevice, Shape{1024});
-  const auto c = random_floats(1024, fresh_seed()), xv = random_floats(1024, fresh_seed());
-  cache.write(c);
-  x.write(xv);
+  AliasIo io;
+  auto& [cache, x, out, c, xv] = io;
   out.poison();
   TensorView args[3] = {cache.view(), x.view(), out.view()};
   TRTET_ASSERT_OK(run(*s.session, args, 3));
@@ -108,10 +110,8 @@ TEST_P(AliasGpu, AliasedOutputIsUpdatedInPlaceAndReflectedIntoTheOutputArgument)
 TEST_P(AliasGpu, AliasedOutputWithNoDataIsPointedAtTheInput) {
   auto s = make_session(GetParam());
   ASSERT_TRUE(s.session);
-  OwnedTensor cache(Memory::kDevice, Shape{1024}), x(Memory::kDevice, Shape{1024}), out(Memory::kDevice, Shape{1024});
-  const auto c = random_floats(1024, fresh_seed()), xv = random_floats(1024, fresh_seed());
-  cache.write(c);
-  x.write(xv);
+  AliasIo io;
+  auto& [cache, x, out, c, xv] = io;
   TensorView args[3] = {cache.view(), x.view(), out.view()};
   args[2].data = nullptr;
   args[2].capacity_bytes = 0;

@@ -11,6 +11,15 @@ Result<std::unique_ptr<ProbeEngine>> ProbeEngine::create(int device, const Shape
   return engine;
 }
 
+const char* to_string(ProbeEngine::Throw where) {
+  switch (where) {
+    case ProbeEngine::Throw::kSetInputShape: return "SetInputShape";
+    case ProbeEngine::Throw::kInferShapes: return "InferShapes";
+    case ProbeEngine::Throw::kEnqueue: return "Enqueue";
+    default: return "Never";
+  }
+}
+
 void ProbeEngine::maybe_throw(Throw where) {
   if (throw_in.load() != where) return;
   throws.fetch_add(1);

@@ -35,6 +35,12 @@ class ProbeEngine : public ElementwiseEngine {
   void maybe_throw(Throw where);
 };
 
+/// The places the engine can throw from, in the order the bug-7 tests instantiate them.
+inline constexpr ProbeEngine::Throw kThrowSites[] = {ProbeEngine::Throw::kSetInputShape,
+                                                     ProbeEngine::Throw::kInferShapes, ProbeEngine::Throw::kEnqueue};
+/// "SetInputShape", "InferShapes", "Enqueue" or "Never": a test-parameter name.
+const char* to_string(ProbeEngine::Throw where);
+
 /// Runs `call`; what it let escape as an exception (its what(), or a note for a non-standard one),
 /// or nothing when it returned normally.
 template <typename Fn>

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "engines/aliasing_engine.h"
 #include "engines/aux_stream_engine.h"
 #include "engines/elementwise_engine.h"
@@ -46,17 +48,18 @@ struct DeviceFloats {
   std::size_t n;
 };
 
-class TestEnginesGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t stream_ = nullptr;
-};
+/// Inputs 0 .. count-1 of `engine` set to `shape`.
+void set_input_shapes(ex::engine::Engine& engine, const Shape& shape, int count) {
+  for (int index = 0; index < count; ++index) TRTET_ASSERT_OK(engine.set_input_shape(index, shape));
+}
+
+/// Binding i of `engine` at the i-th buffer.
+void set_addresses(ex::engine::Engine& engine, std::initializer_list<const DeviceFloats*> buffers) {
+  int index = 0;
+  for (const DeviceFloats* buffer : buffers) TRTET_ASSERT_OK(engine.set_tensor_address(index++, buffer->data));
+}
+
+class TestEnginesGpu : public StreamGpuTest {};
 
 TEST_F(TestEnginesGpu, ElementwiseComputesAxpbyAndRecordsSms) {
   KernelOptions options;
@@ -70,14 +73,11 @@ TEST_F(TestEnginesGpu, ElementwiseComputesAxpbyAndRecordsSms) {
   const Shape shape{33, 1000};
   const auto x = random_floats(33000, 1), y = random_floats(33000, 2);
   DeviceFloats dx(x), dy(y), dout(std::vector<float>(33000, -777.0f));
-  TRTET_ASSERT_OK(engine.set_input_shape(0, shape));
-  TRTET_ASSERT_OK(engine.set_input_shape(1, shape));
+  ASSERT_NO_FATAL_FAILURE(set_input_shapes(engine, shape, 2));
   auto unresolved = engine.infer_shapes();
   TRTET_ASSERT_OK(unresolved);
   EXPECT_EQ(*unresolved, 0);
-  TRTET_ASSERT_OK(engine.set_tensor_address(0, dx.data));
-  TRTET_ASSERT_OK(engine.set_tensor_address(1, dy.data));
-  TRTET_ASSERT_OK(engine.set_tensor_address(2, dout.data));
+  ASSERT_NO_FATAL_FAILURE(set_addresses(engine, {&dx, &dy, &dout}));
   TRTET_ASSERT_OK(engine.enqueue(stream_));
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   const auto out = dout.read();
@@ -98,12 +98,9 @@ TEST_F(TestEnginesGpu, SpinMakesA50MsEngine) {
   TRTET_ASSERT_OK(engine_or);
   auto& engine = **engine_or;
   DeviceFloats dx(random_floats(256, 3)), dy(random_floats(256, 4)), dout(std::vector<float>(256));
-  TRTET_ASSERT_OK(engine.set_input_shape(0, Shape{256}));
-  TRTET_ASSERT_OK(engine.set_input_shape(1, Shape{256}));
+  ASSERT_NO_FATAL_FAILURE(set_input_shapes(engine, Shape{256}, 2));
   TRTET_ASSERT_OK(engine.infer_shapes());
-  TRTET_ASSERT_OK(engine.set_tensor_address(0, dx.data));
-  TRTET_ASSERT_OK(engine.set_tensor_address(1, dy.data));
-  TRTET_ASSERT_OK(engine.set_tensor_address(2, dout.data));
+  ASSERT_NO_FATAL_FAILURE(set_addresses(engine, {&dx, &dy, &dout}));
   const auto start = std::chrono::steady_clock::now();
   TRTET_ASSERT_OK(engine.enqueue(stream_));
   const auto queued = std::chrono::steady_clock::now();
@@ -124,12 +121,9 @@ TEST_F(TestEnginesGpu, AuxStreamEngineForksAndJoins) {
   const std::size_t n = 100000;
   const auto x = random_floats(n, 5), y = random_floats(n, 6);
   DeviceFloats dx(x), dy(y), dout(std::vector<float>(n, -777.0f));
-  TRTET_ASSERT_OK(engine.set_input_shape(0, Shape{static_cast<std::int64_t>(n)}));
-  TRTET_ASSERT_OK(engine.set_input_shape(1, Shape{static_cast<std::int64_t>(n)}));
+  ASSERT_NO_FATAL_FAILURE(set_input_shapes(engine, Shape{static_cast<std::int64_t>(n)}, 2));
   TRTET_ASSERT_OK(engine.infer_shapes());
-  TRTET_ASSERT_OK(engine.set_tensor_address(0, dx.data));
-  TRTET_ASSERT_OK(engine.set_tensor_address(1, dy.data));
-  TRTET_ASSERT_OK(engine.set_tensor_address(2, dout.data));
+  ASSERT_NO_FATAL_FAILURE(set_addresses(engine, {&dx, &dy, &dout}));
   EXPECT_EQ(engine.enqueue(stream_).code(), ErrorCode::kInvalidState);  // no aux streams yet
   cudaStream_t aux[2] = {};
   for (auto& s : aux) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
@@ -153,12 +147,9 @@ TEST_F(TestEnginesGpu, AliasingEngineUpdatesInPlaceAtTheBoundOutput) {
   EXPECT_EQ(engine.aliases()[0].input, 0);
   const auto cache = random_floats(1024, 7), x = random_floats(1024, 8);
   DeviceFloats dcache(cache), dx(x);
-  TRTET_ASSERT_OK(engine.set_input_shape(0, Shape{1024}));
-  TRTET_ASSERT_OK(engine.set_input_shape(1, Shape{1024}));
+  ASSERT_NO_FATAL_FAILURE(set_input_shapes(engine, Shape{1024}, 2));
   TRTET_ASSERT_OK(engine.infer_shapes());
-  TRTET_ASSERT_OK(engine.set_tensor_address(0, dcache.data));
-  TRTET_ASSERT_OK(engine.set_tensor_address(1, dx.data));
-  TRTET_ASSERT_OK(engine.set_tensor_address(2, dcache.data));
+  ASSERT_NO_FATAL_FAILURE(set_addresses(engine, {&dcache, &dx, &dcache}));
   TRTET_ASSERT_OK(engine.enqueue(stream_));
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   const auto updated = dcache.read();
@@ -176,8 +167,7 @@ TEST_F(TestEnginesGpu, SumEngineReportsShapeOne) {
   auto shape = engine.output_shape(1);
   TRTET_ASSERT_OK(shape);
   EXPECT_EQ(*shape, (Shape{1}));
-  TRTET_ASSERT_OK(engine.set_tensor_address(0, dx.data));
-  TRTET_ASSERT_OK(engine.set_tensor_address(1, dtotal.data));
+  ASSERT_NO_FATAL_FAILURE(set_addresses(engine, {&dx, &dtotal}));
   TRTET_ASSERT_OK(engine.enqueue(stream_));
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   double expected = 0;

@@ -6,9 +6,6 @@
 #include <executorch/runtime/core/evalue.h>
 #include <gtest/gtest.h>
 
-#include <cstring>
-
-#include "blob/write.h"
 #include "common/gpu.h"
 #include "engines/fake_engine.h"
 #include "executorch/error_map.h"
@@ -333,19 +330,10 @@ TEST_F(BackendTest, InitReportsTheFactorysError) {
 
 TEST_F(BackendTest, InitRejectsEngineBindingsThatContradictTheBlob) {
   RecordingFactory factory;
-  ex::blob::Metadata metadata;
-  for (const char* name : {"a", "b", "c"}) {
-    ex::blob::IoBinding io;
-    io.name = name;
-    io.is_input = std::strcmp(name, "c") != 0;
-    metadata.io_bindings.push_back(io);
-  }
-  const std::string spec = kFake;
   expect_init_error(Error::InvalidProgram, "the blob lists input \"a\", the engine has input \"x\"",
-                    ex::blob::write_blob(metadata, spec.data(), spec.size()));
-  metadata.io_bindings.pop_back();
+                    blob_with_io({"a", "b"}, {"c"}, kFake));
   expect_init_error(Error::InvalidProgram, "the blob lists 2 I/O bindings, its engine has 3",
-                    ex::blob::write_blob(metadata, spec.data(), spec.size()));
+                    blob_with_io({"a", "b"}, {}, kFake));
 }
 
 TEST_F(BackendTest, InitMapsFactoryErrorsByMeaning) {

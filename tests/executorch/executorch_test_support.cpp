@@ -140,16 +140,21 @@ etr::Result<etr::Method> DirectMethod::load_method(const etr::LoadBackendOptions
   return program->load_method("forward", memory.get(), nullptr, nullptr, options);
 }
 
-std::vector<std::uint8_t> elementwise_blob(const std::string& spec) {
+std::vector<std::uint8_t> blob_with_io(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                                       const std::string& spec) {
   ex::blob::Metadata metadata;
-  for (const char* name : {"x", "y", "out"}) {
-    ex::blob::IoBinding io;
-    io.name = name;
-    io.is_input = std::strcmp(name, "out") != 0;
-    metadata.io_bindings.push_back(io);
+  for (const auto* names : {&inputs, &outputs}) {
+    for (const std::string& name : *names) {
+      ex::blob::IoBinding io;
+      io.name = name;
+      io.is_input = names == &inputs;
+      metadata.io_bindings.push_back(io);
+    }
   }
   return ex::blob::write_blob(metadata, spec.data(), spec.size());
 }
+
+std::vector<std::uint8_t> elementwise_blob(const std::string& spec) { return blob_with_io({"x", "y"}, {"out"}, spec); }
 
 namespace {
 etr::BackendOption keyed(const char* key) {

@@ -113,6 +113,10 @@ struct DirectMethod {
   etr::Result<etr::Method> load_method(const etr::LoadBackendOptionsMap* options = nullptr);
 };
 
+/// A processed blob binding `inputs` then `outputs` by name (no dtype or shape), with `spec` as its
+/// engine bytes.
+std::vector<std::uint8_t> blob_with_io(const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
+                                       const std::string& spec);
 /// A processed blob with elementwise bindings (x, y -> out) and `spec` as its engine bytes.
 std::vector<std::uint8_t> elementwise_blob(const std::string& spec);
 

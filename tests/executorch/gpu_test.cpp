@@ -10,21 +10,16 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "engines/cuda_test_engine.h"
 #include "executorch/executorch_test_support.h"
 #include "executorch/readme_usage.h"
 #include "green/probe.h"
 #include "green/split.h"
-
-namespace {
-// A stream object, not a handle that names a default stream (TensorRT synchronizes the device for those).
-bool is_stream_object(cudaStream_t stream) {
-  return stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread;
-}
-}  // namespace
 
 namespace trtet_test {
 namespace {
@@ -105,6 +100,18 @@ class ExecuTorchGpu : public ::testing::Test {
     ASSERT_EQ(method.set_output_data_ptr(dout_, kBytes, 0), Error::Ok) << captured_log();
   }
 
+  /// Partitions and device I/O made, then program "elementwise_device" loaded with the
+  /// application's own memory (direct_) and its method (method_) bound to the device buffers.
+  void load_device_method() {
+    make_partitions();
+    make_device_io();
+    ASSERT_EQ(direct_.load_program("elementwise_device"), Error::Ok);
+    auto method = direct_.load_method();
+    ASSERT_TRUE(method.ok()) << captured_log();
+    method_.emplace(std::move(method.get()));
+    bind_device_io(*method_);
+  }
+
   std::vector<float> download_output() {
     std::vector<float> out(kCount);
     EXPECT_EQ(cudaMemcpy(out.data(), dout_, kBytes, cudaMemcpyDeviceToHost), cudaSuccess);
@@ -112,6 +119,7 @@ class ExecuTorchGpu : public ::testing::Test {
   }
 
   void TearDown() override {
+    method_.reset();  // before the buffers it is bound to
     for (void* p : {dx_, dy_, dout_}) {
       if (p != nullptr) cudaFree(p);  // test teardown, outside any execute
     }
@@ -126,6 +134,8 @@ class ExecuTorchGpu : public ::testing::Test {
   void* dy_ = nullptr;
   void* dout_ = nullptr;
   ::executorch::extension::TensorPtr tx_, ty_;
+  DirectMethod direct_;
+  std::optional<etr::Method> method_;  ///< destroyed before the program and memory of direct_
 };
 
 // (a) No guard, host I/O: ordered after cudaStreamPerThread (the engine gets a stream object, never a
@@ -202,13 +212,7 @@ TEST_F(ExecuTorchGpu, OutOfProfileInputIsInvalidArgumentAndTheMethodStaysUsable)
 // partition's SMs.
 TEST_F(ExecuTorchGpu, GuardOnGreenStreamDeviceIoReturnsBeforeTheEngineFinishes) {
   TRTET_SKIP_TIMING_UNDER_SANITIZER();
-  make_partitions();
-  make_device_io();
-  DirectMethod direct;
-  ASSERT_EQ(direct.load_program("elementwise_device"), Error::Ok);
-  auto method = direct.load_method();
-  ASSERT_TRUE(method.ok()) << captured_log();
-  bind_device_io(*method);
+  ASSERT_NO_FATAL_FAILURE(load_device_method());
   ASSERT_NE(engine(), nullptr);
   ASSERT_TRUE(engine()->records_sms());
   TRTET_ASSERT_OK(engine()->clear_recorded_sms());
@@ -217,7 +221,7 @@ TEST_F(ExecuTorchGpu, GuardOnGreenStreamDeviceIoReturnsBeforeTheEngineFinishes) 
   const auto start = std::chrono::steady_clock::now();
   {
     ex::CudaStreamGuard guard(stream_);
-    ASSERT_EQ(method->execute(), Error::Ok) << captured_log();
+    ASSERT_EQ(method_->execute(), Error::Ok) << captured_log();
     after_return = cudaStreamQuery(stream_);
   }
   const auto returned_after = std::chrono::steady_clock::now() - start;
@@ -266,15 +270,9 @@ TEST_F(ExecuTorchGpu, GuardWithHostBackedIoReturnsWithHostOutputsWritten) {
 cudaStream_t g_readme_stream = nullptr;
 
 TEST_F(ExecuTorchGpu, ReadmeUsageRunsAsWritten) {
-  make_partitions();
-  make_device_io();
-  DirectMethod direct;
-  ASSERT_EQ(direct.load_program("elementwise_device"), Error::Ok);
-  auto method = direct.load_method();
-  ASSERT_TRUE(method.ok()) << captured_log();
-  bind_device_io(*method);
+  ASSERT_NO_FATAL_FAILURE(load_device_method());
   g_readme_stream = stream_;
-  trtet_readme_usage(&method.get());
+  trtet_readme_usage(&*method_);
   EXPECT_EQ(captured_log().find("TensorRTBackend execute"), std::string::npos) << captured_log();
   ASSERT_NE(engine(), nullptr);
   EXPECT_EQ(engine()->enqueue_count(), 1u);

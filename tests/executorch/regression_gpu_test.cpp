@@ -83,17 +83,8 @@ TEST_P(ExecuTorchRegressionGpu, Bug7_AnExceptionFromTheEngineDoesNotEscapeExecut
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Where, ExecuTorchRegressionGpu,
-                         ::testing::Values(ProbeEngine::Throw::kSetInputShape, ProbeEngine::Throw::kInferShapes,
-                                           ProbeEngine::Throw::kEnqueue),
-                         [](const auto& info) {
-                           switch (info.param) {
-                             case ProbeEngine::Throw::kSetInputShape: return std::string("SetInputShape");
-                             case ProbeEngine::Throw::kInferShapes: return std::string("InferShapes");
-                             case ProbeEngine::Throw::kEnqueue: return std::string("Enqueue");
-                             default: return std::string("Never");
-                           }
-                         });
+INSTANTIATE_TEST_SUITE_P(Where, ExecuTorchRegressionGpu, ::testing::ValuesIn(kThrowSites),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 }  // namespace
 }  // namespace trtet_test

@@ -89,6 +89,14 @@ void expect_bind_error(const Fixture& fixture, ErrorCode code, const std::string
   EXPECT_NE(io.status().message().find(needle), std::string::npos) << io.status().to_string();
 }
 
+/// expect_bind_error on a fresh Fixture that `change` altered first.
+template <typename Change>
+void expect_bind_error_when(Change change, ErrorCode code, const std::string& needle) {
+  Fixture fixture;
+  change(fixture);
+  expect_bind_error(fixture, code, needle);
+}
+
 // ---- element types ----
 
 TEST(TensorRTDataType, MapsEveryBindableType) {
@@ -208,88 +216,69 @@ TEST(TensorRTBindByName, StaticInputWithoutProfileUsesItsShape) {
 }
 
 TEST(TensorRTBindByName, RefusesABlobWithoutBindings) {
-  Fixture f;
-  f.metadata.io_bindings.clear();
-  expect_bind_error(f, ErrorCode::kInvalidProgram, "no io_bindings");
+  expect_bind_error_when([](Fixture& f) { f.metadata.io_bindings.clear(); }, ErrorCode::kInvalidProgram,
+                         "no io_bindings");
 }
 
 TEST(TensorRTBindByName, RefusesADuplicateName) {
-  Fixture f;
-  f.metadata.io_bindings.push_back(listed("x", true));
-  expect_bind_error(f, ErrorCode::kInvalidProgram, "\"x\" twice");
+  expect_bind_error_when([](Fixture& f) { f.metadata.io_bindings.push_back(listed("x", true)); },
+                         ErrorCode::kInvalidProgram, "\"x\" twice");
 }
 
 TEST(TensorRTBindByName, RefusesANameTheEngineLacks) {
-  Fixture f;
-  f.metadata.io_bindings[1].name = "z";
-  expect_bind_error(f, ErrorCode::kInvalidProgram, "(\"z\"): the engine has no I/O tensor");
+  expect_bind_error_when([](Fixture& f) { f.metadata.io_bindings[1].name = "z"; }, ErrorCode::kInvalidProgram,
+                         "(\"z\"): the engine has no I/O tensor");
 }
 
 TEST(TensorRTBindByName, RefusesAnEngineTensorTheBlobLacks) {
-  Fixture f;
-  f.tensors.push_back(output_tensor("extra", TrtType::kFLOAT, make_dims({1})));
-  expect_bind_error(f, ErrorCode::kInvalidProgram, "\"extra\" is not among the blob's io_bindings");
+  expect_bind_error_when(
+      [](Fixture& f) { f.tensors.push_back(output_tensor("extra", TrtType::kFLOAT, make_dims({1}))); },
+      ErrorCode::kInvalidProgram, "\"extra\" is not among the blob's io_bindings");
 }
 
 TEST(TensorRTBindByName, RefusesAnIoModeMismatch) {
-  Fixture f;
-  f.metadata.io_bindings[2].is_input = true;
-  expect_bind_error(f, ErrorCode::kInvalidProgram, "the blob lists it as an input, the engine's tensor \"out\" is an output");
+  expect_bind_error_when([](Fixture& f) { f.metadata.io_bindings[2].is_input = true; }, ErrorCode::kInvalidProgram,
+                         "the blob lists it as an input, the engine's tensor \"out\" is an output");
 }
 
 TEST(TensorRTBindByName, RefusesADtypeMismatch) {
-  Fixture f;
-  f.metadata.io_bindings[1].dtype = "float32";
-  expect_bind_error(f, ErrorCode::kInvalidProgram, "the blob says dtype float32, the engine's tensor is float16");
+  expect_bind_error_when([](Fixture& f) { f.metadata.io_bindings[1].dtype = "float32"; }, ErrorCode::kInvalidProgram,
+                         "the blob says dtype float32, the engine's tensor is float16");
 }
 
 TEST(TensorRTBindByName, RefusesAnUnknownBlobDtype) {
-  Fixture f;
-  f.metadata.io_bindings[0].dtype = "complex64";
-  expect_bind_error(f, ErrorCode::kInvalidProgram, "\"complex64\" is not a known type");
+  expect_bind_error_when([](Fixture& f) { f.metadata.io_bindings[0].dtype = "complex64"; }, ErrorCode::kInvalidProgram,
+                         "\"complex64\" is not a known type");
 }
 
 TEST(TensorRTBindByName, RefusesAnEngineTypeWithoutCounterpart) {
-  Fixture f;
-  f.tensor("out").dtype = TrtType::kINT4;
-  expect_bind_error(f, ErrorCode::kInvalidProgram, "kINT4 is not supported");
+  expect_bind_error_when([](Fixture& f) { f.tensor("out").dtype = TrtType::kINT4; }, ErrorCode::kInvalidProgram,
+                         "kINT4 is not supported");
 }
 
 TEST(TensorRTBindByName, RefusesAShapeMismatch) {
-  Fixture rank;
-  rank.metadata.io_bindings[0].shape = {-1, 3, 1};
-  expect_bind_error(rank, ErrorCode::kInvalidProgram, "rank 3");
-  Fixture fixed;
-  fixed.metadata.io_bindings[0].shape = {-1, 4};
-  expect_bind_error(fixed, ErrorCode::kInvalidProgram, "fixes it to 3");
-  Fixture outside;
-  outside.metadata.io_bindings[0].shape = {5, 3};
-  expect_bind_error(outside, ErrorCode::kInvalidProgram, "outside the engine's profile [1, 3]..[4, 3]");
+  const ErrorCode kInvalid = ErrorCode::kInvalidProgram;
+  expect_bind_error_when([](Fixture& f) { f.metadata.io_bindings[0].shape = {-1, 3, 1}; }, kInvalid, "rank 3");
+  expect_bind_error_when([](Fixture& f) { f.metadata.io_bindings[0].shape = {-1, 4}; }, kInvalid, "fixes it to 3");
+  expect_bind_error_when([](Fixture& f) { f.metadata.io_bindings[0].shape = {5, 3}; }, kInvalid,
+                         "outside the engine's profile [1, 3]..[4, 3]");
 }
 
 TEST(TensorRTBindByName, RefusesUnusableProfiles) {
-  Fixture inverted;
-  inverted.tensor("x").profile_min = make_dims({5, 3});
-  expect_bind_error(inverted, ErrorCode::kInvalidProgram, "exceeds its maximum");
-  Fixture missing;
-  missing.tensor("x").profile_min = no_dims();
-  missing.tensor("x").profile_max = no_dims();
-  expect_bind_error(missing, ErrorCode::kInvalidProgram, "profile 0 minimum is unusable");
-  Fixture rank;
-  rank.tensor("x").profile_max = make_dims({4, 3, 1});
-  expect_bind_error(rank, ErrorCode::kInvalidProgram, "do not have the tensor's rank");
+  const ErrorCode kInvalid = ErrorCode::kInvalidProgram;
+  expect_bind_error_when([](Fixture& f) { f.tensor("x").profile_min = make_dims({5, 3}); }, kInvalid,
+                         "exceeds its maximum");
+  expect_bind_error_when([](Fixture& f) { f.tensor("x").profile_min = f.tensor("x").profile_max = no_dims(); },
+                         kInvalid, "profile 0 minimum is unusable");
+  expect_bind_error_when([](Fixture& f) { f.tensor("x").profile_max = make_dims({4, 3, 1}); }, kInvalid,
+                         "do not have the tensor's rank");
 }
 
 TEST(TensorRTBindByName, RefusesIoTheDelegateCannotBind) {
-  Fixture shape_tensor;
-  shape_tensor.tensor("x").shape_tensor = true;
-  expect_bind_error(shape_tensor, ErrorCode::kNotSupported, "shape tensor");
-  Fixture host;
-  host.tensor("out").on_host = true;
-  expect_bind_error(host, ErrorCode::kNotSupported, "host memory");
-  Fixture vectorized;
-  vectorized.tensor("y").linear = false;
-  expect_bind_error(vectorized, ErrorCode::kNotSupported, "non-linear");
+  const ErrorCode kUnsupported = ErrorCode::kNotSupported;
+  expect_bind_error_when([](Fixture& f) { f.tensor("x").shape_tensor = true; }, kUnsupported, "shape tensor");
+  expect_bind_error_when([](Fixture& f) { f.tensor("out").on_host = true; }, kUnsupported, "host memory");
+  expect_bind_error_when([](Fixture& f) { f.tensor("y").linear = false; }, kUnsupported, "non-linear");
 }
 
 // ---- aliases ----

@@ -139,6 +139,19 @@ class RealRuntime : public ::testing::TestWithParam<RuntimeKind> {
   std::string label_start() const {
     return std::string("TensorRT ") + std::to_string(NV_TENSORRT_MAJOR) + ".";
   }
+  /// The library at path() loaded (library_) and a runtime made from it logging to recording_
+  /// (runtime_); a fatal failure where either is missing.
+  void make_recorded_runtime() {
+    Result<std::shared_ptr<const RuntimeLibrary>> library = acquire_library(path());
+    ASSERT_TRUE(library.ok()) << library.status().to_string();
+    library_ = library.value();
+    runtime_ = make_runtime(*library_, recording_);
+    ASSERT_NE(runtime_, nullptr);
+  }
+
+  std::shared_ptr<const RuntimeLibrary> library_;
+  RecordingLogger recording_;
+  std::unique_ptr<nvinfer1::IRuntime> runtime_;  ///< destroyed before the logger it logs to
 };
 
 TEST_P(RealRuntime, LoadsAndReportsItsVersion) {
@@ -158,17 +171,13 @@ TEST_P(RealRuntime, LoadsAndReportsItsVersion) {
 TEST_P(RealRuntime, CreatesARuntimeWithOurLogger) {
   REQUIRE_LIBRARY(path());
   TRTET_REQUIRE_GPU();
-  Result<std::shared_ptr<const RuntimeLibrary>> library = acquire_library(path());
-  ASSERT_TRUE(library.ok()) << library.status().to_string();
-  RecordingLogger recording;
-  std::unique_ptr<nvinfer1::IRuntime> runtime = make_runtime(*library.value(), recording);
-  ASSERT_NE(runtime, nullptr);
-  for (const auto& [severity, message] : recording.messages()) {
+  ASSERT_NO_FATAL_FAILURE(make_recorded_runtime());
+  for (const auto& [severity, message] : recording_.messages()) {
     EXPECT_NE(severity, Severity::kERROR) << message;
     EXPECT_NE(severity, Severity::kINTERNAL_ERROR) << message;
   }
-  EXPECT_EQ(runtime->getLogger(), &recording);
-  EXPECT_GE(runtime->getNbDLACores(), 0);
+  EXPECT_EQ(runtime_->getLogger(), &recording_);
+  EXPECT_GE(runtime_->getNbDLACores(), 0);
 }
 
 TEST_P(RealRuntime, EveryNonPlanIsAnInvalidProgramWithTensorRTsReason) {
@@ -207,14 +216,10 @@ TEST_P(RealRuntime, EmptyBytesAreRefusedBeforeTensorRT) {
 TEST_P(RealRuntime, SeveritiesTensorRTLogsMapToOurLevels) {
   REQUIRE_LIBRARY(path());
   TRTET_REQUIRE_GPU();
-  Result<std::shared_ptr<const RuntimeLibrary>> library = acquire_library(path());
-  ASSERT_TRUE(library.ok()) << library.status().to_string();
-  RecordingLogger recording;
-  std::unique_ptr<nvinfer1::IRuntime> runtime = make_runtime(*library.value(), recording);
-  ASSERT_NE(runtime, nullptr);
+  ASSERT_NO_FATAL_FAILURE(make_recorded_runtime());
   const std::string junk = "not a plan";
-  EXPECT_EQ(runtime->deserializeCudaEngine(junk.data(), junk.size()), nullptr);
-  const auto messages = recording.messages();
+  EXPECT_EQ(runtime_->deserializeCudaEngine(junk.data(), junk.size()), nullptr);
+  const auto messages = recording_.messages();
   bool saw_error = false;
   for (const auto& [severity, message] : messages) {
     const std::optional<LogLevel> level = log_level_of(severity);

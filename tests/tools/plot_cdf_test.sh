@@ -4,19 +4,7 @@
 # Exit 3 (CTest: skipped) where no python3 has matplotlib.
 set -euo pipefail
 script=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-python=""
-for candidate in python3 /usr/bin/python3; do
-  if command -v "$candidate" >/dev/null && "$candidate" -c 'import matplotlib' 2>/dev/null; then
-    python=$candidate
-    break
-  fi
-done
-if [ -z "$python" ]; then
-  echo "skipped: no python3 with matplotlib (apt-get install python3-matplotlib)"
-  exit 3
-fi
+source "$(dirname "$0")/plot_test_lib.sh"
 cat > "$work/samples.csv" <<'CSV'
 # Latency-critical engine: alone and beside an SM-flooding engine
 series,latency_us
@@ -26,11 +14,6 @@ series,latency_us
 "whole GPU, beside",1058.100
 CSV
 "$python" "$script" "$work/samples.csv" "$work/cdf.png"
-[ "$(head -c 8 "$work/cdf.png" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || { echo "not a PNG"; exit 1; }
-echo "a,b" > "$work/bad.csv"
-if "$python" "$script" "$work/bad.csv" "$work/bad.png" 2>"$work/err"; then
-  echo "a CSV without series and latency_us was accepted"
-  exit 1
-fi
-grep -q "not a latency samples CSV" "$work/err" || { cat "$work/err"; exit 1; }
+expect_png "$work/cdf.png"
+expect_refused "$script" "a CSV without series and latency_us" "not a latency samples CSV"
 echo "plot_cdf: PNG written; a CSV of other columns refused"

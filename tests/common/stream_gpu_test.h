@@ -1,0 +1,37 @@
+// The fixture of GPU suites that run on a stream of their own, and what tells a stream object from
+// a handle that names a default stream.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include "common/gpu.h"
+
+namespace trtet_test {
+
+/// A stream object, not a handle that names a default stream (TensorRT synchronizes the device for those).
+inline bool is_stream_object(cudaStream_t stream) {
+  return stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread;
+}
+
+/// A GPU test (skipped, with the reason, without a GPU) with a non-blocking stream of its own,
+/// `stream_`, destroyed after the test.
+class StreamGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override { destroy_stream(); }
+  /// Destroys `stream_` where one was made: cudaStreamDestroy's result, cudaSuccess where none was.
+  cudaError_t destroy_stream() {
+    if (stream_ == nullptr) return cudaSuccess;
+    const cudaError_t destroyed = cudaStreamDestroy(stream_);
+    stream_ = nullptr;
+    return destroyed;
+  }
+
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace trtet_test
