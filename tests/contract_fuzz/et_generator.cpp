@@ -10,22 +10,13 @@
 namespace trtet_test::fuzz {
 namespace {
 
-std::size_t log_uniform(Rng& rng, std::size_t lo, std::size_t hi) {
-  const double a = std::log(static_cast<double>(std::max<std::size_t>(lo, 1)));
-  const double b = std::log(static_cast<double>(std::max(hi, lo + 1)));
-  return static_cast<std::size_t>(std::exp(a + (b - a) * rng.unit()));
-}
 
 InputShape draw_shape(Rng& rng, std::size_t max_bytes) {
   max_bytes = std::min(max_bytes, kEtBoundBytes);
   std::size_t bytes = 0;
   switch (rng.weighted({30, 40, 30})) {
     case 0: {
-      std::vector<std::size_t> sizes;
-      for (std::size_t s : boundary_sizes()) {
-        if (s <= max_bytes) sizes.push_back(s);
-      }
-      bytes = sizes[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(sizes.size()) - 1))];
+      bytes = draw_boundary_size(rng, max_bytes);
       break;
     }
     case 1: bytes = log_uniform(rng, 4, std::min<std::size_t>(64 * 1024, max_bytes)); break;

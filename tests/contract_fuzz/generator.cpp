@@ -32,22 +32,12 @@ EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us) {
   return spec;
 }
 
-/// Log-uniform in [lo, hi].
-std::size_t log_uniform(Rng& rng, std::size_t lo, std::size_t hi) {
-  const double a = std::log(static_cast<double>(std::max<std::size_t>(lo, 1)));
-  const double b = std::log(static_cast<double>(std::max(hi, lo + 1)));
-  return static_cast<std::size_t>(std::exp(a + (b - a) * rng.unit()));
-}
 
 InputShape draw_shape(Rng& rng, std::size_t max_bytes) {
   std::size_t bytes = 0;
   switch (rng.weighted({22, 40, 28, 10})) {
     case 0: {
-      std::vector<std::size_t> sizes;
-      for (std::size_t s : boundary_sizes()) {
-        if (s <= max_bytes) sizes.push_back(s);
-      }
-      bytes = sizes[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(sizes.size()) - 1))];
+      bytes = draw_boundary_size(rng, max_bytes);
       break;
     }
     case 1: bytes = log_uniform(rng, 4, std::min<std::size_t>(64 * 1024, max_bytes)); break;
@@ -117,6 +107,20 @@ const std::vector<std::size_t>& boundary_sizes() {
       63 * kMiB,   64 * kMiB - 4, 64 * kMiB,  4096,              kMiB / 2,
   };
   return sizes;
+}
+
+std::size_t log_uniform(Rng& rng, std::size_t lo, std::size_t hi) {
+  const double a = std::log(static_cast<double>(std::max<std::size_t>(lo, 1)));
+  const double b = std::log(static_cast<double>(std::max(hi, lo + 1)));
+  return static_cast<std::size_t>(std::exp(a + (b - a) * rng.unit()));
+}
+
+std::size_t draw_boundary_size(Rng& rng, std::size_t max_bytes) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t s : boundary_sizes()) {
+    if (s <= max_bytes) sizes.push_back(s);
+  }
+  return sizes[static_cast<std::size_t>(rng.uniform(0, static_cast<std::int64_t>(sizes.size()) - 1))];
 }
 
 Sequence generate(const FuzzConfig& config) {

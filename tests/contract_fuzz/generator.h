@@ -14,4 +14,10 @@ Sequence generate(const FuzzConfig& config);
 /// config's max_bytes are not drawn.
 const std::vector<std::size_t>& boundary_sizes();
 
+class Rng;
+/// Log-uniform in [lo, hi].
+std::size_t log_uniform(Rng& rng, std::size_t lo, std::size_t hi);
+/// One of boundary_sizes() up to `max_bytes`, each as likely.
+std::size_t draw_boundary_size(Rng& rng, std::size_t max_bytes);
+
 }  // namespace trtet_test::fuzz

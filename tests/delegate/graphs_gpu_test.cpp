@@ -10,6 +10,7 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
 
 namespace trtet_test {
@@ -24,25 +25,9 @@ ex::delegate::SessionOptions graphs_on(std::size_t cache = 16) {
   return options;
 }
 
-class GraphsGpu : public ::testing::Test {
+class GraphsGpu : public StreamGpuTest {
  protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
-  ex::Status run(Session& session, AxpbyIo& io, cudaStream_t stream) {
-    io.refresh();
-    CudaStreamGuard guard(stream);
-    ex::Status status = session.execute(io.args(), 3);
-    if (status.ok() && cudaStreamSynchronize(stream) != cudaSuccess) {
-      return ex::make_error(ex::ErrorCode::kInternal, "cudaStreamSynchronize failed");
-    }
-    return status;
-  }
-  cudaStream_t stream_ = nullptr;
+  ex::Status run(Session& session, AxpbyIo& io, cudaStream_t stream) { return run_and_sync(session, io, stream); }
 };
 
 TEST_F(GraphsGpu, SecondCallCapturesAndLaterCallsReplayWithoutTheEngine) {

@@ -9,6 +9,7 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
 
 namespace trtet_test {
@@ -20,25 +21,9 @@ using ex::CudaStreamGuard;
 // shapes too, but is the loosest: only shapes of 33..64 rows choose it).
 constexpr const char* kSpec = "elementwise min=1x256 max=16x256 profiles=17x256:32x256,1x256:64x256 spin_us=200";
 
-class ProfilesGpu : public ::testing::Test {
+class ProfilesGpu : public StreamGpuTest {
  protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    if (stream_ != nullptr) cudaStreamDestroy(stream_);
-  }
-  ex::Status run(Session& session, AxpbyIo& io, cudaStream_t stream) {
-    io.refresh();
-    CudaStreamGuard guard(stream);
-    ex::Status status = session.execute(io.args(), 3);
-    if (status.ok() && cudaStreamSynchronize(stream) != cudaSuccess) {
-      return ex::make_error(ex::ErrorCode::kInternal, "cudaStreamSynchronize failed");
-    }
-    return status;
-  }
-  cudaStream_t stream_ = nullptr;
+  ex::Status run(Session& session, AxpbyIo& io, cudaStream_t stream) { return run_and_sync(session, io, stream); }
 };
 
 TEST_F(ProfilesGpu, EveryProfileIsReachedWithRightOutputs) {

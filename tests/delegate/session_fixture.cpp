@@ -41,6 +41,15 @@ ex::Status execute_on(cudaStream_t stream, Session& session, TensorView* args, s
   return session.execute(args, count);
 }
 
+ex::Status run_and_sync(Session& session, AxpbyIo& io, cudaStream_t stream) {
+  io.refresh();
+  ex::Status status = execute_on(stream, session, io.args());
+  if (status.ok() && cudaStreamSynchronize(stream) != cudaSuccess) {
+    return ex::make_error(ex::ErrorCode::kInternal, "cudaStreamSynchronize failed");
+  }
+  return status;
+}
+
 AxpbyIo::AxpbyIo(Memory inputs, Memory output, const ex::Shape& s, std::size_t out_capacity_elements)
     : shape(s),
       x(std::make_unique<OwnedTensor>(inputs, s)),

@@ -52,6 +52,10 @@ struct AxpbyIo {
   std::array<TensorView, 3> views{};
 };
 
+/// Fresh data in `io` (refresh), session.execute on `stream` under a guard, then the stream
+/// synchronized: the call's status, or kInternal when the synchronize fails.
+ex::Status run_and_sync(Session& session, AxpbyIo& io, cudaStream_t stream);
+
 /// out[i] vs a*x[i] + b*y[i].
 ::testing::AssertionResult axpby_matches(const std::vector<float>& out, const std::vector<float>& x,
                                          const std::vector<float>& y, float a, float b);
