@@ -104,14 +104,10 @@ TEST_F(GraphsGpu, TheCallersOwnCaptureRecordsTheCallAsUsual) {
   TRTET_ASSERT_OK(run(*s.session, io, stream_));
   TRTET_ASSERT_OK(run(*s.session, io, stream_));  // a delegate graph exists now
   const auto launches = s.session->stats().graph_launches;
-  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
-  ex::Status captured;
-  {
-    CudaStreamGuard guard(stream_);
-    captured = s.session->execute(io.args(), 3);
-  }
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
+  const CapturedCall call = capture_call(stream_, *s.session, io.args());
+  cudaGraph_t graph = call.graph;
+  const ex::Status& captured = call.status;
+  ASSERT_EQ(call.ended, cudaSuccess);
   TRTET_ASSERT_OK(captured);
   EXPECT_EQ(s.session->stats().graph_launches, launches) << "inside the caller's capture no delegate graph is launched";
   cudaGraphExec_t exec = nullptr;

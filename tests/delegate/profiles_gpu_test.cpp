@@ -83,14 +83,10 @@ TEST_F(ProfilesGpu, AProfileUsedBeforeIsCapturedAndReplayedRight) {
   TRTET_ASSERT_OK(run(*s.session, large, stream_));  // profile 2 used once
   TRTET_ASSERT_OK(run(*s.session, small, stream_));  // back on profile 0
   large.refresh();
-  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
-  ex::Status captured;
-  {
-    CudaStreamGuard guard(stream_);
-    captured = s.session->execute(large.args(), 3);
-  }
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
+  const CapturedCall call = capture_call(stream_, *s.session, large.args());
+  cudaGraph_t graph = call.graph;
+  const ex::Status& captured = call.status;
+  ASSERT_EQ(call.ended, cudaSuccess);
   TRTET_ASSERT_OK(captured);
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
@@ -111,14 +107,10 @@ TEST_F(ProfilesGpu, AProfilesFirstUseDuringCaptureIsRefusedAndTheCaptureStaysVal
   auto s = make_session(kSpec);
   ASSERT_TRUE(s.session);
   AxpbyIo large(Memory::kDevice, Memory::kDevice, Shape{48, 256});
-  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);
-  ex::Status captured;
-  {
-    CudaStreamGuard guard(stream_);
-    captured = s.session->execute(large.args(), 3);
-  }
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess) << "the refused call invalidated the capture";
+  const CapturedCall call = capture_call(stream_, *s.session, large.args());
+  cudaGraph_t graph = call.graph;
+  const ex::Status& captured = call.status;
+  ASSERT_EQ(call.ended, cudaSuccess) << "the refused call invalidated the capture";
   EXPECT_EQ(captured.code(), ex::ErrorCode::kInvalidArgument);
   EXPECT_NE(captured.message().find("run the call once before capturing"), std::string::npos) << captured.message();
   std::size_t nodes = 1;

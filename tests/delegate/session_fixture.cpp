@@ -41,6 +41,15 @@ ex::Status execute_on(cudaStream_t stream, Session& session, TensorView* args, s
   return session.execute(args, count);
 }
 
+CapturedCall capture_call(cudaStream_t stream, Session& session, TensorView* args, std::size_t count) {
+  CapturedCall captured;
+  captured.ended = cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+  if (captured.ended != cudaSuccess) return captured;
+  captured.status = execute_on(stream, session, args, count);
+  captured.ended = cudaStreamEndCapture(stream, &captured.graph);
+  return captured;
+}
+
 ex::Status run_and_sync(Session& session, AxpbyIo& io, cudaStream_t stream) {
   io.refresh();
   ex::Status status = execute_on(stream, session, io.args());

@@ -52,6 +52,14 @@ struct AxpbyIo {
   std::array<TensorView, 3> views{};
 };
 
+/// One call recorded into a global-mode capture on `stream` (begun before the call, ended after).
+struct CapturedCall {
+  ex::Status status;                ///< the call's
+  cudaError_t ended = cudaSuccess;  ///< cudaStreamBeginCapture's error, else cudaStreamEndCapture's
+  cudaGraph_t graph = nullptr;      ///< the capture's graph (the caller destroys it)
+};
+CapturedCall capture_call(cudaStream_t stream, Session& session, TensorView* args, std::size_t count = 3);
+
 /// Fresh data in `io` (refresh), session.execute on `stream` under a guard, then the stream
 /// synchronized: the call's status, or kInternal when the synchronize fails.
 ex::Status run_and_sync(Session& session, AxpbyIo& io, cudaStream_t stream);
