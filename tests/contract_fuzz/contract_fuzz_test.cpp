@@ -57,12 +57,17 @@ TEST(ContractFuzzGenerator, SameSeedSameSequenceOtherSeedOtherSequence) {
   EXPECT_NE(first, print(generate(config)));
 }
 
-TEST(ContractFuzzGenerator, DrawsEveryStepMemoryStreamEngineAndBoundarySize) {
+/// What the draws of many seeds produced, of what both legs draw.
+struct SeenDraws {
   std::set<std::size_t> step_kinds;
   std::set<Mem> mems;
   std::set<StreamSource> streams;
-  std::set<int> outputs;
   std::set<std::size_t> sizes;
+};
+
+TEST(ContractFuzzGenerator, DrawsEveryStepMemoryStreamEngineAndBoundarySize) {
+  SeenDraws seen;
+  std::set<int> outputs;
   bool alias = false, mixed = false, guard = false, no_guard = false, outside_profile = false, destroy_during = false;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     FuzzConfig config;
@@ -79,29 +84,29 @@ TEST(ContractFuzzGenerator, DrawsEveryStepMemoryStreamEngineAndBoundarySize) {
       alias = alias || spec.alias;
     }
     for (const Step& step : sequence.steps) {
-      step_kinds.insert(step.index());
+      seen.step_kinds.insert(step.index());
       if (auto* s = as<ConcurrentStep>(step)) destroy_during = destroy_during || s->destroy_during;
       for (const CallPlan* plan : plans_of(step)) {
         std::set<Mem> in_call(plan->mems.begin(), plan->mems.end());
         mixed = mixed || in_call.size() > 1;
-        mems.insert(plan->mems.begin(), plan->mems.end());
+        seen.mems.insert(plan->mems.begin(), plan->mems.end());
         (plan->guard ? guard : no_guard) = true;
-        if (plan->guard) streams.insert(plan->stream.source);
+        if (plan->guard) seen.streams.insert(plan->stream.source);
         outside_profile = outside_profile || !plan->shape.in_profile();
-        sizes.insert(static_cast<std::size_t>(plan->shape.numel()) * sizeof(float));
+        seen.sizes.insert(static_cast<std::size_t>(plan->shape.numel()) * sizeof(float));
       }
     }
   }
-  EXPECT_EQ(step_kinds.size(), std::variant_size_v<Step>) << "some step kind is never drawn";
-  EXPECT_EQ(mems.size(), 4u) << "some memory kind is never drawn";
-  EXPECT_EQ(streams.size(), 4u) << "some stream source is never drawn";
+  EXPECT_EQ(seen.step_kinds.size(), std::variant_size_v<Step>) << "some step kind is never drawn";
+  EXPECT_EQ(seen.mems.size(), 4u) << "some memory kind is never drawn";
+  EXPECT_EQ(seen.streams.size(), 4u) << "some stream source is never drawn";
   EXPECT_EQ(outputs, (std::set<int>{1, 2, 3, 4})) << "engines of 1 to 4 outputs";
   EXPECT_TRUE(alias && mixed && guard && no_guard && outside_profile && destroy_during);
   for (std::size_t boundary : {std::size_t{0}, std::size_t{(1u << 20) + 4}, std::size_t{(2u << 20) + 4},
                                std::size_t{64u << 20}}) {
-    EXPECT_TRUE(sizes.count(boundary)) << "tensor size " << boundary << " is never drawn";
+    EXPECT_TRUE(seen.sizes.count(boundary)) << "tensor size " << boundary << " is never drawn";
   }
-  EXPECT_LE(*sizes.rbegin(), std::size_t{64u << 20});
+  EXPECT_LE(*seen.sizes.rbegin(), std::size_t{64u << 20});
 }
 
 TEST(ContractFuzzGenerator, CapturesUseOnlyCapturableStreamsAndDeviceOrPinnedMemory) {
@@ -262,11 +267,8 @@ TEST(ContractFuzzEtGenerator, TheReproduceLineNamesTheLeg) {
 }
 
 TEST(ContractFuzzEtGenerator, DrawsEveryStepProgramMemoryStreamAndBoundarySize) {
-  std::set<std::size_t> step_kinds;
+  SeenDraws seen;
   std::set<EtProgram> programs;
-  std::set<Mem> mems;
-  std::set<StreamSource> streams;
-  std::set<std::size_t> sizes;
   std::set<std::size_t> thread_counts;
   std::set<int> repeats;
   std::set<std::int64_t> cols;
@@ -279,7 +281,7 @@ TEST(ContractFuzzEtGenerator, DrawsEveryStepProgramMemoryStreamAndBoundarySize) 
     ASSERT_LE(sequence.modules.size(), 3u);
     programs.insert(sequence.modules.begin(), sequence.modules.end());
     for (const EtStep& step : sequence.steps) {
-      step_kinds.insert(step.index());
+      seen.step_kinds.insert(step.index());
       if (auto* s = std::get_if<EtUnloadStep>(&step)) (s->remake ? remake : unload) = true;
       if (auto* s = std::get_if<EtThreadsStep>(&step)) {
         thread_counts.insert(s->threads.size());
@@ -290,36 +292,36 @@ TEST(ContractFuzzEtGenerator, DrawsEveryStepProgramMemoryStreamAndBoundarySize) 
         if (is_planned(program)) {
           for (Mem mem : plan->mems) EXPECT_EQ(mem, Mem::kPageable) << "a planned program's I/O is the Module's own";
         } else {
-          mems.insert(plan->mems.begin(), plan->mems.end());
+          seen.mems.insert(plan->mems.begin(), plan->mems.end());
           mixed = mixed || std::set<Mem>(plan->mems.begin(), plan->mems.end()).size() > 1;
         }
         (plan->guard ? guard : no_guard) = true;
-        if (plan->guard) streams.insert(plan->stream.source);
+        if (plan->guard) seen.streams.insert(plan->stream.source);
         outside = outside || !et_in_profile(plan->shape);
         unload_after = unload_after || plan->unload_after;
         scribble = scribble || plan->scribble;
         repeats.insert(plan->repeats);
         cols.insert(plan->shape.cols);
-        sizes.insert(static_cast<std::size_t>(plan->shape.numel()) * sizeof(float));
+        seen.sizes.insert(static_cast<std::size_t>(plan->shape.numel()) * sizeof(float));
         // ExecuTorch must accept every drawn shape (a resize within the bound): only the delegate may refuse.
         EXPECT_GE(plan->shape.rows, 0);
         EXPECT_LE(plan->shape.numel(), kEtBoundElements) << to_string(step);
       }
     }
   }
-  EXPECT_EQ(step_kinds.size(), std::variant_size_v<EtStep>) << "some step kind is never drawn";
+  EXPECT_EQ(seen.step_kinds.size(), std::variant_size_v<EtStep>) << "some step kind is never drawn";
   EXPECT_EQ(programs.size(), static_cast<std::size_t>(kEtPrograms)) << "some program is never drawn";
-  EXPECT_EQ(mems.size(), 4u) << "some memory kind is never drawn for an unplanned program";
-  EXPECT_EQ(streams.size(), 4u) << "some stream source is never drawn";
+  EXPECT_EQ(seen.mems.size(), 4u) << "some memory kind is never drawn for an unplanned program";
+  EXPECT_EQ(seen.streams.size(), 4u) << "some stream source is never drawn";
   EXPECT_EQ(thread_counts, (std::set<std::size_t>{2, 3, 4}));
   EXPECT_EQ(repeats, (std::set<int>{1, 2, 3}));
   EXPECT_TRUE(cols.count(1) && cols.count(kEtMaxCols) && cols.count(0) && cols.count(kEtMaxCols + 1));
   EXPECT_TRUE(guard && no_guard && outside && unload_after && remake && unload && mixed && scribble);
   for (std::size_t boundary : {std::size_t{0}, std::size_t{(1u << 20) + 4}, std::size_t{(2u << 20) + 4},
                                std::size_t{(3u << 20) + 4}}) {
-    EXPECT_TRUE(sizes.count(boundary)) << "tensor size " << boundary << " is never drawn";
+    EXPECT_TRUE(seen.sizes.count(boundary)) << "tensor size " << boundary << " is never drawn";
   }
-  EXPECT_LE(*sizes.rbegin(), kEtBoundBytes);
+  EXPECT_LE(*seen.sizes.rbegin(), kEtBoundBytes);
 }
 
 TEST(ContractFuzzEtGenerator, ThreadsStayWithinTheirMaximum) {
