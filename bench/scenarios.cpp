@@ -17,56 +17,24 @@
 #include "delegate/session.h"
 #include "engines/test_engine_factory.h"
 #include "green/split.h"
-#include "harness.h"
 #include "isolation.h"
-#include "spin_engine.h"
+#include "scenarios.h"
 
 namespace trtet_bench {
-namespace {
 
-using ex::delegate::Session;
-using ex::delegate::TensorView;
-
-struct Row {
-  std::string id;
-  std::string what;
-  std::string measured;
-  std::string reference;
-  double ratio = 0;
-  std::string goal;
-  bool met = false;
-};
-
-struct Config {
-  std::set<std::string> only;
-  std::string out_dir = ".";
-  int calls = 2000;
-  bool wants(const char* id) const { return only.empty() || only.count(id) != 0; }
-};
-
-std::unique_ptr<Session> spin_session(const SpinOptions& options, ex::delegate::SessionOptions session_options = {}) {
+std::unique_ptr<ex::delegate::Session> spin_session(const SpinOptions& options,
+                                                    ex::delegate::SessionOptions session_options) {
   auto engine = SpinEngine::create(0, options);
   require(engine.status(), "SpinEngine::create");
-  auto session = std::make_unique<Session>(std::move(engine).value(), session_options);
+  auto session = std::make_unique<ex::delegate::Session>(std::move(engine).value(), session_options);
   require(session->initialize(), "Session::initialize");
   return session;
 }
 
-/// Host time per call of `body`, over 20000 calls in batches of 500 with `stream` drained between
-/// batches (so the launch queue never fills and blocks the host).
-template <typename Body>
-double host_us_per_call(cudaStream_t stream, Body&& body) {
-  constexpr int kCalls = 20000, kBatch = 500;
-  double total = 0;
-  for (int done = 0; done < kCalls; done += kBatch) {
-    require_cuda(cudaStreamSynchronize(stream), "sync");
-    const auto start = Clock::now();
-    for (int i = 0; i < kBatch; ++i) body();
-    total += micros_since(start);
-  }
-  require_cuda(cudaStreamSynchronize(stream), "sync");
-  return total / kCalls;
-}
+namespace {
+
+using ex::delegate::Session;
+using ex::delegate::TensorView;
 
 // ---- P1 -------------------------------------------------------------------------------------
 void p1_isolation(const Config& config, std::vector<Row>& rows) {
@@ -475,24 +443,6 @@ void p6_graph_replay(const Config& config, std::vector<Row>& rows) {
 }
 
 // ---- P8: delegate-owned CUDA graphs (issue #13) -------------------------------------------------
-/// GPU time per call of `calls` back-to-back `body` calls on `stream`, by events around them all.
-template <typename Body>
-double gpu_us_per_call(cudaStream_t stream, int calls, Body&& body) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  require_cuda(cudaEventCreate(&start), "event");
-  require_cuda(cudaEventCreate(&stop), "event");
-  require_cuda(cudaStreamSynchronize(stream), "sync");
-  require_cuda(cudaEventRecord(start, stream), "record");
-  for (int i = 0; i < calls; ++i) body();
-  require_cuda(cudaEventRecord(stop, stream), "record");
-  require_cuda(cudaEventSynchronize(stop), "sync");
-  float ms = 0;
-  require_cuda(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return 1000.0 * ms / calls;
-}
-
 void p8_delegate_graphs(const Config& config, std::vector<Row>& rows) {
   (void)config;
   const std::size_t n = 4096;
