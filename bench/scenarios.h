@@ -41,20 +41,20 @@ using Scenario = void (*)(const Config& config, std::vector<Row>& rows);
 std::unique_ptr<ex::delegate::Session> spin_session(const SpinOptions& options,
                                                     ex::delegate::SessionOptions session_options = {});
 
-/// Host time per call of `body`, over 20000 calls in batches of 500 with `stream` drained between
-/// batches (so the launch queue never fills and blocks the host).
+/// Host time per call of `body`, over 20000 calls in batches of `batch` (500 unless given) with
+/// `stream` drained between batches (so the launch queue never fills and blocks the host).
 template <typename Body>
-double host_us_per_call(cudaStream_t stream, Body&& body) {
-  constexpr int kCalls = 20000, kBatch = 500;
+double host_us_per_call(cudaStream_t stream, Body&& body, int batch = 500) {
+  constexpr int kCalls = 20000;
   double total = 0;
-  for (int done = 0; done < kCalls; done += kBatch) {
+  for (int done = 0; done < kCalls; done += batch) {
     require_cuda(cudaStreamSynchronize(stream), "sync");
     const auto start = Clock::now();
-    for (int i = 0; i < kBatch; ++i) body();
+    for (int i = 0; i < batch; ++i) body();
     total += micros_since(start);
   }
   require_cuda(cudaStreamSynchronize(stream), "sync");
-  return total / kCalls;
+  return total / ((kCalls + batch - 1) / batch * batch);
 }
 
 /// GPU time per call of `calls` back-to-back `body` calls on `stream`, by events around them all.

@@ -93,6 +93,7 @@ Status Session::initialize() {
   TRTET_ASSIGN_OR_RETURN(cuda::Event completion, cuda::Event::create());
   completion_ = std::make_shared<cuda::Event>(std::move(completion));
   TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
+  TRTET_CUDA_CHECK(cudaStreamGetId(own_stream_, &own_stream_id_));
   TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer empty, cuda::DeviceBuffer::allocate(256, own_stream_));
   empty_tensor_ = std::make_shared<cuda::DeviceBuffer>(std::move(empty));
   auto pool = cuda::HostMemoryPool::create(engine.device());
@@ -168,23 +169,54 @@ Status Session::resolve_stream(Call& call) {
                           "stream you created and select it with a CudaStreamGuard");
     call.stream = own_stream_;
     call.joined = true;
+    call.stream_id = own_stream_id_;
+    call.green = nullptr;  // made on the device's primary context
+    call.green_known = true;
   } else {
-    TRTET_ASSIGN_OR_RETURN(const int stream_device, cuda::stream_device(call.caller, call.facts.capturing));
+    call.stream = call.caller;
+    int stream_device = -1;
+    if (call.facts.capturing) {
+      TRTET_ASSIGN_OR_RETURN(stream_device, cuda::stream_device(call.caller, /*capturing=*/true));
+    } else {
+      TRTET_RETURN_IF_ERROR(stream_placement(call));
+      stream_device = stream_placements_[last_placement_].device;
+    }
     TRTET_CHECK_OR_RETURN(stream_device == engine_->device(), kInvalidArgument,
                           "the selected CUDA stream belongs to device %d, but the engine runs on device %d: select "
                           "a stream of device %d",
                           stream_device, engine_->device(), engine_->device());
-    call.stream = call.caller;
   }
   TRTET_CHECK_OR_RETURN(!(call.facts.capturing && engine_->enqueue_is_synchronous()), kNotSupported,
                         "this engine enqueues synchronously (weight streaming is active) and cannot be captured "
                         "into a CUDA graph");
+  return Status::Ok();
+}
+
+Status Session::stream_placement(Call& call) {
   // Streams are told apart by id, not handle: a destroyed stream's handle comes back for a new one.
   // (Only eager calls need it; the query is not made on a capturing stream.)
-  if (!call.facts.capturing && cudaStreamGetId(call.stream, &call.stream_id) != cudaSuccess) {
+  if (cudaStreamGetId(call.stream, &call.stream_id) != cudaSuccess) {
     (void)cudaGetLastError();
-    call.stream_id = 0;  // unknown: ordered as a different stream
+    call.stream_id = 0;  // unknown: ordered as a different stream, and not cached
   }
+  if (call.stream_id != 0) {
+    for (std::size_t i = 0; i < stream_placements_.size(); ++i) {
+      if (stream_placements_[i].id != call.stream_id) continue;
+      last_placement_ = i;
+      call.green = stream_placements_[i].green;
+      call.green_known = true;
+      return Status::Ok();
+    }
+  }
+  StreamPlacement placement;
+  placement.id = call.stream_id;
+  TRTET_ASSIGN_OR_RETURN(placement.device, cuda::stream_device(call.stream, /*capturing=*/false));
+  TRTET_ASSIGN_OR_RETURN(placement.green, cuda::stream_green_context(call.stream));
+  last_placement_ = next_stream_placement_;
+  stream_placements_[next_stream_placement_] = placement;
+  if (call.stream_id != 0) next_stream_placement_ = (next_stream_placement_ + 1) % stream_placements_.size();
+  call.green = placement.green;
+  call.green_known = true;
   return Status::Ok();
 }
 
@@ -461,7 +493,10 @@ Result<cudaStream_t> Session::hand_over_aux_streams(CUgreenCtx green) {
 Status Session::run_engine(const Call& call) {
   const bool graphs = options_.use_cuda_graphs && !call.facts.capturing && !engine_->enqueue_is_synchronous();
   if (!graphs && engine_->aux_stream_count() == 0) return engine_->enqueue(call.stream);
-  TRTET_ASSIGN_OR_RETURN(CUgreenCtx green, cuda::stream_green_context(call.stream));
+  CUgreenCtx green = call.green;
+  if (!call.green_known) {
+    TRTET_ASSIGN_OR_RETURN(green, cuda::stream_green_context(call.stream));
+  }
   TRTET_ASSIGN_OR_RETURN(cudaStream_t capture_stream, hand_over_aux_streams(green));
   if (!graphs) return engine_->enqueue(call.stream);
 

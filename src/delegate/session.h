@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -106,6 +107,8 @@ class Session {
     cudaStream_t stream = nullptr;  ///< the stream the work runs on (never a default-stream handle)
     bool joined = false;            ///< stream is the session's own, joined to `caller` by events
     unsigned long long stream_id = 0;
+    CUgreenCtx green = nullptr;     ///< the green context of `stream` (valid when green_known)
+    bool green_known = false;
     CallFacts facts;
     Completion completion = Completion::kReturnAtOnce;
     std::size_t output_chunks = 0;  ///< chunks of pageable outputs, each with its own event
@@ -124,6 +127,8 @@ class Session {
   Status enqueue(Call& call);
   Status complete(const Call& call);
 
+  /// The device and green context of a stream not being captured, from the cache by stream id.
+  Status stream_placement(Call& call);
   Result<MemoryKind> classify(const TensorView& view, bool capturing);
   void mark_host(int index, Call& call);
   Status grow_device_staging(int index, std::size_t bytes, const Call& call);
@@ -160,6 +165,17 @@ class Session {
   bool completion_pending_ = false;               ///< completion_ recorded for work that may be in flight
   bool captured_ = false;                         ///< a graph holding a call of this session may replay
   unsigned long long last_stream_id_ = 0;         ///< the stream of the last eager call (cudaStreamGetId)
+  /// Where the streams of recent calls belong. A stream's id is never reused in a process, and its
+  /// device and green context never change, so a hit saves two driver queries per call.
+  struct StreamPlacement {
+    unsigned long long id = 0;  ///< 0: empty
+    int device = -1;
+    CUgreenCtx green = nullptr;
+  };
+  std::array<StreamPlacement, 4> stream_placements_{};
+  std::size_t next_stream_placement_ = 0;
+  std::size_t last_placement_ = 0;                ///< the entry stream_placement() found or made
+  unsigned long long own_stream_id_ = 0;
   SharedBuffer empty_tensor_;                     ///< a valid address for zero-size tensors
   cuda::HostMemoryPool host_pool_;                ///< pinned host staging, stream-ordered
   std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown staging, freed once ordered after earlier calls
