@@ -52,6 +52,9 @@ Status load_all(DriverApi& api) {
   TRTET_LOAD(cuCtxGetDevResource, 12040);
   TRTET_RETURN_IF_ERROR(load(api.cuStreamGetCtx_v2, "cuStreamGetCtx", 12050));
   TRTET_LOAD(cuStreamSynchronize, 2000);
+  TRTET_LOAD(cuStreamIsCapturing, 10000);
+  TRTET_LOAD(cuStreamGetId, 12000);
+  TRTET_LOAD(cuEventRecord, 2000);
 #undef TRTET_LOAD
   if (!load(api.cuCtxGetDevice_v2, "cuCtxGetDevice", 13000).ok()) api.cuCtxGetDevice_v2 = nullptr;  // optional
   return Status::Ok();

@@ -32,6 +32,12 @@ struct DriverApi {
   /// Optional: null on drivers older than CUDA 13.
   CUresult(CUDAAPI* cuCtxGetDevice_v2)(CUdevice* device, CUcontext context);  ///< symbol "cuStreamGetCtx" at ABI 12050
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
+  // Called on every execute: the driver entry points cost a quarter of their runtime wrappers
+  // (trtet-micro, BM_Driver* against BM_Runtime*). Only for stream objects, never for a default-
+  // stream handle, which the driver resolves against the current context.
+  PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
+  PFN_cuStreamGetId_v12000 cuStreamGetId;
+  PFN_cuEventRecord_v2000 cuEventRecord;
 };
 
 /// The driver table, loaded on first use (thread-safe). kNoDevice where no driver is present,

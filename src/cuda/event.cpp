@@ -1,6 +1,8 @@
 #include "cuda/event.h"
 
 #include "cuda/check.h"
+#include "cuda/driver.h"
+#include "cuda/stream_facts.h"
 
 namespace torch_tensorrt::executorch_backend::cuda {
 
@@ -12,6 +14,11 @@ Result<Event> Event::create(unsigned int flags) {
 
 Status Event::record(cudaStream_t stream) {
   TRTET_CHECK_OR_RETURN(event_ != nullptr, kInvalidState, "record on an empty Event");
+  if (!is_default_stream_handle(stream)) {
+    TRTET_ASSIGN_OR_RETURN(const DriverApi* api, driver());
+    TRTET_CU_CHECK(api->cuEventRecord(reinterpret_cast<CUevent>(event_), reinterpret_cast<CUstream>(stream)));
+    return Status::Ok();
+  }
   TRTET_CUDA_CHECK(cudaEventRecord(event_, stream));
   return Status::Ok();
 }

@@ -36,6 +36,17 @@ Result<int> stream_device(cudaStream_t stream) {
   return stream_device(stream, capturing);
 }
 
+Result<unsigned long long> stream_id(cudaStream_t stream) {
+  unsigned long long id = 0;
+  if (is_default_stream_handle(stream)) {
+    TRTET_CUDA_CHECK(cudaStreamGetId(stream, &id));
+    return id;
+  }
+  TRTET_ASSIGN_OR_RETURN(const DriverApi* api, driver());
+  TRTET_CU_CHECK(api->cuStreamGetId(reinterpret_cast<CUstream>(stream), &id));
+  return id;
+}
+
 Result<CUgreenCtx> stream_green_context(cudaStream_t stream) {
   TRTET_ASSIGN_OR_RETURN(const DriverApi* api, driver());
   CUgreenCtx green = nullptr;
@@ -45,7 +56,14 @@ Result<CUgreenCtx> stream_green_context(cudaStream_t stream) {
 
 Result<bool> stream_is_capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  TRTET_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  if (is_default_stream_handle(stream)) {
+    TRTET_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  } else {
+    TRTET_ASSIGN_OR_RETURN(const DriverApi* api, driver());
+    CUstreamCaptureStatus driver_status = CU_STREAM_CAPTURE_STATUS_NONE;
+    TRTET_CU_CHECK(api->cuStreamIsCapturing(reinterpret_cast<CUstream>(stream), &driver_status));
+    status = static_cast<cudaStreamCaptureStatus>(driver_status);
+  }
   TRTET_CHECK_OR_RETURN(status != cudaStreamCaptureStatusInvalidated, kInvalidArgument,
                         "the stream's graph capture has been invalidated; end it before executing");
   return status == cudaStreamCaptureStatusActive;

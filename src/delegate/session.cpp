@@ -22,12 +22,6 @@ std::size_t grown_capacity(std::size_t current, std::size_t needed) {
   return std::max(needed, current + current / 2);
 }
 
-/// The handles that name a default stream rather than a stream object: the legacy stream (0 or
-/// cudaStreamLegacy) and the calling thread's per-thread stream.
-bool is_default_stream_handle(cudaStream_t stream) noexcept {
-  return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
-}
-
 class NvtxRange {
  public:
   explicit NvtxRange(const char* name) noexcept { nvtxRangePushA(name); }
@@ -93,7 +87,7 @@ Status Session::initialize() {
   TRTET_ASSIGN_OR_RETURN(cuda::Event completion, cuda::Event::create());
   completion_ = std::make_shared<cuda::Event>(std::move(completion));
   TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
-  TRTET_CUDA_CHECK(cudaStreamGetId(own_stream_, &own_stream_id_));
+  TRTET_ASSIGN_OR_RETURN(own_stream_id_, cuda::stream_id(own_stream_));
   TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer empty, cuda::DeviceBuffer::allocate(256, own_stream_));
   empty_tensor_ = std::make_shared<cuda::DeviceBuffer>(std::move(empty));
   auto pool = cuda::HostMemoryPool::create(engine.device());
@@ -151,7 +145,7 @@ Status Session::resolve_stream(Call& call) {
   const std::optional<cudaStream_t> selected = caller_stream();
   call.facts.caller_selected = selected.has_value();
   call.caller = selected.value_or(fallback_stream());
-  const bool default_handle = is_default_stream_handle(call.caller);
+  const bool default_handle = cuda::is_default_stream_handle(call.caller);
   if (default_handle) {
     // Work on a default stream cannot run while a green context is current, and must not escape it.
     TRTET_ASSIGN_OR_RETURN(const bool green_current, green::is_green_context_current());
@@ -195,10 +189,8 @@ Status Session::resolve_stream(Call& call) {
 Status Session::stream_placement(Call& call) {
   // Streams are told apart by id, not handle: a destroyed stream's handle comes back for a new one.
   // (Only eager calls need it; the query is not made on a capturing stream.)
-  if (cudaStreamGetId(call.stream, &call.stream_id) != cudaSuccess) {
-    (void)cudaGetLastError();
-    call.stream_id = 0;  // unknown: ordered as a different stream, and not cached
-  }
+  auto id = cuda::stream_id(call.stream);
+  call.stream_id = id.ok() ? *id : 0;  // unknown: ordered as a different stream, and not cached
   if (call.stream_id != 0) {
     for (std::size_t i = 0; i < stream_placements_.size(); ++i) {
       if (stream_placements_[i].id != call.stream_id) continue;

@@ -1,0 +1,120 @@
+// Micro figures for the CUDA calls every execute makes (P2's floor): each through the runtime and
+// through the driver entry point the runtime wraps, so the cost of the runtime layer shows.
+#include <benchmark/benchmark.h>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "cuda/device.h"
+
+namespace {
+
+namespace ex = torch_tensorrt::executorch_backend;
+
+template <typename Fn>
+Fn driver_entry(const char* name, int version) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    return nullptr;
+  }
+  return reinterpret_cast<Fn>(fn);
+}
+
+struct Calls {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t event = nullptr;
+  decltype(&cuEventRecord) event_record = nullptr;
+  decltype(&cuStreamIsCapturing) is_capturing = nullptr;
+  decltype(&cuStreamGetId) get_id = nullptr;
+};
+
+Calls* calls(benchmark::State& state) {
+  if (!ex::cuda::device_count().ok()) {
+    state.SkipWithError("no GPU");
+    return nullptr;
+  }
+  static Calls* made = [] {
+    auto* c = new Calls;
+    cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    cudaEventCreateWithFlags(&c->event, cudaEventDisableTiming);
+    c->event_record = driver_entry<decltype(&cuEventRecord)>("cuEventRecord", 2000);
+    c->is_capturing = driver_entry<decltype(&cuStreamIsCapturing)>("cuStreamIsCapturing", 10000);
+    c->get_id = driver_entry<decltype(&cuStreamGetId)>("cuStreamGetId", 12000);
+    return c;
+  }();
+  return made;
+}
+
+/// Drains the stream every 256 records, outside the timing, so the launch queue never fills.
+void drain_every_256(benchmark::State& state, cudaStream_t stream, int& pending) {
+  if (++pending < 256) return;
+  state.PauseTiming();
+  cudaStreamSynchronize(stream);
+  pending = 0;
+  state.ResumeTiming();
+}
+
+void BM_RuntimeEventRecord(benchmark::State& state) {
+  Calls* c = calls(state);
+  if (c == nullptr) return;
+  int pending = 0;
+  for (auto _ : state) {
+    cudaEventRecord(c->event, c->stream);
+    drain_every_256(state, c->stream, pending);
+  }
+}
+BENCHMARK(BM_RuntimeEventRecord);
+
+void BM_DriverEventRecord(benchmark::State& state) {
+  Calls* c = calls(state);
+  if (c == nullptr || c->event_record == nullptr) return;
+  int pending = 0;
+  for (auto _ : state) {
+    c->event_record(reinterpret_cast<CUevent>(c->event), reinterpret_cast<CUstream>(c->stream));
+    drain_every_256(state, c->stream, pending);
+  }
+}
+BENCHMARK(BM_DriverEventRecord);
+
+void BM_RuntimeStreamIsCapturing(benchmark::State& state) {
+  Calls* c = calls(state);
+  if (c == nullptr) return;
+  cudaStreamCaptureStatus status{};
+  for (auto _ : state) benchmark::DoNotOptimize(cudaStreamIsCapturing(c->stream, &status));
+}
+BENCHMARK(BM_RuntimeStreamIsCapturing);
+
+void BM_DriverStreamIsCapturing(benchmark::State& state) {
+  Calls* c = calls(state);
+  if (c == nullptr || c->is_capturing == nullptr) return;
+  CUstreamCaptureStatus status{};
+  for (auto _ : state) benchmark::DoNotOptimize(c->is_capturing(reinterpret_cast<CUstream>(c->stream), &status));
+}
+BENCHMARK(BM_DriverStreamIsCapturing);
+
+void BM_RuntimeStreamGetId(benchmark::State& state) {
+  Calls* c = calls(state);
+  if (c == nullptr) return;
+  unsigned long long id = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(cudaStreamGetId(c->stream, &id));
+}
+BENCHMARK(BM_RuntimeStreamGetId);
+
+void BM_DriverStreamGetId(benchmark::State& state) {
+  Calls* c = calls(state);
+  if (c == nullptr || c->get_id == nullptr) return;
+  unsigned long long id = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(c->get_id(reinterpret_cast<CUstream>(c->stream), &id));
+}
+BENCHMARK(BM_DriverStreamGetId);
+
+void BM_RuntimeGetDevice(benchmark::State& state) {
+  Calls* c = calls(state);
+  if (c == nullptr) return;
+  int device = -1;
+  for (auto _ : state) benchmark::DoNotOptimize(cudaGetDevice(&device));
+}
+BENCHMARK(BM_RuntimeGetDevice);
+
+}  // namespace
