@@ -463,19 +463,15 @@ void p8_delegate_graphs(const Config& config, std::vector<Row>& rows) {
     cudaGraphExec_t exec = nullptr;
     require_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
     launch_floor = host_us_per_call(stream, [&] { require_cuda(cudaGraphLaunch(exec, stream), "launch"); });
-    // Where the host time of a replay goes: the launch alone and with the completion event every
-    // call records, in batches of 500 and of 32 (a short queue: the GPU never holds the host back).
+    // Where the host time of a replay goes: the launch, and the launch with the completion event
+    // every call records.
     cudaEvent_t event = nullptr;
     require_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event");
-    auto launch_and_record = [&] {
+    const double recorded = host_us_per_call(stream, [&] {
       require_cuda(cudaGraphLaunch(exec, stream), "launch");
       require_cuda(cudaEventRecord(event, stream), "record");
-    };
-    const double floor_short = host_us_per_call(stream, [&] { require_cuda(cudaGraphLaunch(exec, stream), "launch"); }, 32);
-    const double recorded = host_us_per_call(stream, launch_and_record);
-    const double recorded_short = host_us_per_call(stream, launch_and_record, 32);
-    std::printf("P8 one graph launch %.2f us (batches of 32: %.2f us); launch + cudaEventRecord %.2f us (batches of 32: "
-                "%.2f us)\n", launch_floor, floor_short, recorded, recorded_short);
+    });
+    std::printf("P8 one graph launch %.2f us; a launch and a cudaEventRecord %.2f us\n", launch_floor, recorded);
     cudaEventDestroy(event);
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
@@ -498,10 +494,6 @@ void p8_delegate_graphs(const Config& config, std::vector<Row>& rows) {
             "P8 graph mode launched no graph");
     const double host_eager = host_us_per_call(stream, [&] { call(*eager); });
     const double host_graph = host_us_per_call(stream, [&] { call(*replayed); });
-    const double host_eager_short = host_us_per_call(stream, [&] { call(*eager); }, 32);
-    const double host_graph_short = host_us_per_call(stream, [&] { call(*replayed); }, 32);
-    std::printf("P8 %d kernel(s), batches of 32 calls: host per call eager %.2f us, graph %.2f us\n", kernels,
-                host_eager_short, host_graph_short);
     const int gpu_calls = 2000;
     const double gpu_eager = gpu_us_per_call(stream, gpu_calls, [&] { call(*eager); });
     const double gpu_graph = gpu_us_per_call(stream, gpu_calls, [&] { call(*replayed); });
