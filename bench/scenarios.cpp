@@ -141,10 +141,16 @@ void p1h_isolation_host_io(const Config& config, std::vector<Row>& rows) {
 }
 
 // ---- P2 -------------------------------------------------------------------------------------
+// Host time per call of execute beyond driving the same engine directly. Host noise moves one
+// measurement by more than the goal, so it is taken 5 times, the engine and execute alternating,
+// and the median of the 5 differences is the figure.
 void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
-  auto engine_or = trtet_test::make_test_engine("elementwise n=256", 0);
-  require(engine_or.status(), "make_test_engine");
-  ex::engine::Engine* engine = engine_or->get();
+  // Two engines of the same build: one driven directly, one inside the session.
+  auto direct_or = trtet_test::make_test_engine("elementwise n=256", 0);
+  auto owned_or = trtet_test::make_test_engine("elementwise n=256", 0);
+  require(direct_or.status(), "make_test_engine");
+  require(owned_or.status(), "make_test_engine");
+  ex::engine::Engine* engine = direct_or->get();
   Buffer x(Memory::kDevice, 256), y(Memory::kDevice, 256), out(Memory::kDevice, 256);
   cudaStream_t stream = nullptr;
   require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
@@ -160,24 +166,39 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
     require(engine->set_tensor_address(2, out.data()), "addr");
     require(engine->enqueue(stream), "enqueue");
   };
-  for (int i = 0; i < 1000; ++i) engine_call();
-  const double raw = time_loop(engine_call);
-
-  Session session(std::move(engine_or).value());
+  Session session(std::move(owned_or).value());
   require(session.initialize(), "initialize");
   TensorView args[3] = {x.view(256), y.view(256), out.view(256)};
   auto run = [&] {
     ex::CudaStreamGuard guard(stream);
     require(session.execute(args, 3), "execute");
   };
-  for (int i = 0; i < 1000; ++i) run();
-  const double through = time_loop(run);
-  const double overhead = through - raw;
-  std::printf("P2: execute %.3f us/call, the engine driven directly (shapes, addresses, enqueue) %.3f us/call, overhead %.3f us\n", through, raw, overhead);
-  append_csv(config.out_dir + "/p2_host_overhead.csv", "execute_us,enqueue_us,overhead_us",
-             {format("%.4f,%.4f,%.4f", through, raw, overhead)});
-  rows.push_back({"P2", "host overhead of execute beyond the engine's enqueue (2 in, 1 out)",
-                  format("%.2f us", overhead), format("enqueue %.2f us", raw), overhead, "<= 1 us", overhead <= 1.0});
+  for (int i = 0; i < 1000; ++i) {
+    engine_call();
+    run();
+  }
+  constexpr int kRuns = 5;
+  std::vector<double> direct, through, overhead;
+  std::vector<std::string> csv;
+  for (int r = 0; r < kRuns; ++r) {
+    direct.push_back(time_loop(engine_call));
+    through.push_back(time_loop(run));
+    overhead.push_back(through.back() - direct.back());
+    csv.push_back(format("%d,%.4f,%.4f,%.4f", r + 1, through.back(), direct.back(), overhead.back()));
+  }
+  // Nearest-rank p50 of 5 values: the median.
+  const double median = percentiles(overhead).p50, median_direct = percentiles(direct).p50,
+               median_through = percentiles(through).p50;
+  std::string runs;
+  for (double o : overhead) runs += format(" %.3f", o);
+  std::printf("P2: %d runs, the engine driven directly (shapes, addresses, enqueue) then execute, alternating: "
+              "overhead per run (us):%s; median %.3f us (execute median %.3f us/call, engine %.3f us/call)\n",
+              kRuns, runs.c_str(), median, median_through, median_direct);
+  csv.push_back(format("median,%.4f,%.4f,%.4f", median_through, median_direct, median));
+  append_csv(config.out_dir + "/p2_host_overhead.csv", "run,execute_us,engine_us,overhead_us", csv);
+  rows.push_back({"P2", "host overhead of execute beyond the engine (2 in, 1 out), median of 5",
+                  format("%.2f us", median), format("engine %.2f us", median_direct), median, "<= 0.3 us",
+                  median <= 0.3});
   require_cuda(cudaStreamDestroy(stream), "destroy");
 }
 
