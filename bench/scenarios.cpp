@@ -1,5 +1,5 @@
-// The GPU scenarios P1-P6 (issue 5), P1h (issue #10), P8 and P9 (issue #13): each a ratio taken in one run, printed as
-// a table and written to CSV. Usage: trtet-scenarios [--only P1,P1h,P3] [--out DIR] [--calls N]
+// The GPU scenarios P1-P6 (issue 5), P1h (issue #10), P8 and P9 (issue #13), P1m (issue 15): each a ratio taken in one
+// run, printed as a table and written to CSV. Usage: trtet-scenarios [--only P1,P1h,P3] [--out DIR] [--calls N]
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <algorithm>
@@ -614,6 +614,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   if (config.wants("P1")) p1_isolation(config, rows);
   if (config.wants("P1h")) p1h_isolation_host_io(config, rows);
+  if (config.wants("P1m")) p1m_isolation_memory_bound(config, rows);
   if (config.wants("P2")) p2_host_overhead(config, rows);
   if (config.wants("P3")) p3_pipelining(config, rows);
   if (config.wants("P4")) p4_host_staging(config, rows);
