@@ -13,7 +13,9 @@
 #include "cuda/stream_facts.h"
 #include "delegate/session.h"
 #include "engines/test_engine_factory.h"
+#include "green/split.h"
 #include "harness.h"
+#include "spin_engine.h"
 
 namespace trtet_bench {
 namespace {
@@ -118,6 +120,74 @@ void BM_EventRecord(benchmark::State& state) {
 }
 BENCHMARK(BM_EventRecord);
 
+// What else an eager execute asks per call (issue 15): the stream's id (streams are told apart by
+// id), its green context (through the project's driver table, as execute asks it), the current
+// device; and the host time of one graph launch, what a graph-mode call pays at least.
+void BM_StreamGetId(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  unsigned long long id = 0;
+  for (auto _ : state) {
+    cudaStreamGetId(f->stream, &id);
+    benchmark::DoNotOptimize(id);
+  }
+}
+BENCHMARK(BM_StreamGetId);
+
+/// A stream of a 16-SM green context, kept for the whole process.
+cudaStream_t green_stream() {
+  static cudaStream_t stream = [] {
+    auto parts = ex::green::split_device(0, ex::green::SplitRequest::counts({16}));
+    require(parts.status(), "split_device");
+    auto* kept = new std::vector<ex::green::Partition>(std::move(parts).value());  // never destroyed
+    auto made = (*kept)[0].context.make_stream();
+    require(made.status(), "make_stream");
+    return *made;
+  }();
+  return stream;
+}
+
+// cuStreamGetGreenCtx through the driver table (cuda::stream_green_context): on an ordinary stream
+// (green:0) and on a green context's stream (green:1).
+void BM_StreamGreenContext(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  cudaStream_t stream = state.range(0) == 0 ? fixture()->stream : green_stream();
+  for (auto _ : state) benchmark::DoNotOptimize(ex::cuda::stream_green_context(stream));
+}
+BENCHMARK(BM_StreamGreenContext)->ArgName("green")->Arg(0)->Arg(1);
+
+void BM_GetDevice(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  int device = -1;
+  for (auto _ : state) {
+    cudaGetDevice(&device);
+    benchmark::DoNotOptimize(device);
+  }
+}
+BENCHMARK(BM_GetDevice);
+
+// cudaGraphLaunch of a graph of one kernel (the spin engine's, one block, no spin).
+void BM_GraphLaunchOneKernel(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  const SpinOptions one{1, 128, 0, 0, 1, 256};
+  cudaGraph_t graph = nullptr;
+  require_cuda(cudaStreamBeginCapture(f->stream, cudaStreamCaptureModeThreadLocal), "begin capture");
+  require(launch_spin_scale(f->x->data(), f->out->data(), 256, one, f->stream), "spin kernel");
+  require_cuda(cudaStreamEndCapture(f->stream, &graph), "end capture");
+  cudaGraphExec_t exec = nullptr;
+  require_cuda(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  int pending = 0;
+  for (auto _ : state) {
+    cudaGraphLaunch(exec, f->stream);
+    drain(state, f, pending);
+  }
+  cudaStreamSynchronize(f->stream);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+BENCHMARK(BM_GraphLaunchOneKernel);
+
 // The host side of pageable staging: copying 64 MiB of pageable memory into pinned memory with
 // state.range(0) threads (what bounds P4's pageable case). Needs no GPU work, only pinned memory.
 void BM_HostCopyPageableToPinned(benchmark::State& state) {
@@ -140,7 +210,7 @@ void BM_HostCopyPageableToPinned(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
   cudaFreeHost(pinned);
 }
-BENCHMARK(BM_HostCopyPageableToPinned)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->UseRealTime();
+BENCHMARK(BM_HostCopyPageableToPinned)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(15)->UseRealTime();
 
 }  // namespace
 }  // namespace trtet_bench

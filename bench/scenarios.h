@@ -37,6 +37,14 @@ struct Config {
 /// A scenario: measures, prints its own detail lines, appends its rows (and CSV under out_dir).
 using Scenario = void (*)(const Config& config, std::vector<Row>& rows);
 
+/// P1m (bench/scenarios_isolation.cpp): the P1 victim beside a memory-bound neighbour, through the
+/// delegate against the same kernels launched directly.
+void p1m_isolation_memory_bound(const Config& config, std::vector<Row>& rows);
+
+/// P4 (bench/scenarios_staging.cpp): 64 MiB in + out in host memory, pinned against pinned
+/// cudaMemcpy, pageable against the limit of staging on this host.
+void p4_host_staging(const Config& config, std::vector<Row>& rows);
+
 /// An initialized session over a SpinEngine on device 0.
 std::unique_ptr<ex::delegate::Session> spin_session(const SpinOptions& options,
                                                     ex::delegate::SessionOptions session_options = {});
