@@ -120,20 +120,10 @@ void BM_EventRecord(benchmark::State& state) {
 }
 BENCHMARK(BM_EventRecord);
 
-// What else an eager execute asks per call (issue 15): the stream's id (streams are told apart by
-// id), its green context (through the project's driver table, as execute asks it), the current
-// device; and the host time of one graph launch, what a graph-mode call pays at least.
-void BM_StreamGetId(benchmark::State& state) {
-  if (no_gpu(state)) return;
-  Fixture* f = fixture();
-  unsigned long long id = 0;
-  for (auto _ : state) {
-    cudaStreamGetId(f->stream, &id);
-    benchmark::DoNotOptimize(id);
-  }
-}
-BENCHMARK(BM_StreamGetId);
-
+// What else an eager execute asks per call (issue 15): the stream's green context (through the
+// project's driver table, as execute asks it on a stream it has not seen), and the host time of one
+// graph launch, what a graph-mode call pays at least. The stream id, capture state, event record
+// and current device: bench/micro_calls.cpp.
 /// A stream of a 16-SM green context, kept for the whole process.
 cudaStream_t green_stream() {
   static cudaStream_t stream = [] {
@@ -155,16 +145,6 @@ void BM_StreamGreenContext(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(ex::cuda::stream_green_context(stream));
 }
 BENCHMARK(BM_StreamGreenContext)->ArgName("green")->Arg(0)->Arg(1);
-
-void BM_GetDevice(benchmark::State& state) {
-  if (no_gpu(state)) return;
-  int device = -1;
-  for (auto _ : state) {
-    cudaGetDevice(&device);
-    benchmark::DoNotOptimize(device);
-  }
-}
-BENCHMARK(BM_GetDevice);
 
 // cudaGraphLaunch of a graph of one kernel (the spin engine's, one block, no spin).
 void BM_GraphLaunchOneKernel(benchmark::State& state) {
