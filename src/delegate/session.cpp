@@ -22,6 +22,11 @@ std::size_t grown_capacity(std::size_t current, std::size_t needed) {
   return std::max(needed, current + current / 2);
 }
 
+/// Pageable chunks are copied on the host in slices of this size by several threads at once, so
+/// the first transfer starts, and the last output lands, after one slice's copy rather than a
+/// whole chunk's.
+constexpr std::size_t kCopySlice = 256u << 10;
+
 class NvtxRange {
  public:
   explicit NvtxRange(const char* name) noexcept { nvtxRangePushA(name); }
@@ -583,6 +588,7 @@ Status Session::copy_inputs_in(const Call& call) {
 
 Status Session::copy_outputs_out(const Call& call) {
   output_copies_.clear();
+  output_chunk_ends_.clear();
   const int count = engine_->io_count();
   for (int o = 0; o < count; ++o) {
     const Binding& binding = bindings_[static_cast<std::size_t>(o)];
@@ -618,11 +624,14 @@ Status Session::complete(const Call& call) {
 
 std::size_t Session::chunk_bytes(std::size_t bytes) noexcept {
   // Enough chunks that the host copy of one overlaps the transfer of another, none so small
-  // that per-copy overhead shows.
+  // that per-copy overhead shows; a whole number of slices.
   constexpr std::size_t kMinChunk = 1u << 20;
   constexpr std::size_t kChunks = 64;
-  return std::max(kMinChunk, (bytes + kChunks - 1) / kChunks);
+  const std::size_t share = (bytes + kChunks - 1) / kChunks;
+  return std::max(kMinChunk, (share + kCopySlice - 1) / kCopySlice * kCopySlice);
 }
+
+std::size_t Session::slice_bytes(std::size_t chunk) noexcept { return std::min(chunk, kCopySlice); }
 
 Status Session::stage_pageable_input(int index, const Call& call) {
   const Binding& binding = bindings_[static_cast<std::size_t>(index)];
@@ -630,26 +639,29 @@ Status Session::stage_pageable_input(int index, const Call& call) {
   auto* device = static_cast<unsigned char*>(binding.address);
   const auto* from = static_cast<const unsigned char*>(binding.user);
   const std::size_t chunk = chunk_bytes(binding.bytes);
-  const std::size_t chunks = (binding.bytes + chunk - 1) / chunk;
-  if (chunks == 1) {
+  const std::size_t slice = slice_bytes(chunk);
+  if (binding.bytes <= slice) {
     std::memcpy(host, from, binding.bytes);
     TRTET_CUDA_CHECK(cudaMemcpyAsync(device, host, binding.bytes, cudaMemcpyHostToDevice, call.stream));
     return Status::Ok();
   }
-  // The pool's workers copy chunks into pinned staging; this thread queues each chunk's
-  // transfer, on the call's stream, as soon as that chunk is copied.
+  // The pool's workers copy slices into pinned staging; this thread queues each chunk's
+  // transfer, on the call's stream, as soon as all of that chunk's slices are copied.
   input_copies_.clear();
-  for (std::size_t offset = 0; offset < binding.bytes; offset += chunk) {
-    input_copies_.push_back(CopyTask{host + offset, from + offset, std::min(chunk, binding.bytes - offset)});
+  for (std::size_t offset = 0; offset < binding.bytes; offset += slice) {
+    input_copies_.push_back(CopyTask{host + offset, from + offset, std::min(slice, binding.bytes - offset)});
   }
+  const std::size_t slices_per_chunk = chunk / slice;  // chunk_bytes() is a whole number of slices
   HostCopyPool& pool = HostCopyPool::shared();
   CopyBatch batch(input_copies_);
-  pool.begin(batch, chunks);
+  pool.begin(batch, input_copies_.size());
   cudaError_t error = cudaSuccess;
-  for (std::size_t c = 0; c < chunks && error == cudaSuccess; ++c) {
-    pool.help_until_done(batch, c);
-    const std::size_t offset = c * chunk;
-    error = cudaMemcpyAsync(device + offset, host + offset, input_copies_[c].bytes, cudaMemcpyHostToDevice, call.stream);
+  for (std::size_t first = 0; first < input_copies_.size() && error == cudaSuccess; first += slices_per_chunk) {
+    const std::size_t end = std::min(first + slices_per_chunk, input_copies_.size());
+    for (std::size_t t = first; t < end; ++t) pool.help_until_done(batch, t);
+    const std::size_t offset = first * slice;
+    const std::size_t length = std::min(chunk, binding.bytes - offset);
+    error = cudaMemcpyAsync(device + offset, host + offset, length, cudaMemcpyHostToDevice, call.stream);
   }
   pool.finish(batch);
   TRTET_CUDA_CHECK(error);
@@ -662,11 +674,15 @@ Status Session::queue_pageable_output(int index, const Call& call) {
   const auto* device = static_cast<const unsigned char*>(binding.address);
   auto* to = static_cast<unsigned char*>(binding.user);
   const std::size_t chunk = chunk_bytes(binding.bytes);
+  const std::size_t slice = slice_bytes(chunk);
   for (std::size_t offset = 0; offset < binding.bytes; offset += chunk) {
     const std::size_t length = std::min(chunk, binding.bytes - offset);
     TRTET_CUDA_CHECK(cudaMemcpyAsync(host + offset, device + offset, length, cudaMemcpyDeviceToHost, call.stream));
-    TRTET_RETURN_IF_ERROR(chunk_events_[output_copies_.size()].record(call.stream));  // sized by prepare_staging
-    output_copies_.push_back(CopyTask{to + offset, host + offset, length});
+    TRTET_RETURN_IF_ERROR(chunk_events_[output_chunk_ends_.size()].record(call.stream));  // sized by prepare_staging
+    for (std::size_t part = 0; part < length; part += slice) {
+      output_copies_.push_back(CopyTask{to + offset + part, host + offset + part, std::min(slice, length - part)});
+    }
+    output_chunk_ends_.push_back(output_copies_.size());
   }
   return Status::Ok();
 }
@@ -679,15 +695,16 @@ Status Session::copy_out_pageable_outputs() {
     std::memcpy(output_copies_[0].destination, output_copies_[0].source, output_copies_[0].bytes);
     return Status::Ok();
   }
-  // This thread waits for each chunk's transfer and hands the chunk to the pool's workers, which
-  // copy it out while later chunks are still in flight. Workers never wait for the GPU.
+  // This thread waits for each chunk's transfer and hands the chunk's slices to the pool's
+  // workers, which copy them out while later chunks are still in flight; at the end it copies
+  // slices too. Workers never wait for the GPU.
   HostCopyPool& pool = HostCopyPool::shared();
   CopyBatch batch(output_copies_);
   pool.begin(batch, 0);
   Status waited;
-  for (std::size_t c = 0; c < count && waited.ok(); ++c) {
+  for (std::size_t c = 0; c < output_chunk_ends_.size() && waited.ok(); ++c) {
     waited = chunk_events_[c].synchronize();
-    if (waited.ok()) pool.publish(batch, c + 1);
+    if (waited.ok()) pool.publish(batch, output_chunk_ends_[c]);
   }
   pool.finish(batch);
   return waited;

@@ -147,6 +147,7 @@ class Session {
   /// more stream there (returned) to capture on.
   Result<cudaStream_t> hand_over_aux_streams(CUgreenCtx green);
   static std::size_t chunk_bytes(std::size_t bytes) noexcept;
+  static std::size_t slice_bytes(std::size_t chunk) noexcept;
   void free_resources() noexcept;
 
   mutable std::mutex mutex_;
@@ -182,7 +183,8 @@ class Session {
   std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at destroy
   /// A chunk of a pageable output: its transfer's event, and the host copy that follows it.
   std::vector<cuda::Event> chunk_events_;
-  std::vector<CopyTask> output_copies_;
+  std::vector<CopyTask> output_copies_;          ///< slices of pageable output chunks, in order
+  std::vector<std::size_t> output_chunk_ends_;     ///< per chunk: the end of its slices in output_copies_
   std::vector<CopyTask> input_copies_;
   AuxStreams aux_streams_;
   int active_profile_ = 0;                        ///< the engine's selected optimization profile
