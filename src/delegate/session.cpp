@@ -867,6 +867,16 @@ SessionStats Session::stats() const {
   return stats;
 }
 
+Status Session::release_unused_memory() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (engine_ == nullptr || !initialized_) return Status::Ok();
+  cuda::DeviceGuard device(engine_->device());
+  TRTET_RETURN_IF_ERROR(device.status());
+  if (device_pool_) TRTET_CUDA_CHECK(cudaMemPoolTrimTo(device_pool_.get(), 0));
+  if (host_pool_) TRTET_CUDA_CHECK(cudaMemPoolTrimTo(host_pool_.get(), 0));
+  return Status::Ok();
+}
+
 void Session::destroy() noexcept {
   closing_.store(true, std::memory_order_release);
   std::lock_guard<std::mutex> lock(mutex_);

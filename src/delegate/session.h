@@ -102,7 +102,15 @@ class Session {
   void destroy() noexcept;
 
   const engine::Engine& engine() const noexcept { return *engine_; }
+  /// The counters, with the memory fields read from the session's pools now.
   SessionStats stats() const;
+
+  /// Gives the driver back what the session's memory pools hold but no staging uses: outgrown
+  /// staging, once its stream-ordered free has run (cudaMemPoolTrimTo to 0 on both pools). The
+  /// pools keep such memory otherwise, until destroy (docs/DESIGN.md, "Staging"). Off the hot path:
+  /// unmapping memory costs what a free does, and regrowing then maps (and page-locks) again.
+  /// Serialized with execute; Ok and nothing done before initialize or after destroy.
+  Status release_unused_memory();
 
  private:
   /// Per binding, per call: where the engine reads or writes it.
