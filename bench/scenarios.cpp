@@ -554,7 +554,9 @@ int main(int argc, char** argv) {
   if (config.wants("P3")) p3_pipelining(config, rows);
   if (config.wants("P4")) p4_host_staging(config, rows);
   if (config.wants("P5")) p5_cross_partition(config, rows);
+  if (config.wants("P5g")) p5g_first_calls(config, rows);
   if (config.wants("P6")) p6_graph_replay(config, rows);
+  if (config.wants("P7")) p7_memory(config, rows);
   if (config.wants("P8")) p8_delegate_graphs(config, rows);
   if (config.wants("P9")) p9_profile_switch(config, rows);
 

@@ -45,6 +45,11 @@ void p1m_isolation_memory_bound(const Config& config, std::vector<Row>& rows);
 /// cudaMemcpy, pageable against the limit of staging on this host.
 void p4_host_staging(const Config& config, std::vector<Row>& rows);
 
+/// P5g and P7 (issue 15, bench/scenarios_memory.cpp): the first calls of a session with a staging
+/// budget against its steady calls, and the memory a session adds, from its pools.
+void p5g_first_calls(const Config& config, std::vector<Row>& rows);
+void p7_memory(const Config& config, std::vector<Row>& rows);
+
 /// An initialized session over a SpinEngine on device 0.
 std::unique_ptr<ex::delegate::Session> spin_session(const SpinOptions& options,
                                                     ex::delegate::SessionOptions session_options = {});

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
@@ -26,6 +27,20 @@ std::size_t grown_capacity(std::size_t current, std::size_t needed) {
 /// the first transfer starts, and the last output lands, after one slice's copy rather than a
 /// whole chunk's.
 constexpr std::size_t kCopySlice = 256u << 10;
+
+/// max_bytes_ of a binding whose largest size is not known: no cap.
+constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
+
+/// The device memory bound to empty tensors (a valid, aligned address; nothing is read or written).
+constexpr std::size_t kEmptyTensorBytes = 256;
+
+/// True when some profile lets input `index` be empty (a zero dimension in its minimum).
+bool may_be_empty(const engine::Engine& engine, int index) {
+  for (int p = 0; p < engine.profile_count(); ++p) {
+    if (engine.input_bounds(p, index).min.numel() == 0) return true;
+  }
+  return false;
+}
 
 class NvtxRange {
  public:
@@ -93,8 +108,9 @@ Status Session::initialize() {
   completion_ = std::make_shared<cuda::Event>(std::move(completion));
   TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
   TRTET_ASSIGN_OR_RETURN(own_stream_id_, cuda::stream_id(own_stream_));
-  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer empty, cuda::DeviceBuffer::allocate(256, own_stream_));
-  empty_tensor_ = std::make_shared<cuda::DeviceBuffer>(std::move(empty));
+  // The session's own pools: what it holds beyond its engine is what they hold (stats()). Nothing
+  // is allocated here unless a staging budget asks for it.
+  TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::DeviceMemoryPool::create(engine.device()));
   auto pool = cuda::HostMemoryPool::create(engine.device());
   if (pool.ok()) {
     host_pool_ = std::move(pool).value();
@@ -102,15 +118,161 @@ Status Session::initialize() {
     log(LogLevel::kWarning, "host staging falls back to cudaHostAlloc, whose growth may synchronize the device: %s",
         pool.status().to_string().c_str());
   }
-  TRTET_CUDA_CHECK(cudaStreamSynchronize(own_stream_));  // our own stream only
 
   profile_used_.assign(static_cast<std::size_t>(engine.profile_count()), false);
   profile_used_[0] = true;  // selected when the engine was made
   bindings_.assign(static_cast<std::size_t>(count), Binding{});
   staging_.clear();
   staging_.resize(static_cast<std::size_t>(count));
+  // Inputs' largest sizes come from the profiles' bounds; outputs' from inference, with a budget.
+  max_bytes_.assign(static_cast<std::size_t>(count), kUnbounded);
+  for (int i = 0; i < count; ++i) {
+    const engine::IoDesc& io = engine.io(i);
+    if (!io.is_input) continue;
+    std::size_t largest = 0;
+    for (int p = 0; p < engine.profile_count(); ++p) {
+      largest = std::max(largest, byte_size(engine.input_bounds(p, i).max, io.dtype));  // kUnbounded on overflow
+    }
+    max_bytes_[static_cast<std::size_t>(i)] = largest;
+  }
+  if (options_.staging_budget_bytes > 0) {
+    TRTET_RETURN_IF_ERROR(prepare_budgeted_staging());
+    // Made in order on our own stream; a first call on another stream does not wait for it.
+    TRTET_CUDA_CHECK(cudaStreamSynchronize(own_stream_));  // our own stream only
+  }
   initialized_ = true;
   return Status::Ok();
+}
+
+// Note [staging budget]: the first calls of a session with host I/O would grow its staging,
+// paying for new device memory and for page-locking new host memory (milliseconds, against a
+// fraction of one for a steady call). With SessionOptions::staging_budget_bytes, initialize()
+// makes that staging instead. Every binding that may be staged (neither an output written in place
+// nor the input it aliases, which must be on the device) takes its largest size twice: device
+// staging, used by any host I/O, and pinned host staging, used by pageable I/O. Bindings are taken
+// in order while the total stays within the budget; one that does not fit, or whose largest size
+// is unknown, grows on demand as without a budget, and initialize warns about it once.
+//
+// Largest sizes: an input's is its maximum over every profile's bounds. An output's comes from
+// shape inference with every input at profile 0's maximum (profile 0 is selected when the engine
+// is made). Other profiles' outputs are inferred when a call first selects that profile, not
+// here: selecting a profile may allocate its engine memory, which a session that never uses the
+// profile should not hold. So the first call on another profile may grow an output's staging, to
+// that profile's output size and no further. Also made here: one chunk event per chunk of the
+// largest pageable outputs, the process's host copy workers, and the address bound to empty
+// tensors where a profile allows an empty input.
+Status Session::prepare_budgeted_staging() {
+  const engine::Engine& engine = *engine_;
+  const int count = engine.io_count();
+  const Status learned = learn_output_bounds(0, /*first=*/true);
+  if (!learned.ok()) log(LogLevel::kDebug, "output sizes at profile 0's maximum unknown: %s", learned.to_string().c_str());
+  // Where the device reads host memory directly, nothing is ever staged.
+  if (host_memory_is_device_accessible_) return Status::Ok();
+
+  std::vector<bool> in_place(static_cast<std::size_t>(count), false);
+  for (const engine::Alias& alias : engine.aliases()) {
+    in_place[static_cast<std::size_t>(alias.output)] = true;
+    in_place[static_cast<std::size_t>(alias.input)] = true;
+  }
+  const std::size_t budget = options_.staging_budget_bytes;
+  std::size_t total = 0;
+  std::size_t output_chunks = 0;
+  bool chunked = false;
+  for (int i = 0; i < count; ++i) {
+    const engine::IoDesc& io = engine.io(i);
+    const std::size_t bytes = max_bytes_[static_cast<std::size_t>(i)];
+    if (in_place[static_cast<std::size_t>(i)] || bytes == 0) continue;
+    if (bytes == kUnbounded) {
+      log(LogLevel::kWarning,
+          "%s %d (\"%s\"): its largest size is not known, so none of the staging budget (%zu bytes) is set aside "
+          "for it; its staging grows on demand",
+          io.is_input ? "input" : "output", i, io.name.c_str(), budget);
+      continue;
+    }
+    if (bytes > (budget - total) / 2) {
+      log(LogLevel::kWarning,
+          "%s %d (\"%s\") needs %zu bytes of device and %zu of pinned host staging at its largest, more than the "
+          "%zu bytes left of the staging budget (%zu bytes); its staging grows on demand",
+          io.is_input ? "input" : "output", i, io.name.c_str(), bytes, bytes, budget - total, budget);
+      continue;
+    }
+    Staging& staging = staging_[static_cast<std::size_t>(i)];
+    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer device,
+                           cuda::DeviceBuffer::allocate_from(device_pool_.get(), bytes, own_stream_));
+    staging.device = std::make_shared<cuda::DeviceBuffer>(std::move(device));
+    if (host_pool_) {
+      TRTET_ASSIGN_OR_RETURN(staging.host, cuda::DeviceBuffer::allocate_from(host_pool_.get(), bytes, own_stream_));
+    } else {
+      TRTET_ASSIGN_OR_RETURN(staging.host_fallback, cuda::PinnedBuffer::allocate(bytes));
+    }
+    total += 2 * bytes;
+    const std::size_t chunk = chunk_bytes(bytes);
+    if (!io.is_input) output_chunks += (bytes + chunk - 1) / chunk;
+    chunked = chunked || bytes > chunk;
+  }
+  stats_.budgeted_staging_bytes = total;
+  while (chunk_events_.size() < output_chunks) {
+    TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
+    chunk_events_.push_back(std::move(event));
+  }
+  if (chunked) (void)HostCopyPool::shared().workers();  // starts the workers, once per process
+  for (int i = 0; i < count; ++i) {
+    if (engine.io(i).is_input && may_be_empty(engine, i)) {
+      TRTET_RETURN_IF_ERROR(ensure_empty_tensor(i, own_stream_, /*capturing=*/false));
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Session::learn_output_bounds(int profile, bool first) {
+  engine::Engine& engine = *engine_;
+  const int count = engine.io_count();
+  std::vector<std::size_t> learned(static_cast<std::size_t>(count), kUnbounded);
+  auto keep = [&](const Status& status) {
+    for (int o = 0; o < count; ++o) {
+      if (engine.io(o).is_input) continue;
+      std::size_t& known = max_bytes_[static_cast<std::size_t>(o)];
+      const std::size_t now = learned[static_cast<std::size_t>(o)];
+      known = first ? now : std::max(known, now);  // unknown (kUnbounded) stays unknown
+    }
+    return status;
+  };
+  for (int i = 0; i < count; ++i) {
+    if (!engine.io(i).is_input) continue;
+    const Status set = engine.set_input_shape(i, engine.input_bounds(profile, i).max);
+    if (!set.ok()) return keep(set);
+  }
+  const Result<int> inferred = engine.infer_shapes();
+  if (!inferred.ok()) return keep(inferred.status());
+  for (int o = 0; o < count; ++o) {
+    const engine::IoDesc& io = engine.io(o);
+    if (io.is_input) continue;
+    const Result<Shape> shape = engine.output_shape(o);
+    if (!shape.ok()) continue;
+    bool resolved = true;
+    for (int d = 0; d < shape->rank; ++d) resolved = resolved && (*shape)[d] >= 0;
+    if (resolved) learned[static_cast<std::size_t>(o)] = byte_size(*shape, io.dtype);
+  }
+  return keep(Status::Ok());
+}
+
+Status Session::ensure_empty_tensor(int index, cudaStream_t stream, bool capturing) {
+  if (empty_tensor_ != nullptr) return Status::Ok();
+  TRTET_CHECK_OR_RETURN(!capturing, kInvalidArgument,
+                        "binding %d (\"%s\") is empty, and the address the session binds empty tensors to is made "
+                        "on first use, which nothing may do while the stream is being captured: run a call with an "
+                        "empty tensor once before capturing",
+                        index, engine_->io(index).name.c_str());
+  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer empty,
+                         cuda::DeviceBuffer::allocate_from(device_pool_.get(), kEmptyTensorBytes, stream));
+  empty_tensor_ = std::make_shared<cuda::DeviceBuffer>(std::move(empty));
+  return Status::Ok();
+}
+
+std::size_t Session::staging_capacity(int index, std::size_t held, std::size_t needed) const noexcept {
+  const std::size_t largest = max_bytes_[static_cast<std::size_t>(index)];
+  return std::max(needed, std::min(grown_capacity(held, needed), largest));
 }
 
 Status Session::execute(TensorView* args, std::size_t count) {
@@ -271,9 +433,16 @@ Status Session::select_profile(const Call& call) {
                         "call once before capturing",
                         call.profile);
   TRTET_RETURN_IF_ERROR(engine_->select_profile(call.profile, call.stream));
+  const bool first_use = !profile_used_[static_cast<std::size_t>(call.profile)];
   active_profile_ = call.profile;
   profile_used_[static_cast<std::size_t>(call.profile)] = true;
   ++stats_.profile_switches;
+  if (first_use && options_.staging_budget_bytes > 0) {
+    // This profile's output sizes, now that it is selected (Note [staging budget]).
+    const Status learned = learn_output_bounds(call.profile, /*first=*/false);
+    if (!learned.ok()) log(LogLevel::kDebug, "output sizes at profile %d's maximum unknown: %s", call.profile,
+                           learned.to_string().c_str());
+  }
   return Status::Ok();
 }
 
@@ -343,6 +512,7 @@ Status Session::prepare_staging(Call& call) {
   for (int i = 0; i < count; ++i) {
     Binding& binding = bindings_[static_cast<std::size_t>(i)];
     if (binding.bytes == 0) {
+      TRTET_RETURN_IF_ERROR(ensure_empty_tensor(i, call.stream, call.facts.capturing));
       binding.address = empty_tensor_->data();
       continue;
     }
@@ -379,7 +549,9 @@ Status Session::grow_device_staging(int index, std::size_t bytes, const Call& ca
                         "binding %d (\"%s\") needs %zu bytes of device staging but the session holds %zu, and nothing "
                         "may be allocated while the stream is being captured: run the call once before capturing",
                         index, engine_->io(index).name.c_str(), bytes, held);
-  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown, cuda::DeviceBuffer::allocate(grown_capacity(held, bytes), call.stream));
+  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown,
+                         cuda::DeviceBuffer::allocate_from(device_pool_.get(), staging_capacity(index, held, bytes),
+                                                           call.stream));
   if (buffer.use_count() == 1) {
     // Ours alone: freed on this call's stream once it is ordered after earlier calls.
     buffer->set_stream(call.stream);
@@ -397,7 +569,7 @@ Status Session::grow_host_staging(int index, std::size_t bytes, const Call& call
   staging.host.set_stream(call.stream);
   if (staging.host_size() >= bytes) return Status::Ok();
   // Pageable I/O is refused during capture before this point.
-  const std::size_t capacity = grown_capacity(staging.host_size(), bytes);
+  const std::size_t capacity = staging_capacity(index, staging.host_size(), bytes);
   // Not in use on the host: the call that used it waited for its host data before returning.
   if (host_pool_) {
     TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown,
@@ -712,7 +884,41 @@ Status Session::copy_out_pageable_outputs() {
 
 SessionStats Session::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  SessionStats stats = stats_;
+  // Read now, from the pools (a failed read leaves 0: stats cannot fail).
+  if (device_pool_) {
+    const Result<cuda::PoolUsage> usage = cuda::pool_usage(device_pool_.get());
+    if (usage.ok()) {
+      stats.device_reserved_bytes = usage->reserved;
+      stats.device_used_bytes = usage->used;
+      stats.device_reserved_high_bytes = usage->reserved_high;
+      stats.device_used_high_bytes = usage->used_high;
+    }
+  }
+  if (host_pool_) {
+    const Result<cuda::PoolUsage> usage = cuda::pool_usage(host_pool_.get());
+    if (usage.ok()) {
+      stats.host_reserved_bytes = usage->reserved;
+      stats.host_used_bytes = usage->used;
+      stats.host_reserved_high_bytes = usage->reserved_high;
+      stats.host_used_high_bytes = usage->used_high;
+    }
+  } else {
+    for (const Staging& staging : staging_) stats.host_used_bytes += staging.host_fallback.size();
+    for (const cuda::PinnedBuffer& buffer : retired_pinned_) stats.host_used_bytes += buffer.size();
+    stats.host_reserved_bytes = stats.host_used_bytes;
+  }
+  return stats;
+}
+
+Status Session::release_unused_memory() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (engine_ == nullptr || !initialized_) return Status::Ok();
+  cuda::DeviceGuard device(engine_->device());
+  TRTET_RETURN_IF_ERROR(device.status());
+  if (device_pool_) TRTET_CUDA_CHECK(cudaMemPoolTrimTo(device_pool_.get(), 0));
+  if (host_pool_) TRTET_CUDA_CHECK(cudaMemPoolTrimTo(host_pool_.get(), 0));
+  return Status::Ok();
 }
 
 void Session::destroy() noexcept {
@@ -755,7 +961,9 @@ void Session::free_resources() noexcept {
     aux_streams_.reset();
     engine_.reset();
     if (own_stream_ != nullptr) TRTET_CUDA_WARN(cudaStreamDestroy(own_stream_));
+    // Pools go now; memory a live graph still holds is released when that graph goes.
     host_pool_.reset();
+    device_pool_.reset();
     own_stream_ = nullptr;
     join_in_.reset();
     inputs_consumed_.reset();
@@ -765,6 +973,7 @@ void Session::free_resources() noexcept {
   }
   staging_.clear();
   bindings_.clear();
+  max_bytes_.clear();
   initialized_ = false;
   completion_pending_ = false;
 }

@@ -14,6 +14,7 @@
 #include "cuda/device_buffer.h"
 #include "cuda/event.h"
 #include "cuda/host_pool.h"
+#include "cuda/memory_pool.h"
 #include "cuda/pinned_buffer.h"
 #include "delegate/aux_streams.h"
 #include "delegate/graph_cache.h"
@@ -37,6 +38,22 @@ struct SessionStats {
   std::uint64_t graph_captures = 0;    ///< delegate-owned graphs captured (Note [delegate graphs])
   std::uint64_t graph_launches = 0;    ///< calls that launched a delegate-owned graph
   Completion last_completion = Completion::kReturnAtOnce;
+  /// Staging initialize() made within SessionOptions::staging_budget_bytes (device and host).
+  std::uint64_t budgeted_staging_bytes = 0;
+  /// What the session holds beyond its engine, read from its own memory pools when stats() is
+  /// called (0 once destroyed). Device: staging for host I/O and the address bound to empty
+  /// tensors. Host: pinned staging for pageable I/O (where the device has no host memory pools,
+  /// the cudaHostAlloc staging's sizes, reserved and used alike, high marks 0). Reserved is what
+  /// the pool holds, used what its allocations take; freed (outgrown) staging stays reserved
+  /// until destroy (docs/DESIGN.md, "Staging").
+  std::uint64_t device_reserved_bytes = 0;
+  std::uint64_t device_used_bytes = 0;
+  std::uint64_t device_reserved_high_bytes = 0;
+  std::uint64_t device_used_high_bytes = 0;
+  std::uint64_t host_reserved_bytes = 0;
+  std::uint64_t host_used_bytes = 0;
+  std::uint64_t host_reserved_high_bytes = 0;
+  std::uint64_t host_used_high_bytes = 0;
 };
 
 /// How a session runs its engine, set at construction.
@@ -46,6 +63,13 @@ struct SessionOptions {
   bool use_cuda_graphs = false;
   /// Graphs kept at most (least recently used out first).
   std::size_t graph_cache_size = 16;
+  /// Bytes of staging initialize() makes up front, so that no call grows it (0: none; staging
+  /// grows on demand). Each binding that may be staged takes its largest size over every
+  /// optimization profile twice (device staging and pinned host staging), in binding order, while
+  /// the total stays within the budget; a binding that does not fit grows on demand, with one
+  /// warning at initialize. Output sizes come from shape inference at the inputs' maxima
+  /// (docs/DESIGN.md, "Staging").
+  std::size_t staging_budget_bytes = 0;
 };
 
 /// Runs one engine under the execute contract (docs/DESIGN.md, "The execute contract").
@@ -79,7 +103,15 @@ class Session {
   void destroy() noexcept;
 
   const engine::Engine& engine() const noexcept { return *engine_; }
+  /// The counters, with the memory fields read from the session's pools now.
   SessionStats stats() const;
+
+  /// Gives the driver back what the session's memory pools hold but no staging uses: outgrown
+  /// staging, once its stream-ordered free has run (cudaMemPoolTrimTo to 0 on both pools). The
+  /// pools keep such memory otherwise, until destroy (docs/DESIGN.md, "Staging"). Off the hot path:
+  /// unmapping memory costs what a free does, and regrowing then maps (and page-locks) again.
+  /// Serialized with execute; Ok and nothing done before initialize or after destroy.
+  Status release_unused_memory();
 
  private:
   /// Per binding, per call: where the engine reads or writes it.
@@ -91,9 +123,10 @@ class Session {
     bool staged = false;          ///< copied through the session's device staging buffer
     Shape shape;                  ///< inputs: the shape set for this call
   };
-  /// Per binding, owned: staging, grown on demand. Device staging is shared with graphs that
-  /// captured it (graph_hold.h). Host staging (pageable I/O only, never captured) comes from the
-  /// session's pinned host memory pool, or, where the device has none, from cudaHostAlloc.
+  /// Per binding, owned: staging, grown on demand (or made at initialize within a budget). Device
+  /// staging comes from the session's device memory pool and is shared with graphs that captured
+  /// it (graph_hold.h). Host staging (pageable I/O only, never captured) comes from the session's
+  /// pinned host memory pool, or, where the device has none, from cudaHostAlloc.
   struct Staging {
     SharedBuffer device;
     cuda::DeviceBuffer host;
@@ -133,6 +166,16 @@ class Session {
   void mark_host(int index, Call& call);
   Status grow_device_staging(int index, std::size_t bytes, const Call& call);
   Status grow_host_staging(int index, std::size_t bytes, const Call& call);
+  /// The capacity staging of binding `index` grows to from `held` for `needed` bytes: by half at
+  /// least, but not past the binding's largest size (max_bytes_) when that is known.
+  std::size_t staging_capacity(int index, std::size_t held, std::size_t needed) const noexcept;
+  /// The address bound to empty tensors, made on first use (refused while capturing).
+  Status ensure_empty_tensor(int index, cudaStream_t stream, bool capturing);
+  /// Raises max_bytes_ of every output to its size with every input at `profile`'s maximum
+  /// (`profile` selected). Leaves those input shapes set: every call sets its own before inferring.
+  Status learn_output_bounds(int profile, bool first);
+  /// Makes staging within the budget at initialize (Note [staging budget] in session.cpp).
+  Status prepare_budgeted_staging();
   Status order_after_previous_calls(const Call& call);
   Status copy_inputs_in(const Call& call);
   Status copy_outputs_out(const Call& call);
@@ -177,8 +220,10 @@ class Session {
   std::size_t next_stream_placement_ = 0;
   std::size_t last_placement_ = 0;                ///< the entry stream_placement() found or made
   unsigned long long own_stream_id_ = 0;
-  SharedBuffer empty_tensor_;                     ///< a valid address for zero-size tensors
+  SharedBuffer empty_tensor_;                     ///< a valid address for zero-size tensors (made on first use)
+  cuda::DeviceMemoryPool device_pool_;            ///< device staging and empty_tensor_, the session's alone
   cuda::HostMemoryPool host_pool_;                ///< pinned host staging, stream-ordered
+  std::vector<std::size_t> max_bytes_;            ///< per binding: its largest size over the profiles (0: unknown)
   std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown staging, freed once ordered after earlier calls
   std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at destroy
   /// A chunk of a pageable output: its transfer's event, and the host copy that follows it.

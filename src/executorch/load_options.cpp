@@ -1,6 +1,8 @@
 #include "executorch/load_options.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string_view>
 #include <utility>
 #include <variant>
@@ -55,6 +57,40 @@ Result<std::optional<std::uint64_t>> from_load_options(
   return budget;
 }
 
+/// The largest staging budget in MiB: its byte count fits in 64 bits (and in size_t, checked on use).
+constexpr std::uint64_t kMaxStagingBudgetMb = (std::uint64_t{1} << 44) - 1;
+
+/// A staging budget in MiB from `text`, exactly its bytes: one or more ASCII decimal digits, at
+/// most kMaxStagingBudgetMb. `code` and `from` say what a bad value is and where it came from.
+Result<std::uint64_t> parse_staging_budget_mb(std::string_view text, ErrorCode code, const char* from) {
+  const int shown = static_cast<int>(std::min<std::size_t>(text.size(), 64));
+  if (text.empty()) {
+    return make_error(code, "%s \"%s\" is empty; it takes a whole number of MiB >= 0", from, kStagingBudgetMbKey);
+  }
+  std::uint64_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') {
+      return make_error(code, "%s \"%s\" is \"%.*s\"; it takes a whole number of MiB >= 0 (decimal digits only)",
+                        from, kStagingBudgetMbKey, shown, text.data());
+    }
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    if (value > kMaxStagingBudgetMb) {
+      return make_error(code, "%s \"%s\" is \"%.*s\", more than the largest budget, %llu MiB", from,
+                        kStagingBudgetMbKey, shown, text.data(), static_cast<unsigned long long>(kMaxStagingBudgetMb));
+    }
+  }
+  return value;
+}
+
+Result<std::size_t> staging_budget_bytes(std::uint64_t mb, ErrorCode code, const char* from) {
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  if (mb > std::numeric_limits<std::size_t>::max() / kMiB) {
+    return make_error(code, "%s \"%s\" is %llu MiB, more than this platform can address", from, kStagingBudgetMbKey,
+                      static_cast<unsigned long long>(mb));
+  }
+  return static_cast<std::size_t>(mb * kMiB);
+}
+
 }  // namespace
 
 Result<std::optional<std::string>> resolve_tensorrt_runtime(::executorch::runtime::Span<const BackendOption> options) {
@@ -93,7 +129,37 @@ Result<delegate::SessionOptions> resolve_session_options(::executorch::runtime::
                         spec.key, static_cast<int>(text.size()), text.data());
     }
   }
+  bool budget_baked = false;
+  for (const CompileSpec& spec : compile_specs) {
+    if (!key_is(spec.key, kStagingBudgetMbKey)) continue;
+    TRTET_CHECK_OR_RETURN(!budget_baked, kInvalidProgram, "compile spec \"%s\" appears more than once", spec.key);
+    budget_baked = true;
+    const std::string_view text(static_cast<const char*>(spec.value.buffer), spec.value.buffer != nullptr ? spec.value.nbytes : 0);
+    TRTET_ASSIGN_OR_RETURN(const std::uint64_t mb, parse_staging_budget_mb(text, ErrorCode::kInvalidProgram, "compile spec"));
+    TRTET_ASSIGN_OR_RETURN(options.staging_budget_bytes,
+                           staging_budget_bytes(mb, ErrorCode::kInvalidProgram, "compile spec"));
+  }
   for (const BackendOption& option : load_options) {
+    if (key_is(option.key, kStagingBudgetMbKey)) {
+      std::uint64_t mb = 0;
+      if (const int* number = std::get_if<int>(&option.value)) {
+        TRTET_CHECK_OR_RETURN(*number >= 0, kInvalidArgument,
+                              "load-time option \"%s\" is %d; it takes a whole number of MiB >= 0 (0: no budget)",
+                              option.key, *number);
+        mb = static_cast<std::uint64_t>(*number);
+      } else if (const auto* text = std::get_if<std::array<char, kMaxOptionValueLength>>(&option.value)) {
+        const std::string_view view(text->data(), strnlen(text->data(), text->size()));
+        TRTET_ASSIGN_OR_RETURN(mb, parse_staging_budget_mb(view, ErrorCode::kInvalidArgument, "load-time option"));
+      } else {
+        return make_error(ErrorCode::kInvalidArgument,
+                          "load-time option \"%s\" is a bool; it takes a whole number of MiB >= 0 (an int or a "
+                          "string of decimal digits)",
+                          option.key);
+      }
+      TRTET_ASSIGN_OR_RETURN(options.staging_budget_bytes,
+                             staging_budget_bytes(mb, ErrorCode::kInvalidArgument, "load-time option"));
+      continue;
+    }
     if (key_is(option.key, kUseCudaGraphsKey)) {
       if (const bool* flag = std::get_if<bool>(&option.value)) {
         options.use_cuda_graphs = *flag;

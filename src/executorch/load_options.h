@@ -36,11 +36,16 @@ Result<std::optional<std::string>> resolve_tensorrt_runtime(
 inline constexpr const char* kUseCudaGraphsKey = "use_cuda_graphs";
 inline constexpr const char* kCudaGraphCacheSizeKey = "cuda_graph_cache_size";
 
+/// The key of the staging budget (SessionOptions::staging_budget_bytes), in MiB.
+inline constexpr const char* kStagingBudgetMbKey = "staging_budget_mb";
+
 /// The session options for one init: `use_cuda_graphs` from the load-time option (a bool, or an
 /// int 0/1) when given, else the compile spec of the same key ("1", "0", "true", "false", "True",
 /// "False"), else off; `cuda_graph_cache_size` from the load-time option (an int >= 0; 0 keeps
-/// none), else 16. A malformed option is kInvalidArgument, a malformed or repeated compile spec
-/// kInvalidProgram, each naming the value.
+/// none), else 16; `staging_budget_mb` from the load-time option (an int >= 0, or a string of
+/// decimal digits) when given, else the compile spec of the same key (decimal digits), else 0 (no
+/// budget), in MiB. A malformed option is kInvalidArgument, a malformed or repeated compile spec
+/// kInvalidProgram, each naming the key and the value.
 Result<delegate::SessionOptions> resolve_session_options(
     ::executorch::runtime::ArrayRef<::executorch::runtime::CompileSpec> compile_specs,
     ::executorch::runtime::Span<const ::executorch::runtime::BackendOption> load_options);

@@ -496,11 +496,13 @@ TEST_P(Bug3GraphStagingGpu, StagingOfACapturedGraphStaysAliveWhenAnEagerCallGrow
   }
   ASSERT_TRUE(big.out_matches()) << "the eager call that grew the staging (16 MiB per tensor, 4 before)";
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-  // Memory freed to the device's pool goes back to the driver at the pool's discretion; ask for it
-  // now, as the pool may do at any synchronization.
+  // Memory freed to a pool goes back to the driver at the pool's discretion; ask for it now, as a
+  // pool may do at any synchronization: the device's (the spacer's) and the session's own (its
+  // staging, issue 15), so that staging freed too early would be unmapped and the replays fault.
   cudaMemPool_t pool = nullptr;
   ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess);
   ASSERT_EQ(cudaMemPoolTrimTo(pool, 0), cudaSuccess);
+  TRTET_ASSERT_OK(s.session->release_unused_memory());
 
   for (int round = 0; round < 4; ++round) {
     io.refresh();

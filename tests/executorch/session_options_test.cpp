@@ -1,5 +1,5 @@
-// CPU tests of resolve_session_options (executorch/load_options.h): the delegate-graph compile spec
-// and load-time options, their precedence and their errors.
+// CPU tests of resolve_session_options (executorch/load_options.h): the delegate-graph and
+// staging-budget compile specs and load-time options, their precedence and their errors.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -80,6 +80,69 @@ TEST(SessionOptions, MalformedValuesAreRefusedNamingThem) {
   auto negative = resolve(Specs(Entries{}), {int_option("cuda_graph_cache_size", -1)});
   ASSERT_FALSE(negative.ok());
   EXPECT_NE(negative.status().message().find("cuda_graph_cache_size"), std::string::npos);
+}
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+TEST(SessionOptions, StagingBudgetIsOffByDefault) {
+  auto options = resolve(Specs(Entries{}), {});
+  TRTET_ASSERT_OK(options);
+  EXPECT_EQ(options->staging_budget_bytes, 0u);
+}
+
+TEST(SessionOptions, StagingBudgetMbFromTheLoadOptionOrTheCompileSpecInMiB) {
+  auto by_int = resolve(Specs(Entries{}), {int_option("staging_budget_mb", 64)});
+  TRTET_ASSERT_OK(by_int);
+  EXPECT_EQ(by_int->staging_budget_bytes, 64 * kMiB);
+  auto by_string = resolve(Specs(Entries{}), {string_option("staging_budget_mb", "12")});
+  TRTET_ASSERT_OK(by_string);
+  EXPECT_EQ(by_string->staging_budget_bytes, 12 * kMiB);
+  auto baked = resolve(Specs(Entries{{"staging_budget_mb", "32"}}), {});
+  TRTET_ASSERT_OK(baked);
+  EXPECT_EQ(baked->staging_budget_bytes, 32 * kMiB);
+  // The load-time option wins over the compile spec, also to turn the budget off.
+  auto overridden = resolve(Specs(Entries{{"staging_budget_mb", "32"}}), {int_option("staging_budget_mb", 0)});
+  TRTET_ASSERT_OK(overridden);
+  EXPECT_EQ(overridden->staging_budget_bytes, 0u);
+  // Other options are untouched by it.
+  auto both = resolve(Specs(Entries{{"use_cuda_graphs", "1"}}), {int_option("staging_budget_mb", 1)});
+  TRTET_ASSERT_OK(both);
+  EXPECT_TRUE(both->use_cuda_graphs);
+  EXPECT_EQ(both->staging_budget_bytes, kMiB);
+}
+
+TEST(SessionOptions, MalformedStagingBudgetsAreRefusedNamingKeyAndValue) {
+  auto negative = resolve(Specs(Entries{}), {int_option("staging_budget_mb", -1)});
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.status().code(), ex::ErrorCode::kInvalidArgument);
+  EXPECT_NE(negative.status().message().find("staging_budget_mb"), std::string::npos) << negative.status().message();
+  EXPECT_NE(negative.status().message().find("-1"), std::string::npos) << negative.status().message();
+  for (const char* bad : {"", "-4", "12MB", " 8", "0x10", "99999999999999999999"}) {
+    auto option = resolve(Specs(Entries{}), {string_option("staging_budget_mb", bad)});
+    ASSERT_FALSE(option.ok()) << bad;
+    EXPECT_EQ(option.status().code(), ex::ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(option.status().message().find("staging_budget_mb"), std::string::npos) << option.status().message();
+    auto spec = resolve(Specs(Entries{{"staging_budget_mb", bad}}), {});
+    ASSERT_FALSE(spec.ok()) << bad;
+    EXPECT_EQ(spec.status().code(), ex::ErrorCode::kInvalidProgram) << bad;
+    EXPECT_NE(spec.status().message().find("staging_budget_mb"), std::string::npos) << spec.status().message();
+  }
+  auto quoted = resolve(Specs(Entries{{"staging_budget_mb", "12MB"}}), {});
+  ASSERT_FALSE(quoted.ok());
+  EXPECT_NE(quoted.status().message().find("\"12MB\""), std::string::npos) << quoted.status().message();
+  auto flag = resolve(Specs(Entries{}), {bool_option("staging_budget_mb", true)});
+  ASSERT_FALSE(flag.ok());
+  EXPECT_EQ(flag.status().code(), ex::ErrorCode::kInvalidArgument);
+  auto twice = resolve(Specs(Entries{{"staging_budget_mb", "1"}, {"staging_budget_mb", "2"}}), {});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().code(), ex::ErrorCode::kInvalidProgram);
+  // A bad compile spec is refused even when the load-time option would override it.
+  auto masked = resolve(Specs(Entries{{"staging_budget_mb", "lots"}}), {int_option("staging_budget_mb", 4)});
+  EXPECT_FALSE(masked.ok());
+  // Bad input leaves nothing behind: the next resolve is as good as the first.
+  auto after = resolve(Specs(Entries{}), {int_option("staging_budget_mb", 2)});
+  TRTET_ASSERT_OK(after);
+  EXPECT_EQ(after->staging_budget_bytes, 2 * kMiB);
 }
 
 }  // namespace
