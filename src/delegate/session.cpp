@@ -26,7 +26,7 @@ std::size_t grown_capacity(std::size_t current, std::size_t needed) {
 /// Pageable chunks are copied on the host in slices of this size by several threads at once, so
 /// the first transfer starts, and the last output lands, after one slice's copy rather than a
 /// whole chunk's.
-constexpr std::size_t kCopySlice = 256u << 10;
+constexpr std::size_t kCopySlice = 128u << 10;
 
 /// max_bytes_ of a binding whose largest size is not known: no cap.
 constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
@@ -798,7 +798,7 @@ std::size_t Session::chunk_bytes(std::size_t bytes) noexcept {
   // Enough chunks that the host copy of one overlaps the transfer of another, none so small
   // that per-copy overhead shows; a whole number of slices.
   constexpr std::size_t kMinChunk = 1u << 20;
-  constexpr std::size_t kChunks = 64;
+  constexpr std::size_t kChunks = 16;
   const std::size_t share = (bytes + kChunks - 1) / kChunks;
   return std::max(kMinChunk, (share + kCopySlice - 1) / kCopySlice * kCopySlice);
 }
