@@ -595,6 +595,7 @@ int main(int argc, char** argv) {
   if (config.wants("P1h")) p1h_isolation_host_io(config, rows);
   if (config.wants("P2")) p2_host_overhead(config, rows);
   if (config.wants("P3")) p3_pipelining(config, rows);
+  if (config.wants("P3h")) p3h_pipelined_host_io(config, rows);
   if (config.wants("P4")) p4_host_staging(config, rows);
   if (config.wants("P5")) p5_cross_partition(config, rows);
   if (config.wants("P6")) p6_graph_replay(config, rows);

@@ -37,6 +37,10 @@ struct Config {
 /// A scenario: measures, prints its own detail lines, appends its rows (and CSV under out_dir).
 using Scenario = void (*)(const Config& config, std::vector<Row>& rows);
 
+/// P3h (bench/scenarios_pipeline.cpp): back-to-back calls with 1 MiB of pinned input and output
+/// from 1 to 4 threads on their own streams, against the bound of copies and engine overlapped.
+void p3h_pipelined_host_io(const Config& config, std::vector<Row>& rows);
+
 /// An initialized session over a SpinEngine on device 0.
 std::unique_ptr<ex::delegate::Session> spin_session(const SpinOptions& options,
                                                     ex::delegate::SessionOptions session_options = {});
