@@ -467,9 +467,9 @@ Status Session::bind_addresses() {
 //  - completion_ must still cover every earlier call: destroy(), captures and the whole-call waits
 //    below wait on it alone. So before an eager call records it on a stream other than the previous
 //    call's, that stream waits on completion_ as it was (join_earlier_calls): a join on the GPU, at
-//    the end of the call, which delays nothing of the call but the record (and the caller's own
-//    later work on that stream, which comes after its host wait anyway). The call's own event is
-//    recorded before the join.
+//    the end of the call, which delays nothing of the call itself, only the record and the
+//    caller's later work on that stream (which follows every earlier call, as it did before). The
+//    call's own event, which its caller waits on, is recorded before the join.
 //
 // Calls on the stream of the previous call need no wait at all: that stream already follows every
 // earlier call (the join). The whole-call ordering of before is kept where pipelining would need
