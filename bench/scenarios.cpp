@@ -552,6 +552,7 @@ int main(int argc, char** argv) {
   if (config.wants("P1m")) p1m_isolation_memory_bound(config, rows);
   if (config.wants("P2")) p2_host_overhead(config, rows);
   if (config.wants("P3")) p3_pipelining(config, rows);
+  if (config.wants("P3h")) p3h_pipelined_host_io(config, rows);
   if (config.wants("P4")) p4_host_staging(config, rows);
   if (config.wants("P5")) p5_cross_partition(config, rows);
   if (config.wants("P5g")) p5g_first_calls(config, rows);

@@ -50,6 +50,10 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows);
 void p5g_first_calls(const Config& config, std::vector<Row>& rows);
 void p7_memory(const Config& config, std::vector<Row>& rows);
 
+/// P3h (bench/scenarios_pipeline.cpp): back-to-back calls with 1 MiB of pinned input and output
+/// from 1 to 4 threads on their own streams, against the bound of copies and engine overlapped.
+void p3h_pipelined_host_io(const Config& config, std::vector<Row>& rows);
+
 /// An initialized session over a SpinEngine on device 0.
 std::unique_ptr<ex::delegate::Session> spin_session(const SpinOptions& options,
                                                     ex::delegate::SessionOptions session_options = {});

@@ -103,7 +103,12 @@ Status Session::initialize() {
   host_memory_is_device_accessible_ = integrated != 0 || ats != 0;
 
   TRTET_ASSIGN_OR_RETURN(join_in_, cuda::Event::create());
-  TRTET_ASSIGN_OR_RETURN(inputs_consumed_, cuda::Event::create());
+  slots_.clear();
+  slots_.resize(kStagingSlots);
+  for (Slot& slot : slots_) {
+    TRTET_ASSIGN_OR_RETURN(slot.engine_done, cuda::Event::create());
+    TRTET_ASSIGN_OR_RETURN(slot.copies_done, cuda::Event::create());
+  }
   TRTET_ASSIGN_OR_RETURN(cuda::Event completion, cuda::Event::create());
   completion_ = std::make_shared<cuda::Event>(std::move(completion));
   TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
@@ -123,7 +128,7 @@ Status Session::initialize() {
   profile_used_[0] = true;  // selected when the engine was made
   bindings_.assign(static_cast<std::size_t>(count), Binding{});
   staging_.clear();
-  staging_.resize(static_cast<std::size_t>(count));
+  staging_.resize(static_cast<std::size_t>(count) * kStagingSlots);  // staging_index(slot, binding)
   // Inputs' largest sizes come from the profiles' bounds; outputs' from inference, with a budget.
   max_bytes_.assign(static_cast<std::size_t>(count), kUnbounded);
   for (int i = 0; i < count; ++i) {
@@ -284,28 +289,37 @@ Status Session::execute(TensorView* args, std::size_t count) {
 Status Session::execute_steps(TensorView* args, std::size_t count) {
   TRTET_CHECK_OR_RETURN(!closing_.load(std::memory_order_acquire), kInvalidState,
                         "execute on a session that is being destroyed");
-  std::lock_guard<std::mutex> lock(mutex_);
-  TRTET_CHECK_OR_RETURN(initialized_ && engine_ != nullptr, kInvalidState,
-                        "execute on a session that is not initialized or already destroyed");
-  TRTET_CHECK_OR_RETURN(args != nullptr || count == 0, kInvalidArgument, "execute got a null argument array");
   NvtxRange range("trtet::execute");
-  cuda::DeviceGuard device(engine_->device());
-  TRTET_RETURN_IF_ERROR(device.status());
+  SharedEvent wait_unlocked;  // the call's own event, waited on once the lock is released
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TRTET_CHECK_OR_RETURN(initialized_ && engine_ != nullptr, kInvalidState,
+                          "execute on a session that is not initialized or already destroyed");
+    TRTET_CHECK_OR_RETURN(args != nullptr || count == 0, kInvalidArgument, "execute got a null argument array");
+    cuda::DeviceGuard device(engine_->device());
+    TRTET_RETURN_IF_ERROR(device.status());
 
-  Call call;
-  TRTET_RETURN_IF_ERROR(resolve_stream(call));
-  // Frees of what released graphs held: never while this thread captures (in global capture mode
-  // a cudaFreeAsync on any stream invalidates the capture).
-  if (!call.facts.capturing) drain_released_graph_holds();
-  TRTET_ASSIGN_OR_RETURN(call.profile, check_arguments(*engine_, args, count));
-  TRTET_RETURN_IF_ERROR(classify_arguments(args, call));
-  TRTET_RETURN_IF_ERROR(select_profile(call));
-  TRTET_RETURN_IF_ERROR(resolve_shapes(args, call));
-  TRTET_RETURN_IF_ERROR(prepare_staging(call));
-  TRTET_RETURN_IF_ERROR(bind_addresses());
-  // Every check has passed: from here on the call queues work.
-  TRTET_RETURN_IF_ERROR(enqueue(call));
-  return complete(call);
+    Call call;
+    TRTET_RETURN_IF_ERROR(resolve_stream(call));
+    // Frees of what released graphs held: never while this thread captures (in global capture mode
+    // a cudaFreeAsync on any stream invalidates the capture).
+    if (!call.facts.capturing) drain_released_graph_holds();
+    TRTET_ASSIGN_OR_RETURN(call.profile, check_arguments(*engine_, args, count));
+    TRTET_RETURN_IF_ERROR(classify_arguments(args, call));
+    TRTET_RETURN_IF_ERROR(select_profile(call));
+    TRTET_RETURN_IF_ERROR(resolve_shapes(args, call));
+    TRTET_RETURN_IF_ERROR(prepare_staging(call));
+    TRTET_RETURN_IF_ERROR(prepare_completion(call));
+    TRTET_RETURN_IF_ERROR(bind_addresses());
+    // Every check has passed: from here on the call queues work.
+    TRTET_RETURN_IF_ERROR(enqueue(call));
+    TRTET_RETURN_IF_ERROR(complete(call, wait_unlocked));
+  }
+  // The lock is released: other threads queue their calls while this one waits for its own host
+  // data. Nothing of the session is touched from here on (destroy() may run, and the ExecuTorch
+  // adapter may then end the session's lifetime); the event is shared with this call.
+  if (wait_unlocked != nullptr) return wait_unlocked->synchronize();
+  return Status::Ok();
 }
 
 Status Session::resolve_stream(Call& call) {
@@ -509,6 +523,11 @@ Status Session::resolve_shapes(TensorView* args, Call& call) {
 
 Status Session::prepare_staging(Call& call) {
   const int count = engine_->io_count();
+  // A call on the stream of the last call that staged keeps its slot: the stream orders them. A
+  // call on another stream takes the next slot (Note [pipelined calls]). Kept only if something
+  // is staged (below).
+  const bool same_stream = call.stream_id != 0 && call.stream_id == slot_stream_id_;
+  call.slot = same_stream ? slot_ : (slot_ + 1) % kStagingSlots;
   for (int i = 0; i < count; ++i) {
     Binding& binding = bindings_[static_cast<std::size_t>(i)];
     if (binding.bytes == 0) {
@@ -521,8 +540,9 @@ Status Session::prepare_staging(Call& call) {
       continue;
     }
     TRTET_RETURN_IF_ERROR(grow_device_staging(i, binding.bytes, call));
-    binding.address = staging_[static_cast<std::size_t>(i)].device->data();
+    binding.address = staging_[staging_index(call.slot, i)].device->data();
     binding.staged = true;
+    (engine_->io(i).is_input ? call.staged_inputs : call.staged_outputs) = true;
     if (binding.kind != MemoryKind::kPageableHost) continue;
     TRTET_RETURN_IF_ERROR(grow_host_staging(i, binding.bytes, call));
     if (!engine_->io(i).is_input) {
@@ -535,11 +555,34 @@ Status Session::prepare_staging(Call& call) {
     TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
     chunk_events_.push_back(std::move(event));
   }
+  if (call.staged_inputs || call.staged_outputs) {
+    slot_ = call.slot;
+    slot_stream_id_ = call.stream_id;
+  } else {
+    call.slot = -1;
+  }
+  return Status::Ok();
+}
+
+Status Session::prepare_completion(Call& call) {
+  if (call.completion == Completion::kReturnAtOnce) return Status::Ok();
+  // A pooled event no waiting caller holds any more, else a new one (the pool grows to the number
+  // of callers waiting at once). A count of 1 is final: references are only taken under the lock.
+  for (const SharedEvent& event : call_events_) {
+    if (event.use_count() == 1) {
+      std::atomic_thread_fence(std::memory_order_acquire);  // after the last waiter let go
+      call.done = event;
+      return Status::Ok();
+    }
+  }
+  TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
+  call_events_.push_back(std::make_shared<cuda::Event>(std::move(event)));
+  call.done = call_events_.back();
   return Status::Ok();
 }
 
 Status Session::grow_device_staging(int index, std::size_t bytes, const Call& call) {
-  SharedBuffer& buffer = staging_[static_cast<std::size_t>(index)].device;
+  SharedBuffer& buffer = staging_[staging_index(call.slot, index)].device;
   const std::size_t held = buffer ? buffer->size() : 0;
   if (held >= bytes) {
     if (buffer.use_count() == 1) buffer->set_stream(call.stream);  // a later free is ordered there
@@ -598,18 +641,125 @@ Status Session::bind_addresses() {
 // into a capture waits on completion_ and records it again through external event nodes, so each
 // replay of the graph is ordered after the eager calls launched before it, and eager calls after
 // a replay wait for it like for any earlier call. Once a graph may replay, eager calls always wait.
-Status Session::order_after_previous_calls(const Call& call) {
+//
+// Note [pipelined calls]
+// ----------------------
+// A call with host I/O returns only once its host outputs are written (or its host inputs read),
+// so one thread's calls cannot overlap. Several threads, each on a stream of its own, can: call
+// i+1's host-to-device copies may run under call i's engine, and call i's device-to-host copies
+// under call i+1's engine. Three things stood in the way, and each is now as narrow as the hazard
+// it guards against:
+//
+//  - The wait for the call's own completion happened under the session's lock, so the next thread
+//    could not even queue its call. Now it happens after the lock is released (execute_steps), on
+//    an event of the call's own (call_events_, a pool), shared with the waiting thread, so destroy()
+//    cannot free it under the thread; the thread touches nothing of the session after the lock.
+//    Calls with pageable memory still wait under the lock: their data goes through the session's
+//    host staging, which the next such call's host-side memcpy reuses and which nothing on the GPU
+//    orders (and copy_out_pageable_outputs works on the session's chunk lists).
+//  - A call on another stream waited on the GPU for the whole previous call, its device-to-host
+//    copies included. Now its steps wait only for what they reuse. The engine waits for the
+//    previous engine (one execution context cannot run two enqueues at once, and an engine may read
+//    what the previous one wrote, an in-place update say): the engine_done event of that call's
+//    slot, or completion_ where it staged nothing (nothing of it follows the engine then; the join
+//    below may make that wait a little longer than needed, never shorter). Staging comes in slots
+//    (kStagingSlots; staging_index): a call that stages on another stream than the last call that
+//    staged takes the next slot, and one on the same stream keeps that call's slot, which the
+//    stream already orders (so a session used from one stream holds one slot's staging, which a
+//    staging budget makes at initialize; the next slot grows when calls first come from two
+//    streams). The host-to-device copies into a slot wait for the engine of the slot's last user (which read that input staging), and
+//    the engine waits for the last user's device-to-host copies (which read the output staging it
+//    will write). With two slots, call i+1's copies in only wait for call i-1's engine, which is
+//    done before call i's engine starts, and call i+1's engine only for call i-1's copies out,
+//    which ran under call i's engine: the bound is the longest of copy in, engine and copy out.
+//  - completion_ must still cover every earlier call: destroy(), captures and the whole-call waits
+//    below wait on it alone. So before an eager call records it on a stream other than the previous
+//    call's, that stream waits on completion_ as it was (join_earlier_calls): a join on the GPU, at
+//    the end of the call, which delays nothing of the call itself, only the record and the
+//    caller's later work on that stream (which follows every earlier call, as it did before). The
+//    call's own event, which its caller waits on, is recorded before the join.
+//
+// Calls on the stream of the previous call need no wait at all: that stream already follows every
+// earlier call (the join). The whole-call ordering of before is kept where pipelining would need
+// more bookkeeping than it is worth: a capture waits on completion_ (Note [ordering replays]), and
+// once a graph may replay (captured_) every eager call does, because a replay, launched on any
+// stream, records only completion_; and a call that frees outgrown staging (retired_) waits for
+// every earlier call first, since any of them may have used it. Calls with no guard run on the
+// session's own stream and so stay in order among themselves.
+Status Session::order_after_previous_calls(Call& call) {
   if (call.facts.capturing) {
     if (completion_pending_ || captured_) {
       TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, completion_->get(), cudaEventWaitExternal));
     }
+    call.after_all = true;
     return Status::Ok();
   }
-  if (!completion_pending_ && !captured_) return Status::Ok();
   const bool same_stream = call.stream_id != 0 && call.stream_id == last_stream_id_;
-  if (same_stream && !captured_) return Status::Ok();
+  if (!captured_ && (!completion_pending_ || same_stream)) {
+    call.after_all = true;  // nothing earlier, or all of it is ahead on this stream
+    return Status::Ok();
+  }
+  if (captured_ || !retired_.empty()) {
+    TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, completion_->get(), 0));
+    call.after_all = true;
+    call.cross_stream = !same_stream;
+    ++stats_.whole_call_waits;
+  }
+  return Status::Ok();  // else pipelined: order_staging_writes and order_engine wait for what they reuse
+}
+
+Status Session::order_staging_writes(Call& call) {
+  if (call.after_all || call.slot < 0 || !call.staged_inputs) return Status::Ok();
+  const Slot& slot = slots_[static_cast<std::size_t>(call.slot)];
+  if (!slot.engine_recorded || (call.stream_id != 0 && slot.engine_stream_id == call.stream_id)) return Status::Ok();
+  TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, slot.engine_done.get(), 0));
+  call.cross_stream = true;
+  return Status::Ok();
+}
+
+Status Session::order_engine(Call& call) {
+  if (call.after_all) return Status::Ok();
+  if (engine_pending_ && !(call.stream_id != 0 && engine_stream_id_ == call.stream_id)) {
+    const cudaEvent_t engine_done =
+        engine_slot_ >= 0 ? slots_[static_cast<std::size_t>(engine_slot_)].engine_done.get() : completion_->get();
+    TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, engine_done, 0));
+    call.cross_stream = true;
+  }
+  if (call.slot < 0 || !call.staged_outputs) return Status::Ok();
+  const Slot& slot = slots_[static_cast<std::size_t>(call.slot)];
+  if (!slot.copies_recorded || (call.stream_id != 0 && slot.copies_stream_id == call.stream_id)) return Status::Ok();
+  TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, slot.copies_done.get(), 0));
+  call.cross_stream = true;
+  return Status::Ok();
+}
+
+Status Session::record_progress(Call& call, bool engine_done, bool copies_done) {
+  // Inside a capture nothing runs now: later eager calls wait on completion_ instead (captured_).
+  if (call.facts.capturing) return Status::Ok();
+  Slot* slot = call.slot >= 0 ? &slots_[static_cast<std::size_t>(call.slot)] : nullptr;
+  if (engine_done) {
+    if (slot != nullptr) {
+      TRTET_RETURN_IF_ERROR(slot->engine_done.record(call.stream));
+      slot->engine_recorded = true;
+      slot->engine_stream_id = call.stream_id;
+    }
+    engine_slot_ = call.slot;  // -1: completion_, recorded at the end of this call, marks it
+    engine_pending_ = true;
+    engine_stream_id_ = call.stream_id;
+  }
+  if (copies_done && slot != nullptr && call.staged_outputs) {
+    TRTET_RETURN_IF_ERROR(slot->copies_done.record(call.stream));
+    slot->copies_recorded = true;
+    slot->copies_stream_id = call.stream_id;
+  }
+  return Status::Ok();
+}
+
+Status Session::join_earlier_calls(Call& call) {
+  if (call.after_all || !completion_pending_ || (call.stream_id != 0 && call.stream_id == last_stream_id_)) {
+    return Status::Ok();
+  }
   TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, completion_->get(), 0));
-  if (!same_stream) ++stats_.cross_stream_waits;
   return Status::Ok();
 }
 
@@ -620,12 +770,19 @@ Status Session::enqueue(Call& call) {
       TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream, join_in_.get(), 0));
     }
     TRTET_RETURN_IF_ERROR(order_after_previous_calls(call));
-    retired_.clear();  // outgrown staging: freed in order after every earlier use
+    retired_.clear();  // outgrown staging: freed in order after every earlier use (waited for above)
+    TRTET_RETURN_IF_ERROR(order_staging_writes(call));
     TRTET_RETURN_IF_ERROR(copy_inputs_in(call));
-    if (call.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(inputs_consumed_.record(call.stream));
+    if (call.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(call.done->record(call.stream));
+    TRTET_RETURN_IF_ERROR(order_engine(call));
     TRTET_RETURN_IF_ERROR(run_engine(call));
-    return copy_outputs_out(call);
+    TRTET_RETURN_IF_ERROR(record_progress(call, /*engine_done=*/true, /*copies_done=*/false));
+    TRTET_RETURN_IF_ERROR(copy_outputs_out(call));
+    TRTET_RETURN_IF_ERROR(record_progress(call, /*engine_done=*/false, /*copies_done=*/true));
+    if (call.completion == Completion::kWaitOutputsReady) TRTET_RETURN_IF_ERROR(call.done->record(call.stream));
+    return Status::Ok();
   });
+  if (call.cross_stream) ++stats_.cross_stream_waits;
   // Whatever was queued, completion_ covers it, so later calls and destroy wait for it.
   Status recorded;
   if (call.facts.capturing) {
@@ -633,7 +790,10 @@ Status Session::enqueue(Call& call) {
     if (error != cudaSuccess) recorded = cuda::runtime_status(error, "cudaEventRecordWithFlags", __FILE__, __LINE__);
     if (queued.ok() && recorded.ok()) queued = retain_for_graph(call);
   } else {
-    recorded = completion_->record(call.stream);
+    // A call that failed part-way: the engine and slot events, too, cover what it queued.
+    if (!queued.ok()) recorded = record_progress(call, /*engine_done=*/true, /*copies_done=*/true);
+    if (recorded.ok()) recorded = join_earlier_calls(call);
+    if (recorded.ok()) recorded = completion_->record(call.stream);
     if (recorded.ok()) {
       completion_pending_ = true;
       last_stream_id_ = call.stream_id;
@@ -736,7 +896,7 @@ Status Session::retain_for_graph(const Call& call) {
   hold.buffers.push_back(empty_tensor_);
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
-    if (bindings_[static_cast<std::size_t>(i)].staged) hold.buffers.push_back(staging_[static_cast<std::size_t>(i)].device);
+    if (bindings_[static_cast<std::size_t>(i)].staged) hold.buffers.push_back(staging_[staging_index(call.slot, i)].device);
   }
   TRTET_RETURN_IF_ERROR(retain_in_capture(call.stream, std::move(hold)));
   captured_ = true;
@@ -774,19 +934,18 @@ Status Session::copy_outputs_out(const Call& call) {
   return Status::Ok();
 }
 
-Status Session::complete(const Call& call) {
-  switch (call.completion) {
-    case Completion::kReturnAtOnce:
-      break;
-    case Completion::kWaitInputsConsumed:
-      TRTET_RETURN_IF_ERROR(inputs_consumed_.synchronize());
-      break;
-    case Completion::kWaitOutputsReady:
-      // Pageable outputs: each chunk is copied out as soon as its transfer is done, while the
-      // next chunk is still in flight.
+Status Session::complete(Call& call, SharedEvent& wait_unlocked) {
+  if (call.completion != Completion::kReturnAtOnce) {
+    if (call.facts.pageable) {
+      // Pageable I/O is done with the session's host staging only once this wait is over, so it
+      // waits under the lock (Note [pipelined calls]). Pageable outputs: each chunk is copied out
+      // as soon as its transfer is done, while the next chunk is still in flight.
       TRTET_RETURN_IF_ERROR(copy_out_pageable_outputs());
-      TRTET_RETURN_IF_ERROR(completion_->synchronize());
-      break;
+      TRTET_RETURN_IF_ERROR(call.done->synchronize());
+    } else {
+      wait_unlocked = std::move(call.done);  // waited on by execute_steps once the lock is released
+      ++stats_.unlocked_waits;
+    }
   }
   stats_.last_completion = call.completion;
   stats_.last_profile = call.profile;
@@ -966,7 +1125,8 @@ void Session::free_resources() noexcept {
     device_pool_.reset();
     own_stream_ = nullptr;
     join_in_.reset();
-    inputs_consumed_.reset();
+    slots_.clear();
+    call_events_.clear();  // a caller still waiting on one keeps it
     completion_.reset();  // a graph that holds it keeps it
     chunk_events_.clear();
     drain_released_graph_holds();
@@ -976,6 +1136,10 @@ void Session::free_resources() noexcept {
   max_bytes_.clear();
   initialized_ = false;
   completion_pending_ = false;
+  engine_pending_ = false;
+  engine_slot_ = -1;
+  slot_ = kStagingSlots - 1;
+  slot_stream_id_ = 0;
 }
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -29,9 +29,15 @@ namespace torch_tensorrt::executorch_backend::delegate {
 
 /// Counters a caller or test can read between calls.
 struct SessionStats {
-  std::uint64_t calls = 0;             ///< successful executes
+  std::uint64_t calls = 0;             ///< successful executes (counted before a wait made outside the lock)
   std::uint64_t staging_grows = 0;     ///< staging buffers (re)allocated
-  std::uint64_t cross_stream_waits = 0;///< GPU-side waits on the previous call's event (stream changed)
+  std::uint64_t cross_stream_waits = 0;///< calls that waited on the GPU for an earlier call on another stream
+  /// Eager calls ordered after the whole of every earlier call (after a capture, or to free outgrown
+  /// staging) rather than pipelined (Note [pipelined calls]).
+  std::uint64_t whole_call_waits = 0;
+  /// Calls that waited for their own outputs (or host inputs) after releasing the session's lock, so
+  /// other threads' calls were queued meanwhile (Note [pipelined calls]).
+  std::uint64_t unlocked_waits = 0;
   std::uint64_t captures = 0;          ///< calls recorded into a caller's graph capture
   std::uint64_t profile_switches = 0;  ///< calls that selected another optimization profile
   int last_profile = 0;                ///< the optimization profile of the last successful call
@@ -74,8 +80,10 @@ struct SessionOptions {
 
 /// Runs one engine under the execute contract (docs/DESIGN.md, "The execute contract").
 ///
-/// One call at a time (calls are serialized by a lock). Construct, then initialize() once; the
-/// ExecuTorch adapter placement-constructs it in the runtime's allocator.
+/// Calls are queued one at a time (a lock); a call that waits for its own host outputs or inputs
+/// waits after releasing it, so calls from several threads on their own streams overlap on the GPU
+/// (Note [pipelined calls]). Construct, then initialize() once; the ExecuTorch adapter
+/// placement-constructs it in the runtime's allocator.
 class Session {
  public:
   explicit Session(engine::EnginePtr engine, SessionOptions options = {}) noexcept;
@@ -123,10 +131,12 @@ class Session {
     bool staged = false;          ///< copied through the session's device staging buffer
     Shape shape;                  ///< inputs: the shape set for this call
   };
-  /// Per binding, owned: staging, grown on demand (or made at initialize within a budget). Device
-  /// staging comes from the session's device memory pool and is shared with graphs that captured
-  /// it (graph_hold.h). Host staging (pageable I/O only, never captured) comes from the session's
-  /// pinned host memory pool, or, where the device has none, from cudaHostAlloc.
+  /// Per slot and binding (staging_index), owned: staging, grown on demand (or made at initialize
+  /// within a budget). Device staging comes from the session's device memory pool and is shared
+  /// with graphs that captured it (graph_hold.h). Host staging (pageable I/O only, never captured)
+  /// comes from the session's pinned host memory pool, or, where the device has none, from
+  /// cudaHostAlloc; only the first slot's entries hold it (calls with pageable memory finish with
+  /// it before they release the lock, Note [pipelined calls]).
   struct Staging {
     SharedBuffer device;
     cuda::DeviceBuffer host;
@@ -146,7 +156,23 @@ class Session {
     Completion completion = Completion::kReturnAtOnce;
     std::size_t output_chunks = 0;  ///< chunks of pageable outputs, each with its own event
     int profile = 0;                ///< the optimization profile the input shapes fit (tightest)
+    int slot = -1;                  ///< the staging slot (-1: nothing staged)
+    bool staged_inputs = false;     ///< some input is copied into the slot's device staging
+    bool staged_outputs = false;    ///< some output is copied out of the slot's device staging
+    bool after_all = false;         ///< the stream is already ordered after every earlier call
+    bool cross_stream = false;      ///< waited on the GPU for an earlier call on another stream
+    SharedEvent done;               ///< recorded when the call's host data is done; waited on by the caller
   };
+  /// A staging slot: what its last users left in flight (Note [pipelined calls]).
+  struct Slot {
+    cuda::Event engine_done;        ///< after the last user's engine: the slot's input staging is free
+    cuda::Event copies_done;        ///< after the last device-to-host copies out of it: its output staging is free
+    unsigned long long engine_stream_id = 0;  ///< the stream engine_done was recorded on (0: unknown)
+    unsigned long long copies_stream_id = 0;  ///< the stream copies_done was recorded on (0: unknown)
+    bool engine_recorded = false;
+    bool copies_recorded = false;
+  };
+  static constexpr int kStagingSlots = 2;
 
   // The steps of execute(), in order. Everything up to prepare_staging only checks and decides;
   // from enqueue on, work is queued.
@@ -157,8 +183,9 @@ class Session {
   Status resolve_shapes(TensorView* args, Call& call);
   Status prepare_staging(Call& call);
   Status bind_addresses();
+  Status prepare_completion(Call& call);
   Status enqueue(Call& call);
-  Status complete(const Call& call);
+  Status complete(Call& call, SharedEvent& wait_unlocked);
 
   /// The device and green context of a stream not being captured, from the cache by stream id.
   Status stream_placement(Call& call);
@@ -176,7 +203,14 @@ class Session {
   Status learn_output_bounds(int profile, bool first);
   /// Makes staging within the budget at initialize (Note [staging budget] in session.cpp).
   Status prepare_budgeted_staging();
-  Status order_after_previous_calls(const Call& call);
+  Status order_after_previous_calls(Call& call);
+  Status order_staging_writes(Call& call);
+  Status order_engine(Call& call);
+  Status record_progress(Call& call, bool engine_done, bool copies_done);
+  Status join_earlier_calls(Call& call);
+  std::size_t staging_index(int slot, int binding) const noexcept {
+    return static_cast<std::size_t>(slot) * bindings_.size() + static_cast<std::size_t>(binding);
+  }
   Status copy_inputs_in(const Call& call);
   Status copy_outputs_out(const Call& call);
   Status stage_pageable_input(int index, const Call& call);
@@ -199,13 +233,23 @@ class Session {
   bool initialized_ = false;
   bool host_memory_is_device_accessible_ = false;  ///< integrated / ATS devices bind host memory directly
   std::vector<Binding> bindings_;
-  std::vector<Staging> staging_;
+  std::vector<Staging> staging_;                  ///< kStagingSlots x bindings (staging_index)
+  std::vector<Slot> slots_;                       ///< kStagingSlots
+  int slot_ = kStagingSlots - 1;                  ///< the slot of the last call that staged
+  unsigned long long slot_stream_id_ = 0;         ///< that call's stream (0: unknown or captured)
   std::vector<int> alias_input_of_output_;        ///< per binding: aliased input index or -1
   PointerKindCache pointer_kinds_;
   cudaStream_t own_stream_ = nullptr;             ///< runs calls with no stream of the caller's; housekeeping
   cuda::Event join_in_;                           ///< the caller's stream → own_stream_ (back: completion_)
-  cuda::Event inputs_consumed_;
-  SharedEvent completion_;                        ///< recorded after every call (and every replay)
+  /// Where the last eager call's engine ends: its slot's engine_done, or (-1) completion_ as it
+  /// recorded it (a call that stages nothing queues nothing after its engine).
+  int engine_slot_ = -1;
+  unsigned long long engine_stream_id_ = 0;       ///< the stream that engine ran on (0: unknown)
+  bool engine_pending_ = false;                   ///< an eager call has run the engine
+  /// Per-call events for waits made after the lock is released: shared with the waiting caller, so
+  /// destroy() cannot free one under it; reused once only the pool holds it.
+  std::vector<SharedEvent> call_events_;
+  SharedEvent completion_;                        ///< after every call (and every replay): covers all earlier ones
   bool completion_pending_ = false;               ///< completion_ recorded for work that may be in flight
   bool captured_ = false;                         ///< a graph holding a call of this session may replay
   unsigned long long last_stream_id_ = 0;         ///< the stream of the last eager call (cudaStreamGetId)

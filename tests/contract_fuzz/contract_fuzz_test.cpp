@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <string>
 
 #if TRTET_FUZZ_HAVE_EXECUTORCH
 #include <executorch/extension/module/module.h>
@@ -132,6 +133,44 @@ TEST(ContractFuzzGenerator, CapturesUseOnlyCapturableStreamsAndDeviceOrPinnedMem
     }
   }
   EXPECT_GT(captures, 100);
+}
+
+// Concurrent steps must reach the pipelined path of the session (Note [pipelined calls] in
+// src/delegate/session.cpp): two or more threads whose guarded calls on different stream objects
+// stage host memory, pinned and pageable, so their copies and engines can overlap; and some with
+// an in-place engine, whose runs must never overlap.
+TEST(ContractFuzzGenerator, ConcurrentStepsDrawHostIoOnSeveralStreams) {
+  int pipelined_pinned = 0, with_pageable = 0, in_place = 0;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    FuzzConfig config;
+    config.seed = seed;
+    const Sequence sequence = generate(config);
+    for (const Step& step : sequence.steps) {
+      const auto* concurrent = as<ConcurrentStep>(step);
+      if (concurrent == nullptr) continue;
+      std::set<std::string> streams;  // stream objects (created or green) with a guarded pinned call on them
+      bool pageable = false;
+      for (const auto& thread : concurrent->threads) {
+        for (const CallPlan& plan : thread) {
+          if (!plan.guard || !plan.stream.capturable()) continue;
+          bool pinned = false;
+          for (Mem mem : plan.mems) {
+            pinned = pinned || mem == Mem::kPinned;
+            pageable = pageable || mem == Mem::kPageable;
+          }
+          if (pinned) streams.insert(to_string(plan.stream));
+        }
+      }
+      if (streams.size() < 2) continue;
+      ++pipelined_pinned;
+      if (pageable) ++with_pageable;
+      const EngineSpec& spec = sequence.sessions[static_cast<std::size_t>(concurrent->session)];
+      if (spec.kind == EngineKind::kAliasing || spec.alias) ++in_place;
+    }
+  }
+  EXPECT_GT(pipelined_pinned, 150) << "concurrent steps with pinned calls on two or more streams";
+  EXPECT_GT(with_pageable, 100);
+  EXPECT_GT(in_place, 40);
 }
 
 TEST(ContractFuzzGenerator, SizesStayWithinTheConfiguredMaximum) {

@@ -29,7 +29,8 @@ namespace torch_tensorrt::executorch_backend {
 ///
 /// Stateless: each loaded delegate lives behind its DelegateHandle (a session placed in the
 /// method's runtime allocator). Calls on different handles may run concurrently; calls on one
-/// handle are serialized.
+/// handle are queued one at a time, and calls from threads on different streams overlap on the GPU
+/// (docs/DESIGN.md, "Ordering between calls").
 class TensorRTBackend final : public ::executorch::runtime::BackendInterface {
  public:
   /// The backend id programs name in their delegate calls.
