@@ -19,7 +19,7 @@ namespace {
 
 using ex::delegate::TensorView;
 
-constexpr int kMaxThreads = 4;
+constexpr int kMaxThreads = 8;
 
 struct ThreadIo {
   explicit ThreadIo(std::size_t n) : in(Memory::kPinned, n), out(Memory::kPinned, n) {
@@ -32,7 +32,7 @@ struct ThreadIo {
 
 // The bound per call is the longest of the three pieces of a call measured alone on one stream by
 // events (the H2D of 1 MiB, the engine, the D2H of 1 MiB), each back to back: with copies in, copies
-// out and engines of successive calls overlapped, calls cannot come faster than that. Then 1 to 4
+// out and engines of successive calls overlapped, calls cannot come faster than that. Then 1 to 8
 // threads, each on its own stream under a CudaStreamGuard, make back-to-back calls (a fixed total
 // split between them) on one session, each call returning with its pinned output written; wall
 // time per call against the bound. Whole-call ordering (before pipelining) gives at best the
@@ -89,7 +89,7 @@ void p3h_pipelined_host_io(const Config& config, std::vector<Row>& rows) {
     return micros_since(start) / (per_thread * threads);
   };
 
-  const int total = std::max(240, 2 * config.calls) / 12 * 12;  // divisible by 1, 2, 3 and 4 threads
+  const int total = std::max(840, 2 * config.calls) / 840 * 840;  // divisible by 1 to 8 threads
   std::vector<double> per_call(kMaxThreads + 1, 0.0);
   int best = 1;
   for (int threads = 1; threads <= kMaxThreads; ++threads) {

@@ -526,8 +526,10 @@ Status Session::prepare_staging(Call& call) {
   // A call on the stream of the last call that staged keeps its slot: the stream orders them. A
   // call on another stream takes the next slot (Note [pipelined calls]). Kept only if something
   // is staged (below).
+  // A capture takes the slot of the last call that staged, which a warm-up call has sized (it
+  // cannot allocate, and waits for every earlier call anyway).
   const bool same_stream = call.stream_id != 0 && call.stream_id == slot_stream_id_;
-  call.slot = same_stream ? slot_ : (slot_ + 1) % kStagingSlots;
+  call.slot = !staged_before_ || same_stream || call.facts.capturing ? slot_ : (slot_ + 1) % kStagingSlots;
   for (int i = 0; i < count; ++i) {
     Binding& binding = bindings_[static_cast<std::size_t>(i)];
     if (binding.bytes == 0) {
@@ -557,7 +559,8 @@ Status Session::prepare_staging(Call& call) {
   }
   if (call.staged_inputs || call.staged_outputs) {
     slot_ = call.slot;
-    slot_stream_id_ = call.stream_id;
+    slot_stream_id_ = call.stream_id;  // 0 for a capture: the next eager call moves on
+    staged_before_ = true;
   } else {
     call.slot = -1;
   }
@@ -1138,8 +1141,9 @@ void Session::free_resources() noexcept {
   completion_pending_ = false;
   engine_pending_ = false;
   engine_slot_ = -1;
-  slot_ = kStagingSlots - 1;
+  slot_ = 0;
   slot_stream_id_ = 0;
+  staged_before_ = false;
 }
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -235,8 +235,9 @@ class Session {
   std::vector<Binding> bindings_;
   std::vector<Staging> staging_;                  ///< kStagingSlots x bindings (staging_index)
   std::vector<Slot> slots_;                       ///< kStagingSlots
-  int slot_ = kStagingSlots - 1;                  ///< the slot of the last call that staged
+  int slot_ = 0;                                  ///< the slot of the last call that staged (or 0)
   unsigned long long slot_stream_id_ = 0;         ///< that call's stream (0: unknown or captured)
+  bool staged_before_ = false;                    ///< a call has staged (the first takes slot 0)
   std::vector<int> alias_input_of_output_;        ///< per binding: aliased input index or -1
   PointerKindCache pointer_kinds_;
   cudaStream_t own_stream_ = nullptr;             ///< runs calls with no stream of the caller's; housekeeping
