@@ -52,7 +52,9 @@ TEST_F(RunnerGpu, BesideTheLoadTheEngineStaysOnItsPartition) {
   const auto stop_start = std::chrono::steady_clock::now();
   load->reset();
   const double stop_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - stop_start).count();
-  EXPECT_LT(stop_ms, 50.0) << "stopping the load waits for at most the queued kernels (2-3 x 0.5 ms)";
+  if (!trtet_test::under_sanitizer()) {  // the tool slows the load's kernels 10-100x
+    EXPECT_LT(stop_ms, 50.0) << "stopping the load waits for at most the queued kernels (2-3 x 0.5 ms)";
+  }
 
   ASSERT_TRUE(m->engine_sms.has_value()) << "the run_device program's engine records its SMs";
   EXPECT_FALSE(m->engine_sms->empty());
@@ -70,6 +72,7 @@ TEST_F(RunnerGpu, BesideTheLoadTheEngineStaysOnItsPartition) {
 // The load on the remainder slows a whole-GPU stream's kernels (it holds those SMs), which is
 // what makes --compare's contrast: a whole-GPU run beside it is slower than alone.
 TEST_F(RunnerGpu, TheLoadSlowsWhatSharesItsSms) {
+  TRTET_SKIP_TIMING_UNDER_SANITIZER();
   cudaStream_t whole = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&whole, cudaStreamNonBlocking), cudaSuccess);
   cudaStream_t load_stream = nullptr;
