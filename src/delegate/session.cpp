@@ -13,6 +13,7 @@
 #include "cuda/device.h"
 #include "cuda/stream_facts.h"
 #include "delegate/checks.h"
+#include "delegate/staging_layout.h"
 #include "green/current.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
@@ -22,11 +23,6 @@ namespace {
 std::size_t grown_capacity(std::size_t current, std::size_t needed) {
   return std::max(needed, current + current / 2);
 }
-
-/// Pageable chunks are copied on the host in slices of this size by several threads at once, so
-/// the first transfer starts, and the last output lands, after one slice's copy rather than a
-/// whole chunk's.
-constexpr std::size_t kCopySlice = 128u << 10;
 
 /// max_bytes_ of a binding whose largest size is not known: no cap.
 constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
@@ -529,7 +525,7 @@ Status Session::prepare_staging(Call& call) {
   // A capture takes the slot of the last call that staged, which a warm-up call has sized (it
   // cannot allocate, and waits for every earlier call anyway).
   const bool same_stream = call.stream_id != 0 && call.stream_id == slot_stream_id_;
-  call.slot = !staged_before_ || same_stream || call.facts.capturing ? slot_ : (slot_ + 1) % kStagingSlots;
+  call.slot = choose_slot(staged_before_, same_stream, call.facts.capturing, slot_, kStagingSlots);
   for (int i = 0; i < count; ++i) {
     Binding& binding = bindings_[static_cast<std::size_t>(i)];
     if (binding.bytes == 0) {
@@ -955,17 +951,6 @@ Status Session::complete(Call& call, SharedEvent& wait_unlocked) {
   ++stats_.calls;
   return Status::Ok();
 }
-
-std::size_t Session::chunk_bytes(std::size_t bytes) noexcept {
-  // Enough chunks that the host copy of one overlaps the transfer of another, none so small
-  // that per-copy overhead shows; a whole number of slices.
-  constexpr std::size_t kMinChunk = 1u << 20;
-  constexpr std::size_t kChunks = 16;
-  const std::size_t share = (bytes + kChunks - 1) / kChunks;
-  return std::max(kMinChunk, (share + kCopySlice - 1) / kCopySlice * kCopySlice);
-}
-
-std::size_t Session::slice_bytes(std::size_t chunk) noexcept { return std::min(chunk, kCopySlice); }
 
 Status Session::stage_pageable_input(int index, const Call& call) {
   const Binding& binding = bindings_[static_cast<std::size_t>(index)];

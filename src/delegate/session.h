@@ -223,8 +223,6 @@ class Session {
   /// The auxiliary streams for the call's green context handed to the engine; with graphs on, one
   /// more stream there (returned) to capture on.
   Result<cudaStream_t> hand_over_aux_streams(CUgreenCtx green);
-  static std::size_t chunk_bytes(std::size_t bytes) noexcept;
-  static std::size_t slice_bytes(std::size_t chunk) noexcept;
   void free_resources() noexcept;
 
   mutable std::mutex mutex_;
