@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "cuda/device_buffer.h"
-#include "cuda/host_pool.h"
+#include "cuda/memory_pool.h"
 #include "scenarios.h"
 
 namespace trtet_bench {
@@ -184,7 +184,7 @@ class CopyCrew {
 class StagingMemory {
  public:
   StagingMemory(std::size_t bytes, cudaStream_t stream) {
-    auto pool = ex::cuda::HostMemoryPool::create(0);
+    auto pool = ex::cuda::MemoryPool::pinned_host_memory(0);
     if (pool.ok()) {
       pool_ = std::move(pool).value();
       auto buffer = ex::cuda::DeviceBuffer::allocate_from(pool_.get(), bytes, stream);
@@ -205,7 +205,7 @@ class StagingMemory {
   bool pooled() const noexcept { return static_cast<bool>(pooled_); }
 
  private:
-  ex::cuda::HostMemoryPool pool_;   // destroyed after pooled_ is freed
+  ex::cuda::MemoryPool pool_;       // destroyed after pooled_ is freed
   ex::cuda::DeviceBuffer pooled_;
   void* fallback_ = nullptr;
 };

@@ -28,7 +28,7 @@ class DeviceBuffer {
   /// `bytes` of device memory, usable in order on `stream` (on the current device).
   static Result<DeviceBuffer> allocate(std::size_t bytes, cudaStream_t stream);
   /// `bytes` from `pool` in order on `stream` (cudaMallocFromPoolAsync): device memory, or pinned
-  /// host memory for a HostMemoryPool.
+  /// host memory for a pool of pinned host memory (MemoryPool::pinned_host_memory).
   static Result<DeviceBuffer> allocate_from(cudaMemPool_t pool, std::size_t bytes, cudaStream_t stream);
 
   /// Later uses happen on `stream`: the free is ordered there.

@@ -20,7 +20,16 @@ Result<PoolUsage> pool_usage(cudaMemPool_t pool) {
   return usage;
 }
 
-Result<DeviceMemoryPool> DeviceMemoryPool::create(int device) {
+Result<MemoryPool> MemoryPool::create(const cudaMemPoolProps& props) {
+  MemoryPool pool;
+  TRTET_CUDA_CHECK(cudaMemPoolCreate(&pool.pool_, &props));
+  // Keep freed memory in the pool (see the class comment); the pool goes with its owner.
+  unsigned long long keep = ~0ull;
+  TRTET_CUDA_CHECK(cudaMemPoolSetAttribute(pool.pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+  return pool;
+}
+
+Result<MemoryPool> MemoryPool::device_memory(int device) {
   int supported = 0;
   TRTET_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device));
   TRTET_CHECK_OR_RETURN(supported != 0, kNotSupported, "device %d has no memory pools (stream-ordered allocation)",
@@ -30,15 +39,27 @@ Result<DeviceMemoryPool> DeviceMemoryPool::create(int device) {
   props.handleTypes = cudaMemHandleTypeNone;
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id = device;
-  DeviceMemoryPool pool;
-  TRTET_CUDA_CHECK(cudaMemPoolCreate(&pool.pool_, &props));
-  // Keep freed memory in the pool (see the class comment); the pool goes with its owner.
-  unsigned long long keep = ~0ull;
-  TRTET_CUDA_CHECK(cudaMemPoolSetAttribute(pool.pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+  return create(props);
+}
+
+Result<MemoryPool> MemoryPool::pinned_host_memory(int device) {
+  int supported = 0;
+  TRTET_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrHostMemoryPoolsSupported, device));
+  TRTET_CHECK_OR_RETURN(supported != 0, kNotSupported, "device %d has no host memory pools", device);
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeHost;
+  props.location.id = 0;
+  TRTET_ASSIGN_OR_RETURN(MemoryPool pool, create(props));
+  cudaMemAccessDesc access{};
+  access.location.type = cudaMemLocationTypeDevice;
+  access.location.id = device;
+  access.flags = cudaMemAccessFlagsProtReadWrite;
+  TRTET_CUDA_CHECK(cudaMemPoolSetAccess(pool.pool_, &access, 1));
   return pool;
 }
 
-void DeviceMemoryPool::reset() noexcept {
+void MemoryPool::reset() noexcept {
   if (pool_ != nullptr) TRTET_CUDA_WARN(cudaMemPoolDestroy(pool_));
   pool_ = nullptr;
 }

@@ -1,4 +1,5 @@
-// Move-only owner of a memory pool of device memory, and what any pool holds (its own statistics).
+// Move-only owner of a stream-ordered memory pool, of device memory or of pinned host memory, and
+// what any pool holds (its own statistics).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -20,20 +21,22 @@ struct PoolUsage {
 /// `pool`'s counters. Reads only; safe at any time, also while a stream is captured.
 Result<PoolUsage> pool_usage(cudaMemPool_t pool);
 
-/// A cudaMemPool_t of device memory on one device, made for one owner so that the pool's counters
-/// are exactly what that owner holds: allocations from it (DeviceBuffer::allocate_from) are
-/// stream-ordered like cudaMallocAsync's, and never share backing memory with the device's default
-/// pool. Freed memory stays reserved in the pool (release threshold: all of it) until the pool is
-/// destroyed: giving it back at synchronizations and mapping it again on the next growth costs
-/// more than it saves for staging, which only grows.
-class DeviceMemoryPool {
+/// A cudaMemPool_t made for one owner, so that the pool's counters are exactly what that owner
+/// holds. Allocations from it (DeviceBuffer::allocate_from) are allocated and freed in stream
+/// order like cudaMallocAsync's: neither synchronizes the device or another green context (unlike
+/// cudaHostAlloc/cudaFreeHost for host memory), and they never share backing memory with the
+/// device's default pool. Freed memory stays reserved in the pool (release threshold: all of it)
+/// until the pool is destroyed: giving it back at synchronizations and mapping it again on the next
+/// growth (for host memory, page-locking it again) costs more than it saves for staging, which
+/// only grows.
+class MemoryPool {
  public:
-  DeviceMemoryPool() noexcept = default;  ///< empty: owns nothing
-  ~DeviceMemoryPool() { reset(); }
-  DeviceMemoryPool(const DeviceMemoryPool&) = delete;             // one owner per pool
-  DeviceMemoryPool& operator=(const DeviceMemoryPool&) = delete;
-  DeviceMemoryPool(DeviceMemoryPool&& other) noexcept : pool_(other.pool_) { other.pool_ = nullptr; }
-  DeviceMemoryPool& operator=(DeviceMemoryPool&& other) noexcept {
+  MemoryPool() noexcept = default;  ///< empty: owns nothing
+  ~MemoryPool() { reset(); }
+  MemoryPool(const MemoryPool&) = delete;             // one owner per pool
+  MemoryPool& operator=(const MemoryPool&) = delete;
+  MemoryPool(MemoryPool&& other) noexcept : pool_(other.pool_) { other.pool_ = nullptr; }
+  MemoryPool& operator=(MemoryPool&& other) noexcept {
     if (this != &other) {
       reset();
       pool_ = other.pool_;
@@ -44,7 +47,11 @@ class DeviceMemoryPool {
 
   /// A pool of `device`'s memory. kNotSupported where the device has no memory pools
   /// (cudaDevAttrMemoryPoolsSupported), which also means no cudaMallocAsync.
-  static Result<DeviceMemoryPool> create(int device);
+  static Result<MemoryPool> device_memory(int device);
+  /// A pool of pinned host memory that `device` reads and writes at full copy bandwidth.
+  /// kNotSupported where the device has no host memory pools (cudaDevAttrHostMemoryPoolsSupported;
+  /// CUDA 12.6+ drivers).
+  static Result<MemoryPool> pinned_host_memory(int device);
 
   cudaMemPool_t get() const noexcept { return pool_; }
   explicit operator bool() const noexcept { return pool_ != nullptr; }
@@ -53,6 +60,9 @@ class DeviceMemoryPool {
   void reset() noexcept;
 
  private:
+  /// Makes the pool of `props` and keeps freed memory in it.
+  static Result<MemoryPool> create(const cudaMemPoolProps& props);
+
   cudaMemPool_t pool_ = nullptr;
 };
 

@@ -111,8 +111,8 @@ Status Session::initialize() {
   TRTET_ASSIGN_OR_RETURN(own_stream_id_, cuda::stream_id(own_stream_));
   // The session's own pools: what it holds beyond its engine is what they hold (stats()). Nothing
   // is allocated here unless a staging budget asks for it.
-  TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::DeviceMemoryPool::create(engine.device()));
-  auto pool = cuda::HostMemoryPool::create(engine.device());
+  TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::MemoryPool::device_memory(engine.device()));
+  auto pool = cuda::MemoryPool::pinned_host_memory(engine.device());
   if (pool.ok()) {
     host_pool_ = std::move(pool).value();
   } else {

@@ -13,7 +13,6 @@
 #include "common/status.h"
 #include "cuda/device_buffer.h"
 #include "cuda/event.h"
-#include "cuda/host_pool.h"
 #include "cuda/memory_pool.h"
 #include "cuda/pinned_buffer.h"
 #include "delegate/aux_streams.h"
@@ -264,8 +263,8 @@ class Session {
   std::size_t last_placement_ = 0;                ///< the entry stream_placement() found or made
   unsigned long long own_stream_id_ = 0;
   SharedBuffer empty_tensor_;                     ///< a valid address for zero-size tensors (made on first use)
-  cuda::DeviceMemoryPool device_pool_;            ///< device staging and empty_tensor_, the session's alone
-  cuda::HostMemoryPool host_pool_;                ///< pinned host staging, stream-ordered
+  cuda::MemoryPool device_pool_;                  ///< device staging and empty_tensor_, the session's alone
+  cuda::MemoryPool host_pool_;                    ///< pinned host staging, stream-ordered
   std::vector<std::size_t> max_bytes_;            ///< per binding: its largest size over the profiles (0: unknown)
   std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown staging, freed once ordered after earlier calls
   std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at destroy

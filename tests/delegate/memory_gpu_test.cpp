@@ -15,7 +15,6 @@
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
 #include "cuda/device_buffer.h"
-#include "cuda/host_pool.h"
 #include "cuda/memory_pool.h"
 #include "delegate/graph_hold.h"
 #include "delegate/session_fixture.h"
@@ -51,15 +50,15 @@ int count_of(const std::string& text, const std::string& needle) {
 /// or pinned host): the driver's own rounding, measured rather than assumed.
 std::uint64_t reserved_for_one(bool host, std::size_t bytes, cudaStream_t stream) {
   cudaMemPool_t pool = nullptr;
-  ex::cuda::DeviceMemoryPool device_pool;
-  ex::cuda::HostMemoryPool host_pool;
+  ex::cuda::MemoryPool device_pool;
+  ex::cuda::MemoryPool host_pool;
   if (host) {
-    auto made = ex::cuda::HostMemoryPool::create(0);
+    auto made = ex::cuda::MemoryPool::pinned_host_memory(0);
     if (!made.ok()) return 0;
     host_pool = std::move(made).value();
     pool = host_pool.get();
   } else {
-    auto made = ex::cuda::DeviceMemoryPool::create(0);
+    auto made = ex::cuda::MemoryPool::device_memory(0);
     if (!made.ok()) return 0;
     device_pool = std::move(made).value();
     pool = device_pool.get();
