@@ -61,6 +61,8 @@ Status Session::initialize() {
   const int count = engine.io_count();
   TRTET_CHECK_OR_RETURN(count > 0, kInvalidProgram, "engine has no bindings");
   TRTET_CHECK_OR_RETURN(engine.profile_count() >= 1, kInvalidProgram, "engine has no optimization profile");
+  TRTET_CHECK_OR_RETURN(options_.staging_slots >= 1 && options_.staging_slots <= 4, kInvalidArgument,
+                        "staging_slots is %d; it must be 1 to 4", options_.staging_slots);
   for (int p = 0; p < engine.profile_count(); ++p) {
     for (int i = 0; i < count; ++i) {
       const engine::IoDesc& io = engine.io(i);
@@ -100,7 +102,7 @@ Status Session::initialize() {
 
   TRTET_ASSIGN_OR_RETURN(join_in_, cuda::Event::create());
   slots_.clear();
-  slots_.resize(kStagingSlots);
+  slots_.resize(static_cast<std::size_t>(options_.staging_slots));
   for (Slot& slot : slots_) {
     TRTET_ASSIGN_OR_RETURN(slot.engine_done, cuda::Event::create());
     TRTET_ASSIGN_OR_RETURN(slot.copies_done, cuda::Event::create());
@@ -124,7 +126,7 @@ Status Session::initialize() {
   profile_used_[0] = true;  // selected when the engine was made
   bindings_.assign(static_cast<std::size_t>(count), Binding{});
   staging_.clear();
-  staging_.resize(static_cast<std::size_t>(count) * kStagingSlots);  // staging_index(slot, binding)
+  staging_.resize(static_cast<std::size_t>(count) * slots_.size());  // staging_index(slot, binding)
   // Inputs' largest sizes come from the profiles' bounds; outputs' from inference, with a budget.
   max_bytes_.assign(static_cast<std::size_t>(count), kUnbounded);
   for (int i = 0; i < count; ++i) {
@@ -525,7 +527,7 @@ Status Session::prepare_staging(Call& call) {
   // A capture takes the slot of the last call that staged, which a warm-up call has sized (it
   // cannot allocate, and waits for every earlier call anyway).
   const bool same_stream = call.stream_id != 0 && call.stream_id == slot_stream_id_;
-  call.slot = choose_slot(staged_before_, same_stream, call.facts.capturing, slot_, kStagingSlots);
+  call.slot = choose_slot(staged_before_, same_stream, call.facts.capturing, slot_, static_cast<int>(slots_.size()));
   for (int i = 0; i < count; ++i) {
     Binding& binding = bindings_[static_cast<std::size_t>(i)];
     if (binding.bytes == 0) {
@@ -662,7 +664,7 @@ Status Session::bind_addresses() {
 //    what the previous one wrote, an in-place update say): the engine_done event of that call's
 //    slot, or completion_ where it staged nothing (nothing of it follows the engine then; the join
 //    below may make that wait a little longer than needed, never shorter). Staging comes in slots
-//    (kStagingSlots; staging_index): a call that stages on another stream than the last call that
+//    (SessionOptions::staging_slots; staging_index): a call that stages on another stream than the last call that
 //    staged takes the next slot, and one on the same stream keeps that call's slot, which the
 //    stream already orders (so a session used from one stream holds one slot's staging, which a
 //    staging budget makes at initialize; the next slot grows when calls first come from two

@@ -75,6 +75,11 @@ struct SessionOptions {
   /// warning at initialize. Output sizes come from shape inference at the inputs' maxima
   /// (docs/DESIGN.md, "Staging").
   std::size_t staging_budget_bytes = 0;
+  /// Device staging slots for calls that overlap from several streams (Note [pipelined calls] in
+  /// session.cpp), 1 to 4. With two, a call's copies in wait for the engine two calls back and its
+  /// engine for that call's copies out; a third slot gives each of those waits a call's slack.
+  /// A session used from one stream uses one slot whatever this says.
+  int staging_slots = 2;
 };
 
 /// Runs one engine under the execute contract (docs/DESIGN.md, "The execute contract").
@@ -171,7 +176,6 @@ class Session {
     bool engine_recorded = false;
     bool copies_recorded = false;
   };
-  static constexpr int kStagingSlots = 2;
 
   // The steps of execute(), in order. Everything up to prepare_staging only checks and decides;
   // from enqueue on, work is queued.
@@ -230,8 +234,8 @@ class Session {
   bool initialized_ = false;
   bool host_memory_is_device_accessible_ = false;  ///< integrated / ATS devices bind host memory directly
   std::vector<Binding> bindings_;
-  std::vector<Staging> staging_;                  ///< kStagingSlots x bindings (staging_index)
-  std::vector<Slot> slots_;                       ///< kStagingSlots
+  std::vector<Staging> staging_;                  ///< slots x bindings (staging_index)
+  std::vector<Slot> slots_;                       ///< SessionOptions::staging_slots
   int slot_ = 0;                                  ///< the slot of the last call that staged (or 0)
   unsigned long long slot_stream_id_ = 0;         ///< that call's stream (0: unknown or captured)
   bool staged_before_ = false;                    ///< a call has staged (the first takes slot 0)

@@ -31,6 +31,17 @@ TEST(SessionCpu, RejectsEngineWithoutBindings) {
   expect_program_error(std::make_unique<FakeEngine>(std::vector<engine::IoDesc>{}), "no bindings");
 }
 
+TEST(SessionCpu, RejectsStagingSlotsOutsideOneToFour) {
+  for (const int slots : {0, -1, 5}) {
+    SessionOptions options;
+    options.staging_slots = slots;
+    Session session(FakeEngine::elementwise(Shape{1}, Shape{8}), options);
+    const Status status = session.initialize();
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument) << slots << ": " << status.to_string();
+    EXPECT_NE(status.message().find("staging_slots"), std::string::npos) << status.message();
+  }
+}
+
 TEST(SessionCpu, RejectsProfileOfDifferentRanks) {
   expect_program_error(std::make_unique<FakeEngine>(std::vector<engine::IoDesc>{
                            input_desc("x", Shape{1, 4}, Shape{8}), output_desc("out", 1)}),
