@@ -228,27 +228,14 @@ void p7_rows(const Config& config, std::vector<Row>& rows) {
   int index = 0;
   for (Memory memory : {Memory::kDevice, Memory::kPinned, Memory::kPageable}) {
     const SessionStats s = lifetime(memory);
-    std::printf("P7 %s I/O: device reserved %llu B (high %llu), used %llu B (high %llu); host reserved %llu B (high "
-                "%llu), used %llu B (high %llu); largest call %llu B\n",
-                name_of(memory), static_cast<unsigned long long>(s.device_reserved_bytes),
-                static_cast<unsigned long long>(s.device_reserved_high_bytes),
-                static_cast<unsigned long long>(s.device_used_bytes),
-                static_cast<unsigned long long>(s.device_used_high_bytes),
-                static_cast<unsigned long long>(s.host_reserved_bytes),
-                static_cast<unsigned long long>(s.host_reserved_high_bytes),
-                static_cast<unsigned long long>(s.host_used_bytes),
-                static_cast<unsigned long long>(s.host_used_high_bytes),
-                static_cast<unsigned long long>(largest_call));
-    csv.push_back(format("%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", name_of(memory),
-                         static_cast<unsigned long long>(s.device_reserved_bytes),
-                         static_cast<unsigned long long>(s.device_used_bytes),
-                         static_cast<unsigned long long>(s.device_reserved_high_bytes),
-                         static_cast<unsigned long long>(s.device_used_high_bytes),
-                         static_cast<unsigned long long>(s.host_reserved_bytes),
-                         static_cast<unsigned long long>(s.host_used_bytes),
-                         static_cast<unsigned long long>(s.host_reserved_high_bytes),
-                         static_cast<unsigned long long>(s.host_used_high_bytes),
-                         static_cast<unsigned long long>(largest_call)));
+    std::printf("P7 %s I/O (bytes): %s; largest call %llu\n", name_of(memory),
+                ex::delegate::describe_memory(s).c_str(), static_cast<unsigned long long>(largest_call));
+    const std::uint64_t fields[] = {s.device_reserved_bytes, s.device_used_bytes, s.device_reserved_high_bytes,
+                                    s.device_used_high_bytes,  s.host_reserved_bytes, s.host_used_bytes,
+                                    s.host_reserved_high_bytes, s.host_used_high_bytes, largest_call};
+    std::string line = name_of(memory);
+    for (const std::uint64_t field : fields) line += format(",%llu", static_cast<unsigned long long>(field));
+    csv.push_back(line);
     const std::string measured = format("dev %.2f (%.2f) host %.2f (%.2f) MiB", mib(s.device_reserved_bytes),
                                         mib(s.device_used_bytes), mib(s.host_reserved_bytes), mib(s.host_used_bytes));
     if (memory == Memory::kDevice) {

@@ -3,6 +3,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -1029,6 +1030,21 @@ Status Session::copy_out_pageable_outputs() {
   }
   pool.finish(batch);
   return waited;
+}
+
+std::string describe_memory(const SessionStats& stats) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "device reserved %llu used %llu (high %llu / %llu), host reserved %llu used %llu (high %llu / %llu)",
+                static_cast<unsigned long long>(stats.device_reserved_bytes),
+                static_cast<unsigned long long>(stats.device_used_bytes),
+                static_cast<unsigned long long>(stats.device_reserved_high_bytes),
+                static_cast<unsigned long long>(stats.device_used_high_bytes),
+                static_cast<unsigned long long>(stats.host_reserved_bytes),
+                static_cast<unsigned long long>(stats.host_used_bytes),
+                static_cast<unsigned long long>(stats.host_reserved_high_bytes),
+                static_cast<unsigned long long>(stats.host_used_high_bytes));
+  return line;
 }
 
 SessionStats Session::stats() const {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -60,6 +61,10 @@ struct SessionStats {
   std::uint64_t host_reserved_high_bytes = 0;
   std::uint64_t host_used_high_bytes = 0;
 };
+
+/// The memory fields of `stats` in one line: "device reserved R used U (high RH / UH), host
+/// reserved ... " (bytes).
+std::string describe_memory(const SessionStats& stats);
 
 /// How a session runs its engine, set at construction.
 struct SessionOptions {

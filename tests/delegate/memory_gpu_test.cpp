@@ -77,15 +77,7 @@ void record(const char* what, const SessionStats& stats) {
   ::testing::Test::RecordProperty(std::string(what) + "_device_used", std::to_string(stats.device_used_bytes));
   ::testing::Test::RecordProperty(std::string(what) + "_host_reserved", std::to_string(stats.host_reserved_bytes));
   ::testing::Test::RecordProperty(std::string(what) + "_host_used", std::to_string(stats.host_used_bytes));
-  std::printf("%s: device reserved %llu used %llu (high %llu / %llu), host reserved %llu used %llu (high %llu / %llu)\n",
-              what, static_cast<unsigned long long>(stats.device_reserved_bytes),
-              static_cast<unsigned long long>(stats.device_used_bytes),
-              static_cast<unsigned long long>(stats.device_reserved_high_bytes),
-              static_cast<unsigned long long>(stats.device_used_high_bytes),
-              static_cast<unsigned long long>(stats.host_reserved_bytes),
-              static_cast<unsigned long long>(stats.host_used_bytes),
-              static_cast<unsigned long long>(stats.host_reserved_high_bytes),
-              static_cast<unsigned long long>(stats.host_used_high_bytes));
+  std::printf("%s: %s\n", what, ex::delegate::describe_memory(stats).c_str());
 }
 
 // ---- P5g: the staging budget ----------------------------------------------------------------------
