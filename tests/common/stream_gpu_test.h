@@ -34,4 +34,24 @@ class StreamGpuTest : public ::testing::Test {
   cudaStream_t stream_ = nullptr;
 };
 
+/// A GPU test with `N` non-blocking streams of its own, `streams_`, each synchronized and destroyed
+/// after the test.
+template <int N>
+class StreamsGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    for (auto& s : streams_) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    for (auto& s : streams_) {
+      if (s == nullptr) continue;
+      cudaStreamSynchronize(s);
+      cudaStreamDestroy(s);
+    }
+  }
+
+  cudaStream_t streams_[N] = {};
+};
+
 }  // namespace trtet_test

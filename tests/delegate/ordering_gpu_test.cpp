@@ -7,6 +7,7 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
 
 namespace trtet_test {
@@ -14,19 +15,7 @@ namespace {
 
 using ex::CudaStreamGuard;
 
-class OrderingGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    for (auto& s : streams_) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    for (auto& s : streams_) {
-      if (s != nullptr) cudaStreamDestroy(s);
-    }
-  }
-  cudaStream_t streams_[2] = {};
-};
+using OrderingGpu = StreamsGpuTest<2>;
 
 // The aliasing engine spins 20 ms before it reads the cache: two calls on different streams give
 // cache + x1 + x2 only if the second waits for the first on the GPU.

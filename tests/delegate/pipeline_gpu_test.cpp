@@ -17,6 +17,7 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "common/gpu.h"
+#include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
 #include "engines/test_engine_factory.h"
 
@@ -102,26 +103,15 @@ bool is_host(Memory memory) { return memory == Memory::kPinned || memory == Memo
   return ::testing::AssertionSuccess();
 }
 
-class PipelineGpu : public ::testing::Test {
+class PipelineGpu : public StreamsGpuTest<kThreads> {
  protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    for (auto& s : streams_) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-  }
-  void TearDown() override {
-    for (auto& s : streams_) {
-      if (s == nullptr) continue;
-      cudaStreamSynchronize(s);
-      cudaStreamDestroy(s);
-    }
-  }
-  /// Two calls of `n` elements with pinned I/O: both staging slots sized, so later calls of up to
-  /// `n` never grow staging (which makes a call wait for every earlier one).
+  /// Two calls of `n` elements with pinned I/O, on two streams (a call on the stream of the last
+  /// keeps its slot): both staging slots sized, so later calls of up to `n` never grow staging
+  /// (which makes a call wait for every earlier one).
   void size_both_slots(Session& session, std::int64_t n) {
     AxpbyIo warm(Memory::kPinned, Memory::kPinned, Shape{n});
-    for (int i = 0; i < 2; ++i) ASSERT_TRUE(call_and_check(session, warm, streams_[0], call_seed(99, i)));
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(call_and_check(session, warm, streams_[i], call_seed(99, i)));
   }
-  cudaStream_t streams_[kThreads] = {};
 };
 
 // Three threads, each on its own stream, 40 calls each with pinned inputs and output of 1 MiB and
