@@ -1,32 +1,21 @@
 // Micro figures for the CUDA calls every execute makes (P2's floor): each through the runtime and
-// through the driver entry point the runtime wraps, so the cost of the runtime layer shows.
+// through the driver entry point the runtime wraps (from the project's driver table, as execute
+// calls it), so the cost of the runtime layer shows.
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include "cuda/device.h"
+#include "cuda/driver.h"
 
 namespace {
 
 namespace ex = torch_tensorrt::executorch_backend;
 
-template <typename Fn>
-Fn driver_entry(const char* name, int version) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess) {
-    return nullptr;
-  }
-  return reinterpret_cast<Fn>(fn);
-}
-
 struct Calls {
   cudaStream_t stream = nullptr;
   cudaEvent_t event = nullptr;
-  decltype(&cuEventRecord) event_record = nullptr;
-  decltype(&cuStreamIsCapturing) is_capturing = nullptr;
-  decltype(&cuStreamGetId) get_id = nullptr;
+  const ex::cuda::DriverApi* driver = nullptr;  ///< the project's table: the entry points execute calls
 };
 
 Calls* calls(benchmark::State& state) {
@@ -38,9 +27,8 @@ Calls* calls(benchmark::State& state) {
     auto* c = new Calls;
     cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
     cudaEventCreateWithFlags(&c->event, cudaEventDisableTiming);
-    c->event_record = driver_entry<decltype(&cuEventRecord)>("cuEventRecord", 2000);
-    c->is_capturing = driver_entry<decltype(&cuStreamIsCapturing)>("cuStreamIsCapturing", 10000);
-    c->get_id = driver_entry<decltype(&cuStreamGetId)>("cuStreamGetId", 12000);
+    auto driver = ex::cuda::driver();
+    if (driver.ok()) c->driver = *driver;
     return c;
   }();
   return made;
@@ -68,10 +56,10 @@ BENCHMARK(BM_RuntimeEventRecord);
 
 void BM_DriverEventRecord(benchmark::State& state) {
   Calls* c = calls(state);
-  if (c == nullptr || c->event_record == nullptr) return;
+  if (c == nullptr || c->driver == nullptr) return;
   int pending = 0;
   for (auto _ : state) {
-    c->event_record(reinterpret_cast<CUevent>(c->event), reinterpret_cast<CUstream>(c->stream));
+    c->driver->cuEventRecord(reinterpret_cast<CUevent>(c->event), reinterpret_cast<CUstream>(c->stream));
     drain_every_256(state, c->stream, pending);
   }
 }
@@ -87,9 +75,9 @@ BENCHMARK(BM_RuntimeStreamIsCapturing);
 
 void BM_DriverStreamIsCapturing(benchmark::State& state) {
   Calls* c = calls(state);
-  if (c == nullptr || c->is_capturing == nullptr) return;
+  if (c == nullptr || c->driver == nullptr) return;
   CUstreamCaptureStatus status{};
-  for (auto _ : state) benchmark::DoNotOptimize(c->is_capturing(reinterpret_cast<CUstream>(c->stream), &status));
+  for (auto _ : state) benchmark::DoNotOptimize(c->driver->cuStreamIsCapturing(reinterpret_cast<CUstream>(c->stream), &status));
 }
 BENCHMARK(BM_DriverStreamIsCapturing);
 
@@ -103,9 +91,9 @@ BENCHMARK(BM_RuntimeStreamGetId);
 
 void BM_DriverStreamGetId(benchmark::State& state) {
   Calls* c = calls(state);
-  if (c == nullptr || c->get_id == nullptr) return;
+  if (c == nullptr || c->driver == nullptr) return;
   unsigned long long id = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(c->get_id(reinterpret_cast<CUstream>(c->stream), &id));
+  for (auto _ : state) benchmark::DoNotOptimize(c->driver->cuStreamGetId(reinterpret_cast<CUstream>(c->stream), &id));
 }
 BENCHMARK(BM_DriverStreamGetId);
 

@@ -352,8 +352,7 @@ Status Session::resolve_stream(Call& call) {
     if (call.facts.capturing) {
       TRTET_ASSIGN_OR_RETURN(stream_device, cuda::stream_device(call.caller, /*capturing=*/true));
     } else {
-      TRTET_RETURN_IF_ERROR(stream_placement(call));
-      stream_device = stream_placements_[last_placement_].device;
+      TRTET_ASSIGN_OR_RETURN(stream_device, stream_placement(call));
     }
     TRTET_CHECK_OR_RETURN(stream_device == engine_->device(), kInvalidArgument,
                           "the selected CUDA stream belongs to device %d, but the engine runs on device %d: select "
@@ -366,30 +365,29 @@ Status Session::resolve_stream(Call& call) {
   return Status::Ok();
 }
 
-Status Session::stream_placement(Call& call) {
+Result<int> Session::stream_placement(Call& call) {
   // Streams are told apart by id, not handle: a destroyed stream's handle comes back for a new one.
   // (Only eager calls need it; the query is not made on a capturing stream.)
   auto id = cuda::stream_id(call.stream);
   call.stream_id = id.ok() ? *id : 0;  // unknown: ordered as a different stream, and not cached
-  if (call.stream_id != 0) {
-    for (std::size_t i = 0; i < stream_placements_.size(); ++i) {
-      if (stream_placements_[i].id != call.stream_id) continue;
-      last_placement_ = i;
-      call.green = stream_placements_[i].green;
-      call.green_known = true;
-      return Status::Ok();
-    }
+  const StreamPlacement* found = nullptr;
+  for (const StreamPlacement& placement : stream_placements_) {
+    if (call.stream_id != 0 && placement.id == call.stream_id) found = &placement;
   }
-  StreamPlacement placement;
-  placement.id = call.stream_id;
-  TRTET_ASSIGN_OR_RETURN(placement.device, cuda::stream_device(call.stream, /*capturing=*/false));
-  TRTET_ASSIGN_OR_RETURN(placement.green, cuda::stream_green_context(call.stream));
-  last_placement_ = next_stream_placement_;
-  stream_placements_[next_stream_placement_] = placement;
-  if (call.stream_id != 0) next_stream_placement_ = (next_stream_placement_ + 1) % stream_placements_.size();
-  call.green = placement.green;
+  StreamPlacement made;
+  if (found == nullptr) {
+    made.id = call.stream_id;
+    TRTET_ASSIGN_OR_RETURN(made.device, cuda::stream_device(call.stream, /*capturing=*/false));
+    TRTET_ASSIGN_OR_RETURN(made.green, cuda::stream_green_context(call.stream));
+    if (call.stream_id != 0) {
+      stream_placements_[next_stream_placement_] = made;
+      next_stream_placement_ = (next_stream_placement_ + 1) % stream_placements_.size();
+    }
+    found = &made;
+  }
+  call.green = found->green;
   call.green_known = true;
-  return Status::Ok();
+  return found->device;
 }
 
 Result<MemoryKind> Session::classify(const TensorView& view, bool capturing) {

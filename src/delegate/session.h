@@ -195,8 +195,9 @@ class Session {
   Status enqueue(Call& call);
   Status complete(Call& call, SharedEvent& wait_unlocked);
 
-  /// The device and green context of a stream not being captured, from the cache by stream id.
-  Status stream_placement(Call& call);
+  /// The device of a stream not being captured (returned) and its id and green context (set in
+  /// `call`), from the cache by stream id.
+  Result<int> stream_placement(Call& call);
   Result<MemoryKind> classify(const TensorView& view, bool capturing);
   void mark_host(int index, Call& call);
   Status grow_device_staging(int index, std::size_t bytes, const Call& call);
@@ -269,7 +270,6 @@ class Session {
   };
   std::array<StreamPlacement, 4> stream_placements_{};
   std::size_t next_stream_placement_ = 0;
-  std::size_t last_placement_ = 0;                ///< the entry stream_placement() found or made
   unsigned long long own_stream_id_ = 0;
   SharedBuffer empty_tensor_;                     ///< a valid address for zero-size tensors (made on first use)
   cuda::MemoryPool device_pool_;                  ///< device staging and empty_tensor_, the session's alone

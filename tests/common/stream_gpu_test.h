@@ -6,12 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "common/gpu.h"
+#include "cuda/stream_facts.h"
 
 namespace trtet_test {
 
 /// A stream object, not a handle that names a default stream (TensorRT synchronizes the device for those).
 inline bool is_stream_object(cudaStream_t stream) {
-  return stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread;
+  return !torch_tensorrt::executorch_backend::cuda::is_default_stream_handle(stream);
 }
 
 /// A GPU test (skipped, with the reason, without a GPU) with a non-blocking stream of its own,
