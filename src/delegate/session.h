@@ -43,6 +43,9 @@ struct SessionStats {
   int last_profile = 0;                ///< the optimization profile of the last successful call
   std::uint64_t graph_captures = 0;    ///< delegate-owned graphs captured (Note [delegate graphs])
   std::uint64_t graph_launches = 0;    ///< calls that launched a delegate-owned graph
+  /// Of graph_launches, those that repeated the previous call on its stream with the same
+  /// arguments and skipped the call's preparation (Note [repeated replays]).
+  std::uint64_t repeated_replays = 0;
   Completion last_completion = Completion::kReturnAtOnce;
   /// Staging initialize() made within SessionOptions::staging_budget_bytes (device and host).
   std::uint64_t budgeted_staging_bytes = 0;
@@ -170,6 +173,7 @@ class Session {
     bool staged_outputs = false;    ///< some output is copied out of the slot's device staging
     bool after_all = false;         ///< the stream is already ordered after every earlier call
     bool cross_stream = false;      ///< waited on the GPU for an earlier call on another stream
+    cudaGraphExec_t replayed = nullptr;  ///< the delegate-owned graph the call launched, if any
     SharedEvent done;               ///< recorded when the call's host data is done; waited on by the caller
   };
   /// A staging slot: what its last users left in flight (Note [pipelined calls]).
@@ -227,12 +231,17 @@ class Session {
   Status copy_out_pageable_outputs();
   Status retain_for_graph(const Call& call);
   /// The engine's work for the call: its enqueue, or a delegate-owned graph (Note [delegate graphs]).
-  Status run_engine(const Call& call);
+  Status run_engine(Call& call);
   Status capture_graph(const Call& call, cudaStream_t capture_stream, cudaGraphExec_t& exec);
   /// The auxiliary streams for the call's green context handed to the engine; with graphs on, one
   /// more stream there (returned) to capture on.
   Result<cudaStream_t> hand_over_aux_streams(CUgreenCtx green);
   void free_resources() noexcept;
+  // Note [repeated replays]: the last call, kept when a call with the same arguments on the same
+  // stream would take exactly its path again.
+  bool repeats_last_replay(const TensorView* args, std::size_t count, const Call& call) const noexcept;
+  Status replay_again(const Call& call);
+  void remember_replay(const TensorView* args, std::size_t count, const Call& call);
 
   mutable std::mutex mutex_;
   std::atomic<bool> closing_{false};
@@ -288,6 +297,14 @@ class Session {
   SessionOptions options_;
   GraphCache graphs_;
   GraphKey graph_key_;                            ///< reused per call (no allocation once warm)
+  struct Repeat {
+    bool valid = false;
+    unsigned long long stream_id = 0;
+    cudaGraphExec_t exec = nullptr;               ///< owned by graphs_; valid while `valid` (cleared first)
+    int profile = 0;
+    std::vector<TensorView> args;                 ///< as the call left them (outputs resized)
+  };
+  Repeat repeat_;                                 ///< Note [repeated replays]
   SessionStats stats_;
 };
 

@@ -1,0 +1,178 @@
+// Repeated replays (Note [repeated replays] in src/delegate/session.cpp): in graph mode, a call
+// with the same arguments on the same stream as the previous one launches its graph again without
+// preparing the call. These tests check that the repeat is taken exactly when nothing changed,
+// that every change (stream, shape, addresses, host memory, a caller's capture, trimming, destroy)
+// takes the full path, and that outputs are right throughout, with fresh input data every call.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
+#include "common/gpu.h"
+#include "common/stream_gpu_test.h"
+#include "delegate/session_fixture.h"
+
+namespace trtet_test {
+namespace {
+
+ex::delegate::SessionOptions graphs_on() {
+  ex::delegate::SessionOptions options;
+  options.use_cuda_graphs = true;
+  return options;
+}
+
+using ReplayFastPathGpu = StreamsGpuTest<2>;
+
+TEST_F(ReplayFastPathGpu, TheSameCallAgainRelaunchesItsGraphAndReadsFreshInputs) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=3", graphs_on());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{32, 256});
+  for (int call = 0; call < 20; ++call) {
+    TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));  // fresh x and y, out poisoned
+    ASSERT_TRUE(io.out_matches()) << "call " << call;
+  }
+  const auto stats = s.session->stats();
+  // The first call runs eagerly, the second captures and launches; the 18 after repeat it.
+  EXPECT_EQ(stats.graph_captures, 1u);
+  EXPECT_EQ(stats.graph_launches, 19u);
+  EXPECT_EQ(stats.repeated_replays, 18u);
+  EXPECT_EQ(stats.calls, 20u);
+  EXPECT_EQ(s.engine->enqueue_count(), 2u);
+}
+
+TEST_F(ReplayFastPathGpu, EveryChangeTakesTheFullPathAndStaysRight) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_on());
+  ASSERT_TRUE(s.session);
+  AxpbyIo a(Memory::kDevice, Memory::kDevice, Shape{32, 256});
+  AxpbyIo shape(Memory::kDevice, Memory::kDevice, Shape{8, 256});
+  AxpbyIo addresses(Memory::kDevice, Memory::kDevice, Shape{32, 256});  // a's shape, other tensors
+  AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{32, 256});
+  struct Step {
+    AxpbyIo* io;
+    cudaStream_t stream;
+    int calls;
+    std::uint64_t repeats;  // of those calls, how many repeat the one before
+  };
+  const Step steps[] = {
+      {&a, streams_[0], 3, 1},          // eager, captured, repeated
+      {&a, streams_[1], 3, 1},          // another stream: waits for the first (full path), then kept, repeated
+      {&shape, streams_[1], 3, 1},      // another shape: eager, captured, repeated
+      {&addresses, streams_[1], 3, 1},  // other addresses: eager, captured, repeated
+      {&pinned, streams_[1], 3, 0},     // host memory: staged, never repeated
+      {&a, streams_[1], 2, 1},          // a's graph found again (kept), then repeated
+      {&shape, streams_[0], 2, 0},      // another stream and shape: waits, then kept
+      {&shape, streams_[0], 1, 1},
+  };
+  std::uint64_t expected = 0;
+  int call = 0;
+  for (const Step& step : steps) {
+    for (int i = 0; i < step.calls; ++i, ++call) {
+      TRTET_ASSERT_OK(run_and_sync(*s.session, *step.io, step.stream));
+      ASSERT_TRUE(step.io->out_matches()) << "call " << call;
+    }
+    expected += step.repeats;
+    EXPECT_EQ(s.session->stats().repeated_replays, expected) << "after call " << call;
+  }
+}
+
+TEST_F(ReplayFastPathGpu, AnOutputOfAnotherCapacityOrTypeIsNotARepeat) {
+  auto s = make_session("elementwise min=1x256 max=64x256", graphs_on());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256}, /*out_capacity_elements=*/64 * 256);
+  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  ASSERT_EQ(s.session->stats().repeated_replays, 1u);
+  // The same address with a smaller capacity: checked in full (and still large enough).
+  io.refresh();
+  io.views[2].capacity_bytes = 16 * 256 * sizeof(float);
+  TRTET_ASSERT_OK(execute_on(streams_[0], *s.session, io.args()));
+  ASSERT_EQ(cudaStreamSynchronize(streams_[0]), cudaSuccess);
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(s.session->stats().repeated_replays, 1u);
+  // Too small now: the full path rejects it, and the next good call is right.
+  io.views[2].capacity_bytes = 16 * 256 * sizeof(float) - 4;
+  const ex::Status rejected = execute_on(streams_[0], *s.session, io.args());
+  EXPECT_EQ(rejected.code(), ex::ErrorCode::kInvalidArgument) << rejected.to_string();
+  io.views[2].dtype = ex::DataType::kFloat16;  // a type the engine does not produce
+  io.views[2].capacity_bytes = 64 * 256 * sizeof(float);
+  const ex::Status wrong_type = execute_on(streams_[0], *s.session, io.args());
+  EXPECT_FALSE(wrong_type.ok());
+  TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));  // views rebuilt from the tensors
+  EXPECT_TRUE(io.out_matches());
+}
+
+TEST_F(ReplayFastPathGpu, ACallersCaptureAfterRepeatsRecordsTheCallAndLaterCallsStayRight) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_on());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  for (int call = 0; call < 4; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  ASSERT_EQ(s.session->stats().repeated_replays, 2u);
+  const CapturedCall captured = capture_call(streams_[0], *s.session, io.args());
+  ASSERT_EQ(captured.ended, cudaSuccess);
+  TRTET_ASSERT_OK(captured.status);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, captured.graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 3; ++replay) {
+    io.refresh();
+    ASSERT_EQ(cudaGraphLaunch(exec, streams_[0]), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(streams_[0]), cudaSuccess);
+    ASSERT_TRUE(io.out_matches()) << "the caller's replay " << replay;
+  }
+  // A graph of the caller's may replay from now on: eager calls wait for it, in full.
+  for (int call = 0; call < 3; ++call) {
+    TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+    ASSERT_TRUE(io.out_matches()) << "eager call " << call << " after the capture";
+  }
+  EXPECT_EQ(s.session->stats().repeated_replays, 2u);
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(captured.graph), cudaSuccess);
+}
+
+TEST_F(ReplayFastPathGpu, TwoThreadsOnTheirOwnStreamsInterleaveAndStayRight) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_on());
+  ASSERT_TRUE(s.session);
+  constexpr int kCalls = 300;
+  std::atomic<int> wrong{0}, failed{0};
+  auto work = [&](int t) {
+    AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{t == 0 ? 16 : 48, 256});
+    for (int call = 0; call < kCalls; ++call) {
+      if (!run_and_sync(*s.session, io, streams_[t]).ok()) {
+        failed.fetch_add(1);
+      } else if (!io.out_matches()) {
+        wrong.fetch_add(1);
+      }
+    }
+  };
+  std::thread other(work, 1);
+  work(0);
+  other.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+  const auto stats = s.session->stats();
+  EXPECT_EQ(stats.calls, 2u * kCalls);
+  EXPECT_GT(stats.graph_launches, 0u);
+  EXPECT_LE(stats.repeated_replays, stats.graph_launches);
+}
+
+TEST_F(ReplayFastPathGpu, TrimmingAndDestroyEndTheRepeat) {
+  auto s = make_session("elementwise min=1x256 max=64x256", graphs_on());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  ASSERT_EQ(s.session->stats().repeated_replays, 1u);
+  TRTET_ASSERT_OK(s.session->release_unused_memory());
+  TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(s.session->stats().repeated_replays, 1u) << "the call after release_unused_memory is prepared in full";
+  TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(s.session->stats().repeated_replays, 2u);
+  s.session->destroy();
+  const ex::Status after = execute_on(streams_[0], *s.session, io.args());
+  EXPECT_EQ(after.code(), ex::ErrorCode::kInvalidState) << after.to_string();
+}
+
+}  // namespace
+}  // namespace trtet_test
