@@ -22,4 +22,16 @@ bool under_sanitizer() {
   return injection != nullptr && std::strstr(injection, "sanitizer") != nullptr;
 }
 
+std::string sanitizer_tool() {
+  const char* tool = std::getenv("TRTET_SANITIZER_TOOL");
+  return tool != nullptr ? std::string(tool) : std::string();
+}
+
+bool green_contexts_unsupported_here() { return sanitizer_tool() == "initcheck"; }
+
+const char* const kGreenUnsupportedReason =
+    "green contexts: skipped under initcheck, whose process dies at the first green-context launch "
+    "(scripts/gpu-sanitize's raw-CUDA probe runs that launch without project code and prints how it ends); "
+    "memcheck, racecheck and synccheck run this test";
+
 }  // namespace trtet_test

@@ -19,7 +19,30 @@ const std::string& no_gpu_reason();
 /// 10-100x, so timing assertions cannot hold there.
 bool under_sanitizer();
 
+/// The compute-sanitizer tool this process runs under, as scripts/gpu-sanitize names it in
+/// TRTET_SANITIZER_TOOL (memcheck, initcheck, racecheck or synccheck); empty where it is not set.
+std::string sanitizer_tool();
+
+/// True where this process must make no green contexts: under compute-sanitizer's initcheck
+/// (TRTET_SANITIZER_TOOL=initcheck). On the H200 with CUDA 13, initcheck's process dies (exit 11,
+/// no error reported) at the first work on a green context; scripts/gpu-sanitize runs a raw-CUDA
+/// probe (tests/green/initcheck_green_probe.cu) under initcheck first and prints how it ends.
+/// memcheck, racecheck and synccheck run every green-context test.
+bool green_contexts_unsupported_here();
+
+/// Why a green-context test skips where green_contexts_unsupported_here().
+extern const char* const kGreenUnsupportedReason;
+
 }  // namespace trtet_test
+
+/// First statement of a GPU test (or a fixture's SetUp) that makes green contexts: skips it under
+/// initcheck (green_contexts_unsupported_here()). Tests without green contexts run there as usual.
+#define TRTET_SKIP_IF_GREEN_UNSUPPORTED()                                              \
+  do {                                                                                 \
+    if (::trtet_test::green_contexts_unsupported_here()) {                             \
+      GTEST_SKIP() << ::trtet_test::kGreenUnsupportedReason;                           \
+    }                                                                                  \
+  } while (0)
 
 /// First statement of a GPU test whose assertions are about elapsed time (an upper bound on how
 /// long a call takes, or work still running when it returns): skips it under compute-sanitizer.

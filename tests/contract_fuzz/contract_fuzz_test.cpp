@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -189,6 +190,34 @@ TEST(ContractFuzzGenerator, SizesStayWithinTheConfiguredMaximum) {
   }
 }
 
+/// A printed sequence as FuzzConfig::green == false should print it: green-context streams as the
+/// created streams of their slots, green-current bad calls as wrong-dtype ones.
+std::string as_without_green(const std::string& text) {
+  static const std::regex green_stream("green#([0-9])\\((small|rest)\\)");
+  const std::string streams = std::regex_replace(text, green_stream, "created#$1");
+  return std::regex_replace(streams, std::regex("green-current-no-guard"), "wrong-dtype");
+}
+
+TEST(ContractFuzzGenerator, NoGreenDrawsNoGreenContextAndChangesNothingElse) {
+  int changed = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    FuzzConfig config;
+    config.seed = seed;
+    FuzzConfig no_green = config;
+    no_green.green = false;
+    const std::string with = print(generate(config));
+    const std::string without = print(generate(no_green));
+    EXPECT_EQ(without.find("green"), std::string::npos) << "seed " << seed << ":\n" << without;
+    EXPECT_EQ(as_without_green(with), without) << "seed " << seed;
+    changed += with != without ? 1 : 0;
+  }
+  EXPECT_GT(changed, 100) << "most seeds draw green-context streams";
+  FuzzConfig config;
+  EXPECT_EQ(to_string(config).find("--no-green"), std::string::npos);
+  config.green = false;
+  EXPECT_NE(to_string(config).find(" --no-green"), std::string::npos) << "the reproduce line carries it";
+}
+
 TEST(ContractFuzzShrink, FindsTheTwoStepsThatFail) {
   std::vector<std::size_t> steps;
   for (std::size_t i = 0; i < 40; ++i) steps.push_back(i);
@@ -361,6 +390,20 @@ TEST(ContractFuzzEtGenerator, DrawsEveryStepProgramMemoryStreamAndBoundarySize) 
     EXPECT_TRUE(seen.sizes.count(boundary)) << "tensor size " << boundary << " is never drawn";
   }
   EXPECT_LE(*seen.sizes.rbegin(), kEtBoundBytes);
+}
+
+TEST(ContractFuzzEtGenerator, NoGreenDrawsNoGreenContextAndChangesNothingElse) {
+  int changed = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    FuzzConfig no_green = et_config(seed);
+    no_green.green = false;
+    const std::string with = print(generate_et(et_config(seed)));
+    const std::string without = print(generate_et(no_green));
+    EXPECT_EQ(without.find("green"), std::string::npos) << "seed " << seed << ":\n" << without;
+    EXPECT_EQ(as_without_green(with), without) << "seed " << seed;
+    changed += with != without ? 1 : 0;
+  }
+  EXPECT_GT(changed, 100) << "most seeds draw green-context streams";
 }
 
 TEST(ContractFuzzEtGenerator, ThreadsStayWithinTheirMaximum) {

@@ -50,7 +50,8 @@ std::string et_error(etr::Error error) {
 }
 
 /// The process's green-context partitions (16 SMs and the rest, through the public GreenContext.h),
-/// their streams and the I/O streams; made on first use and kept until the process ends.
+/// their streams and the I/O streams; made on first use and kept until the process ends. No
+/// partitions where green_contexts_here() is false (initcheck): the green streams stay null.
 class EtWorld {
  public:
   static EtWorld& get() {
@@ -60,6 +61,7 @@ class EtWorld {
   const std::string& error() const noexcept { return error_; }
   cudaStream_t io(int thread) const noexcept { return io_[thread]; }
   cudaStream_t green(int slot) const noexcept { return green_[slot]; }
+  bool has_green() const noexcept { return !partitions_.empty(); }
 
  private:
   EtWorld() {
@@ -68,6 +70,17 @@ class EtWorld {
       error_ = std::string("cudaSetDevice(0): ") + cudaGetErrorString(e);
       return;
     }
+    if (green_contexts_here()) make_green();
+    if (!error_.empty()) return;
+    for (cudaStream_t& s : io_) {
+      if (const cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); e != cudaSuccess) {
+        error_ = std::string("creating an I/O stream: ") + cudaGetErrorString(e);
+        return;
+      }
+    }
+  }
+
+  void make_green() {
     auto partitions = ex::split_device(0, {16}, ex::Remainder::kKeep);
     if (!partitions.ok()) {
       error_ = "split_device(0, {16}, Remainder::kKeep): " + partitions.error().message();
@@ -90,12 +103,6 @@ class EtWorld {
         return;
       }
       green_[slot] = *stream;
-    }
-    for (cudaStream_t& s : io_) {
-      if (const cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); e != cudaSuccess) {
-        error_ = std::string("creating an I/O stream: ") + cudaGetErrorString(e);
-        return;
-      }
     }
   }
 
@@ -173,6 +180,7 @@ class EtStreams {
       if (const cudaError_t e = cudaStreamSynchronize(s); e != cudaSuccess) return e;
     }
     for (int slot = 0; slot < kGreenSlots; ++slot) {
+      if (world_.green(slot) == nullptr) continue;  // no green contexts in this process
       if (const cudaError_t e = cudaStreamSynchronize(world_.green(slot)); e != cudaSuccess) return e;
     }
     if (const cudaError_t e = cudaStreamSynchronize(cudaStreamPerThread); e != cudaSuccess) return e;
@@ -198,6 +206,11 @@ class EtRun {
     RunResult result;
     if (!world_.error().empty()) {
       result.failure = fail(Category::kHarness, "GPU setup (green-context split, I/O streams): " + world_.error());
+      return result;
+    }
+    if (sequence_.config.green && !world_.has_green()) {
+      result.failure = fail(Category::kHarness, "the sequence was drawn with green contexts, which this process makes "
+                                                "none of (TRTET_SANITIZER_TOOL=initcheck): draw it with --no-green");
       return result;
     }
     streams_ = std::make_unique<EtStreams>(world_);

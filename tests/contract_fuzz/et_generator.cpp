@@ -70,6 +70,11 @@ EtCallPlan draw_call(Rng& rng, EtProgram program, std::size_t max_bytes) {
   return call;
 }
 
+/// FuzzConfig::green == false: a green-context stream becomes the created stream of its slot.
+void without_green(EtCallPlan& call) {
+  if (call.stream.source == StreamSource::kGreen) call.stream.source = StreamSource::kCreated;
+}
+
 EtProgram draw_program(Rng& rng) { return static_cast<EtProgram>(rng.weighted({35, 40, 25})); }
 
 std::string hex(std::uint64_t value) {
@@ -155,6 +160,16 @@ EtSequence generate_et(const FuzzConfig& config) {
         }
         sequence.steps.push_back(std::move(step));
         break;
+      }
+    }
+  }
+  if (!config.green) {  // after every draw, so nothing else changes
+    for (EtStep& step : sequence.steps) {
+      if (auto* call = std::get_if<EtCallStep>(&step)) without_green(call->call);
+      if (auto* threads = std::get_if<EtThreadsStep>(&step)) {
+        for (EtThread& thread : threads->threads) {
+          for (EtCallPlan& plan : thread.calls) without_green(plan);
+        }
       }
     }
   }

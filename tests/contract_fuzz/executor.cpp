@@ -83,6 +83,10 @@ Executor::~Executor() {
 
 Verdict Executor::setup() {
   if (!world_.status().ok()) return harness("GPU setup (green-context split, I/O streams)", world_.status());
+  if (sequence_.config.green && !world_.has_green()) {
+    return Failure{Category::kHarness, "the sequence was drawn with green contexts, which this process makes none of "
+                                       "(TRTET_SANITIZER_TOOL=initcheck): draw it with --no-green"};
+  }
   streams_ = std::make_unique<StreamSlots>(world_);
   const ex::Status made = streams_->create();
   if (!made.ok()) return harness("making the sequence's streams", made);

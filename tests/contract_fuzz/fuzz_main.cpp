@@ -6,6 +6,8 @@
 //                              --seed), or ExecuTorch's Module over generated .pte programs
 //   --print                    with --seed: print the sequence and exit (no GPU needed)
 //   --length L --max-bytes B --concurrent-max-bytes B --max-spin-us U   the draw (defaults: the seed set's)
+//   --no-green                 no green-context streams drawn (FuzzConfig::green); always so under
+//                              initcheck (TRTET_SANITIZER_TOOL=initcheck), which says so once on stderr
 //   --trial                    a shrink trial: quiet, exit status 10 + failure category, 0 if it passed
 #include <gtest/gtest.h>
 
@@ -23,6 +25,7 @@
 #include "contract_fuzz/et_executor.h"
 #include "contract_fuzz/et_sequence.h"
 #include "contract_fuzz/generator.h"
+#include "contract_fuzz/gpu_world.h"
 #include "contract_fuzz/rng.h"
 #include "contract_fuzz/runner.h"
 #include "contract_fuzz/self_path.h"
@@ -46,7 +49,8 @@ struct Options {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "contract_fuzz: " << problem
             << "\nusage: contract_fuzz [gtest flags] | --soak MINUTES | --seed N [--steps 1,5,9] [--print] [--trial]"
-               " [--leg session|executorch] [--length L] [--max-bytes B] [--concurrent-max-bytes B] [--max-spin-us U]\n";
+               " [--leg session|executorch] [--length L] [--max-bytes B] [--concurrent-max-bytes B] [--max-spin-us U]"
+               " [--no-green]\n";
   std::exit(2);
 }
 
@@ -109,6 +113,8 @@ bool parse(int argc, char** argv, Options& options) {
       options.config.concurrent_max_bytes = number(value(), "--concurrent-max-bytes");
     } else if (arg == "--max-spin-us") {
       options.config.max_spin_us = static_cast<std::int64_t>(number(value(), "--max-spin-us"));
+    } else if (arg == "--no-green") {
+      options.config.green = false;
     } else if (arg.rfind("--gtest", 0) != 0 && standalone) {
       usage("unknown argument " + arg);
     }
@@ -120,7 +126,7 @@ bool parse(int argc, char** argv, Options& options) {
 
 int standalone(const Options& options) {
   if (options.print && options.leg == fuzz::Leg::kExecuTorch) {
-    fuzz::FuzzConfig config = options.config;
+    fuzz::FuzzConfig config = fuzz::as_run_here(options.config);
     config.seed = *options.seed;
     config.leg = fuzz::Leg::kExecuTorch;
     const fuzz::EtSequence sequence = fuzz::generate_et(config);
@@ -135,7 +141,7 @@ int standalone(const Options& options) {
     return 0;
   }
   if (options.print) {
-    fuzz::FuzzConfig config = options.config;
+    fuzz::FuzzConfig config = fuzz::as_run_here(options.config);
     config.seed = *options.seed;
     const fuzz::Sequence sequence = fuzz::generate(config);
     std::cout << "seed " << config.seed << " (" << fuzz::to_string(config) << ")\nsessions:";

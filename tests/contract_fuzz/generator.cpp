@@ -98,6 +98,33 @@ CallPlan draw_call(Rng& rng, const EngineModel& model, std::size_t max_bytes, bo
   return call;
 }
 
+/// FuzzConfig::green == false: a green-context stream becomes the created stream of its slot.
+void without_green(StreamRef& ref) {
+  if (ref.source == StreamSource::kGreen) ref.source = StreamSource::kCreated;
+}
+
+/// FuzzConfig::green == false, applied to a drawn step (no further draws, so nothing else changes).
+void without_green(Step& step) {
+  std::visit(Overloaded{
+                 [](CallStep& s) { without_green(s.call.stream); },
+                 [](CaptureStep& s) { without_green(s.call.stream); },
+                 [](ReplayStep&) {},
+                 [](ConcurrentStep& s) {
+                   for (auto& thread : s.threads) {
+                     for (CallPlan& call : thread) without_green(call.stream);
+                   }
+                 },
+                 [](DestroyStep& s) { without_green(s.call.stream); },
+                 [](RecreateSessionStep&) {},
+                 [](RecreateStreamStep& s) { without_green(s.stream); },
+                 [](BadCallStep& s) {
+                   without_green(s.call.stream);
+                   if (s.kind == BadCallStep::Kind::kGreenCurrentNoGuard) s.kind = BadCallStep::Kind::kWrongDtype;
+                 },
+             },
+             step);
+}
+
 }  // namespace
 
 const std::vector<std::size_t>& boundary_sizes() {
@@ -216,6 +243,9 @@ Sequence generate(const FuzzConfig& config) {
         break;
       }
     }
+  }
+  if (!config.green) {
+    for (Step& step : sequence.steps) without_green(step);
   }
   return sequence;
 }

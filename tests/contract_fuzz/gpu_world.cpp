@@ -1,5 +1,9 @@
 #include "contract_fuzz/gpu_world.h"
 
+#include <cstdio>
+#include <mutex>
+
+#include "common/gpu.h"
 #include "cuda/check.h"
 
 namespace trtet_test::fuzz {
@@ -7,15 +11,37 @@ namespace {
 
 ex::Status make_world(std::vector<ex::green::Partition>& partitions, cudaStream_t* io) {
   TRTET_CUDA_CHECK(cudaSetDevice(0));
-  TRTET_ASSIGN_OR_RETURN(partitions,
-                         ex::green::split_device(0, ex::green::SplitRequest::counts({16}, /*remainder=*/true)));
-  TRTET_CHECK_OR_RETURN(partitions.size() == 2, kInternal, "split_device made %zu partitions, expected 2",
-                        partitions.size());
+  if (green_contexts_here()) {
+    TRTET_ASSIGN_OR_RETURN(partitions,
+                           ex::green::split_device(0, ex::green::SplitRequest::counts({16}, /*remainder=*/true)));
+    TRTET_CHECK_OR_RETURN(partitions.size() == 2, kInternal, "split_device made %zu partitions, expected 2",
+                          partitions.size());
+  }
   for (int i = 0; i < kIoStreams; ++i) TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&io[i], cudaStreamNonBlocking));
   return ex::Status::Ok();
 }
 
 }  // namespace
+
+bool green_contexts_here() {
+  const bool green = !trtet_test::green_contexts_unsupported_here();
+  static std::once_flag said;
+  if (!green) {
+    std::call_once(said, [] {
+      std::fprintf(stderr,
+                   "contract-fuzz: under initcheck (TRTET_SANITIZER_TOOL=initcheck): no green contexts; sequences are "
+                   "drawn with --no-green (each green-context stream becomes the created stream of its slot, each "
+                   "green-current bad call a wrong-dtype one; every other draw as usual)\n");
+      std::fflush(stderr);
+    });
+  }
+  return green;
+}
+
+FuzzConfig as_run_here(FuzzConfig config) {
+  if (!green_contexts_here()) config.green = false;
+  return config;
+}
 
 GpuWorld::GpuWorld() { status_ = make_world(partitions_, io_); }
 

@@ -1,6 +1,7 @@
 // What every sequence of a process shares: the green-context split of device 0 (a 16-SM
 // partition and the rest) and one non-blocking I/O stream per fuzzer thread, used to write inputs
-// and read results without synchronizing any stream the delegate works on.
+// and read results without synchronizing any stream the delegate works on. Under initcheck
+// (TRTET_SANITIZER_TOOL=initcheck) there is no split: sequences are drawn without green contexts.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "contract_fuzz/sequence.h"
 #include "green/split.h"
 
 namespace trtet_test::fuzz {
@@ -17,12 +19,23 @@ namespace ex = torch_tensorrt::executorch_backend;
 /// Fuzzer threads: the main thread (0) and up to 4 workers of a concurrent step (1..4).
 constexpr int kIoStreams = 5;
 
+/// False where this process makes no green contexts: under compute-sanitizer's initcheck
+/// (trtet_test::green_contexts_unsupported_here()), whose process dies at the first green-context
+/// launch. The first call that returns false says so on stderr.
+bool green_contexts_here();
+
+/// `config` as this process runs it: with green = false where !green_contexts_here() (no green-
+/// context streams drawn, FuzzConfig::green); otherwise unchanged.
+FuzzConfig as_run_here(FuzzConfig config);
+
 class GpuWorld {
  public:
   /// Made on first use (split_device, streams); status() says why not where that failed.
   static GpuWorld& get();
 
   const ex::Status& status() const noexcept { return status_; }
+  /// False where green_contexts_here() is: no split was made and partition() must not be called.
+  bool has_green() const noexcept { return !partitions_.empty(); }
   /// Partition 0: 16 SMs; partition 1: the remainder.
   ex::green::Partition& partition(int index) { return partitions_[static_cast<std::size_t>(index)]; }
   cudaStream_t io(int thread) const noexcept { return io_[thread]; }

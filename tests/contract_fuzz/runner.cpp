@@ -11,6 +11,7 @@
 
 #include "contract_fuzz/et_executor.h"
 #include "contract_fuzz/generator.h"
+#include "contract_fuzz/gpu_world.h"
 #include "contract_fuzz/shrink.h"
 #include "contract_fuzz/trial.h"
 
@@ -78,7 +79,8 @@ RunResult run_et(const EtSequence&, const std::vector<std::size_t>&, Tally&) {
 }
 #endif
 
-SeedOutcome Runner::run(const FuzzConfig& config, const std::vector<std::size_t>* keep) {
+SeedOutcome Runner::run(const FuzzConfig& given, const std::vector<std::size_t>* keep) {
+  const FuzzConfig config = as_run_here(given);  // --no-green under initcheck
   // The leg's sequence, as text for the report, and how to run a selection of its steps.
   std::vector<std::string> texts;
   std::string slots;

@@ -143,6 +143,7 @@ std::string to_string(const FuzzConfig& config) {
   if (config.leg != Leg::kSession) out << "--leg " << to_string(config.leg) << " ";
   out << "--seed " << config.seed << " --length " << config.length << " --max-bytes " << config.max_bytes
       << " --concurrent-max-bytes " << config.concurrent_max_bytes << " --max-spin-us " << config.max_spin_us;
+  if (!config.green) out << " --no-green";
   return out.str();
 }
 

@@ -34,6 +34,7 @@ enum class StreamSource : std::uint8_t {
 };
 constexpr int kCreatedSlots = 4;
 constexpr int kGreenSlots = 4;
+static_assert(kGreenSlots == kCreatedSlots, "without green contexts, green slot i becomes created slot i");
 
 struct StreamRef {
   StreamSource source = StreamSource::kPerThread;
@@ -133,6 +134,10 @@ struct FuzzConfig {
   std::size_t max_bytes = 64u << 20;         ///< largest tensor
   std::size_t concurrent_max_bytes = 16u << 20;
   std::int64_t max_spin_us = 5000;
+  /// False (--no-green): no green contexts. After the usual draws, every green-context stream
+  /// becomes the created stream of the same slot and every green-current bad call a wrong-dtype
+  /// one; nothing else changes. Set where the process must make none (initcheck: gpu_world.h).
+  bool green = true;
 };
 std::string to_string(const FuzzConfig& config);
 

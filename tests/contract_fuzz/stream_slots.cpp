@@ -22,6 +22,7 @@ StreamSlots::~StreamSlots() {
 
 ex::Status StreamSlots::create() {
   for (cudaStream_t& s : created_) TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  if (!world_.has_green()) return ex::Status::Ok();  // green slots stay empty (FuzzConfig::green)
   for (int slot = 0; slot < kGreenSlots; ++slot) {
     TRTET_ASSIGN_OR_RETURN(green_[slot], partition_of(world_, slot).make_stream());
   }
@@ -46,6 +47,7 @@ ex::Status StreamSlots::recreate(const StreamRef& ref, bool non_blocking) {
     s = nullptr;
     TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&s, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault));
   } else if (ref.source == StreamSource::kGreen) {
+    TRTET_CHECK_OR_RETURN(world_.has_green(), kInternal, "a green-context stream, but this process makes no green contexts");
     cudaStream_t& s = green_[ref.slot];
     TRTET_RETURN_IF_ERROR(partition_of(world_, ref.slot).destroy_stream(s));  // waits for it first
     s = nullptr;

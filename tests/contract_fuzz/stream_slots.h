@@ -1,5 +1,6 @@
 // The streams one sequence selects: kCreatedSlots streams of its own and kGreenSlots streams on
-// the two green-context partitions, each of which a step may destroy and recreate.
+// the two green-context partitions (none where the world has no green contexts), each of which a
+// step may destroy and recreate.
 #pragma once
 
 #include <cuda_runtime_api.h>

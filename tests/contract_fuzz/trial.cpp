@@ -31,6 +31,7 @@ std::optional<Category> run_trial(const std::string& self, const FuzzConfig& con
                                     std::to_string(config.max_spin_us),
                                     "--steps",
                                     to_string(keep)};
+  if (!config.green) words.push_back("--no-green");
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);

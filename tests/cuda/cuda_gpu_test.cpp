@@ -45,6 +45,7 @@ TEST_F(CudaGpu, FactsOfPerThreadStream) {
 }
 
 TEST_F(CudaGpu, FactsOfGreenContextStream) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   auto api_or = driver();
   TRTET_ASSERT_OK(api_or);
   const DriverApi& api = **api_or;

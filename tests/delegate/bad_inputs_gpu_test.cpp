@@ -99,6 +99,7 @@ struct BadCase {
   std::function<ex::Status(BadEnv&)> call;
   bool needs_two_gpus = false;
   bool destroys = false;  ///< the call destroys the session: the good call uses a new one
+  bool green = false;     ///< the call makes green contexts (skipped under initcheck)
 };
 
 /// gtest prints a parameter in test listings: the case's name, not its bytes.
@@ -230,7 +231,8 @@ std::vector<BadCase> bad_cases() {
          ScopedCurrentContext current(green.partitions[0].context);
          if (!current.ok()) return ex::make_error(ErrorCode::kInternal, "test: cannot make the green context current");
          return e.s.session->execute(e.views.data(), 3);  // no guard
-       }},
+       },
+       false, false, /*green=*/true},
       {"StreamOnAnotherDevice", kElementwise, ErrorCode::kInvalidArgument, "belongs to device 1",
        [](BadEnv& e) {
          cudaStream_t other = nullptr;
@@ -269,6 +271,7 @@ class BadInputsGpu : public ::testing::TestWithParam<BadCase> {};
 TEST_P(BadInputsGpu, FailsEnqueuesNothingAndTheNextGoodCallSucceeds) {
   TRTET_REQUIRE_GPU();
   const BadCase& c = GetParam();
+  if (c.green) TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   if (c.needs_two_gpus) {
     int devices = 0;
     ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);

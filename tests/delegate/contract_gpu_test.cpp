@@ -140,6 +140,7 @@ class ContractGreenGpu : public ContractGpu, public ::testing::WithParamInterfac
   void SetUp() override {
     ContractGpu::SetUp();
     if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
+    TRTET_SKIP_IF_GREEN_UNSUPPORTED();
     green_.emplace();
     ASSERT_TRUE(green_->ok());
   }

@@ -72,6 +72,7 @@ TEST_F(GraphsGpu, ShapeAddressAndMemoryKindChangesStayRight) {
 }
 
 TEST_F(GraphsGpu, ReplaysOnAGreenContextStreamStayInThePartition) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   GreenPartitions green;
   ASSERT_TRUE(green.ok());
   auto s = make_session("elementwise min=1x4 max=64x4096 record_sms=1 kernels=3", graphs_on());

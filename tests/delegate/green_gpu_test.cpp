@@ -16,9 +16,13 @@ namespace {
 
 using ex::CudaStreamGuard;
 
+/// Every test of these suites makes green contexts.
 class DelegateGreenGpu : public ::testing::Test {
  protected:
-  void SetUp() override { TRTET_REQUIRE_GPU(); }
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    TRTET_SKIP_IF_GREEN_UNSUPPORTED();
+  }
 };
 
 TEST_F(DelegateGreenGpu, ElementwiseEngineRunsOnlyOnThe16SmPartition) {

@@ -325,6 +325,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, Bug1PageableNoGuardGpu,
 // the long engine's call held it while it waited for its outputs, so the short call waited too.
 TEST_F(RegressionGpu, Bug2_HostIoCallDoesNotWaitForAnotherSessionsLongEngineOnAnotherGreenContext) {
   if (under_sanitizer()) GTEST_SKIP() << kSanitizerSkip;
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   GreenPartitions green;
   ASSERT_TRUE(green.ok());
   auto victim = make_session("elementwise min=1 max=1048576");
@@ -1035,6 +1036,7 @@ TEST_F(RegressionGpu, Bug10_ShapesWhoseSizeOverflowsAreRejected) {
 // current. A guard to the same device must leave it current, and so must a call to a session on
 // another device (2 GPUs).
 TEST_F(RegressionGpu, Bug11_GuardsToTheCurrentDeviceLeaveTheCallersGreenContextCurrent) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   GreenPartitions green;
   ASSERT_TRUE(green.ok());
   auto green_context = green.partitions[0].context.as_context();
@@ -1063,6 +1065,7 @@ TEST_F(RegressionGpu, Bug11_GuardsToTheCurrentDeviceLeaveTheCallersGreenContextC
 }
 
 TEST_F(RegressionGpu, Bug11_CallOnAnotherDeviceLeavesTheCallersGreenContextCurrent) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   int devices = 0;
   ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
   if (devices < 2) GTEST_SKIP() << "needs 2 GPUs";

@@ -212,6 +212,7 @@ TEST_F(ExecuTorchGpu, OutOfProfileInputIsInvalidArgumentAndTheMethodStaysUsable)
 // partition's SMs.
 TEST_F(ExecuTorchGpu, GuardOnGreenStreamDeviceIoReturnsBeforeTheEngineFinishes) {
   TRTET_SKIP_TIMING_UNDER_SANITIZER();
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   ASSERT_NO_FATAL_FAILURE(load_device_method());
   ASSERT_NE(engine(), nullptr);
   ASSERT_TRUE(engine()->records_sms());
@@ -248,6 +249,7 @@ TEST_F(ExecuTorchGpu, GuardOnGreenStreamDeviceIoReturnsBeforeTheEngineFinishes) 
 // (c) A guard with host-backed I/O (the program's planned memory is host memory): staged through
 // pinned buffers on the caller's stream; forward returns with the host outputs written.
 TEST_F(ExecuTorchGpu, GuardWithHostBackedIoReturnsWithHostOutputsWritten) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   make_partitions();
   Module module(program_path("elementwise"));
   ASSERT_EQ(module.load_method("forward"), Error::Ok) << captured_log();
@@ -270,6 +272,7 @@ TEST_F(ExecuTorchGpu, GuardWithHostBackedIoReturnsWithHostOutputsWritten) {
 cudaStream_t g_readme_stream = nullptr;
 
 TEST_F(ExecuTorchGpu, ReadmeUsageRunsAsWritten) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   ASSERT_NO_FATAL_FAILURE(load_device_method());
   g_readme_stream = stream_;
   trtet_readme_usage(&*method_);

@@ -56,6 +56,7 @@ TEST_F(GreenGpu, GranularityComesFromTheDevice) {
 }
 
 TEST_F(GreenGpu, SixteenSmPartitionRunsOnExactlySixteenSms) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   auto partitions = split_device(0, SplitRequest::counts({16}));
   TRTET_ASSERT_OK(partitions);
   ASSERT_EQ(partitions->size(), 1u);
@@ -91,6 +92,7 @@ void expect_disjoint_and_confined(std::vector<Partition>& partitions, const std:
 }
 
 TEST_F(GreenGpu, PartitionsOfOneSplitAreDisjoint) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   auto partitions = split_device(0, SplitRequest::counts({16, 32}, /*remainder=*/true));
   TRTET_ASSERT_OK(partitions);
   ASSERT_EQ(partitions->size(), 3u);
@@ -105,6 +107,7 @@ TEST_F(GreenGpu, PartitionsOfOneSplitAreDisjoint) {
 }
 
 TEST_F(GreenGpu, EqualGroupsAreDisjoint) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   auto g = device_sm_granularity(0);
   TRTET_ASSERT_OK(g);
   auto partitions = split_device(0, SplitRequest::equal_groups(4, /*remainder=*/true));
@@ -130,6 +133,7 @@ TEST_F(GreenGpu, FullDeviceStreamSeesEverySm) {
 }
 
 TEST_F(GreenGpu, RoundingGrantsTheClosestValidCount) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   auto partitions = split_device(0, SplitRequest::counts({12, 30}, false, /*round=*/true));
   TRTET_ASSERT_OK(partitions);
   ASSERT_EQ(partitions->size(), 2u);
@@ -165,6 +169,7 @@ TEST_F(GreenGpu, EveryErrorCaseReturnsItsMessage) {
 }
 
 TEST_F(GreenGpu, StreamsAreOwnedAndMoveWithTheContext) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   auto partitions = split_device(0, SplitRequest::counts({8}));
   TRTET_ASSERT_OK(partitions);
   GreenContext context = std::move((*partitions)[0].context);
@@ -217,6 +222,7 @@ long long free_memory() {
 }
 
 TEST_F(GreenGpu, ThousandPartitionsWithStreamsLeaveMemoryAtTheDriversBaseline) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   constexpr int kCycles = 1000;
   constexpr int kContextsPerCycle = 2;  // the 16-SM partition and the remainder
   auto cycle = [] {
@@ -268,6 +274,7 @@ TEST_F(GreenGpu, ThousandPartitionsWithStreamsLeaveMemoryAtTheDriversBaseline) {
 }
 
 TEST_F(GreenGpu, CurrentGreenContextFollowsTheCurrentContext) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   ASSERT_EQ(cudaInitDevice(0, 0, 0), cudaSuccess);
   auto none = current_green_context();
   TRTET_ASSERT_OK(none);

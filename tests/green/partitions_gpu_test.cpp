@@ -59,6 +59,7 @@ TEST_F(PartitionsGpu, LimitsComeFromTheDevice) {
 
 // One split: a partition of 2 granules and the remainder, each confined, disjoint, with a stream.
 TEST_F(PartitionsGpu, PartitionAndRemainderAreConfinedAndDisjoint) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   const unsigned asked = 2 * limits_.granularity;
   auto split = et::split_device(0, {asked}, et::Remainder::kKeep);
   ASSERT_TRUE(split.ok()) << split.error().message();
@@ -89,6 +90,7 @@ TEST_F(PartitionsGpu, PartitionAndRemainderAreConfinedAndDisjoint) {
 }
 
 TEST_F(PartitionsGpu, SeveralPartitionsOfOneSplitShareNoSm) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   const unsigned g = limits_.granularity;
   auto split = et::split_device(0, {g, 2 * g, 4 * g});
   ASSERT_TRUE(split.ok()) << split.error().message();
@@ -142,6 +144,7 @@ TEST_F(PartitionsGpu, ARemainderWhereNoSmIsLeftIsRejected) {
 }
 
 TEST_F(PartitionsGpu, MoreStreamsStayInThePartition) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   auto split = et::split_device(0, {limits_.granularity});
   ASSERT_TRUE(split.ok()) << split.error().message();
   et::GreenContext& p = split->front();
@@ -158,6 +161,7 @@ TEST_F(PartitionsGpu, MoreStreamsStayInThePartition) {
 // A host callback that sleeps stands for queued work: reset() must wait for it (the partition's
 // own stream), then destroy the stream and the context.
 TEST_F(PartitionsGpu, DestructionWaitsForThePartitionsOwnWork) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   auto split = et::split_device(0, {limits_.granularity});
   ASSERT_TRUE(split.ok()) << split.error().message();
   et::GreenContext p = std::move(split->front());
@@ -181,6 +185,7 @@ TEST_F(PartitionsGpu, DestructionWaitsForThePartitionsOwnWork) {
 
 // Many splits in a row release everything: the 200th split still gets what the first did.
 TEST_F(PartitionsGpu, RepeatedSplitsReleaseTheirPartitions) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   for (int i = 0; i < 200; ++i) {
     auto split = et::split_device(0, {limits_.granularity}, et::Remainder::kKeep);
     ASSERT_TRUE(split.ok()) << "split " << i << ": " << split.error().message();

@@ -35,6 +35,7 @@ int engine_sms(const std::string& output) {
 }
 
 TEST_F(RunCliGpu, APartitionRunPrintsItsLatencyAndStaysOnItsSms) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   const Ran ran = run_trtet(device_program() + "--sms 32 -n 200 --warmup 10");
   std::printf("%s\n", ran.output.c_str());
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
@@ -55,6 +56,7 @@ TEST_F(RunCliGpu, TheWholeGpuRunReachesMoreSms) {
 
 TEST_F(RunCliGpu, ComparePrintsFourConditionsAndThePartitionIsolates) {
   TRTET_SKIP_TIMING_UNDER_SANITIZER();  // compares p99 beside a load; the tool also runs the load's kernels 10-100x slower
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   const Ran ran = run_trtet(device_program() + "--sms 32 --compare -n 300 --warmup 10");
   std::printf("%s\n", ran.output.c_str());
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
@@ -75,6 +77,7 @@ TEST_F(RunCliGpu, ComparePrintsFourConditionsAndThePartitionIsolates) {
 }
 
 TEST_F(RunCliGpu, SweepPrintsTheCurveWritesCsvAndRecommends) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   const std::string csv = ::testing::TempDir() + "trtet_run_sweep.csv";
   std::remove(csv.c_str());
   const Ran ran = run_trtet(device_program() + "--sweep-sms 8:32:8 --p99-target-us 1000000 -n 100 --warmup 5 --csv '" +
@@ -94,6 +97,7 @@ TEST_F(RunCliGpu, SweepPrintsTheCurveWritesCsvAndRecommends) {
 }
 
 TEST_F(RunCliGpu, AnUnmeetableTargetExitsFour) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   const Ran ran = run_trtet(device_program() + "--sweep-sms 8:16:8 --p99-target-us 0.001 -n 20 --warmup 2");
   EXPECT_EQ(ran.exit_code, trtet_run::kExitTargetMissed) << ran.output;
   EXPECT_CONTAINS(ran.output, "not met");
@@ -140,14 +144,17 @@ void check_npy_round_trip(const std::string& program, const std::string& extra) 
 }
 
 TEST_F(RunCliGpu, NpyInputsGiveTheRightOutputsWithDeviceIoOnAPartition) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   check_npy_round_trip(run_program("run_device"), "--sms 16 --io device");
 }
 
 TEST_F(RunCliGpu, NpyInputsGiveTheRightOutputsWithPinnedIo) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   check_npy_round_trip(run_program("run_device"), "--sms 16 --io pinned");
 }
 
 TEST_F(RunCliGpu, PlannedHostIoGivesTheRightOutputs) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   check_npy_round_trip(run_program("run_planned"), "--sms 16");
 }
 

@@ -21,6 +21,7 @@ using etr::Error;
 TEST(ReadmePartitions, ExampleRunsAsWrittenOn32Sms) {
   TRTET_REQUIRE_GPU();
   if (!have_test_programs()) GTEST_FAIL() << "no test programs: flatc or ExecuTorch's program.fbs was not found";
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   ensure_executorch_runtime();
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);

@@ -22,6 +22,7 @@ class RunnerGpu : public ::testing::Test {
   void SetUp() override {
     TRTET_REQUIRE_GPU();
     if (!TRTET_RUN_HAVE_PROGRAMS) GTEST_FAIL() << "no generated programs: flatc or ExecuTorch's program.fbs missing";
+    TRTET_SKIP_IF_GREEN_UNSUPPORTED();  // every test runs on the split below
     options_.program = trtet_run_test::run_program("run_device");
     options_.test_engines = true;
     auto runner = Runner::load(options_);
