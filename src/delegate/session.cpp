@@ -672,9 +672,10 @@ Status Session::bind_addresses() {
 //    staging budget makes at initialize; the next slot grows when calls first come from two
 //    streams). The host-to-device copies into a slot wait for the engine of the slot's last user (which read that input staging), and
 //    the engine waits for the last user's device-to-host copies (which read the output staging it
-//    will write). With two slots, call i+1's copies in only wait for call i-1's engine, which is
-//    done before call i's engine starts, and call i+1's engine only for call i-1's copies out,
+//    will write). Even with two slots, call i+1's copies in only wait for call i-1's engine, which
+//    is done before call i's engine starts, and call i+1's engine only for call i-1's copies out,
 //    which ran under call i's engine: the bound is the longest of copy in, engine and copy out.
+//    The default of three gives each of those waits a call's slack (P3h measured the difference).
 //  - completion_ must still cover every earlier call: destroy(), captures and the whole-call waits
 //    below wait on it alone. So before an eager call records it on a stream other than the previous
 //    call's, that stream waits on completion_ as it was (join_earlier_calls): a join on the GPU, at

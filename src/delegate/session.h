@@ -85,9 +85,10 @@ struct SessionOptions {
   std::size_t staging_budget_bytes = 0;
   /// Device staging slots for calls that overlap from several streams (Note [pipelined calls] in
   /// session.cpp), 1 to 4. With two, a call's copies in wait for the engine two calls back and its
-  /// engine for that call's copies out; a third slot gives each of those waits a call's slack.
-  /// A session used from one stream uses one slot whatever this says.
-  int staging_slots = 2;
+  /// engine for that call's copies out; the third slot (the default) gives each of those waits a
+  /// call's slack, which P3h measured at 25.1 against 28.7 us per call (1 MiB in and out, 20 us
+  /// engine, H200). A session used from one stream uses one slot whatever this says.
+  int staging_slots = 3;
 };
 
 /// Runs one engine under the execute contract (docs/DESIGN.md, "The execute contract").

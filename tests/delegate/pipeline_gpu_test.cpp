@@ -105,12 +105,13 @@ bool is_host(Memory memory) { return memory == Memory::kPinned || memory == Memo
 
 class PipelineGpu : public StreamsGpuTest<kThreads> {
  protected:
-  /// Two calls of `n` elements with pinned I/O, on two streams (a call on the stream of the last
-  /// keeps its slot): both staging slots sized, so later calls of up to `n` never grow staging
-  /// (which makes a call wait for every earlier one).
-  void size_both_slots(Session& session, std::int64_t n) {
+  /// One call of `n` elements with pinned I/O on each stream in turn (a call on another stream than
+  /// the last takes the next slot): the default's three staging slots sized, so later calls of up
+  /// to `n` never grow staging (which makes a call wait for every earlier one).
+  void size_every_slot(Session& session, std::int64_t n) {
+    static_assert(kThreads == 3, "one stream per staging slot of the default");
     AxpbyIo warm(Memory::kPinned, Memory::kPinned, Shape{n});
-    for (int i = 0; i < 2; ++i) ASSERT_TRUE(call_and_check(session, warm, streams_[i], call_seed(99, i)));
+    for (int i = 0; i < kThreads; ++i) ASSERT_TRUE(call_and_check(session, warm, streams_[i], call_seed(99, i)));
   }
 };
 
@@ -122,7 +123,7 @@ TEST_F(PipelineGpu, ThreadsOnTheirOwnStreamsWithPinnedIoGetTheirOwnOutputs) {
   constexpr int kCalls = 40;
   auto s = make_session("elementwise min=1 max=1048576 spin_us=300");
   ASSERT_TRUE(s.session);
-  size_both_slots(*s.session, kLarge);
+  size_every_slot(*s.session, kLarge);
   std::vector<std::unique_ptr<AxpbyIo>> large, small;
   for (int t = 0; t < kThreads; ++t) {
     large.push_back(std::make_unique<AxpbyIo>(Memory::kPinned, Memory::kPinned, Shape{kLarge}));
@@ -292,7 +293,7 @@ TEST_F(PipelineGpu, CaptureAfterPipelinedCallsAndEagerCallsAfterItsReplays) {
   constexpr int kCalls = 12;
   auto s = make_session("elementwise min=1 max=1048576 spin_us=300");
   ASSERT_TRUE(s.session);
-  size_both_slots(*s.session, kN);
+  size_every_slot(*s.session, kN);
   std::vector<std::unique_ptr<AxpbyIo>> ios;
   for (int t = 0; t < kThreads; ++t) ios.push_back(std::make_unique<AxpbyIo>(Memory::kPinned, Memory::kPinned, Shape{kN}));
   auto pipelined = [&](int round) {
@@ -484,7 +485,9 @@ TEST_F(PipelineGpu, CopiesOverlapTheNeighbouringCallsEngines) {
     }
     return ::testing::AssertionSuccess();
   };
-  for (int call = 0; call < 2; ++call) ASSERT_TRUE(run(0, 100 + call));  // both staging slots sized
+  // Slot 0 sized; the other slots are made on their first use, which frees nothing and so waits
+  // for nothing earlier.
+  for (int call = 0; call < 2; ++call) ASSERT_TRUE(run(0, 100 + call));
   const std::size_t first = engine->runs();
   on_threads(kThreads, [&](int t) {
     for (int call = 0; call < kCalls; ++call) ASSERT_TRUE(run(t, call)) << "thread " << t << ", call " << call;
