@@ -27,7 +27,8 @@ std::string sanitizer_tool();
 /// (TRTET_SANITIZER_TOOL=initcheck). On the H200 with CUDA 13, initcheck's process dies (exit 11,
 /// no error reported) at the first work on a green context; scripts/gpu-sanitize runs a raw-CUDA
 /// probe (tests/green/initcheck_green_probe.cu) under initcheck first and prints how it ends.
-/// memcheck, racecheck and synccheck run every green-context test.
+/// memcheck, racecheck and synccheck run every green-context test. TRTET_INITCHECK_GREEN=1 runs
+/// them under initcheck anyway (to look into the crash).
 bool green_contexts_unsupported_here();
 
 /// Why a green-context test skips where green_contexts_unsupported_here().

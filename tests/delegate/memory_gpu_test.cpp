@@ -375,7 +375,16 @@ long long shortfall_after_settling(long long baseline, long long tolerance, Betw
 // (4 MiB per tensor here) that stayed behind would show as at least 20 MiB over five lifetimes.
 constexpr long long kMemInfoTolerance = 2 * static_cast<long long>(kMiB);
 
+// The device's free memory is not the session's alone under compute-sanitizer: its tools allocate
+// device memory of their own and track (and may keep) what the process frees (under initcheck a
+// graph's 32 MiB of staging was still missing 2 s after the graph went). The pools' own counters,
+// which the other tests here read, are checked under every tool.
+constexpr const char* kMemInfoUnderSanitizer =
+    "cudaMemGetInfo accounting: skipped under compute-sanitizer, whose tools allocate and keep device memory of "
+    "their own";
+
 TEST_F(SessionMemoryGpu, DestroyGivesEveryByteBack) {
+  if (under_sanitizer()) GTEST_SKIP() << kMemInfoUnderSanitizer;
   AxpbyIo device(Memory::kDevice, Memory::kDevice, Shape{kLarge});
   AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{kLarge});
   AxpbyIo pageable(Memory::kPageable, Memory::kPageable, Shape{kLarge});
@@ -406,6 +415,7 @@ TEST_F(SessionMemoryGpu, DestroyGivesEveryByteBack) {
 }
 
 TEST_F(SessionMemoryGpu, StagingAGraphHoldsGoesWhenTheGraphGoes) {
+  if (under_sanitizer()) GTEST_SKIP() << kMemInfoUnderSanitizer;
   AxpbyIo io(Memory::kPinned, Memory::kPinned, Shape{kLarge});
   {  // the driver's one-time work
     auto s = make_session("elementwise min=1 max=1048576");

@@ -5,6 +5,11 @@
 //
 //   initcheck_green_probe            a 16-SM green context of device 0, a stream on it, the launch
 //   initcheck_green_probe --primary  the same launch on an ordinary stream of the primary context
+//   initcheck_green_probe --async    on the green-context stream, what the SM probe of src/green
+//                                    does, in raw CUDA: a buffer from cudaMallocAsync on the stream,
+//                                    cudaMemsetAsync, one block per SM writing the SM's id, the
+//                                    buffer copied back and freed on the stream
+//   initcheck_green_probe --async --primary   the same on an ordinary stream
 //
 // Either way: a device int, cudaMemset to 0, a kernel adds 42 to it, the stream is synchronized and
 // the value read back. Prints "initcheck-green-probe: ok (...)" and exits 0 when it is 42; prints
@@ -23,6 +28,14 @@ namespace {
 constexpr unsigned kGreenSms = 16;
 
 __global__ void add_42(int* value) { *value += 42; }  // reads the memset value, writes the sum
+
+constexpr unsigned kMaxSmId = 1024;
+
+__global__ void mark_sm(int* seen) {
+  unsigned sm = 0;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  if (threadIdx.x == 0) seen[sm < kMaxSmId ? sm : kMaxSmId] = 1;
+}
 
 int fail(const char* what, const char* why) {
   std::printf("initcheck-green-probe: FAILED: %s: %s\n", what, why);
@@ -96,12 +109,55 @@ int launch_and_check(int* value, cudaStream_t stream) {
   return 0;
 }
 
-int run_primary(int* value) {
+// A runtime error printed, then -1 (for the functions that return a count).
+int count_failed(const char* what, cudaError_t error) {
+  fail_runtime(what, error);
+  return -1;
+}
+
+// Stream-ordered: allocate, set, mark the SMs the blocks ran on, copy back, free, all on `stream`;
+// the count of SMs seen, or -1 (printed) on an error.
+int sms_seen_stream_ordered(cudaStream_t stream) {
+  int sm_count = 0;
+  if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) return -1;
+  const std::size_t bytes = (kMaxSmId + 1) * sizeof(int);
+  void* seen = nullptr;
+  if (const cudaError_t e = cudaMallocAsync(&seen, bytes, stream); e != cudaSuccess) {
+    return count_failed("cudaMallocAsync", e);
+  }
+  if (const cudaError_t e = cudaMemsetAsync(seen, 0, bytes, stream); e != cudaSuccess) {
+    return count_failed("cudaMemsetAsync", e);
+  }
+  mark_sm<<<sm_count, 32, 0, stream>>>(static_cast<int*>(seen));
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return count_failed("launching mark_sm", e);
+  int host[kMaxSmId + 1] = {};
+  if (const cudaError_t e = cudaMemcpyAsync(host, seen, bytes, cudaMemcpyDeviceToHost, stream); e != cudaSuccess) {
+    return count_failed("cudaMemcpyAsync", e);
+  }
+  if (const cudaError_t e = cudaFreeAsync(seen, stream); e != cudaSuccess) return count_failed("cudaFreeAsync", e);
+  if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) {
+    return count_failed("cudaStreamSynchronize after the SM marks", e);
+  }
+  int count = 0;
+  for (unsigned id = 0; id < kMaxSmId; ++id) count += host[id] != 0 ? 1 : 0;
+  return count;
+}
+
+// The launch (or with `stream_ordered`, the SM marks) on `stream`; 0 when right.
+int work_on(int* value, cudaStream_t stream, bool stream_ordered, const char* where) {
+  if (!stream_ordered) return launch_and_check(value, stream);
+  const int sms = sms_seen_stream_ordered(stream);
+  if (sms <= 0) return sms == 0 ? fail("the SM marks", "no SM marked") : 1;
+  std::printf("initcheck-green-probe: stream-ordered buffer, blocks ran on %d SMs (%s)\n", sms, where);
+  return 0;
+}
+
+int run_primary(int* value, bool stream_ordered) {
   cudaStream_t stream = nullptr;
   if (const cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
     return fail_runtime("cudaStreamCreateWithFlags", e);
   }
-  const int failed = launch_and_check(value, stream);
+  const int failed = work_on(value, stream, stream_ordered, "primary context");
   if (const cudaError_t e = cudaStreamDestroy(stream); e != cudaSuccess && failed == 0) {
     return fail_runtime("cudaStreamDestroy", e);
   }
@@ -109,7 +165,7 @@ int run_primary(int* value) {
   return failed;
 }
 
-int run_green(int* value) {
+int run_green(int* value, bool stream_ordered) {
   Driver d;
   if (!load_all(d)) return 1;
 #define PROBE_CU(call)                                         \
@@ -136,7 +192,7 @@ int run_green(int* value) {
   PROBE_CU(d.cuGreenCtxGetDevResource(green, &granted, CU_DEV_RESOURCE_TYPE_SM));
   CUstream stream = nullptr;
   PROBE_CU(d.cuGreenCtxStreamCreate(&stream, green, CU_STREAM_NON_BLOCKING, 0));
-  const int failed = launch_and_check(value, reinterpret_cast<cudaStream_t>(stream));
+  const int failed = work_on(value, reinterpret_cast<cudaStream_t>(stream), stream_ordered, "green context");
   PROBE_CU(d.cuStreamDestroy(stream));
   PROBE_CU(d.cuGreenCtxDestroy(green));
 #undef PROBE_CU
@@ -151,11 +207,16 @@ int run_green(int* value) {
 
 int main(int argc, char** argv) {
   bool primary = false;
-  if (argc == 2 && std::strcmp(argv[1], "--primary") == 0) {
-    primary = true;
-  } else if (argc != 1) {
-    std::printf("usage: initcheck_green_probe [--primary]\n");
-    return 2;
+  bool stream_ordered = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--primary") == 0) {
+      primary = true;
+    } else if (std::strcmp(argv[i], "--async") == 0) {
+      stream_ordered = true;
+    } else {
+      std::printf("usage: initcheck_green_probe [--primary] [--async]\n");
+      return 2;
+    }
   }
   // The primary context first (as the project's green layer does), then the buffer set to 0 and
   // the set complete: a green-context stream does not wait for the legacy stream.
@@ -165,7 +226,7 @@ int main(int argc, char** argv) {
   if (const cudaError_t e = cudaMalloc(&value, sizeof(int)); e != cudaSuccess) return fail_runtime("cudaMalloc", e);
   if (const cudaError_t e = cudaMemset(value, 0, sizeof(int)); e != cudaSuccess) return fail_runtime("cudaMemset", e);
   if (const cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return fail_runtime("cudaDeviceSynchronize", e);
-  const int failed = primary ? run_primary(value) : run_green(value);
+  const int failed = primary ? run_primary(value, stream_ordered) : run_green(value, stream_ordered);
   if (const cudaError_t e = cudaFree(value); e != cudaSuccess && failed == 0) return fail_runtime("cudaFree", e);
   return failed;
 }
