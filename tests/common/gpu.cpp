@@ -34,8 +34,8 @@ bool green_contexts_unsupported_here() {
 }
 
 const char* const kGreenUnsupportedReason =
-    "green contexts: skipped under initcheck, whose process died at the first green-context work of these "
-    "tests (exit 11, no error reported; scripts/gpu-sanitize's raw-CUDA probe prints which green-context work "
-    "initcheck runs through); memcheck, racecheck and synccheck run this test";
+    "green contexts: skipped under initcheck, whose process dies at stream-ordered allocation on a green-context "
+    "stream (exit 11, no error reported; scripts/gpu-sanitize's raw-CUDA probe shows it without project code); "
+    "memcheck, racecheck and synccheck run this test";
 
 }  // namespace trtet_test

@@ -25,8 +25,10 @@ std::string sanitizer_tool();
 
 /// True where this process must make no green contexts: under compute-sanitizer's initcheck
 /// (TRTET_SANITIZER_TOOL=initcheck). On the H200 with CUDA 13, initcheck's process dies (exit 11,
-/// no error reported) at the first work on a green context; scripts/gpu-sanitize runs a raw-CUDA
-/// probe (tests/green/initcheck_green_probe.cu) under initcheck first and prints how it ends.
+/// no error reported) at stream-ordered allocation on a green-context stream, which the SM probe
+/// and the session's staging both do; a plain launch there, and the same allocation on an ordinary
+/// stream, run through. scripts/gpu-sanitize's raw-CUDA probe (tests/green/
+/// initcheck_green_probe.cu) shows each case under initcheck first.
 /// memcheck, racecheck and synccheck run every green-context test. TRTET_INITCHECK_GREEN=1 runs
 /// them under initcheck anyway (to look into the crash).
 bool green_contexts_unsupported_here();

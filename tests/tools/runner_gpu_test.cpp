@@ -39,6 +39,11 @@ class RunnerGpu : public ::testing::Test {
 };
 
 TEST_F(RunnerGpu, BesideTheLoadTheEngineStaysOnItsPartition) {
+  if (trtet_test::sanitizer_tool() == "racecheck") {
+    // Measured on the H200: trtet-run ends the same way under racecheck with --compare (which
+    // starts the load) and runs to the end without it; memcheck and synccheck run this test.
+    GTEST_SKIP() << "the load (tools/run/load.cu) ends the process under racecheck (exit 9, 0 hazards reported)";
+  }
   et::GreenContext& mine = partitions_[0];
   et::GreenContext& rest = partitions_[1];
   auto reach = et::green::probe_sms(mine.stream());
