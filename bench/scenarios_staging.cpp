@@ -523,13 +523,33 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
   }
   const double staged_delegate = gb_per_s(bytes, median(delegate_us));
   const double staged_best = gb_per_s(bytes, median(reference_us));
-  double bound_us = 0;  // from the parts, if host copy and transfer did not share the host
-  {
-    double copy_in = 0, copy_out = 0;
-    for (const auto& part : limit.copy_in) copy_in = std::max(copy_in, part.second);
-    for (const auto& part : limit.copy_out) copy_out = std::max(copy_out, part.second);
-    bound_us = bytes / 2 / std::min(limit.h2d, copy_in) / 1e3 + bytes / 2 / std::min(limit.d2h, copy_out) / 1e3;
-  }
+  // The host copy at its best thread count, each way; with the link's rates, the parts' bound (as if
+  // host copy and transfer did not share the host).
+  double copy_in_best = 0, copy_out_best = 0;
+  for (const auto& part : limit.copy_in) copy_in_best = std::max(copy_in_best, part.second);
+  for (const auto& part : limit.copy_out) copy_out_best = std::max(copy_out_best, part.second);
+  const double bound_us =
+      bytes / 2 / std::min(limit.h2d, copy_in_best) / 1e3 + bytes / 2 / std::min(limit.d2h, copy_out_best) / 1e3;
+  // Where a miss comes from, for the next look: each direction alone through the delegate (the
+  // other side device memory), against what the parts allow one way (host copy and link, each at
+  // its best alone), and the rounds' own medians (their spread is the run's noise).
+  const double one_way_bytes = bytes / 2;
+  const double in_alone = gb_per_s(one_way_bytes, median_us(execute(pageable_in, device_out)));
+  const double out_alone = gb_per_s(one_way_bytes, median_us(execute(device_in, pageable_out)));
+  auto round_rates = [&](const std::vector<double>& samples) {
+    std::string rates;
+    for (std::size_t first = 0; first + 10 <= samples.size(); first += 10) {
+      const std::vector<double> round(samples.begin() + static_cast<std::ptrdiff_t>(first),
+                                      samples.begin() + static_cast<std::ptrdiff_t>(first + 10));
+      rates += format("%s%.1f", rates.empty() ? "" : " ", gb_per_s(bytes, median(round)));
+    }
+    return rates;
+  };
+  std::printf("P4b one way through the delegate: pageable in (device out) %.1f GB/s, pageable out (device in) %.1f "
+              "GB/s; the parts allow in %.1f, out %.1f GB/s; rounds (GB/s): delegate %s, reference %s\n",
+              in_alone, out_alone, std::min(limit.h2d, copy_in_best), std::min(limit.d2h, copy_out_best),
+              round_rates(delegate_us).c_str(), round_rates(reference_us).c_str());
+
   const double ratio = staged_delegate / staged_best;
   const double pinned_ratio = pinned_copy / pinned_exec;
   const double pageable_vs_pinned = pinned_copy / pageable_exec;
@@ -564,6 +584,8 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
   }
   row("reference_best_alternating", bytes, staged_best);
   row("execute_pageable_alternating", bytes, staged_delegate);
+  row("execute_pageable_in_only", one_way_bytes, in_alone);
+  row("execute_pageable_out_only", one_way_bytes, out_alone);
   row("bound_from_parts", bytes, gb_per_s(bytes, bound_us));
   append_csv(config.out_dir + "/p4_host_staging.csv", "path,us,GBps", csv);
 
