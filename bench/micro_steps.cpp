@@ -1,0 +1,127 @@
+// Micro figures for the host work of execute() besides its CUDA calls (P2's remainder): the
+// argument checks, the engine's shape and address calls, the pointer-kind cache, and the lock with
+// the device guard, each alone on the same 2-input, 1-output test engine BM_ExecuteDeviceResident-
+// UnderGuard calls. Without a GPU each reports the skip and why (the test engines need one).
+#include <benchmark/benchmark.h>
+
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+#include <string>
+
+#include "cuda/device.h"
+#include "delegate/checks.h"
+#include "delegate/memory_kind.h"
+#include "delegate/tensor_view.h"
+#include "engines/test_engine_factory.h"
+
+namespace {
+
+namespace ex = torch_tensorrt::executorch_backend;
+using ex::delegate::TensorView;
+
+constexpr std::int64_t kElements = 256;
+
+/// The engine and three argument views over addresses that are never dereferenced here.
+struct Steps {
+  ex::engine::EnginePtr engine;
+  std::string why_not;  ///< why the engine could not be made (the test engines need a GPU)
+  float x[kElements], y[kElements], out[kElements];
+  TensorView args[3];
+};
+
+Steps* steps(benchmark::State& state) {
+  static Steps* made = [] {
+    auto* s = new Steps;
+    auto engine = trtet_test::make_test_engine("elementwise n=256", 0);
+    if (engine.ok()) {
+      s->engine = std::move(engine).value();
+    } else {
+      s->why_not = engine.status().message();
+    }
+    float* data[3] = {s->x, s->y, s->out};
+    for (int i = 0; i < 3; ++i) {
+      s->args[i].data = data[i];
+      s->args[i].capacity_bytes = kElements * sizeof(float);
+      s->args[i].shape = ex::Shape{kElements};
+      s->args[i].hint = ex::delegate::MemoryHint::kDevice;
+    }
+    return s;
+  }();
+  if (made->engine == nullptr) {
+    state.SkipWithError(("the test engine could not be made: " + made->why_not).c_str());
+    return nullptr;
+  }
+  return made;
+}
+
+void BM_StepCheckArguments(benchmark::State& state) {
+  Steps* s = steps(state);
+  if (s == nullptr) return;
+  for (auto _ : state) {
+    auto profile = ex::delegate::check_arguments(*s->engine, s->args, 3);
+    benchmark::DoNotOptimize(profile);
+  }
+}
+BENCHMARK(BM_StepCheckArguments);
+
+void BM_StepEngineShapes(benchmark::State& state) {
+  Steps* s = steps(state);
+  if (s == nullptr) return;
+  for (auto _ : state) {
+    (void)s->engine->set_input_shape(0, s->args[0].shape);
+    (void)s->engine->set_input_shape(1, s->args[1].shape);
+    auto unresolved = s->engine->infer_shapes();
+    auto shape = s->engine->output_shape(2);
+    benchmark::DoNotOptimize(unresolved);
+    benchmark::DoNotOptimize(shape);
+  }
+}
+BENCHMARK(BM_StepEngineShapes);
+
+void BM_StepEngineAddresses(benchmark::State& state) {
+  Steps* s = steps(state);
+  if (s == nullptr) return;
+  for (auto _ : state) {
+    for (int i = 0; i < 3; ++i) (void)s->engine->set_tensor_address(i, s->args[i].data);
+  }
+}
+BENCHMARK(BM_StepEngineAddresses);
+
+bool no_gpu(benchmark::State& state) {
+  if (ex::cuda::device_count().ok()) return false;
+  state.SkipWithError("no GPU");
+  return true;
+}
+
+// Three device pointers already in the cache (the case of every call after the first with
+// planned memory and no hint).
+void BM_StepPointerKindCacheHits(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  void* device[3] = {};
+  for (void*& p : device) cudaMalloc(&p, 1024);
+  ex::delegate::PointerKindCache cache;
+  for (void* p : device) (void)cache.classify(p, 0);
+  for (auto _ : state) {
+    for (void* p : device) {
+      auto kind = cache.classify(p, 0);
+      benchmark::DoNotOptimize(kind);
+    }
+  }
+  for (void* p : device) cudaFree(p);
+}
+BENCHMARK(BM_StepPointerKindCacheHits);
+
+// The session's lock and the device guard every call takes (the device already current).
+void BM_StepLockAndDeviceGuard(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  std::mutex mutex;
+  for (auto _ : state) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ex::cuda::DeviceGuard device(0);
+    benchmark::DoNotOptimize(device.status().ok());
+  }
+}
+BENCHMARK(BM_StepLockAndDeviceGuard);
+
+}  // namespace
