@@ -11,6 +11,24 @@ namespace torch_tensorrt::executorch_backend::delegate {
 
 bool CopyBatch::done(std::size_t index) const noexcept { return done_[index].load(std::memory_order_acquire); }
 
+bool CopyBatch::claim(std::size_t& index) noexcept {
+  std::size_t next = next_.load(std::memory_order_relaxed);
+  for (;;) {
+    if (next >= ready_.load(std::memory_order_acquire)) return false;
+    if (next_.compare_exchange_weak(next, next + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      index = next;
+      return true;
+    }
+  }
+}
+
+void CopyBatch::run(std::size_t index) noexcept {
+  const CopyTask& task = tasks_[index];
+  std::memcpy(task.destination, task.source, task.bytes);
+  done_[index].store(true, std::memory_order_release);
+  finished_.fetch_add(1, std::memory_order_acq_rel);
+}
+
 HostCopyPool& HostCopyPool::shared() {
   static HostCopyPool* pool =
       new HostCopyPool(std::clamp(static_cast<int>(std::thread::hardware_concurrency()) - 1, 0, 15));
@@ -46,86 +64,110 @@ int HostCopyPool::workers() noexcept {
   return static_cast<int>(threads_.size());
 }
 
+void HostCopyPool::announce() noexcept {
+  // With sleepers_ read after the epoch moves, and a worker's predicate read after it counts
+  // itself a sleeper (both sequentially consistent), either the worker sees the new epoch or this
+  // thread sees the sleeper and wakes it; the notify under the mutex cannot fall between a
+  // worker's check and its wait.
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake_.notify_all();
+  }
+}
+
 void HostCopyPool::begin(CopyBatch& batch, std::size_t ready) noexcept {
   batch.done_.reset(new std::atomic<bool>[batch.tasks_.size()]);
   for (std::size_t i = 0; i < batch.tasks_.size(); ++i) batch.done_[i].store(false, std::memory_order_relaxed);
+  batch.next_.store(0, std::memory_order_relaxed);
+  batch.finished_.store(0, std::memory_order_relaxed);
+  batch.visitors_.store(0, std::memory_order_relaxed);
+  batch.ready_.store(std::min(ready, batch.tasks_.size()), std::memory_order_release);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!started_) start_locked();
-    batch.ready_ = ready;
     batches_.push_back(&batch);
   }
-  wake_.notify_all();
+  // Also with nothing ready yet: sleeping workers wake now and spin, so they are awake when the
+  // first tasks are published (an output batch waits for its first chunk's transfer).
+  announce();
 }
 
 void HostCopyPool::publish(CopyBatch& batch, std::size_t ready) noexcept {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    batch.ready_ = std::max(batch.ready_, ready);
+  // Only the batch's caller publishes, so ready_ only grows.
+  ready = std::min(ready, batch.tasks_.size());
+  if (ready <= batch.ready_.load(std::memory_order_relaxed)) return;
+  batch.ready_.store(ready, std::memory_order_release);
+  announce();
+}
+
+CopyBatch* HostCopyPool::visit_locked() noexcept {
+  for (CopyBatch* batch : batches_) {
+    if (batch->next_.load(std::memory_order_relaxed) < batch->ready_.load(std::memory_order_acquire)) {
+      batch->visitors_.fetch_add(1, std::memory_order_relaxed);
+      return batch;
+    }
   }
-  wake_.notify_all();
-}
-
-bool HostCopyPool::take_locked(CopyBatch& batch, std::size_t& index) noexcept {
-  if (batch.next_ >= batch.ready_) return false;
-  index = batch.next_++;
-  return true;
-}
-
-void HostCopyPool::run(CopyBatch& batch, std::size_t index) noexcept {
-  const CopyTask& task = batch.tasks_[index];
-  std::memcpy(task.destination, task.source, task.bytes);
-  batch.done_[index].store(true, std::memory_order_release);
-  batch.finished_.fetch_add(1, std::memory_order_acq_rel);
+  return nullptr;
 }
 
 void HostCopyPool::work() noexcept {
-  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    const std::uint64_t seen = epoch_.load(std::memory_order_seq_cst);
     CopyBatch* batch = nullptr;
-    std::size_t index = 0;
-    wake_.wait(lock, [&] {
-      if (stopping_) return true;
-      for (CopyBatch* candidate : batches_) {
-        if (take_locked(*candidate, index)) {
-          batch = candidate;
-          return true;
-        }
-      }
-      return false;
-    });
-    if (batch == nullptr) return;  // stopping
-    lock.unlock();
-    run(*batch, index);
-    lock.lock();
-    progress_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return;
+      batch = visit_locked();
+    }
+    if (batch != nullptr) {
+      std::size_t index = 0;
+      while (batch->claim(index)) batch->run(index);
+      // The batch is not touched after this: finish() may return once no worker visits.
+      batch->visitors_.fetch_sub(1, std::memory_order_acq_rel);
+      continue;
+    }
+    // Nothing to claim: spin a while for the next publish, then sleep until one comes.
+    const auto give_up = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+    while (epoch_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    if (epoch_.load(std::memory_order_acquire) != seen) continue;
+    std::unique_lock<std::mutex> lock(mutex_);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    wake_.wait(lock, [&] { return stopping_ || epoch_.load(std::memory_order_seq_cst) != seen; });
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    if (stopping_) return;
   }
 }
 
-bool HostCopyPool::copy_one_locked(CopyBatch& batch, std::unique_lock<std::mutex>& lock) noexcept {
-  std::size_t mine = 0;
-  if (!take_locked(batch, mine)) return false;
-  lock.unlock();
-  run(batch, mine);
-  lock.lock();
-  return true;
-}
-
 void HostCopyPool::help_until_done(CopyBatch& batch, std::size_t index) noexcept {
-  std::unique_lock<std::mutex> lock(mutex_);
+  // The caller copies only tasks up to `index`: one further on would hold up what it waits for
+  // (the transfer of the chunk that ends at `index`); the workers take those.
   while (!batch.done(index)) {
-    if (copy_one_locked(batch, lock)) continue;
-    progress_.wait(lock, [&] { return batch.done(index) || batch.next_ < batch.ready_; });
+    std::size_t mine = batch.next_.load(std::memory_order_relaxed);
+    if (mine <= index && mine < batch.ready_.load(std::memory_order_acquire) &&
+        batch.next_.compare_exchange_weak(mine, mine + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      batch.run(mine);
+      continue;
+    }
+    std::this_thread::yield();
   }
 }
 
 void HostCopyPool::finish(CopyBatch& batch) noexcept {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (copy_one_locked(batch, lock)) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    batches_.erase(std::remove(batches_.begin(), batches_.end(), &batch), batches_.end());
   }
-  // Tasks never published (the caller stopped early) are abandoned; taken ones are waited for.
-  progress_.wait(lock, [&] { return batch.finished_.load(std::memory_order_acquire) == batch.next_; });
-  batches_.erase(std::remove(batches_.begin(), batches_.end(), &batch), batches_.end());
+  // No worker starts a visit now; copy what is left, then wait for the visits under way, which
+  // end once every task they claimed is copied. Tasks never published are abandoned.
+  std::size_t mine = 0;
+  while (batch.claim(mine)) batch.run(mine);
+  while (batch.visitors_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  while (batch.finished_.load(std::memory_order_acquire) != batch.next_.load(std::memory_order_acquire)) {
+    std::this_thread::yield();
+  }
 }
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -7,11 +7,19 @@
 // Calls of several sessions share the workers without taking turns: each posts a batch of tasks,
 // takes part in its own batch, and waits only for its own tasks. A session on one green context
 // therefore never waits behind another session's engine.
+//
+// Note [copy pool hand-off]: a batch's tasks are claimed, marked done and waited for through the
+// batch's atomics, never the pool's mutex, which guards only the list of batches (taken when a
+// batch starts or ends, and when a worker looks for a batch). A worker with nothing to do spins
+// for kSpinBeforeSleep before it sleeps, so the phases of one call (the input copies, the engine,
+// the output copies) find the workers awake; callers wait for their own tasks by spinning too.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -28,7 +36,7 @@ struct CopyTask {
 };
 
 /// Tasks of one call, posted to the pool as they become ready. Lives on the caller's stack; the
-/// caller must wait() before it goes.
+/// caller must finish() it before it goes.
 class CopyBatch {
  public:
   explicit CopyBatch(std::vector<CopyTask>& tasks) noexcept : tasks_(tasks) {}
@@ -40,15 +48,24 @@ class CopyBatch {
 
  private:
   friend class HostCopyPool;
+  /// Claims the next published task; false when none is left to claim now.
+  bool claim(std::size_t& index) noexcept;
+  /// Copies task `index` (claimed) and marks it done.
+  void run(std::size_t index) noexcept;
+
   std::vector<CopyTask>& tasks_;
-  std::size_t ready_ = 0;    ///< tasks [0, ready_) may be taken (guarded by the pool's mutex)
-  std::size_t next_ = 0;     ///< the next task to take (guarded by the pool's mutex)
-  std::atomic<std::size_t> finished_{0};
   std::unique_ptr<std::atomic<bool>[]> done_;
+  std::atomic<std::size_t> ready_{0};     ///< tasks [0, ready_) may be claimed
+  std::atomic<std::size_t> next_{0};      ///< tasks [0, next_) are claimed
+  std::atomic<std::size_t> finished_{0};  ///< claimed tasks copied
+  std::atomic<int> visitors_{0};          ///< workers claiming from the batch (set under the pool's mutex)
 };
 
 class HostCopyPool {
  public:
+  /// How long an idle worker spins for new tasks before it sleeps (Note [copy pool hand-off]).
+  static constexpr std::chrono::microseconds kSpinBeforeSleep{500};
+
   /// Up to `workers` threads besides the callers (0: callers do everything); they start on first use.
   explicit HostCopyPool(int workers) noexcept : max_workers_(workers) {}
   ~HostCopyPool();
@@ -59,7 +76,7 @@ class HostCopyPool {
   void begin(CopyBatch& batch, std::size_t ready) noexcept;
   /// Tasks [0, ready) of `batch` may now be taken.
   void publish(CopyBatch& batch, std::size_t ready) noexcept;
-  /// Copies untaken tasks of `batch` on the calling thread until task `index` is done.
+  /// Copies untaken tasks of `batch` on the calling thread until task `index` (published) is done.
   void help_until_done(CopyBatch& batch, std::size_t index) noexcept;
   /// Copies untaken published tasks of `batch` on the calling thread, waits until every task taken
   /// is done, and detaches the batch from the pool. Tasks never published are not run.
@@ -76,21 +93,20 @@ class HostCopyPool {
  private:
   void start_locked() noexcept;
   void work() noexcept;
-  /// Takes one ready task of `batch` (pool mutex held); false when none is ready.
-  bool take_locked(CopyBatch& batch, std::size_t& index) noexcept;
-  static void run(CopyBatch& batch, std::size_t index) noexcept;
-  /// Takes and copies one ready task of `batch` on the calling thread (`lock` on the pool's mutex,
-  /// released while copying); false when none is ready.
-  bool copy_one_locked(CopyBatch& batch, std::unique_lock<std::mutex>& lock) noexcept;
+  /// New tasks were published: bumps the epoch idle workers watch, and wakes sleeping ones.
+  void announce() noexcept;
+  /// A batch with a task to claim, its visitors_ counted (pool mutex held); null when none.
+  CopyBatch* visit_locked() noexcept;
 
   const int max_workers_;
   bool started_ = false;
   std::vector<std::thread> threads_;
   std::mutex mutex_;
-  std::condition_variable wake_;       ///< a task was published, or stop
-  std::condition_variable progress_;   ///< a task finished
-  std::deque<CopyBatch*> batches_;     ///< batches with tasks not yet taken, oldest first
-  bool stopping_ = false;
+  std::condition_variable wake_;       ///< the epoch moved, or stop
+  std::deque<CopyBatch*> batches_;     ///< batches being run, oldest first (guarded by mutex_)
+  std::atomic<std::uint64_t> epoch_{0};  ///< bumped whenever tasks are published
+  std::atomic<int> sleepers_{0};       ///< workers waiting on wake_
+  bool stopping_ = false;              ///< guarded by mutex_
 };
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -303,8 +303,8 @@ Status Session::execute_steps(TensorView* args, std::size_t count) {
     // Frees of what released graphs held: never while this thread captures (in global capture mode
     // a cudaFreeAsync on any stream invalidates the capture).
     if (!call.facts.capturing) drain_released_graph_holds();
-    if (repeats_last_replay(args, count, call)) return replay_again(call);
-    repeat_.valid = false;  // kept again below only if this call can be repeated as it is
+    if (repeats_last_call(args, count, call)) return repeat_call(call, wait_unlocked);
+    repeat_.kept = false;  // kept again below only if this call can be repeated as it is
     TRTET_ASSIGN_OR_RETURN(call.profile, check_arguments(*engine_, args, count));
     TRTET_RETURN_IF_ERROR(classify_arguments(args, call));
     TRTET_RETURN_IF_ERROR(select_profile(call));
@@ -315,7 +315,7 @@ Status Session::execute_steps(TensorView* args, std::size_t count) {
     // Every check has passed: from here on the call queues work.
     TRTET_RETURN_IF_ERROR(enqueue(call));
     TRTET_RETURN_IF_ERROR(complete(call, wait_unlocked));
-    remember_replay(args, count, call);
+    remember_call(args, count, call);
   }
   // The lock is released: other threads queue their calls while this one waits for its own host
   // data. Nothing of the session is touched from here on (destroy() may run, and the ExecuTorch
@@ -825,7 +825,10 @@ Result<cudaStream_t> Session::hand_over_aux_streams(CUgreenCtx green) {
 
 Status Session::run_engine(Call& call) {
   const bool graphs = options_.use_cuda_graphs && !call.facts.capturing && !engine_->enqueue_is_synchronous();
-  if (!graphs && engine_->aux_stream_count() == 0) return engine_->enqueue(call.stream);
+  if (!graphs && engine_->aux_stream_count() == 0) {
+    call.enqueued_plainly = true;
+    return engine_->enqueue(call.stream);
+  }
   CUgreenCtx green = call.green;
   if (!call.green_known) {
     TRTET_ASSIGN_OR_RETURN(green, cuda::stream_green_context(call.stream));
@@ -870,28 +873,33 @@ Status Session::run_engine(Call& call) {
   return Status::Ok();
 }
 
-// Note [repeated replays]
-// -----------------------
+// Note [repeated calls]
+// ---------------------
 // An application that runs one model over and over calls it with the same tensors (ExecuTorch's
-// planned memory keeps their addresses) on the same stream. In graph mode each such call is one
-// graph launch, and the rest of the call (checking the arguments against the engine, classifying
-// their memory, setting shapes and addresses on the engine, building the graph key and finding
-// it) would come out the same every time: for a call that replayed a graph with every tensor in
-// device-accessible memory, on the stream of the previous call, with nothing ordered across
-// streams, every step is a function of the arguments, the engine's state and the session's
-// state, and none of those changed since. So the call is kept (remember_replay), and the next
-// call whose arguments match it field by field (address, capacity, shape, type, memory hint), on
-// the same stream, launches its graph again at once (replay_again): the launch and completion_,
-// as the full path would queue them.
+// planned memory keeps their addresses) on the same stream. Each such call comes to one graph
+// launch (graph mode) or one enqueue of the engine (eager), and the rest of the call (checking the
+// arguments against the engine, classifying their memory, setting shapes and addresses on the
+// engine, building the graph key and finding it) would come out the same every time: for a call
+// with every tensor in device-accessible memory, on the stream of the previous call, with nothing
+// ordered across streams, every step is a function of the arguments, the engine's state and the
+// session's state, and none of those changed since. So the call is kept (remember_call), and the
+// next call whose arguments match it field by field (address, capacity, shape, type, memory hint),
+// on the same stream, queues its work again at once (repeat_call): the graph launch, or the
+// engine's enqueue with the shapes and addresses the engine still holds, then completion_, as the
+// full path would queue them.
 //
 // Whatever could make the full path differ ends the repeat: any other call (its first step drops
 // the kept call), a capture on the stream (the check comes after resolve_stream, and a capturing
 // call is never kept), a caller's capture of an earlier call (captured_: eager calls then wait on
 // completion_), release_unused_memory and destroy (graphs and staging may go). Only device-
-// accessible arguments qualify, so no staging, host copy or wait for host data is skipped.
-bool Session::repeats_last_replay(const TensorView* args, std::size_t count, const Call& call) const noexcept {
-  if (!repeat_.valid || call.facts.capturing || call.joined || captured_) return false;
-  if (call.stream_id == 0 || call.stream_id != repeat_.stream_id || call.stream_id != last_stream_id_) return false;
+// accessible arguments qualify, so no staging, host copy or wait for host data is skipped. An
+// eager call is kept only where the engine was enqueued plainly: not the eager first sight of a
+// shape in graph mode (the next call captures), not an engine with auxiliary streams (they are
+// handed over before every enqueue). While a call is kept, it was the last call (any other drops
+// it first), so captured_ is still false and last_stream_id_, engine_stream_id_ and the engine's
+// bindings are its own: the call's own stream and capture state are all there is to check.
+bool Session::repeats_last_call(const TensorView* args, std::size_t count, const Call& call) const noexcept {
+  if (!repeat_.kept || call.facts.capturing || call.stream_id != repeat_.stream_id) return false;
   if (args == nullptr || count != repeat_.args.size()) return false;
   for (std::size_t i = 0; i < count; ++i) {
     const TensorView& now = args[i];
@@ -904,39 +912,43 @@ bool Session::repeats_last_replay(const TensorView* args, std::size_t count, con
   return true;
 }
 
-Status Session::replay_again(const Call& call) {
-  const cudaError_t launched = cudaGraphLaunch(repeat_.exec, call.stream);
-  if (launched != cudaSuccess) {
-    repeat_.valid = false;
-    (void)cudaGetLastError();
-    return cuda::runtime_status(launched, "cudaGraphLaunch(repeat_.exec, call.stream)", __FILE__, __LINE__);
+Status Session::repeat_call(Call& call, SharedEvent& wait_unlocked) {
+  repeat_.kept = false;  // kept again once the work and its record are queued
+  Status queued;
+  if (repeat_.exec != nullptr) {
+    const cudaError_t launched = cudaGraphLaunch(repeat_.exec, call.stream);
+    if (launched != cudaSuccess) queued = cuda::runtime_status(launched, "cudaGraphLaunch", __FILE__, __LINE__);
+  } else {
+    queued = without_exceptions("the engine", [&] { return engine_->enqueue(call.stream); });
   }
-  ++stats_.graph_launches;
-  ++stats_.repeated_replays;
-  // As enqueue and complete leave a call that queued no host data: completion_ covers it.
-  const Status recorded = completion_->record(call.stream);
-  if (!recorded.ok()) {
-    repeat_.valid = false;
-    return recorded;
-  }
+  // As enqueue leaves a call that queued no host data: completion_ covers whatever was queued.
+  TRTET_RETURN_IF_ERROR(completion_->record(call.stream));
   completion_pending_ = true;
-  stats_.last_completion = Completion::kReturnAtOnce;
-  stats_.last_profile = repeat_.profile;
-  ++stats_.calls;
-  return Status::Ok();
+  TRTET_RETURN_IF_ERROR(queued);
+  if (repeat_.exec != nullptr) {
+    ++stats_.graph_launches;
+    ++stats_.repeated_replays;
+  } else {
+    ++stats_.repeated_enqueues;
+  }
+  repeat_.kept = true;
+  call.profile = repeat_.profile;  // call.completion is kReturnAtOnce: nothing to wait for
+  return complete(call, wait_unlocked);
 }
 
-void Session::remember_replay(const TensorView* args, std::size_t count, const Call& call) {
-  const bool repeatable = call.replayed != nullptr && !call.facts.capturing && !call.joined &&
-                          call.facts.caller_selected && call.stream_id != 0 && call.stream_id == last_stream_id_ &&
-                          call.completion == Completion::kReturnAtOnce && call.slot < 0 && !call.cross_stream &&
-                          !captured_;
+void Session::remember_call(const TensorView* args, std::size_t count, const Call& call) {
+  // A launched graph or a plain enqueue means the call was not capturing; returning at once means
+  // nothing of it is in host memory (so nothing was staged); a stream of the caller's (not joined)
+  // has a known id.
+  const bool repeatable = (call.replayed != nullptr || call.enqueued_plainly) && !call.facts.capturing &&
+                          !call.joined && call.stream_id != 0 && call.completion == Completion::kReturnAtOnce &&
+                          !call.cross_stream && !captured_;
   if (!repeatable) return;
   repeat_.args.assign(args, args + count);
   repeat_.stream_id = call.stream_id;
   repeat_.exec = call.replayed;
   repeat_.profile = call.profile;
-  repeat_.valid = true;
+  repeat_.kept = true;
 }
 
 Status Session::capture_graph(const Call& call, cudaStream_t capture_stream, cudaGraphExec_t& exec) {
@@ -1151,7 +1163,7 @@ SessionStats Session::stats() const {
 Status Session::release_unused_memory() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (engine_ == nullptr || !initialized_) return Status::Ok();
-  repeat_.valid = false;  // the next call takes the full path
+  repeat_.kept = false;  // the next call takes the full path
   cuda::DeviceGuard device(engine_->device());
   TRTET_RETURN_IF_ERROR(device.status());
   if (device_pool_) TRTET_CUDA_CHECK(cudaMemPoolTrimTo(device_pool_.get(), 0));
@@ -1167,7 +1179,7 @@ void Session::destroy() noexcept {
 
 void Session::free_resources() noexcept {
   if (engine_ == nullptr) return;
-  repeat_.valid = false;  // its graph goes below
+  repeat_.kept = false;  // its graph goes below
   {
     cuda::DeviceGuard device(engine_->device());
     // Our own work only (and replays launched before now: they record completion_ too).

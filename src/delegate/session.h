@@ -44,8 +44,11 @@ struct SessionStats {
   std::uint64_t graph_captures = 0;    ///< delegate-owned graphs captured (Note [delegate graphs])
   std::uint64_t graph_launches = 0;    ///< calls that launched a delegate-owned graph
   /// Of graph_launches, those that repeated the previous call on its stream with the same
-  /// arguments and skipped the call's preparation (Note [repeated replays]).
+  /// arguments and skipped the call's preparation (Note [repeated calls]).
   std::uint64_t repeated_replays = 0;
+  /// Eager calls that repeated the previous call likewise: the engine enqueued again, with the
+  /// shapes and addresses it already holds (Note [repeated calls]).
+  std::uint64_t repeated_enqueues = 0;
   Completion last_completion = Completion::kReturnAtOnce;
   /// Staging initialize() made within SessionOptions::staging_budget_bytes (device and host).
   std::uint64_t budgeted_staging_bytes = 0;
@@ -175,6 +178,7 @@ class Session {
     bool after_all = false;         ///< the stream is already ordered after every earlier call
     bool cross_stream = false;      ///< waited on the GPU for an earlier call on another stream
     cudaGraphExec_t replayed = nullptr;  ///< the delegate-owned graph the call launched, if any
+    bool enqueued_plainly = false;  ///< the engine was enqueued eagerly, with no aux streams or graph
     SharedEvent done;               ///< recorded when the call's host data is done; waited on by the caller
   };
   /// A staging slot: what its last users left in flight (Note [pipelined calls]).
@@ -238,11 +242,11 @@ class Session {
   /// more stream there (returned) to capture on.
   Result<cudaStream_t> hand_over_aux_streams(CUgreenCtx green);
   void free_resources() noexcept;
-  // Note [repeated replays]: the last call, kept when a call with the same arguments on the same
+  // Note [repeated calls]: the last call, kept when a call with the same arguments on the same
   // stream would take exactly its path again.
-  bool repeats_last_replay(const TensorView* args, std::size_t count, const Call& call) const noexcept;
-  Status replay_again(const Call& call);
-  void remember_replay(const TensorView* args, std::size_t count, const Call& call);
+  bool repeats_last_call(const TensorView* args, std::size_t count, const Call& call) const noexcept;
+  Status repeat_call(Call& call, SharedEvent& wait_unlocked);
+  void remember_call(const TensorView* args, std::size_t count, const Call& call);
 
   mutable std::mutex mutex_;
   std::atomic<bool> closing_{false};
@@ -299,13 +303,13 @@ class Session {
   GraphCache graphs_;
   GraphKey graph_key_;                            ///< reused per call (no allocation once warm)
   struct Repeat {
-    bool valid = false;
+    bool kept = false;                            ///< a call is kept (cleared first)
+    cudaGraphExec_t exec = nullptr;               ///< the graph it launched (owned by graphs_), or null: an enqueue
     unsigned long long stream_id = 0;
-    cudaGraphExec_t exec = nullptr;               ///< owned by graphs_; valid while `valid` (cleared first)
     int profile = 0;
     std::vector<TensorView> args;                 ///< as the call left them (outputs resized)
   };
-  Repeat repeat_;                                 ///< Note [repeated replays]
+  Repeat repeat_;                                 ///< Note [repeated calls]
   SessionStats stats_;
 };
 

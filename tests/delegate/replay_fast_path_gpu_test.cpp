@@ -1,8 +1,9 @@
-// Repeated replays (Note [repeated replays] in src/delegate/session.cpp): in graph mode, a call
-// with the same arguments on the same stream as the previous one launches its graph again without
-// preparing the call. These tests check that the repeat is taken exactly when nothing changed,
-// that every change (stream, shape, addresses, host memory, a caller's capture, trimming, destroy)
-// takes the full path, and that outputs are right throughout, with fresh input data every call.
+// Repeated calls (Note [repeated calls] in src/delegate/session.cpp): a call with the same
+// arguments on the same stream as the previous one launches its graph again (graph mode) or
+// enqueues the engine again (eager) without preparing the call. These tests check that the repeat
+// is taken exactly when nothing changed, that every change (stream, shape, addresses, host memory,
+// a caller's capture, a rejected call, an engine that throws, trimming, destroy) takes the full
+// path, and that outputs are right throughout, with fresh input data every call.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
+#include "engines/probe_engine.h"
 
 namespace trtet_test {
 namespace {
@@ -172,6 +174,163 @@ TEST_F(ReplayFastPathGpu, TrimmingAndDestroyEndTheRepeat) {
   s.session->destroy();
   const ex::Status after = execute_on(streams_[0], *s.session, io.args());
   EXPECT_EQ(after.code(), ex::ErrorCode::kInvalidState) << after.to_string();
+}
+
+// ---- Eager calls ---------------------------------------------------------------------------------
+
+ex::delegate::SessionOptions graphs_off() {
+  ex::delegate::SessionOptions options;
+  options.use_cuda_graphs = false;
+  return options;
+}
+
+TEST_F(ReplayFastPathGpu, EagerTheSameCallAgainEnqueuesTheEngineAgainAndReadsFreshInputs) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=3", graphs_off());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{32, 256});
+  for (int call = 0; call < 20; ++call) {
+    TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));  // fresh x and y, out poisoned
+    ASSERT_TRUE(io.out_matches()) << "call " << call;
+  }
+  const auto stats = s.session->stats();
+  EXPECT_EQ(stats.repeated_enqueues, 19u);  // every call after the first
+  EXPECT_EQ(stats.repeated_replays, 0u);
+  EXPECT_EQ(stats.graph_launches, 0u);
+  EXPECT_EQ(stats.calls, 20u);
+  EXPECT_EQ(s.engine->enqueue_count(), 20u);
+}
+
+TEST_F(ReplayFastPathGpu, EagerEveryChangeTakesTheFullPathAndStaysRight) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_off());
+  ASSERT_TRUE(s.session);
+  AxpbyIo a(Memory::kDevice, Memory::kDevice, Shape{32, 256});
+  AxpbyIo shape(Memory::kDevice, Memory::kDevice, Shape{8, 256});
+  AxpbyIo addresses(Memory::kDevice, Memory::kDevice, Shape{32, 256});  // a's shape, other tensors
+  AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{32, 256});
+  AxpbyIo pageable(Memory::kPageable, Memory::kPageable, Shape{32, 256});
+  struct Step {
+    AxpbyIo* io;
+    cudaStream_t stream;
+    int calls;
+    std::uint64_t repeats;  // of those calls, how many repeat the one before
+  };
+  const Step steps[] = {
+      {&a, streams_[0], 3, 2},          // kept, repeated twice
+      {&a, streams_[1], 3, 1},          // another stream: waits for the first (full path), then kept, repeated
+      {&shape, streams_[1], 3, 2},      // another shape: kept, repeated
+      {&addresses, streams_[1], 3, 2},  // other addresses: kept, repeated
+      {&pinned, streams_[1], 3, 0},     // host memory: staged, never repeated
+      {&a, streams_[1], 2, 1},          // kept again, repeated
+      {&pageable, streams_[1], 2, 0},   // pageable: staged, never repeated
+      {&shape, streams_[0], 2, 0},      // another stream and shape: waits, then kept
+      {&shape, streams_[0], 1, 1},
+  };
+  std::uint64_t expected = 0;
+  int call = 0;
+  for (const Step& step : steps) {
+    for (int i = 0; i < step.calls; ++i, ++call) {
+      TRTET_ASSERT_OK(run_and_sync(*s.session, *step.io, step.stream));
+      ASSERT_TRUE(step.io->out_matches()) << "call " << call;
+    }
+    expected += step.repeats;
+    EXPECT_EQ(s.session->stats().repeated_enqueues, expected) << "after call " << call;
+  }
+  EXPECT_EQ(s.engine->enqueue_count(), static_cast<std::uint64_t>(call));
+}
+
+TEST_F(ReplayFastPathGpu, EagerARejectedCallEndsTheRepeatAndTheNextGoodCallIsRight) {
+  auto s = make_session("elementwise min=1x256 max=64x256", graphs_off());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  ASSERT_EQ(s.session->stats().repeated_enqueues, 2u);
+  const ex::Status short_count = execute_on(streams_[0], *s.session, io.args(), 2);
+  EXPECT_EQ(short_count.code(), ex::ErrorCode::kInvalidArgument) << short_count.to_string();
+  const std::uint64_t enqueues = s.engine->enqueue_count();
+  io.views[0].shape = Shape{65, 256};  // beyond the profile
+  const ex::Status too_big = execute_on(streams_[0], *s.session, io.args());
+  EXPECT_FALSE(too_big.ok());
+  EXPECT_EQ(s.engine->enqueue_count(), enqueues) << "a rejected call enqueued the engine";
+  TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));  // views rebuilt: prepared in full
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(s.session->stats().repeated_enqueues, 2u);
+  TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  EXPECT_TRUE(io.out_matches());
+  EXPECT_EQ(s.session->stats().repeated_enqueues, 3u);
+}
+
+TEST_F(ReplayFastPathGpu, EagerAnEngineThatThrowsInARepeatFailsTheCallAndTheNextIsRight) {
+  auto engine = ProbeEngine::create(0, Shape{1}, Shape{65536});
+  TRTET_ASSERT_OK(engine);
+  ProbeEngine* probe = engine->get();
+  auto s = make_session(std::unique_ptr<TestEngine>(std::move(engine).value()), graphs_off());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{4096});
+  for (int call = 0; call < 2; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  ASSERT_EQ(s.session->stats().repeated_enqueues, 1u);
+  probe->throw_in.store(ProbeEngine::Throw::kEnqueue);
+  const ex::Status thrown = execute_on(streams_[0], *s.session, io.args());
+  EXPECT_FALSE(thrown.ok());
+  EXPECT_NE(thrown.message().find(ProbeEngine::kThrowMessage), std::string::npos) << thrown.to_string();
+  EXPECT_EQ(probe->throws.load(), 1);
+  EXPECT_EQ(s.session->stats().repeated_enqueues, 1u) << "a failed repeat is not counted";
+  probe->throw_in.store(ProbeEngine::Throw::kNever);
+  for (int call = 0; call < 3; ++call) {
+    TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+    ASSERT_TRUE(io.out_matches()) << "call " << call << " after the throw";
+  }
+  // The call after the throw is prepared in full, the two after it repeat.
+  EXPECT_EQ(s.session->stats().repeated_enqueues, 3u);
+}
+
+TEST_F(ReplayFastPathGpu, EagerACallersCaptureEndsTheRepeatAndLaterCallsStayRight) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_off());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  ASSERT_EQ(s.session->stats().repeated_enqueues, 2u);
+  const CapturedCall captured = capture_call(streams_[0], *s.session, io.args());
+  ASSERT_EQ(captured.ended, cudaSuccess);
+  TRTET_ASSERT_OK(captured.status);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, captured.graph, 0), cudaSuccess);
+  for (int round = 0; round < 3; ++round) {
+    io.refresh();
+    ASSERT_EQ(cudaGraphLaunch(exec, streams_[0]), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(streams_[0]), cudaSuccess);
+    ASSERT_TRUE(io.out_matches()) << "the caller's replay " << round;
+    TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+    ASSERT_TRUE(io.out_matches()) << "eager call " << round << " after the capture";
+  }
+  EXPECT_EQ(s.session->stats().repeated_enqueues, 2u) << "a graph of the caller's may replay: no repeats";
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(captured.graph), cudaSuccess);
+}
+
+TEST_F(ReplayFastPathGpu, EagerTwoThreadsOnTheirOwnStreamsInterleaveAndStayRight) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_off());
+  ASSERT_TRUE(s.session);
+  constexpr int kCalls = 300;
+  std::atomic<int> wrong{0}, failed{0};
+  auto work = [&](int t) {
+    AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{t == 0 ? 16 : 48, 256});
+    for (int call = 0; call < kCalls; ++call) {
+      if (!run_and_sync(*s.session, io, streams_[t]).ok()) {
+        failed.fetch_add(1);
+      } else if (!io.out_matches()) {
+        wrong.fetch_add(1);
+      }
+    }
+  };
+  std::thread other(work, 1);
+  work(0);
+  other.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+  const auto stats = s.session->stats();
+  EXPECT_EQ(stats.calls, 2u * kCalls);
+  EXPECT_EQ(s.engine->enqueue_count(), 2u * kCalls);
+  EXPECT_LT(stats.repeated_enqueues, 2u * kCalls);
 }
 
 }  // namespace

@@ -1,0 +1,153 @@
+// The host copy pool (src/delegate/host_copy_pool.h; Note [copy pool hand-off]) on the CPU:
+// every published task copied exactly once and waited for, tasks published in steps, unpublished
+// tasks abandoned, several callers' batches at once, a pool with no workers, and workers that slept
+// between batches woken again.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "delegate/host_copy_pool.h"
+
+namespace {
+
+using torch_tensorrt::executorch_backend::delegate::CopyBatch;
+using torch_tensorrt::executorch_backend::delegate::CopyTask;
+using torch_tensorrt::executorch_backend::delegate::HostCopyPool;
+
+/// A source of `slices` x `slice` bytes with a pattern of `seed`, a poisoned destination, and one
+/// task per slice.
+struct Copy {
+  Copy(std::size_t slices, std::size_t slice, std::uint8_t seed)
+      : from(slices * slice), to(slices * slice, 0xEE), slice(slice) {
+    for (std::size_t i = 0; i < from.size(); ++i) from[i] = static_cast<std::uint8_t>(seed + i * 7 + i / 251);
+    for (std::size_t s = 0; s < slices; ++s) tasks.push_back(CopyTask{&to[s * slice], &from[s * slice], slice});
+  }
+  /// Slices [0, n) equal the source; the rest are still poisoned.
+  ::testing::AssertionResult copied_up_to(std::size_t n) const {
+    for (std::size_t s = 0; s < tasks.size(); ++s) {
+      const bool same = std::memcmp(&to[s * slice], &from[s * slice], slice) == 0;
+      const bool poisoned = std::all_of(to.begin() + static_cast<std::ptrdiff_t>(s * slice),
+                                        to.begin() + static_cast<std::ptrdiff_t>((s + 1) * slice),
+                                        [](std::uint8_t b) { return b == 0xEE; });
+      if (s < n && !same) return ::testing::AssertionFailure() << "slice " << s << " not copied";
+      if (s >= n && !poisoned) return ::testing::AssertionFailure() << "slice " << s << " copied but never published";
+    }
+    return ::testing::AssertionSuccess();
+  }
+  std::vector<std::uint8_t> from, to;
+  std::size_t slice;
+  std::vector<CopyTask> tasks;
+};
+
+TEST(HostCopyPool, EveryPublishedTaskIsCopiedBeforeFinishReturns) {
+  HostCopyPool pool(4);
+  for (int round = 0; round < 50; ++round) {
+    Copy copy(97, 4096 + 64 * static_cast<std::size_t>(round), static_cast<std::uint8_t>(round));
+    CopyBatch batch(copy.tasks);
+    pool.begin(batch, copy.tasks.size());
+    pool.finish(batch);
+    ASSERT_TRUE(copy.copied_up_to(copy.tasks.size())) << "round " << round;
+  }
+  EXPECT_EQ(pool.workers(), 4);
+}
+
+TEST(HostCopyPool, HelpUntilDoneReturnsWithThatTaskAndEveryEarlierOneWaitedForInOrder) {
+  HostCopyPool pool(3);
+  Copy copy(256, 8192, 3);
+  CopyBatch batch(copy.tasks);
+  pool.begin(batch, copy.tasks.size());
+  for (std::size_t t = 0; t < copy.tasks.size(); ++t) {
+    pool.help_until_done(batch, t);
+    ASSERT_TRUE(batch.done(t)) << "task " << t;
+    ASSERT_EQ(std::memcmp(copy.tasks[t].destination, copy.tasks[t].source, copy.slice), 0) << "task " << t;
+  }
+  pool.finish(batch);
+  EXPECT_TRUE(copy.copied_up_to(copy.tasks.size()));
+}
+
+TEST(HostCopyPool, TasksPublishedInStepsAreCopiedAndUnpublishedOnesAreAbandoned) {
+  HostCopyPool pool(4);
+  Copy copy(64, 16384, 9);
+  CopyBatch batch(copy.tasks);
+  pool.begin(batch, 0);  // nothing ready yet (an output batch before its first chunk lands)
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_TRUE(copy.copied_up_to(0)) << "a task was copied before it was published";
+  for (std::size_t ready = 8; ready <= 40; ready += 8) {
+    pool.publish(batch, ready);
+    pool.help_until_done(batch, ready - 1);
+    pool.publish(batch, ready / 2);  // a smaller count never takes tasks back
+  }
+  pool.finish(batch);
+  EXPECT_TRUE(copy.copied_up_to(40));
+}
+
+TEST(HostCopyPool, WithoutWorkersTheCallerCopiesEverything) {
+  HostCopyPool pool(0);
+  EXPECT_EQ(pool.workers(), 0);
+  Copy copy(33, 1000, 5);
+  CopyBatch batch(copy.tasks);
+  pool.begin(batch, 10);
+  pool.help_until_done(batch, 9);
+  EXPECT_TRUE(batch.done(9));
+  pool.publish(batch, copy.tasks.size());
+  pool.help_until_done(batch, 20);
+  pool.finish(batch);
+  EXPECT_TRUE(copy.copied_up_to(copy.tasks.size()));
+}
+
+TEST(HostCopyPool, SeveralCallersBatchesAtOnceEachGetsItsOwnTasksDone) {
+  HostCopyPool pool(3);
+  constexpr int kCallers = 6, kRounds = 40;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < kRounds; ++round) {
+        Copy copy(17 + static_cast<std::size_t>(c), 2048, static_cast<std::uint8_t>(c * 31 + round));
+        CopyBatch batch(copy.tasks);
+        const bool stepwise = (round + c) % 2 == 0;
+        pool.begin(batch, stepwise ? 0 : copy.tasks.size());
+        if (stepwise) {
+          for (std::size_t ready = 1; ready <= copy.tasks.size(); ++ready) pool.publish(batch, ready);
+        }
+        pool.help_until_done(batch, copy.tasks.size() - 1);
+        pool.finish(batch);
+        if (!copy.copied_up_to(copy.tasks.size())) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(HostCopyPool, WorkersThatWentToSleepAreWokenByTheNextBatch) {
+  HostCopyPool pool(2);
+  for (int round = 0; round < 3; ++round) {
+    // Longer than a worker spins before it sleeps (kSpinBeforeSleep).
+    std::this_thread::sleep_for(HostCopyPool::kSpinBeforeSleep * 4);
+    Copy copy(200, 65536, static_cast<std::uint8_t>(round));
+    CopyBatch batch(copy.tasks);
+    pool.begin(batch, copy.tasks.size());
+    pool.finish(batch);
+    ASSERT_TRUE(copy.copied_up_to(copy.tasks.size())) << "round " << round;
+  }
+}
+
+TEST(HostCopyPool, APoolWithWorkersAsleepIsDestroyedPromptly) {
+  const auto start = std::chrono::steady_clock::now();
+  {
+    HostCopyPool pool(4);
+    EXPECT_EQ(pool.workers(), 4);
+    std::this_thread::sleep_for(HostCopyPool::kSpinBeforeSleep * 2);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+}  // namespace
