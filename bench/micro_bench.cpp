@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/device.h"
+#include "cuda/event.h"
 #include "cuda/stream_facts.h"
 #include "delegate/session.h"
 #include "engines/test_engine_factory.h"
@@ -95,6 +96,33 @@ void BM_EngineEnqueueAlone(benchmark::State& state) {
   cudaStreamSynchronize(f->stream);
 }
 BENCHMARK(BM_EngineEnqueueAlone);
+
+// The engine's enqueue and the record of an event after it, through the driver as the session
+// records its completion event: what a repeated eager call must do at the least
+// (BM_ExecuteDeviceResidentUnderGuard less this is the delegate's own host time on that path).
+void BM_EngineEnqueueAndRecord(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  auto engine = trtet_test::make_test_engine("elementwise n=256", 0);
+  require(engine.status(), "engine");
+  ex::engine::Engine& e = **engine;
+  require(e.set_input_shape(0, ex::Shape{256}), "shape");
+  require(e.set_input_shape(1, ex::Shape{256}), "shape");
+  require(e.infer_shapes().status(), "infer");
+  require(e.set_tensor_address(0, f->x->data()), "addr");
+  require(e.set_tensor_address(1, f->y->data()), "addr");
+  require(e.set_tensor_address(2, f->out->data()), "addr");
+  auto event = ex::cuda::Event::create();
+  require(event.status(), "event");
+  int pending = 0;
+  for (auto _ : state) {
+    require(e.enqueue(f->stream), "enqueue");
+    require(event->record(f->stream), "record");
+    drain(state, f, pending);
+  }
+  cudaStreamSynchronize(f->stream);
+}
+BENCHMARK(BM_EngineEnqueueAndRecord);
 
 void BM_StreamGetDevice(benchmark::State& state) {
   if (no_gpu(state)) return;

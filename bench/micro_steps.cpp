@@ -1,8 +1,10 @@
 // Micro figures for the host work of execute() besides its CUDA calls (P2's remainder): the
 // argument checks, the engine's shape and address calls, the pointer-kind cache, and the lock with
 // the device guard, each alone on the same 2-input, 1-output test engine BM_ExecuteDeviceResident-
-// UnderGuard calls. Without a GPU each reports the skip and why (the test engines need one).
+// UnderGuard calls; and a whole repeated call on an engine that queues nothing, with the event
+// record it makes. Without a GPU each reports the skip and why (the test engines need one).
 #include <benchmark/benchmark.h>
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include <cuda_runtime_api.h>
 
@@ -10,9 +12,12 @@
 #include <string>
 
 #include "cuda/device.h"
+#include "cuda/event.h"
 #include "delegate/checks.h"
 #include "delegate/memory_kind.h"
+#include "delegate/session.h"
 #include "delegate/tensor_view.h"
+#include "engines/fake_engine.h"
 #include "engines/test_engine_factory.h"
 
 namespace {
@@ -123,5 +128,80 @@ void BM_StepLockAndDeviceGuard(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_StepLockAndDeviceGuard);
+
+}  // namespace
+
+namespace {
+
+// A whole repeated eager call (Note [repeated calls]) on an engine that queues nothing
+// (FakeEngine, which only records what it is asked): the delegate's own host time on that path,
+// its completion event's record included, without a kernel launch next to it.
+void BM_ExecuteRepeatOnAnEngineThatQueuesNothing(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  auto made = trtet_test::make_test_engine("fake n=256", 0);
+  if (!made.ok()) {
+    state.SkipWithError(made.status().message().c_str());
+    return;
+  }
+  auto* fake = dynamic_cast<trtet_test::FakeEngine*>(made->get());
+  ex::delegate::Session session(std::move(made).value());
+  if (!session.initialize().ok()) {
+    state.SkipWithError("initialize failed");
+    return;
+  }
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  void* device[3] = {};
+  for (void*& p : device) cudaMalloc(&p, kElements * sizeof(float));
+  TensorView args[3];
+  for (int i = 0; i < 3; ++i) {
+    args[i].data = device[i];
+    args[i].capacity_bytes = kElements * sizeof(float);
+    args[i].shape = ex::Shape{kElements};
+    args[i].hint = ex::delegate::MemoryHint::kDevice;
+  }
+  int since_clear = 0;
+  for (auto _ : state) {
+    ex::CudaStreamGuard guard(stream);
+    if (!session.execute(args, 3).ok()) {
+      state.SkipWithError("execute failed");
+      break;
+    }
+    if (++since_clear == 4096) {  // the fake's record of calls stays small
+      state.PauseTiming();
+      if (fake != nullptr) fake->clear_calls();
+      cudaStreamSynchronize(stream);
+      since_clear = 0;
+      state.ResumeTiming();
+    }
+  }
+  state.counters["repeated"] = static_cast<double>(session.stats().repeated_enqueues);
+  session.destroy();
+  cudaStreamSynchronize(stream);
+  for (void* p : device) cudaFree(p);
+  cudaStreamDestroy(stream);
+}
+BENCHMARK(BM_ExecuteRepeatOnAnEngineThatQueuesNothing);
+
+// The record of an event on a stream through the driver, as the session records completion_.
+void BM_StepEventRecord(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  auto event = ex::cuda::Event::create();
+  int since_sync = 0;
+  for (auto _ : state) {
+    (void)event->record(stream);
+    if (++since_sync == 4096) {
+      state.PauseTiming();
+      cudaStreamSynchronize(stream);
+      since_sync = 0;
+      state.ResumeTiming();
+    }
+  }
+  cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+}
+BENCHMARK(BM_StepEventRecord);
 
 }  // namespace

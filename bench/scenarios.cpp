@@ -159,7 +159,6 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
   TensorView sets[2][3] = {{x.view(256), y.view(256), out.view(256)}, {x2.view(256), y2.view(256), out2.view(256)}};
   cudaStream_t stream = nullptr;
   require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-  auto time_loop = [&](auto&& body) { return host_us_per_call(stream, body); };
   // What any caller of the engine does per call: set shapes, infer, bind, enqueue.
   auto engine_call = [&](TensorView* args) {
     require(engine->set_input_shape(0, ex::Shape{256}), "shape");
@@ -192,10 +191,20 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
     constexpr int kRuns = 5;
     std::vector<double> direct, through, overhead;
     std::vector<std::string> csv;
+    // Each run: 40 pairs of 500 direct calls and 500 executes, the stream drained before each batch
+    // and not timed; the run's figures are the medians over its pairs (so drift over a run, which
+    // moved single back-to-back loops by more than the goal, falls on both sides of a pair).
     for (int r = 0; r < kRuns; ++r) {
-      direct.push_back(time_loop(direct_call));
-      through.push_back(time_loop(run));
-      overhead.push_back(through.back() - direct.back());
+      constexpr int kPairs = 40, kBatch = 500;
+      std::vector<double> pair_direct, pair_through, pair_overhead;
+      for (int p = 0; p < kPairs; ++p) {
+        pair_direct.push_back(batch_us_per_call(stream, direct_call, kBatch));
+        pair_through.push_back(batch_us_per_call(stream, run, kBatch));
+        pair_overhead.push_back(pair_through.back() - pair_direct.back());
+      }
+      direct.push_back(percentiles(pair_direct).p50);
+      through.push_back(percentiles(pair_through).p50);
+      overhead.push_back(percentiles(pair_overhead).p50);
       csv.push_back(format("%s,%d,%.4f,%.4f,%.4f", variant.id, r + 1, through.back(), direct.back(), overhead.back()));
     }
     const auto after = session.stats();
@@ -205,8 +214,8 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
                  median_through = percentiles(through).p50;
     std::string runs;
     for (double o : overhead) runs += format(" %.3f", o);
-    std::printf("%s: %d runs, %s, the engine driven directly (shapes, addresses, enqueue) then execute, "
-                "alternating: overhead per run (us):%s; median %.3f us (execute median %.3f us/call, engine %.3f "
+    std::printf("%s: %d runs of 40 pairs of 500-call batches, %s, the engine driven directly (shapes, addresses, "
+                "enqueue) then execute: overhead per run (median of its pairs, us):%s; median %.3f us (execute median %.3f us/call, engine %.3f "
                 "us/call); %llu of %llu calls repeated the one before\n",
                 variant.id, kRuns, variant.alternate ? "two sets of tensors in turn" : "the same tensors every call",
                 runs.c_str(), median, median_through, median_direct, static_cast<unsigned long long>(repeats),

@@ -75,6 +75,15 @@ double host_us_per_call(cudaStream_t stream, Body&& body, int batch = 500) {
   return total / ((kCalls + batch - 1) / batch * batch);
 }
 
+/// Host time per call (us) of `batch` back-to-back `body` calls, `stream` drained before them.
+template <typename Body>
+double batch_us_per_call(cudaStream_t stream, Body&& body, int batch) {
+  require_cuda(cudaStreamSynchronize(stream), "sync");
+  const auto start = Clock::now();
+  for (int i = 0; i < batch; ++i) body();
+  return micros_since(start) / batch;
+}
+
 /// GPU time per call of `calls` back-to-back `body` calls on `stream`, by events around them all.
 template <typename Body>
 double gpu_us_per_call(cudaStream_t stream, int calls, Body&& body) {

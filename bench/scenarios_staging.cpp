@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,8 @@
 
 #include "cuda/device_buffer.h"
 #include "cuda/memory_pool.h"
+#include "delegate/host_copy_pool.h"
+#include "delegate/staging_layout.h"
 #include "scenarios.h"
 
 namespace trtet_bench {
@@ -250,12 +253,30 @@ struct Io {
 /// copies slices into pinned staging while this thread queues each chunk's transfer as soon as its
 /// slices are copied. The kernel. Out: every chunk's transfer and an event queued, then this thread
 /// publishes each chunk's slices to the crew as its event fires. Returns once the output is copied.
+/// Which of the call's host tensors are staged (the others stay in device memory).
+enum class Staged { kBoth, kInOnly, kOutOnly };
+
+/// Host times (us) of a reference call's phases: from its start to the first transfer queued, to
+/// the input copied (the last transfer queued), and from there to its end.
+struct Phases {
+  std::vector<double> first, in, out;
+  void note(Clock::time_point start, Clock::time_point first_queued, Clock::time_point in_done) {
+    first.push_back(std::chrono::duration<double, std::micro>(first_queued - start).count());
+    in.push_back(std::chrono::duration<double, std::micro>(in_done - start).count());
+    out.push_back(micros_since(in_done));
+  }
+  std::string describe() const {
+    auto mid = [](std::vector<double> v) { return v.empty() ? 0.0 : (std::sort(v.begin(), v.end()), v[v.size() / 2]); };
+    return format("first transfer %.0f, input %.0f, output %.0f us", mid(first), mid(in), mid(out));
+  }
+};
+
 class ReferenceCall {
  public:
   ReferenceCall(const Io& io, unsigned char* stage_in, unsigned char* stage_out, std::vector<cudaEvent_t>& events,
-                CopyCrew& crew, const Layout& layout)
+                CopyCrew& crew, const Layout& layout, Staged staged = Staged::kBoth)
       : io_(io), stage_in_(stage_in), stage_out_(stage_out), events_(events), crew_(crew), chunk_(layout.chunk),
-        in_(stage_in, io.pageable_in.data(), io.bytes(), layout.slice),
+        staged_(staged), in_(stage_in, io.pageable_in.data(), io.bytes(), layout.slice),
         out_(io.pageable_out.data(), stage_out, io.bytes(), layout.slice) {}
 
   void operator()() {
@@ -263,6 +284,24 @@ class ReferenceCall {
     const std::size_t chunks = (bytes + chunk_ - 1) / chunk_;
     auto* device_in = reinterpret_cast<unsigned char*>(io_.device_in.data());
     auto* device_out = reinterpret_cast<unsigned char*>(io_.device_out.data());
+    const auto start = Clock::now();
+    if (staged_ != Staged::kOutOnly) copy_in(bytes, chunks, device_in);
+    const auto in_done = Clock::now();
+    require(launch_spin_scale(io_.device_in.data(), io_.device_out.data(),
+                              static_cast<std::int64_t>(io_.device_in.count()), io_.kernel, io_.stream),
+            "reference kernel");
+    if (staged_ != Staged::kInOnly) {
+      copy_out(bytes, chunks, device_out);
+    } else {
+      require_cuda(cudaStreamSynchronize(io_.stream), "reference sync");  // as a call with a device output
+    }
+    if (staged_ == Staged::kBoth) phases.note(start, first_queued_, in_done);
+  }
+
+  Phases phases;
+
+ private:
+  void copy_in(std::size_t bytes, std::size_t chunks, unsigned char* device_in) {
     in_.reset(in_.size());
     crew_.post(in_);
     for (std::size_t c = 0; c < chunks; ++c) {
@@ -270,11 +309,12 @@ class ReferenceCall {
       for (std::size_t s = in_.slice_at(begin); s < in_.slice_at(begin + length); ++s) in_.wait(s);
       require_cuda(cudaMemcpyAsync(device_in + begin, stage_in_ + begin, length, cudaMemcpyHostToDevice, io_.stream),
                    "reference h2d");
+      if (c == 0) first_queued_ = Clock::now();
     }
     crew_.wait();
-    require(launch_spin_scale(io_.device_in.data(), io_.device_out.data(),
-                              static_cast<std::int64_t>(io_.device_in.count()), io_.kernel, io_.stream),
-            "reference kernel");
+  }
+
+  void copy_out(std::size_t bytes, std::size_t chunks, unsigned char* device_out) {
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t begin = c * chunk_, length = std::min(chunk_, bytes - begin);
       require_cuda(cudaMemcpyAsync(stage_out_ + begin, device_out + begin, length, cudaMemcpyDeviceToHost, io_.stream),
@@ -290,15 +330,94 @@ class ReferenceCall {
     crew_.wait();
   }
 
- private:
   const Io& io_;
   unsigned char* stage_in_;
   unsigned char* stage_out_;
   std::vector<cudaEvent_t>& events_;
   CopyCrew& crew_;
   std::size_t chunk_;
+  Staged staged_;
+  Clock::time_point first_queued_;
   CopyJob in_;
   CopyJob out_;
+};
+
+/// The reference call with the delegate's own host copy pool and layout in the crew's place
+/// (HostCopyPool::shared(), chunk_bytes() and kCopySlice, as Session::stage_pageable_input and
+/// copy_out_pageable_outputs use them): what the session adds beyond its pool, and what the pool
+/// costs against the crew.
+class PoolReferenceCall {
+ public:
+  PoolReferenceCall(const Io& io, unsigned char* stage_in, unsigned char* stage_out, std::vector<cudaEvent_t>& events,
+                    ex::delegate::HostCopyPool& pool)
+      : io_(io), stage_in_(stage_in), stage_out_(stage_out), events_(events), pool_(pool) {}
+
+  void operator()() {
+    namespace d = ex::delegate;
+    const std::size_t bytes = io_.bytes();
+    const std::size_t chunk = d::chunk_bytes(bytes), slice = d::slice_bytes(chunk);
+    auto* device_in = reinterpret_cast<unsigned char*>(io_.device_in.data());
+    auto* device_out = reinterpret_cast<unsigned char*>(io_.device_out.data());
+    const auto* from = reinterpret_cast<const unsigned char*>(io_.pageable_in.data());
+    auto* to = reinterpret_cast<unsigned char*>(io_.pageable_out.data());
+    d::HostCopyPool& pool = pool_;
+    const auto start = Clock::now();
+    Clock::time_point first_queued;
+    tasks_.clear();
+    for (std::size_t offset = 0; offset < bytes; offset += slice) {
+      tasks_.push_back(d::CopyTask{stage_in_ + offset, from + offset, std::min(slice, bytes - offset)});
+    }
+    {
+      d::CopyBatch batch(tasks_);
+      pool.begin(batch, tasks_.size());
+      const std::size_t per_chunk = chunk / slice;
+      for (std::size_t first = 0; first < tasks_.size(); first += per_chunk) {
+        const std::size_t end = std::min(first + per_chunk, tasks_.size());
+        for (std::size_t t = first; t < end; ++t) pool.help_until_done(batch, t);
+        const std::size_t offset = first * slice;
+        require_cuda(cudaMemcpyAsync(device_in + offset, stage_in_ + offset, std::min(chunk, bytes - offset),
+                                     cudaMemcpyHostToDevice, io_.stream),
+                     "pool reference h2d");
+        if (first == 0) first_queued = Clock::now();
+      }
+      pool.finish(batch);
+    }
+    const auto in_done = Clock::now();
+    require(launch_spin_scale(io_.device_in.data(), io_.device_out.data(),
+                              static_cast<std::int64_t>(io_.device_in.count()), io_.kernel, io_.stream),
+            "pool reference kernel");
+    tasks_.clear();
+    ends_.clear();
+    for (std::size_t offset = 0, c = 0; offset < bytes; offset += chunk, ++c) {
+      const std::size_t length = std::min(chunk, bytes - offset);
+      require_cuda(cudaMemcpyAsync(stage_out_ + offset, device_out + offset, length, cudaMemcpyDeviceToHost, io_.stream),
+                   "pool reference d2h");
+      require_cuda(cudaEventRecord(events_[c], io_.stream), "pool reference record");
+      for (std::size_t part = 0; part < length; part += slice) {
+        tasks_.push_back(d::CopyTask{to + offset + part, stage_out_ + offset + part, std::min(slice, length - part)});
+      }
+      ends_.push_back(tasks_.size());
+    }
+    d::CopyBatch batch(tasks_);
+    pool.begin(batch, 0);
+    for (std::size_t c = 0; c < ends_.size(); ++c) {
+      require_cuda(cudaEventSynchronize(events_[c]), "pool reference chunk wait");
+      pool.publish(batch, ends_[c]);
+    }
+    pool.finish(batch);
+    phases.note(start, first_queued, in_done);
+  }
+
+  Phases phases;
+
+ private:
+  const Io& io_;
+  unsigned char* stage_in_;
+  unsigned char* stage_out_;
+  std::vector<cudaEvent_t>& events_;
+  ex::delegate::HostCopyPool& pool_;
+  std::vector<ex::delegate::CopyTask> tasks_;
+  std::vector<std::size_t> ends_;
 };
 
 /// Staging of the reference: pinned memory for both directions, one event per chunk of 1 MiB.
@@ -536,6 +655,66 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
   const double one_way_bytes = bytes / 2;
   const double in_alone = gb_per_s(one_way_bytes, median_us(execute(pageable_in, device_out)));
   const double out_alone = gb_per_s(one_way_bytes, median_us(execute(device_in, pageable_out)));
+  // The same split for the reference at its best layout, and the reference with the delegate's
+  // pool and layout in the crew's place (both directions), measured here after the rounds.
+  double ref_in = 0, ref_out = 0, pool_both = 0;
+  std::vector<std::pair<int, double>> pool_sizes;  // workers of a pool of the bench's own, rate
+  {
+    ReferenceStaging staging(n * sizeof(float), stream);
+    CopyCrew crew(limit.best.first.threads);
+    ReferenceCall in_only(io, staging.in.data(), staging.out.data(), staging.events, crew, limit.best.first,
+                          Staged::kInOnly);
+    ReferenceCall out_only(io, staging.in.data(), staging.out.data(), staging.events, crew, limit.best.first,
+                           Staged::kOutOnly);
+    ref_in = gb_per_s(one_way_bytes, median_us(in_only));
+    ref_out = gb_per_s(one_way_bytes, median_us(out_only));
+    ReferenceCall both(io, staging.in.data(), staging.out.data(), staging.events, crew, limit.best.first);
+    (void)median_us(both);
+    PoolReferenceCall pooled(io, staging.in.data(), staging.out.data(), staging.events,
+                             ex::delegate::HostCopyPool::shared());
+    check(pageable_in, pageable_out, pooled);
+    pool_both = gb_per_s(bytes, median_us(pooled));
+    std::printf("P4b phases (host, medians): the reference at its best layout: %s; the reference with the delegate's "
+                "pool: %s\n",
+                both.phases.describe().c_str(), pooled.phases.describe().c_str());
+    // The host copy alone, 64 MiB pageable -> pinned in 128 KiB slices: a crew of the pool's size
+    // and the caller waiting, against the pool's workers and the caller (begin, then finish).
+    {
+      const int workers = ex::delegate::HostCopyPool::shared().workers();
+      CopyCrew same(std::max(1, workers));
+      CopyJob job(staging.in.data(), io.pageable_in.data(), bytes / 2, kMiB / 8);
+      const double crew_rate = gb_per_s(bytes / 2, median_us([&] {
+                                          job.reset(job.size());
+                                          same.post(job);
+                                          same.wait();
+                                        }));
+      std::vector<ex::delegate::CopyTask> tasks;
+      for (std::size_t offset = 0; offset < n * sizeof(float); offset += kMiB / 8) {
+        tasks.push_back({staging.in.data() + offset, reinterpret_cast<const unsigned char*>(io.pageable_in.data()) + offset,
+                         kMiB / 8});
+      }
+      const double pool_rate = gb_per_s(bytes / 2, median_us([&] {
+                                          ex::delegate::CopyBatch batch(tasks);
+                                          ex::delegate::HostCopyPool::shared().begin(batch, tasks.size());
+                                          ex::delegate::HostCopyPool::shared().finish(batch);
+                                        }));
+      std::printf("P4b host copy alone, 64 MiB in 128 KiB slices: a crew of %d threads %.1f GB/s, the pool's %d workers "
+                  "and the caller %.1f GB/s\n",
+                  std::max(1, workers), crew_rate, workers, pool_rate);
+    }
+    for (int workers : thread_counts({3, 7, 15})) {
+      ex::delegate::HostCopyPool own(workers);
+      PoolReferenceCall call(io, staging.in.data(), staging.out.data(), staging.events, own);
+      pool_sizes.emplace_back(workers, gb_per_s(bytes, median_us(call)));
+    }
+  }
+  std::string sizes;
+  for (const auto& [workers, rate] : pool_sizes) sizes += format(" %d workers: %.1f;", workers, rate);
+  std::printf("P4b the reference one way (its best layout): in %.1f GB/s, out %.1f GB/s; the reference with the "
+              "delegate's copy pool and layout (%zu MiB chunks, %zu KiB slices, %d workers and the caller): %.1f GB/s; "
+              "with a pool of%s\n",
+              ref_in, ref_out, ex::delegate::chunk_bytes(n * sizeof(float)) / kMiB, ex::delegate::kCopySlice >> 10,
+              ex::delegate::HostCopyPool::shared().workers(), pool_both, sizes.c_str());
   auto round_rates = [&](const std::vector<double>& samples) {
     std::string rates;
     for (std::size_t first = 0; first + 10 <= samples.size(); first += 10) {
@@ -586,6 +765,10 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
   row("execute_pageable_alternating", bytes, staged_delegate);
   row("execute_pageable_in_only", one_way_bytes, in_alone);
   row("execute_pageable_out_only", one_way_bytes, out_alone);
+  row("reference_in_only", one_way_bytes, ref_in);
+  row("reference_out_only", one_way_bytes, ref_out);
+  row("reference_with_delegate_pool", bytes, pool_both);
+  for (const auto& [workers, rate] : pool_sizes) row(format("reference_with_pool_of_%d", workers), bytes, rate);
   row("bound_from_parts", bytes, gb_per_s(bytes, bound_us));
   append_csv(config.out_dir + "/p4_host_staging.csv", "path,us,GBps", csv);
 

@@ -38,14 +38,14 @@ HostCopyPool& HostCopyPool::shared() {
 HostCopyPool::~HostCopyPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
+    stopping_.store(true, std::memory_order_seq_cst);
   }
   wake_.notify_all();
   for (std::thread& thread : threads_) thread.join();
 }
 
 void HostCopyPool::start_locked() noexcept {
-  started_ = true;
+  started_.store(true, std::memory_order_release);
   for (int i = 0; i < max_workers_; ++i) {
     try {
       threads_.emplace_back([this] { work(); });
@@ -83,9 +83,12 @@ void HostCopyPool::begin(CopyBatch& batch, std::size_t ready) noexcept {
   batch.finished_.store(0, std::memory_order_relaxed);
   batch.visitors_.store(0, std::memory_order_relaxed);
   batch.ready_.store(std::min(ready, batch.tasks_.size()), std::memory_order_release);
-  {
+  if (!started_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!started_) start_locked();
+    if (!started_.load(std::memory_order_relaxed)) start_locked();
+  }
+  {
+    std::lock_guard<SpinLock> lock(list_lock_);
     batches_.push_back(&batch);
   }
   // Also with nothing ready yet: sleeping workers wake now and spin, so they are awake when the
@@ -114,15 +117,14 @@ CopyBatch* HostCopyPool::visit_locked() noexcept {
 void HostCopyPool::work() noexcept {
   for (;;) {
     const std::uint64_t seen = epoch_.load(std::memory_order_seq_cst);
+    if (stopping_.load(std::memory_order_acquire)) return;
     CopyBatch* batch = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_) return;
+      std::lock_guard<SpinLock> lock(list_lock_);
       batch = visit_locked();
     }
     if (batch != nullptr) {
-      std::size_t index = 0;
-      while (batch->claim(index)) batch->run(index);
+      stay_with(*batch);
       // The batch is not touched after this: finish() may return once no worker visits.
       batch->visitors_.fetch_sub(1, std::memory_order_acq_rel);
       continue;
@@ -135,9 +137,27 @@ void HostCopyPool::work() noexcept {
     if (epoch_.load(std::memory_order_acquire) != seen) continue;
     std::unique_lock<std::mutex> lock(mutex_);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    wake_.wait(lock, [&] { return stopping_ || epoch_.load(std::memory_order_seq_cst) != seen; });
+    wake_.wait(lock, [&] { return stopping_.load() || epoch_.load(std::memory_order_seq_cst) != seen; });
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
-    if (stopping_) return;
+    if (stopping_.load()) return;
+  }
+}
+
+void HostCopyPool::stay_with(CopyBatch& batch) noexcept {
+  const std::size_t total = batch.tasks_.size();
+  for (;;) {
+    std::size_t index = 0;
+    while (batch.claim(index)) batch.run(index);
+    if (batch.ready_.load(std::memory_order_acquire) >= total) return;  // every task published and claimed
+    // More of the batch is still to come (an output's next chunk): wait for it here, where a
+    // publish is seen without the list lock, unless another batch publishes first or it is late.
+    const std::uint64_t seen = epoch_.load(std::memory_order_acquire);
+    const auto give_up = std::chrono::steady_clock::now() + kStayForMore;
+    for (;;) {
+      if (batch.next_.load(std::memory_order_relaxed) < batch.ready_.load(std::memory_order_acquire)) break;
+      if (epoch_.load(std::memory_order_acquire) != seen || std::chrono::steady_clock::now() >= give_up) return;
+      std::this_thread::yield();
+    }
   }
 }
 
@@ -156,14 +176,17 @@ void HostCopyPool::help_until_done(CopyBatch& batch, std::size_t index) noexcept
 }
 
 void HostCopyPool::finish(CopyBatch& batch) noexcept {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    batches_.erase(std::remove(batches_.begin(), batches_.end(), &batch), batches_.end());
-  }
-  // No worker starts a visit now; copy what is left, then wait for the visits under way, which
-  // end once every task they claimed is copied. Tasks never published are abandoned.
+  // Copy what is left while the batch is still listed, so the workers keep taking its tasks too
+  // (a batch published just before finish, as the last chunk of an output, would otherwise be
+  // copied by the caller alone). Tasks never published are abandoned.
   std::size_t mine = 0;
   while (batch.claim(mine)) batch.run(mine);
+  {
+    std::lock_guard<SpinLock> lock(list_lock_);
+    batches_.erase(std::remove(batches_.begin(), batches_.end(), &batch), batches_.end());
+  }
+  // No worker starts a visit now; wait for the visits under way, which end once every task they
+  // claimed is copied.
   while (batch.visitors_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
   while (batch.finished_.load(std::memory_order_acquire) != batch.next_.load(std::memory_order_acquire)) {
     std::this_thread::yield();
