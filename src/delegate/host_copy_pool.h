@@ -85,8 +85,10 @@ class SpinLock {
 
 class HostCopyPool {
  public:
-  /// How long an idle worker spins for new tasks before it sleeps (Note [copy pool hand-off]).
-  static constexpr std::chrono::microseconds kSpinBeforeSleep{500};
+  /// How long an idle worker spins for new tasks before it sleeps (Note [copy pool hand-off]):
+  /// longer than the gap between a call's input copies and its first output chunk for engines of
+  /// tens of microseconds, short enough that idle workers do not hold 15 cores between calls.
+  static constexpr std::chrono::microseconds kSpinBeforeSleep{100};
   /// How long a worker that copied all of a batch's published tasks waits in the batch for more
   /// (Note [copy pool hand-off]).
   static constexpr std::chrono::microseconds kStayForMore{200};
