@@ -124,6 +124,39 @@ void BM_EngineEnqueueAndRecord(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineEnqueueAndRecord);
 
+// The CUDA calls the execute contract makes on every call, in the order a repeated eager call
+// makes them (the device guard, the capture-state query, the stream id, the engine's enqueue, the
+// completion event's record), with nothing of the session between them: the floor of
+// BM_ExecuteDeviceResidentUnderGuard when next to a real launch.
+void BM_EngineEnqueueWithTheContractsCalls(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  auto engine = trtet_test::make_test_engine("elementwise n=256", 0);
+  require(engine.status(), "engine");
+  ex::engine::Engine& e = **engine;
+  require(e.set_input_shape(0, ex::Shape{256}), "shape");
+  require(e.set_input_shape(1, ex::Shape{256}), "shape");
+  require(e.infer_shapes().status(), "infer");
+  require(e.set_tensor_address(0, f->x->data()), "addr");
+  require(e.set_tensor_address(1, f->y->data()), "addr");
+  require(e.set_tensor_address(2, f->out->data()), "addr");
+  auto event = ex::cuda::Event::create();
+  require(event.status(), "event");
+  int pending = 0;
+  for (auto _ : state) {
+    ex::cuda::DeviceGuard device(0);
+    auto capturing = ex::cuda::stream_is_capturing(f->stream);
+    auto id = ex::cuda::stream_id(f->stream);
+    benchmark::DoNotOptimize(capturing);
+    benchmark::DoNotOptimize(id);
+    require(e.enqueue(f->stream), "enqueue");
+    require(event->record(f->stream), "record");
+    drain(state, f, pending);
+  }
+  cudaStreamSynchronize(f->stream);
+}
+BENCHMARK(BM_EngineEnqueueWithTheContractsCalls);
+
 void BM_StreamGetDevice(benchmark::State& state) {
   if (no_gpu(state)) return;
   Fixture* f = fixture();
