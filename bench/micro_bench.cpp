@@ -76,9 +76,8 @@ void BM_ExecuteDeviceResidentUnderGuard(benchmark::State& state) {
 }
 BENCHMARK(BM_ExecuteDeviceResidentUnderGuard);
 
-void BM_EngineEnqueueAlone(benchmark::State& state) {
-  if (no_gpu(state)) return;
-  Fixture* f = fixture();
+/// A second engine of the fixture's build, shapes set and bound to the fixture's tensors.
+ex::engine::EnginePtr bound_engine(Fixture* f) {
   auto engine = trtet_test::make_test_engine("elementwise n=256", 0);
   require(engine.status(), "engine");
   ex::engine::Engine& e = **engine;
@@ -88,6 +87,14 @@ void BM_EngineEnqueueAlone(benchmark::State& state) {
   require(e.set_tensor_address(0, f->x->data()), "addr");
   require(e.set_tensor_address(1, f->y->data()), "addr");
   require(e.set_tensor_address(2, f->out->data()), "addr");
+  return std::move(engine).value();
+}
+
+void BM_EngineEnqueueAlone(benchmark::State& state) {
+  if (no_gpu(state)) return;
+  Fixture* f = fixture();
+  ex::engine::EnginePtr engine = bound_engine(f);
+  ex::engine::Engine& e = *engine;
   int pending = 0;
   for (auto _ : state) {
     require(e.enqueue(f->stream), "enqueue");
@@ -103,15 +110,8 @@ BENCHMARK(BM_EngineEnqueueAlone);
 void BM_EngineEnqueueAndRecord(benchmark::State& state) {
   if (no_gpu(state)) return;
   Fixture* f = fixture();
-  auto engine = trtet_test::make_test_engine("elementwise n=256", 0);
-  require(engine.status(), "engine");
-  ex::engine::Engine& e = **engine;
-  require(e.set_input_shape(0, ex::Shape{256}), "shape");
-  require(e.set_input_shape(1, ex::Shape{256}), "shape");
-  require(e.infer_shapes().status(), "infer");
-  require(e.set_tensor_address(0, f->x->data()), "addr");
-  require(e.set_tensor_address(1, f->y->data()), "addr");
-  require(e.set_tensor_address(2, f->out->data()), "addr");
+  ex::engine::EnginePtr engine = bound_engine(f);
+  ex::engine::Engine& e = *engine;
   auto event = ex::cuda::Event::create();
   require(event.status(), "event");
   int pending = 0;
@@ -131,15 +131,8 @@ BENCHMARK(BM_EngineEnqueueAndRecord);
 void BM_EngineEnqueueWithTheContractsCalls(benchmark::State& state) {
   if (no_gpu(state)) return;
   Fixture* f = fixture();
-  auto engine = trtet_test::make_test_engine("elementwise n=256", 0);
-  require(engine.status(), "engine");
-  ex::engine::Engine& e = **engine;
-  require(e.set_input_shape(0, ex::Shape{256}), "shape");
-  require(e.set_input_shape(1, ex::Shape{256}), "shape");
-  require(e.infer_shapes().status(), "infer");
-  require(e.set_tensor_address(0, f->x->data()), "addr");
-  require(e.set_tensor_address(1, f->y->data()), "addr");
-  require(e.set_tensor_address(2, f->out->data()), "addr");
+  ex::engine::EnginePtr engine = bound_engine(f);
+  ex::engine::Engine& e = *engine;
   auto event = ex::cuda::Event::create();
   require(event.status(), "event");
   int pending = 0;

@@ -6,6 +6,7 @@
 // path, and that outputs are right throughout, with fresh input data every call.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -24,6 +25,98 @@ ex::delegate::SessionOptions graphs_on() {
   ex::delegate::SessionOptions options;
   options.use_cuda_graphs = true;
   return options;
+}
+
+ex::delegate::SessionOptions graphs_off() {
+  ex::delegate::SessionOptions options;
+  options.use_cuda_graphs = false;
+  return options;
+}
+
+/// Two threads, each on its own stream with its own tensors, 300 calls each on one session: every
+/// output right, every call counted, and repeats only where the other thread did not come between.
+void two_threads_interleave(const std::array<cudaStream_t, 2>& streams, ex::delegate::SessionOptions options) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", options);
+  ASSERT_TRUE(s.session);
+  constexpr int kCalls = 300;
+  std::atomic<int> wrong{0}, failed{0};
+  auto work = [&](int t) {
+    AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{t == 0 ? 16 : 48, 256});
+    for (int call = 0; call < kCalls; ++call) {
+      if (!run_and_sync(*s.session, io, streams[static_cast<std::size_t>(t)]).ok()) {
+        failed.fetch_add(1);
+      } else if (!io.out_matches()) {
+        wrong.fetch_add(1);
+      }
+    }
+  };
+  std::thread other(work, 1);
+  work(0);
+  other.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+  const auto stats = s.session->stats();
+  EXPECT_EQ(stats.calls, 2u * kCalls);
+  if (options.use_cuda_graphs) {
+    EXPECT_GT(stats.graph_launches, 0u);
+    EXPECT_LE(stats.repeated_replays, stats.graph_launches);
+  } else {
+    EXPECT_EQ(s.engine->enqueue_count(), 2u * kCalls);
+    EXPECT_LT(stats.repeated_enqueues, 2u * kCalls);
+  }
+}
+
+/// One step of a call sequence: `calls` calls with `io` on `stream`, of which `repeats` repeat the
+/// call before them.
+struct Step {
+  AxpbyIo* io;
+  cudaStream_t stream;
+  int calls;
+  std::uint64_t repeats;
+};
+
+/// Runs `steps` on `session` with fresh inputs every call, checking every output and, after each
+/// step, the repeats counted so far in `counter` (repeated_replays or repeated_enqueues).
+void run_steps(Session& session, const std::vector<Step>& steps, std::uint64_t ex::delegate::SessionStats::*counter) {
+  std::uint64_t expected = 0;
+  int call = 0;
+  for (const Step& step : steps) {
+    for (int i = 0; i < step.calls; ++i, ++call) {
+      TRTET_ASSERT_OK(run_and_sync(session, *step.io, step.stream));
+      ASSERT_TRUE(step.io->out_matches()) << "call " << call;
+    }
+    expected += step.repeats;
+    EXPECT_EQ(session.stats().*counter, expected) << "after call " << call;
+  }
+}
+
+/// `calls` calls with the same tensors on `stream` (`repeats` of them counted in `counter`), then a
+/// caller's capture of one more: the capture records the call, and from then on (a graph of the
+/// caller's may replay) the caller's replays and the session's eager calls alternate, every output
+/// right and no call repeated.
+void capture_after_repeats(cudaStream_t stream, ex::delegate::SessionOptions options, int calls,
+                           std::uint64_t ex::delegate::SessionStats::*counter, std::uint64_t repeats) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", options);
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  for (int call = 0; call < calls; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, stream));
+  ASSERT_EQ(s.session->stats().*counter, repeats);
+  const CapturedCall captured = capture_call(stream, *s.session, io.args());
+  ASSERT_EQ(captured.ended, cudaSuccess);
+  TRTET_ASSERT_OK(captured.status);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, captured.graph, 0), cudaSuccess);
+  for (int round = 0; round < 3; ++round) {
+    io.refresh();
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ASSERT_TRUE(io.out_matches()) << "the caller's replay " << round;
+    TRTET_ASSERT_OK(run_and_sync(*s.session, io, stream));
+    ASSERT_TRUE(io.out_matches()) << "eager call " << round << " after the capture";
+  }
+  EXPECT_EQ(s.session->stats().*counter, repeats) << "a graph of the caller's may replay: no repeats";
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(captured.graph), cudaSuccess);
 }
 
 using ReplayFastPathGpu = StreamsGpuTest<2>;
@@ -52,13 +145,7 @@ TEST_F(ReplayFastPathGpu, EveryChangeTakesTheFullPathAndStaysRight) {
   AxpbyIo shape(Memory::kDevice, Memory::kDevice, Shape{8, 256});
   AxpbyIo addresses(Memory::kDevice, Memory::kDevice, Shape{32, 256});  // a's shape, other tensors
   AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{32, 256});
-  struct Step {
-    AxpbyIo* io;
-    cudaStream_t stream;
-    int calls;
-    std::uint64_t repeats;  // of those calls, how many repeat the one before
-  };
-  const Step steps[] = {
+  const std::vector<Step> steps = {
       {&a, streams_[0], 3, 1},          // eager, captured, repeated
       {&a, streams_[1], 3, 1},          // another stream: waits for the first (full path), then kept, repeated
       {&shape, streams_[1], 3, 1},      // another shape: eager, captured, repeated
@@ -68,16 +155,7 @@ TEST_F(ReplayFastPathGpu, EveryChangeTakesTheFullPathAndStaysRight) {
       {&shape, streams_[0], 2, 0},      // another stream and shape: waits, then kept
       {&shape, streams_[0], 1, 1},
   };
-  std::uint64_t expected = 0;
-  int call = 0;
-  for (const Step& step : steps) {
-    for (int i = 0; i < step.calls; ++i, ++call) {
-      TRTET_ASSERT_OK(run_and_sync(*s.session, *step.io, step.stream));
-      ASSERT_TRUE(step.io->out_matches()) << "call " << call;
-    }
-    expected += step.repeats;
-    EXPECT_EQ(s.session->stats().repeated_replays, expected) << "after call " << call;
-  }
+  run_steps(*s.session, steps, &ex::delegate::SessionStats::repeated_replays);
 }
 
 TEST_F(ReplayFastPathGpu, AnOutputOfAnotherCapacityOrTypeIsNotARepeat) {
@@ -106,56 +184,12 @@ TEST_F(ReplayFastPathGpu, AnOutputOfAnotherCapacityOrTypeIsNotARepeat) {
 }
 
 TEST_F(ReplayFastPathGpu, ACallersCaptureAfterRepeatsRecordsTheCallAndLaterCallsStayRight) {
-  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_on());
-  ASSERT_TRUE(s.session);
-  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
-  for (int call = 0; call < 4; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_replays, 2u);
-  const CapturedCall captured = capture_call(streams_[0], *s.session, io.args());
-  ASSERT_EQ(captured.ended, cudaSuccess);
-  TRTET_ASSERT_OK(captured.status);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, captured.graph, 0), cudaSuccess);
-  for (int replay = 0; replay < 3; ++replay) {
-    io.refresh();
-    ASSERT_EQ(cudaGraphLaunch(exec, streams_[0]), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(streams_[0]), cudaSuccess);
-    ASSERT_TRUE(io.out_matches()) << "the caller's replay " << replay;
-  }
-  // A graph of the caller's may replay from now on: eager calls wait for it, in full.
-  for (int call = 0; call < 3; ++call) {
-    TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-    ASSERT_TRUE(io.out_matches()) << "eager call " << call << " after the capture";
-  }
-  EXPECT_EQ(s.session->stats().repeated_replays, 2u);
-  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
-  EXPECT_EQ(cudaGraphDestroy(captured.graph), cudaSuccess);
+  // Eager, captured, then two repeats before the caller's capture.
+  capture_after_repeats(streams_[0], graphs_on(), 4, &ex::delegate::SessionStats::repeated_replays, 2);
 }
 
 TEST_F(ReplayFastPathGpu, TwoThreadsOnTheirOwnStreamsInterleaveAndStayRight) {
-  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_on());
-  ASSERT_TRUE(s.session);
-  constexpr int kCalls = 300;
-  std::atomic<int> wrong{0}, failed{0};
-  auto work = [&](int t) {
-    AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{t == 0 ? 16 : 48, 256});
-    for (int call = 0; call < kCalls; ++call) {
-      if (!run_and_sync(*s.session, io, streams_[t]).ok()) {
-        failed.fetch_add(1);
-      } else if (!io.out_matches()) {
-        wrong.fetch_add(1);
-      }
-    }
-  };
-  std::thread other(work, 1);
-  work(0);
-  other.join();
-  EXPECT_EQ(failed.load(), 0);
-  EXPECT_EQ(wrong.load(), 0);
-  const auto stats = s.session->stats();
-  EXPECT_EQ(stats.calls, 2u * kCalls);
-  EXPECT_GT(stats.graph_launches, 0u);
-  EXPECT_LE(stats.repeated_replays, stats.graph_launches);
+  two_threads_interleave({streams_[0], streams_[1]}, graphs_on());
 }
 
 TEST_F(ReplayFastPathGpu, TrimmingAndDestroyEndTheRepeat) {
@@ -177,12 +211,6 @@ TEST_F(ReplayFastPathGpu, TrimmingAndDestroyEndTheRepeat) {
 }
 
 // ---- Eager calls ---------------------------------------------------------------------------------
-
-ex::delegate::SessionOptions graphs_off() {
-  ex::delegate::SessionOptions options;
-  options.use_cuda_graphs = false;
-  return options;
-}
 
 TEST_F(ReplayFastPathGpu, EagerTheSameCallAgainEnqueuesTheEngineAgainAndReadsFreshInputs) {
   auto s = make_session("elementwise min=1x256 max=64x256 kernels=3", graphs_off());
@@ -208,13 +236,7 @@ TEST_F(ReplayFastPathGpu, EagerEveryChangeTakesTheFullPathAndStaysRight) {
   AxpbyIo addresses(Memory::kDevice, Memory::kDevice, Shape{32, 256});  // a's shape, other tensors
   AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{32, 256});
   AxpbyIo pageable(Memory::kPageable, Memory::kPageable, Shape{32, 256});
-  struct Step {
-    AxpbyIo* io;
-    cudaStream_t stream;
-    int calls;
-    std::uint64_t repeats;  // of those calls, how many repeat the one before
-  };
-  const Step steps[] = {
+  const std::vector<Step> steps = {
       {&a, streams_[0], 3, 2},          // kept, repeated twice
       {&a, streams_[1], 3, 1},          // another stream: waits for the first (full path), then kept, repeated
       {&shape, streams_[1], 3, 2},      // another shape: kept, repeated
@@ -225,17 +247,10 @@ TEST_F(ReplayFastPathGpu, EagerEveryChangeTakesTheFullPathAndStaysRight) {
       {&shape, streams_[0], 2, 0},      // another stream and shape: waits, then kept
       {&shape, streams_[0], 1, 1},
   };
-  std::uint64_t expected = 0;
-  int call = 0;
-  for (const Step& step : steps) {
-    for (int i = 0; i < step.calls; ++i, ++call) {
-      TRTET_ASSERT_OK(run_and_sync(*s.session, *step.io, step.stream));
-      ASSERT_TRUE(step.io->out_matches()) << "call " << call;
-    }
-    expected += step.repeats;
-    EXPECT_EQ(s.session->stats().repeated_enqueues, expected) << "after call " << call;
-  }
-  EXPECT_EQ(s.engine->enqueue_count(), static_cast<std::uint64_t>(call));
+  run_steps(*s.session, steps, &ex::delegate::SessionStats::repeated_enqueues);
+  int calls = 0;
+  for (const Step& step : steps) calls += step.calls;
+  EXPECT_EQ(s.engine->enqueue_count(), static_cast<std::uint64_t>(calls));
 }
 
 TEST_F(ReplayFastPathGpu, EagerARejectedCallEndsTheRepeatAndTheNextGoodCallIsRight) {
@@ -284,53 +299,11 @@ TEST_F(ReplayFastPathGpu, EagerAnEngineThatThrowsInARepeatFailsTheCallAndTheNext
 }
 
 TEST_F(ReplayFastPathGpu, EagerACallersCaptureEndsTheRepeatAndLaterCallsStayRight) {
-  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_off());
-  ASSERT_TRUE(s.session);
-  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
-  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_enqueues, 2u);
-  const CapturedCall captured = capture_call(streams_[0], *s.session, io.args());
-  ASSERT_EQ(captured.ended, cudaSuccess);
-  TRTET_ASSERT_OK(captured.status);
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, captured.graph, 0), cudaSuccess);
-  for (int round = 0; round < 3; ++round) {
-    io.refresh();
-    ASSERT_EQ(cudaGraphLaunch(exec, streams_[0]), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(streams_[0]), cudaSuccess);
-    ASSERT_TRUE(io.out_matches()) << "the caller's replay " << round;
-    TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-    ASSERT_TRUE(io.out_matches()) << "eager call " << round << " after the capture";
-  }
-  EXPECT_EQ(s.session->stats().repeated_enqueues, 2u) << "a graph of the caller's may replay: no repeats";
-  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
-  EXPECT_EQ(cudaGraphDestroy(captured.graph), cudaSuccess);
+  capture_after_repeats(streams_[0], graphs_off(), 3, &ex::delegate::SessionStats::repeated_enqueues, 2);
 }
 
 TEST_F(ReplayFastPathGpu, EagerTwoThreadsOnTheirOwnStreamsInterleaveAndStayRight) {
-  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_off());
-  ASSERT_TRUE(s.session);
-  constexpr int kCalls = 300;
-  std::atomic<int> wrong{0}, failed{0};
-  auto work = [&](int t) {
-    AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{t == 0 ? 16 : 48, 256});
-    for (int call = 0; call < kCalls; ++call) {
-      if (!run_and_sync(*s.session, io, streams_[t]).ok()) {
-        failed.fetch_add(1);
-      } else if (!io.out_matches()) {
-        wrong.fetch_add(1);
-      }
-    }
-  };
-  std::thread other(work, 1);
-  work(0);
-  other.join();
-  EXPECT_EQ(failed.load(), 0);
-  EXPECT_EQ(wrong.load(), 0);
-  const auto stats = s.session->stats();
-  EXPECT_EQ(stats.calls, 2u * kCalls);
-  EXPECT_EQ(s.engine->enqueue_count(), 2u * kCalls);
-  EXPECT_LT(stats.repeated_enqueues, 2u * kCalls);
+  two_threads_interleave({streams_[0], streams_[1]}, graphs_off());
 }
 
 }  // namespace
