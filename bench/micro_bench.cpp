@@ -104,49 +104,40 @@ void BM_EngineEnqueueAlone(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineEnqueueAlone);
 
-// The engine's enqueue and the record of an event after it, through the driver as the session
-// records its completion event: what a repeated eager call must do at the least
-// (BM_ExecuteDeviceResidentUnderGuard less this is the delegate's own host time on that path).
-void BM_EngineEnqueueAndRecord(benchmark::State& state) {
+/// The engine's enqueue and the record of an event after it, through the driver as the session
+/// records its completion event; with `contract_calls`, also the other CUDA calls the execute
+/// contract makes on every call, in the order a repeated eager call makes them (the device guard,
+/// the capture-state query, the stream id), with nothing of the session between them.
+void enqueue_and_record(benchmark::State& state, bool contract_calls) {
   if (no_gpu(state)) return;
   Fixture* f = fixture();
   ex::engine::EnginePtr engine = bound_engine(f);
-  ex::engine::Engine& e = *engine;
   auto event = ex::cuda::Event::create();
   require(event.status(), "event");
   int pending = 0;
   for (auto _ : state) {
-    require(e.enqueue(f->stream), "enqueue");
+    if (contract_calls) {
+      ex::cuda::DeviceGuard device(0);
+      auto capturing = ex::cuda::stream_is_capturing(f->stream);
+      auto id = ex::cuda::stream_id(f->stream);
+      benchmark::DoNotOptimize(capturing);
+      benchmark::DoNotOptimize(id);
+    }
+    require(engine->enqueue(f->stream), "enqueue");
     require(event->record(f->stream), "record");
     drain(state, f, pending);
   }
   cudaStreamSynchronize(f->stream);
 }
+
+// What a repeated eager call must do at the least (BM_ExecuteDeviceResidentUnderGuard less this is
+// the delegate's own host time on that path).
+void BM_EngineEnqueueAndRecord(benchmark::State& state) { enqueue_and_record(state, /*contract_calls=*/false); }
 BENCHMARK(BM_EngineEnqueueAndRecord);
 
-// The CUDA calls the execute contract makes on every call, in the order a repeated eager call
-// makes them (the device guard, the capture-state query, the stream id, the engine's enqueue, the
-// completion event's record), with nothing of the session between them: the floor of
-// BM_ExecuteDeviceResidentUnderGuard when next to a real launch.
+// The floor of BM_ExecuteDeviceResidentUnderGuard next to a real launch.
 void BM_EngineEnqueueWithTheContractsCalls(benchmark::State& state) {
-  if (no_gpu(state)) return;
-  Fixture* f = fixture();
-  ex::engine::EnginePtr engine = bound_engine(f);
-  ex::engine::Engine& e = *engine;
-  auto event = ex::cuda::Event::create();
-  require(event.status(), "event");
-  int pending = 0;
-  for (auto _ : state) {
-    ex::cuda::DeviceGuard device(0);
-    auto capturing = ex::cuda::stream_is_capturing(f->stream);
-    auto id = ex::cuda::stream_id(f->stream);
-    benchmark::DoNotOptimize(capturing);
-    benchmark::DoNotOptimize(id);
-    require(e.enqueue(f->stream), "enqueue");
-    require(event->record(f->stream), "record");
-    drain(state, f, pending);
-  }
-  cudaStreamSynchronize(f->stream);
+  enqueue_and_record(state, /*contract_calls=*/true);
 }
 BENCHMARK(BM_EngineEnqueueWithTheContractsCalls);
 

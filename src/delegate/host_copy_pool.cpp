@@ -11,10 +11,10 @@ namespace torch_tensorrt::executorch_backend::delegate {
 
 bool CopyBatch::done(std::size_t index) const noexcept { return done_[index].load(std::memory_order_acquire); }
 
-bool CopyBatch::claim(std::size_t& index) noexcept {
+bool CopyBatch::claim(std::size_t& index, std::size_t below) noexcept {
   std::size_t next = next_.load(std::memory_order_relaxed);
   for (;;) {
-    if (next >= ready_.load(std::memory_order_acquire)) return false;
+    if (next >= below || next >= ready_.load(std::memory_order_acquire)) return false;
     if (next_.compare_exchange_weak(next, next + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
       index = next;
       return true;
@@ -26,7 +26,6 @@ void CopyBatch::run(std::size_t index) noexcept {
   const CopyTask& task = tasks_[index];
   std::memcpy(task.destination, task.source, task.bytes);
   done_[index].store(true, std::memory_order_release);
-  finished_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 HostCopyPool& HostCopyPool::shared() {
@@ -80,7 +79,6 @@ void HostCopyPool::begin(CopyBatch& batch, std::size_t ready) noexcept {
   batch.done_.reset(new std::atomic<bool>[batch.tasks_.size()]);
   for (std::size_t i = 0; i < batch.tasks_.size(); ++i) batch.done_[i].store(false, std::memory_order_relaxed);
   batch.next_.store(0, std::memory_order_relaxed);
-  batch.finished_.store(0, std::memory_order_relaxed);
   batch.visitors_.store(0, std::memory_order_relaxed);
   batch.ready_.store(std::min(ready, batch.tasks_.size()), std::memory_order_release);
   if (!started_.load(std::memory_order_acquire)) {
@@ -165,13 +163,12 @@ void HostCopyPool::help_until_done(CopyBatch& batch, std::size_t index) noexcept
   // The caller copies only tasks up to `index`: one further on would hold up what it waits for
   // (the transfer of the chunk that ends at `index`); the workers take those.
   while (!batch.done(index)) {
-    std::size_t mine = batch.next_.load(std::memory_order_relaxed);
-    if (mine <= index && mine < batch.ready_.load(std::memory_order_acquire) &&
-        batch.next_.compare_exchange_weak(mine, mine + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    std::size_t mine = 0;
+    if (batch.claim(mine, index + 1)) {
       batch.run(mine);
-      continue;
+    } else {
+      std::this_thread::yield();
     }
-    std::this_thread::yield();
   }
 }
 
@@ -188,9 +185,6 @@ void HostCopyPool::finish(CopyBatch& batch) noexcept {
   // No worker starts a visit now; wait for the visits under way, which end once every task they
   // claimed is copied.
   while (batch.visitors_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
-  while (batch.finished_.load(std::memory_order_acquire) != batch.next_.load(std::memory_order_acquire)) {
-    std::this_thread::yield();
-  }
 }
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -56,8 +56,9 @@ class CopyBatch {
 
  private:
   friend class HostCopyPool;
-  /// Claims the next published task; false when none is left to claim now.
-  bool claim(std::size_t& index) noexcept;
+  /// Claims the next published task if its index is below `below`; false when there is none to
+  /// claim now.
+  bool claim(std::size_t& index, std::size_t below = static_cast<std::size_t>(-1)) noexcept;
   /// Copies task `index` (claimed) and marks it done.
   void run(std::size_t index) noexcept;
 
@@ -65,8 +66,10 @@ class CopyBatch {
   std::unique_ptr<std::atomic<bool>[]> done_;
   std::atomic<std::size_t> ready_{0};     ///< tasks [0, ready_) may be claimed
   std::atomic<std::size_t> next_{0};      ///< tasks [0, next_) are claimed
-  std::atomic<std::size_t> finished_{0};  ///< claimed tasks copied
-  std::atomic<int> visitors_{0};          ///< workers claiming from the batch (counted under the pool's list lock)
+  /// Workers claiming from the batch (counted under the pool's list lock). Workers claim only while
+  /// counted and copy what they claimed before they leave, so once the batch is off the list and
+  /// no worker visits, every claimed task is copied.
+  std::atomic<int> visitors_{0};
 };
 
 /// A lock for a few loads and stores: spins (yielding) instead of sleeping.

@@ -215,10 +215,7 @@ Status Session::prepare_budgeted_staging() {
     chunked = chunked || bytes > chunk;
   }
   stats_.budgeted_staging_bytes = total;
-  while (chunk_events_.size() < output_chunks) {
-    TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
-    chunk_events_.push_back(std::move(event));
-  }
+  TRTET_RETURN_IF_ERROR(ensure_chunk_events(output_chunks));
   if (chunked) (void)HostCopyPool::shared().workers();  // starts the workers, once per process
   for (int i = 0; i < count; ++i) {
     if (engine.io(i).is_input && may_be_empty(engine, i)) {
@@ -271,6 +268,15 @@ Status Session::ensure_empty_tensor(int index, cudaStream_t stream, bool capturi
   TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer empty,
                          cuda::DeviceBuffer::allocate_from(device_pool_.get(), kEmptyTensorBytes, stream));
   empty_tensor_ = std::make_shared<cuda::DeviceBuffer>(std::move(empty));
+  return Status::Ok();
+}
+
+Status Session::ensure_chunk_events(std::size_t count) {
+  // One event per chunk of pageable output, so each chunk is copied out as soon as it lands.
+  while (chunk_events_.size() < count) {
+    TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
+    chunk_events_.push_back(std::move(event));
+  }
   return Status::Ok();
 }
 
@@ -374,8 +380,13 @@ Result<int> Session::stream_placement(Call& call) {
   auto id = cuda::stream_id(call.stream);
   call.stream_id = id.ok() ? *id : 0;  // unknown: ordered as a different stream, and not cached
   const StreamPlacement* found = nullptr;
-  for (const StreamPlacement& placement : stream_placements_) {
-    if (call.stream_id != 0 && placement.id == call.stream_id) found = &placement;
+  if (call.stream_id != 0) {
+    for (const StreamPlacement& placement : stream_placements_) {
+      if (placement.id == call.stream_id) {
+        found = &placement;
+        break;
+      }
+    }
   }
   StreamPlacement made;
   if (found == nullptr) {
@@ -552,11 +563,7 @@ Status Session::prepare_staging(Call& call) {
       call.output_chunks += (binding.bytes + chunk - 1) / chunk;
     }
   }
-  // One event per chunk of pageable output, so each chunk is copied out as soon as it lands.
-  while (chunk_events_.size() < call.output_chunks) {
-    TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
-    chunk_events_.push_back(std::move(event));
-  }
+  TRTET_RETURN_IF_ERROR(ensure_chunk_events(call.output_chunks));
   if (call.staged_inputs || call.staged_outputs) {
     slot_ = call.slot;
     slot_stream_id_ = call.stream_id;  // 0 for a capture: the next eager call moves on
@@ -914,13 +921,11 @@ bool Session::repeats_last_call(const TensorView* args, std::size_t count, const
 
 Status Session::repeat_call(Call& call, SharedEvent& wait_unlocked) {
   repeat_.kept = false;  // kept again once the work and its record are queued
-  Status queued;
-  if (repeat_.exec != nullptr) {
-    const cudaError_t launched = cudaGraphLaunch(repeat_.exec, call.stream);
-    if (launched != cudaSuccess) queued = cuda::runtime_status(launched, "cudaGraphLaunch", __FILE__, __LINE__);
-  } else {
-    queued = without_exceptions("the engine", [&] { return engine_->enqueue(call.stream); });
-  }
+  const Status queued = without_exceptions("the engine", [&]() -> Status {
+    if (repeat_.exec == nullptr) return engine_->enqueue(call.stream);
+    TRTET_CUDA_CHECK(cudaGraphLaunch(repeat_.exec, call.stream));
+    return Status::Ok();
+  });
   // As enqueue leaves a call that queued no host data: completion_ covers whatever was queued.
   TRTET_RETURN_IF_ERROR(completion_->record(call.stream));
   completion_pending_ = true;

@@ -214,6 +214,8 @@ class Session {
   /// The capacity staging of binding `index` grows to from `held` for `needed` bytes: by half at
   /// least, but not past the binding's largest size (max_bytes_) when that is known.
   std::size_t staging_capacity(int index, std::size_t held, std::size_t needed) const noexcept;
+  /// Makes chunk events until there are `count` (Note [staging budget], prepare_staging).
+  Status ensure_chunk_events(std::size_t count);
   /// The address bound to empty tensors, made on first use (refused while capturing).
   Status ensure_empty_tensor(int index, cudaStream_t stream, bool capturing);
   /// Raises max_bytes_ of every output to its size with every input at `profile`'s maximum
