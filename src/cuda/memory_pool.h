@@ -4,7 +4,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "common/status.h"
 
@@ -26,7 +28,7 @@ Result<PoolUsage> pool_usage(cudaMemPool_t pool);
 /// order like cudaMallocAsync's: neither synchronizes the device or another green context (unlike
 /// cudaHostAlloc/cudaFreeHost for host memory), and they never share backing memory with the
 /// device's default pool. Freed memory stays reserved in the pool (release threshold: all of it)
-/// until the pool is destroyed: giving it back at synchronizations and mapping it again on the next
+/// until the pool is destroyed or given back (LeasedPool): giving it back at synchronizations and mapping it again on the next
 /// growth (for host memory, page-locking it again) costs more than it saves for staging, which
 /// only grows.
 class MemoryPool {
@@ -58,12 +60,59 @@ class MemoryPool {
   /// Destroys the pool (no-throw). Memory still allocated from it, or whose stream-ordered free
   /// has not completed, stays valid; the driver releases the pool's memory once all of it is freed.
   void reset() noexcept;
+  /// Gives up the pool without destroying it; the caller owns the handle returned.
+  cudaMemPool_t release() noexcept { return std::exchange(pool_, nullptr); }
 
  private:
   /// Makes the pool of `props` and keeps freed memory in it.
   static Result<MemoryPool> create(const cudaMemPoolProps& props);
 
   cudaMemPool_t pool_ = nullptr;
+};
+
+/// The kinds of pool a LeasedPool holds.
+enum class PoolKind { kDevice, kPinnedHost };
+
+/// A memory pool lent to one owner at a time from the process's shelf of pools, and given back, not
+/// destroyed, when the owner lets go (Note [pools are recycled] in memory_pool.cpp). A pool taken
+/// holds nothing: no allocation, no reserved memory, its high-water marks reset, so its counters
+/// are exactly what the new owner allocates. A pool given back keeps no freed memory (release
+/// threshold 0, trimmed); memory still allocated from it (a live graph's staging) stays valid, and
+/// the pool is lent again only once all of that is freed.
+class LeasedPool {
+ public:
+  LeasedPool() noexcept = default;  ///< empty: holds nothing
+  ~LeasedPool() { reset(); }
+  LeasedPool(const LeasedPool&) = delete;  // one owner at a time
+  LeasedPool& operator=(const LeasedPool&) = delete;
+  LeasedPool(LeasedPool&& other) noexcept : pool_(std::move(other.pool_)), kind_(other.kind_), device_(other.device_) {}
+  LeasedPool& operator=(LeasedPool&& other) noexcept {
+    if (this != &other) {
+      reset();
+      pool_ = std::move(other.pool_);
+      kind_ = other.kind_;
+      device_ = other.device_;
+    }
+    return *this;
+  }
+
+  /// An idle pool of `kind` on `device` from the shelf, else a new one (MemoryPool::device_memory,
+  /// MemoryPool::pinned_host_memory: kNotSupported where the device has no such pools). Keeps
+  /// freed memory while lent (release threshold: all of it).
+  static Result<LeasedPool> take(PoolKind kind, int device);
+  /// Pools made by take() in this process: at most the most owners there ever were at once, plus
+  /// pools kept from being lent again by memory still allocated from them.
+  static std::size_t pools_made() noexcept;
+
+  cudaMemPool_t get() const noexcept { return pool_.get(); }
+  explicit operator bool() const noexcept { return static_cast<bool>(pool_); }
+  /// Gives the pool back to the shelf (no-throw), releasing the memory it keeps unused.
+  void reset() noexcept;
+
+ private:
+  MemoryPool pool_;
+  PoolKind kind_ = PoolKind::kDevice;
+  int device_ = 0;
 };
 
 }  // namespace torch_tensorrt::executorch_backend::cuda

@@ -114,8 +114,8 @@ Status Session::initialize() {
   TRTET_ASSIGN_OR_RETURN(own_stream_id_, cuda::stream_id(own_stream_));
   // The session's own pools: what it holds beyond its engine is what they hold (stats()). Nothing
   // is allocated here unless a staging budget asks for it.
-  TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::MemoryPool::device_memory(engine.device()));
-  auto pool = cuda::MemoryPool::pinned_host_memory(engine.device());
+  TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::LeasedPool::take(cuda::PoolKind::kDevice, engine.device()));
+  auto pool = cuda::LeasedPool::take(cuda::PoolKind::kPinnedHost, engine.device());
   if (pool.ok()) {
     host_pool_ = std::move(pool).value();
   } else {
@@ -1216,8 +1216,13 @@ void Session::free_resources() noexcept {
     graphs_.clear();  // in-flight launches finish first; destroy waited for them anyway
     aux_streams_.reset();
     engine_.reset();
-    if (own_stream_ != nullptr) TRTET_CUDA_WARN(cudaStreamDestroy(own_stream_));
-    // Pools go now; memory a live graph still holds is released when that graph goes.
+    if (own_stream_ != nullptr) {
+      // The frees above complete before the pools go back, so a pool can be lent again at once.
+      TRTET_CUDA_WARN(cudaStreamSynchronize(own_stream_));
+      TRTET_CUDA_WARN(cudaStreamDestroy(own_stream_));
+    }
+    // Pools go back (Note [pools are recycled] in memory_pool.cpp); memory a live graph still
+    // holds is released when that graph goes.
     host_pool_.reset();
     device_pool_.reset();
     own_stream_ = nullptr;

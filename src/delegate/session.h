@@ -288,8 +288,8 @@ class Session {
   std::size_t next_stream_placement_ = 0;
   unsigned long long own_stream_id_ = 0;
   SharedBuffer empty_tensor_;                     ///< a valid address for zero-size tensors (made on first use)
-  cuda::MemoryPool device_pool_;                  ///< device staging and empty_tensor_, the session's alone
-  cuda::MemoryPool host_pool_;                    ///< pinned host staging, stream-ordered
+  cuda::LeasedPool device_pool_;                  ///< device staging and empty_tensor_, the session's alone
+  cuda::LeasedPool host_pool_;                    ///< pinned host staging, stream-ordered
   std::vector<std::size_t> max_bytes_;            ///< per binding: its largest size over the profiles (0: unknown)
   std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown staging, freed once ordered after earlier calls
   std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at destroy

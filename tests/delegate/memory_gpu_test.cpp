@@ -342,6 +342,43 @@ TEST_F(SessionMemoryGpu, ABudgetMakesTheEmptyTensorAddressWhereAProfileAllowsEmp
   EXPECT_EQ(cudaGraphDestroy(captured.graph), cudaSuccess);
 }
 
+// Sessions one after another in one process: each gives its pools back and the next is lent them
+// (Note [pools are recycled] in memory_pool.cpp), so a process that makes sessions all day holds
+// two pools, and every new session's counters start from zero. Before, each session destroyed its
+// pools, and after some dozen lifetimes cuMemPoolDestroy faulted inside the driver; the whole
+// binary also runs as one process (delegate_memory_gpu_test.one_process) for that reason.
+TEST_F(SessionMemoryGpu, SessionsOneAfterAnotherAreLentTheSamePools) {
+  AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{kLarge});
+  AxpbyIo pageable(Memory::kPageable, Memory::kPageable, Shape{kLarge});
+  std::size_t made_after_first = 0;
+  for (int lifetime = 0; lifetime < 24; ++lifetime) {
+    const bool budgeted = lifetime % 3 == 1;
+    auto s = make_session("elementwise min=1 max=1048576", with_budget(budgeted ? 32 * kMiB : 0));
+    ASSERT_TRUE(s.session);
+    const SessionStats made = s.session->stats();
+    if (!budgeted) {
+      EXPECT_EQ(made.device_reserved_bytes + made.device_reserved_high_bytes + made.host_reserved_bytes +
+                    made.host_reserved_high_bytes,
+                0u)
+          << "lifetime " << lifetime << ": a new session's pools hold memory";
+    }
+    AxpbyIo& io = lifetime % 2 == 0 ? pinned : pageable;
+    TRTET_ASSERT_OK(run_and_sync(*s.session, io, stream_));
+    ASSERT_TRUE(io.out_matches()) << "lifetime " << lifetime;
+    if (lifetime % 4 == 3) {  // a graph that outlives its session, as in StagingAGraphHoldsGoesWhenTheGraphGoes
+      CapturedCall captured = capture_call(stream_, *s.session, io.args());
+      ASSERT_EQ(captured.ended, cudaSuccess);
+      TRTET_ASSERT_OK(captured.status);
+      s.session->destroy();
+      EXPECT_EQ(cudaGraphDestroy(captured.graph), cudaSuccess);
+    }
+    if (lifetime == 0) made_after_first = ex::cuda::LeasedPool::pools_made();
+  }
+  // A graph's staging may keep one pair from being lent again until the next session frees it.
+  EXPECT_LE(ex::cuda::LeasedPool::pools_made(), made_after_first + 2) << "sessions one after another made new pools";
+  RecordProperty("pools_made", std::to_string(ex::cuda::LeasedPool::pools_made()));
+}
+
 /// Free device memory (cudaMemGetInfo) once the device is idle and the default pool trimmed (the
 /// test engines allocate from it; it keeps freed memory until a synchronization trims it).
 long long settled_free_memory() {
