@@ -73,7 +73,7 @@ void MemoryPool::reset() noexcept {
 // such pools one session after another in one process made cuMemPoolDestroy fault inside the
 // driver (a null read, or a hang) after some dozen session lifetimes, in sessions whose frees had
 // all completed; with the same calls and no cudaMemPoolDestroy, the process ran clean
-// (delegate_memory_gpu_test run as one process; docs/DESIGN.md, "Memory"). So sessions never
+// (delegate_memory_gpu_test run as one process; docs/DESIGN.md, "Staging"). So sessions never
 // destroy a pool: a pool whose owner lets go goes back to a shelf, with its release threshold
 // at 0 and trimmed, so the memory it kept goes back to the system at once and the memory a live
 // graph still uses goes back at the first synchronization after the graph frees it. A pool is
