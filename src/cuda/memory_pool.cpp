@@ -135,8 +135,8 @@ Result<LeasedPool> LeasedPool::take(PoolKind kind, int device) {
       return leased;
     }
   }
-  TRTET_ASSIGN_OR_RETURN(leased.pool_,
-                         kind == PoolKind::kDevice ? MemoryPool::device_memory(device) : MemoryPool::pinned_host_memory(device));
+  TRTET_ASSIGN_OR_RETURN(leased.pool_, kind == PoolKind::kDevice ? MemoryPool::device_memory(device)
+                                                                 : MemoryPool::pinned_host_memory(device));
   shelf().made.fetch_add(1, std::memory_order_relaxed);
   return leased;
 }

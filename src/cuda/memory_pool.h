@@ -28,9 +28,9 @@ Result<PoolUsage> pool_usage(cudaMemPool_t pool);
 /// order like cudaMallocAsync's: neither synchronizes the device or another green context (unlike
 /// cudaHostAlloc/cudaFreeHost for host memory), and they never share backing memory with the
 /// device's default pool. Freed memory stays reserved in the pool (release threshold: all of it)
-/// until the pool is destroyed or given back (LeasedPool): giving it back at synchronizations and mapping it again on the next
-/// growth (for host memory, page-locking it again) costs more than it saves for staging, which
-/// only grows.
+/// until the pool is destroyed or given back (LeasedPool): giving it back at synchronizations and
+/// mapping it again on the next growth (for host memory, page-locking it again) costs more than it
+/// saves for staging, which only grows.
 class MemoryPool {
  public:
   MemoryPool() noexcept = default;  ///< empty: owns nothing

@@ -112,8 +112,9 @@ Status Session::initialize() {
   completion_ = std::make_shared<cuda::Event>(std::move(completion));
   TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
   TRTET_ASSIGN_OR_RETURN(own_stream_id_, cuda::stream_id(own_stream_));
-  // The session's own pools: what it holds beyond its engine is what they hold (stats()). Nothing
-  // is allocated here unless a staging budget asks for it.
+  // The session's own pools, lent (Note [pools are recycled] in memory_pool.cpp): what it holds
+  // beyond its engine is what they hold (stats()). Nothing is allocated here unless a staging
+  // budget asks for it.
   TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::LeasedPool::take(cuda::PoolKind::kDevice, engine.device()));
   auto pool = cuda::LeasedPool::take(cuda::PoolKind::kPinnedHost, engine.device());
   if (pool.ok()) {
