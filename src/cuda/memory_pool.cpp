@@ -99,23 +99,17 @@ Shelf& shelf() {
   return *instance;
 }
 
-// Readies an idle pool for a new owner: true when it holds nothing (after a trim), with its
-// high-water marks reset and freed memory kept again.
-bool ready_for_lending(cudaMemPool_t pool) noexcept {
-  if (cudaMemPoolTrimTo(pool, 0) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  const Result<PoolUsage> usage = pool_usage(pool);
-  if (!usage.ok() || usage->used != 0 || usage->reserved != 0) return false;
+// Readies an idle pool for a new owner: false where it still holds memory after a trim; else its
+// high-water marks are reset and freed memory is kept again.
+Result<bool> ready_for_lending(cudaMemPool_t pool) {
+  TRTET_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+  TRTET_ASSIGN_OR_RETURN(const PoolUsage usage, pool_usage(pool));
+  if (usage.used != 0 || usage.reserved != 0) return false;
   unsigned long long zero = 0;  // resets a high-water mark to the current value
   unsigned long long keep = ~0ull;
-  if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero) != cudaSuccess ||
-      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero) != cudaSuccess ||
-      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
+  TRTET_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReservedMemHigh, &zero));
+  TRTET_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
+  TRTET_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   return true;
 }
 
@@ -129,7 +123,10 @@ Result<LeasedPool> LeasedPool::take(PoolKind kind, int device) {
     Shelf& s = shelf();
     std::lock_guard<std::mutex> lock(s.mutex);
     for (auto it = s.idle.begin(); it != s.idle.end(); ++it) {
-      if (it->kind != kind || it->device != device || !ready_for_lending(it->pool.get())) continue;
+      if (it->kind != kind || it->device != device) continue;
+      const Result<bool> ready = ready_for_lending(it->pool.get());
+      if (!ready.ok()) (void)cudaGetLastError();  // a pool that fails here stays on the shelf, unlent
+      if (!ready.ok() || !*ready) continue;
       leased.pool_ = std::move(it->pool);
       s.idle.erase(it);
       return leased;

@@ -85,8 +85,8 @@ class LeasedPool {
   ~LeasedPool() { reset(); }
   LeasedPool(const LeasedPool&) = delete;  // one owner at a time
   LeasedPool& operator=(const LeasedPool&) = delete;
-  LeasedPool(LeasedPool&& other) noexcept : pool_(std::move(other.pool_)), kind_(other.kind_), device_(other.device_) {}
-  LeasedPool& operator=(LeasedPool&& other) noexcept {
+  LeasedPool(LeasedPool&&) noexcept = default;  // MemoryPool's move leaves the source empty
+  LeasedPool& operator=(LeasedPool&& other) noexcept {  // gives back what this one holds first
     if (this != &other) {
       reset();
       pool_ = std::move(other.pool_);
