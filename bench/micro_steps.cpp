@@ -27,6 +27,16 @@ using ex::delegate::TensorView;
 
 constexpr std::int64_t kElements = 256;
 
+/// A view of `kElements` floats at `data`, hinted as device memory.
+TensorView device_view(void* data) {
+  TensorView view;
+  view.data = data;
+  view.capacity_bytes = kElements * sizeof(float);
+  view.shape = ex::Shape{kElements};
+  view.hint = ex::delegate::MemoryHint::kDevice;
+  return view;
+}
+
 /// The engine and three argument views over addresses that are never dereferenced here.
 struct Steps {
   ex::engine::EnginePtr engine;
@@ -45,12 +55,7 @@ Steps* steps(benchmark::State& state) {
       s->why_not = engine.status().message();
     }
     float* data[3] = {s->x, s->y, s->out};
-    for (int i = 0; i < 3; ++i) {
-      s->args[i].data = data[i];
-      s->args[i].capacity_bytes = kElements * sizeof(float);
-      s->args[i].shape = ex::Shape{kElements};
-      s->args[i].hint = ex::delegate::MemoryHint::kDevice;
-    }
+    for (int i = 0; i < 3; ++i) s->args[i] = device_view(data[i]);
     return s;
   }();
   if (made->engine == nullptr) {
@@ -129,10 +134,6 @@ void BM_StepLockAndDeviceGuard(benchmark::State& state) {
 }
 BENCHMARK(BM_StepLockAndDeviceGuard);
 
-}  // namespace
-
-namespace {
-
 // A whole repeated eager call (Note [repeated calls]) on an engine that queues nothing
 // (FakeEngine, which only records what it is asked): the delegate's own host time on that path,
 // its completion event's record included, without a kernel launch next to it.
@@ -154,12 +155,7 @@ void BM_ExecuteRepeatOnAnEngineThatQueuesNothing(benchmark::State& state) {
   void* device[3] = {};
   for (void*& p : device) cudaMalloc(&p, kElements * sizeof(float));
   TensorView args[3];
-  for (int i = 0; i < 3; ++i) {
-    args[i].data = device[i];
-    args[i].capacity_bytes = kElements * sizeof(float);
-    args[i].shape = ex::Shape{kElements};
-    args[i].hint = ex::delegate::MemoryHint::kDevice;
-  }
+  for (int i = 0; i < 3; ++i) args[i] = device_view(device[i]);
   int since_clear = 0;
   for (auto _ : state) {
     ex::CudaStreamGuard guard(stream);

@@ -249,10 +249,6 @@ struct Io {
   std::size_t bytes() const noexcept { return pageable_in.bytes(); }
 };
 
-/// The reference call: P4's call with pageable I/O staged by raw CUDA and a CopyCrew. In: the crew
-/// copies slices into pinned staging while this thread queues each chunk's transfer as soon as its
-/// slices are copied. The kernel. Out: every chunk's transfer and an event queued, then this thread
-/// publishes each chunk's slices to the crew as its event fires. Returns once the output is copied.
 /// Which of the call's host tensors are staged (the others stay in device memory).
 enum class Staged { kBoth, kInOnly, kOutOnly };
 
@@ -266,11 +262,15 @@ struct Phases {
     out.push_back(micros_since(in_done));
   }
   std::string describe() const {
-    auto mid = [](std::vector<double> v) { return v.empty() ? 0.0 : (std::sort(v.begin(), v.end()), v[v.size() / 2]); };
+    auto mid = [](const std::vector<double>& v) { return v.empty() ? 0.0 : median(v); };
     return format("first transfer %.0f, input %.0f, output %.0f us", mid(first), mid(in), mid(out));
   }
 };
 
+/// The reference call: P4's call with pageable I/O staged by raw CUDA and a CopyCrew. In: the crew
+/// copies slices into pinned staging while this thread queues each chunk's transfer as soon as its
+/// slices are copied. The kernel. Out: every chunk's transfer and an event queued, then this thread
+/// publishes each chunk's slices to the crew as its event fires. Returns once the output is copied.
 class ReferenceCall {
  public:
   ReferenceCall(const Io& io, unsigned char* stage_in, unsigned char* stage_out, std::vector<cudaEvent_t>& events,

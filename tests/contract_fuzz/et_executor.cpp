@@ -20,6 +20,7 @@
 #include "contract_fuzz/buffer_pool.h"
 #include "contract_fuzz/call_args.h"
 #include "contract_fuzz/engine_model.h"
+#include "contract_fuzz/gpu_world.h"
 #include "contract_fuzz/rng.h"
 #include "engine/engine_factory.h"
 #include "engines/test_engine_factory.h"
@@ -209,8 +210,7 @@ class EtRun {
       return result;
     }
     if (sequence_.config.green && !world_.has_green()) {
-      result.failure = fail(Category::kHarness, "the sequence was drawn with green contexts, which this process makes "
-                                                "none of (TRTET_SANITIZER_TOOL=initcheck): draw it with --no-green");
+      result.failure = fail(Category::kHarness, kGreenDrawnWhereNone);
       return result;
     }
     streams_ = std::make_unique<EtStreams>(world_);

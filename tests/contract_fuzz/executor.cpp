@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "contract_fuzz/gpu_world.h"
 #include "contract_fuzz/rng.h"
 #include "cuda/driver.h"
 
@@ -84,8 +85,7 @@ Executor::~Executor() {
 Verdict Executor::setup() {
   if (!world_.status().ok()) return harness("GPU setup (green-context split, I/O streams)", world_.status());
   if (sequence_.config.green && !world_.has_green()) {
-    return Failure{Category::kHarness, "the sequence was drawn with green contexts, which this process makes none of "
-                                       "(TRTET_SANITIZER_TOOL=initcheck): draw it with --no-green"};
+    return Failure{Category::kHarness, kGreenDrawnWhereNone};
   }
   streams_ = std::make_unique<StreamSlots>(world_);
   const ex::Status made = streams_->create();

@@ -28,6 +28,11 @@ bool green_contexts_here();
 /// context streams drawn, FuzzConfig::green); otherwise unchanged.
 FuzzConfig as_run_here(FuzzConfig config);
 
+/// Why a sequence drawn with green contexts cannot run in a process that makes none (both legs).
+inline constexpr const char* kGreenDrawnWhereNone =
+    "the sequence was drawn with green contexts, which this process makes none of "
+    "(TRTET_SANITIZER_TOOL=initcheck): draw it with --no-green";
+
 class GpuWorld {
  public:
   /// Made on first use (split_device, streams); status() says why not where that failed.

@@ -148,7 +148,6 @@ TEST_F(CudaGpu, DeviceGuardRestores) {
   TRTET_EXPECT_OK(check_device_index(0));
 }
 
-
 // ---- LeasedPool: pools lent and given back, never destroyed (Note [pools are recycled]) -----------
 
 class LeasedPoolGpu : public ::testing::TestWithParam<PoolKind> {
