@@ -1,6 +1,8 @@
 #include "delegate/host_copy_pool.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <system_error>
@@ -28,9 +30,33 @@ void CopyBatch::run(std::size_t index) noexcept {
   done_[index].store(true, std::memory_order_release);
 }
 
+int HostCopyPool::shared_workers(const char* setting, unsigned hardware_threads, bool* valid) noexcept {
+  if (valid != nullptr) *valid = true;
+  if (setting != nullptr) {
+    // Digits only: strtol would also take leading blanks and a sign.
+    const bool digits = setting[0] >= '0' && setting[0] <= '9';
+    char* end = nullptr;
+    errno = 0;
+    const long asked = std::strtol(setting, &end, 10);
+    if (digits && *end == '\0' && errno == 0 && asked >= 0 && asked <= kMostWorkers) {
+      return static_cast<int>(asked);
+    }
+    if (valid != nullptr) *valid = false;
+  }
+  return std::clamp(static_cast<int>(std::min(hardware_threads, 1024u)) - 1, 0, kDefaultWorkers);
+}
+
 HostCopyPool& HostCopyPool::shared() {
-  static HostCopyPool* pool =
-      new HostCopyPool(std::clamp(static_cast<int>(std::thread::hardware_concurrency()) - 1, 0, 15));
+  static HostCopyPool* pool = [] {
+    const char* setting = std::getenv("TRTET_COPY_WORKERS");
+    bool valid = true;
+    const int workers = shared_workers(setting, std::thread::hardware_concurrency(), &valid);
+    if (!valid) {
+      log(LogLevel::kWarning, "TRTET_COPY_WORKERS=\"%s\" is not a whole number from 0 to %d; the host copy pool has "
+          "%d workers", setting, kMostWorkers, workers);
+    }
+    return new HostCopyPool(workers);
+  }();
   return *pool;
 }
 

@@ -116,9 +116,22 @@ class HostCopyPool {
   int workers() noexcept;
 
   /// The process's pool, shared by every session: sessions start and end without making or
-  /// joining threads. Workers: one per hardware thread but one, at most 15; they sleep between
-  /// batches. Never destroyed (workers may be parked while static destructors run).
+  /// joining threads. Workers: shared_workers(TRTET_COPY_WORKERS, hardware threads); they sleep
+  /// between batches. Never destroyed (workers may be parked while static destructors run).
   static HostCopyPool& shared();
+
+  /// Workers of the shared pool by default: one per hardware thread but one, at most this many.
+  /// With the calling thread, 8 threads copy: P4b (64 MiB pageable in and out) measured 0.92 to
+  /// 0.98 of the host's staging limit with 7 workers against 0.75 to 0.87 with 15, on 32 cores and
+  /// on 16 of them (docs/PERFORMANCE.md, "The copy pool's size"); more threads than the copy needs
+  /// contend for the host's memory and cores with the caller and the driver.
+  static constexpr int kDefaultWorkers = 7;
+  /// The most workers TRTET_COPY_WORKERS may ask for.
+  static constexpr int kMostWorkers = 64;
+  /// The shared pool's workers: `setting` (the environment variable TRTET_COPY_WORKERS; null where
+  /// unset) where it is a whole number from 0 to kMostWorkers, else the default for
+  /// `hardware_threads` (0: unknown, then no workers). `valid` says whether a setting given was used.
+  static int shared_workers(const char* setting, unsigned hardware_threads, bool* valid = nullptr) noexcept;
 
  private:
   void start_locked() noexcept;

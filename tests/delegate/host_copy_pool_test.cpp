@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -148,6 +149,28 @@ TEST(HostCopyPool, APoolWithWorkersAsleepIsDestroyedPromptly) {
     std::this_thread::sleep_for(HostCopyPool::kSpinBeforeSleep * 2);
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(HostCopyPool, SharedWorkersComeFromTheSettingOrTheHardwareThreads) {
+  bool valid = false;
+  // Unset: one per hardware thread but one, at most kDefaultWorkers; none where unknown.
+  EXPECT_EQ(HostCopyPool::shared_workers(nullptr, 0, &valid), 0);
+  EXPECT_TRUE(valid);
+  EXPECT_EQ(HostCopyPool::shared_workers(nullptr, 1), 0);
+  EXPECT_EQ(HostCopyPool::shared_workers(nullptr, 4), 3);
+  EXPECT_EQ(HostCopyPool::shared_workers(nullptr, 8), std::min(7, HostCopyPool::kDefaultWorkers));
+  EXPECT_EQ(HostCopyPool::shared_workers(nullptr, 256), HostCopyPool::kDefaultWorkers);
+  // A whole number from 0 to kMostWorkers is taken as it is, whatever the hardware.
+  for (const char* setting : {"0", "7", "64"}) {
+    EXPECT_EQ(HostCopyPool::shared_workers(setting, 16, &valid), std::atoi(setting)) << setting;
+    EXPECT_TRUE(valid) << setting;
+  }
+  // Anything else falls back to the default and says so.
+  for (const char* setting : {"", "-1", "65", "7x", " 7", "seven", "99999999999999999999"}) {
+    EXPECT_EQ(HostCopyPool::shared_workers(setting, 16, &valid), HostCopyPool::shared_workers(nullptr, 16))
+        << "'" << setting << "'";
+    EXPECT_FALSE(valid) << "'" << setting << "'";
+  }
 }
 
 }  // namespace
