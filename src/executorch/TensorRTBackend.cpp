@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "blob/parse.h"
+#include "executorch/cuda_allocator.h"
 #include "executorch/delegate_handle.h"
 #include "engine/engine_factory.h"
 #include "executorch/error_map.h"
@@ -124,6 +125,8 @@ Status run(DelegateHandle& handle, et::Span<et::EValue*> args) {
 TensorRTBackend g_backend;
 
 et::Error register_backend_once() noexcept {
+  // Device-planned arenas need a CUDA allocator before any program loads (Note [boundary copies]).
+  (void)detail::register_cuda_allocator();
   const et::Error error = et::register_backend({TensorRTBackend::kBackendId, &g_backend});
   if (error != et::Error::Ok) {
     ET_LOG(Error, "TensorRTBackend: registering backend id \"%s\" failed with %s%s", TensorRTBackend::kBackendId,

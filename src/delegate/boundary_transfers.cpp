@@ -1,0 +1,385 @@
+#include "delegate/boundary_transfers.h"
+
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "common/log.h"
+#include "cuda/check.h"
+#include "cuda/device.h"
+#include "cuda/stream_facts.h"
+#include "delegate/host_copy_pool.h"
+#include "delegate/memory_kind.h"
+#include "delegate/policy.h"
+#include "delegate/staging_layout.h"
+#include "green/current.h"
+
+namespace torch_tensorrt::executorch_backend::delegate {
+namespace {
+
+constexpr std::size_t kMostAlignment = 256;  // what stream-ordered allocation guarantees
+
+/// Slices of `bytes` from `from` to `to`, appended to `tasks`.
+void add_slices(std::vector<CopyTask>& tasks, unsigned char* to, const unsigned char* from, std::size_t bytes) {
+  for (std::size_t offset = 0; offset < bytes; offset += kCopySlice) {
+    tasks.push_back(CopyTask{to + offset, from + offset, std::min(kCopySlice, bytes - offset)});
+  }
+}
+
+}  // namespace
+
+Result<CopyRoute> route_copy(int device) {
+  const std::optional<cudaStream_t> selected = caller_stream();
+  CopyRoute route;
+  route.stream = selected.value_or(fallback_stream());
+  if (cuda::is_default_stream_handle(route.stream)) {
+    // The same rule as the delegate's: nothing runs on a default stream while a green context is
+    // current (Note [green context current] in green/current.h).
+    TRTET_ASSIGN_OR_RETURN(const bool green_current, green::is_green_context_current());
+    TRTET_RETURN_IF_ERROR(resolve_stream(selected, green_current).status());
+    TRTET_CHECK_OR_RETURN(!(selected.has_value() && green_current), kInvalidArgument,
+                          "a CUDA green context is current on this thread and the selected stream is a default "
+                          "stream, which cannot run there: select a stream of that green context");
+    // The legacy stream would order the copy with every blocking stream of the device.
+    if (route.stream != cudaStreamPerThread) route.stream = cudaStreamPerThread;
+  }
+  TRTET_ASSIGN_OR_RETURN(route.capturing, cuda::stream_is_capturing(route.stream));
+  TRTET_ASSIGN_OR_RETURN(const int stream_device, cuda::stream_device(route.stream, route.capturing));
+  TRTET_CHECK_OR_RETURN(stream_device == device, kInvalidArgument,
+                        "the selected CUDA stream belongs to device %d, but the tensor's arena is on device %d: "
+                        "select a stream of device %d",
+                        stream_device, device, device);
+  return route;
+}
+
+class BoundaryTransfers::RingLease {
+ public:
+  RingLease(BoundaryTransfers& owner, Ring* ring) noexcept : owner_(owner), ring_(ring) {}
+  ~RingLease() { owner_.give_back(ring_); }
+  RingLease(const RingLease&) = delete;             // gives the ring back once
+  RingLease& operator=(const RingLease&) = delete;
+  Ring& operator*() const noexcept { return *ring_; }
+
+ private:
+  BoundaryTransfers& owner_;
+  Ring* ring_;
+};
+
+Result<BoundaryTransfers*> BoundaryTransfers::of_device(int device) {
+  TRTET_RETURN_IF_ERROR(cuda::device_count().status());
+  TRTET_RETURN_IF_ERROR(cuda::check_device_index(device));
+  // One per device, for the process (never destroyed: the ExecuTorch registry points here for good,
+  // and static destructors run after the driver may be gone).
+  static std::mutex made_mutex;
+  static std::map<int, BoundaryTransfers*>& made = *new std::map<int, BoundaryTransfers*>();
+  std::lock_guard<std::mutex> lock(made_mutex);
+  auto found = made.find(device);
+  if (found != made.end()) return found->second;
+  auto* transfers = new BoundaryTransfers(device);
+  const Status initialized = transfers->initialize();
+  if (!initialized.ok()) {
+    delete transfers;
+    return initialized;
+  }
+  made.emplace(device, transfers);
+  return transfers;
+}
+
+Status BoundaryTransfers::initialize() {
+  cuda::DeviceGuard guard(device_);
+  TRTET_RETURN_IF_ERROR(guard.status());
+  TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
+  Result<cuda::MemoryPool> pool = cuda::MemoryPool::device_memory(device_);
+  if (pool.ok()) {
+    pool_ = std::move(pool).value();
+  } else {
+    log(LogLevel::kWarning, "device %d: arenas fall back to cudaMallocAsync's default pool: %s", device_,
+        pool.status().message().c_str());
+  }
+  return Status::Ok();
+}
+
+Status BoundaryTransfers::ensure_staging() {
+  // Called with mutex_ held.
+  if (!rings_.empty()) return Status::Ok();
+  cuda::DeviceGuard guard(device_);
+  TRTET_RETURN_IF_ERROR(guard.status());
+  std::vector<std::unique_ptr<Ring>> rings;
+  for (std::size_t r = 0; r < kRings; ++r) {
+    auto ring = std::make_unique<Ring>();
+    TRTET_ASSIGN_OR_RETURN(ring->memory, cuda::PinnedBuffer::allocate(kRingSlots * kChunkBytes));
+    for (cuda::Event& event : ring->filled) {
+      TRTET_ASSIGN_OR_RETURN(event, cuda::Event::create());
+    }
+    TRTET_ASSIGN_OR_RETURN(ring->done, cuda::Event::create());
+    rings.push_back(std::move(ring));
+  }
+  for (auto& ring : rings) {
+    free_rings_.push_back(ring.get());
+    rings_.push_back(std::move(ring));
+  }
+  stats_.staging_bytes = kRings * kRingSlots * kChunkBytes;
+  return Status::Ok();
+}
+
+Result<void*> BoundaryTransfers::allocate(std::size_t bytes, std::size_t alignment) {
+  TRTET_CHECK_OR_RETURN(alignment != 0 && (alignment & (alignment - 1)) == 0, kInvalidArgument,
+                        "arena alignment %zu is not a power of two", alignment);
+  TRTET_CHECK_OR_RETURN(alignment <= kMostAlignment, kNotSupported,
+                        "arena alignment %zu exceeds the %zu bytes stream-ordered allocation guarantees", alignment,
+                        kMostAlignment);
+  std::lock_guard<std::mutex> lock(mutex_);
+  TRTET_RETURN_IF_ERROR(ensure_staging());
+  cuda::DeviceGuard guard(device_);
+  TRTET_RETURN_IF_ERROR(guard.status());
+  void* arena = nullptr;
+  const std::size_t asked = std::max<std::size_t>(bytes, 1);
+  if (pool_) {
+    TRTET_CUDA_CHECK(cudaMallocFromPoolAsync(&arena, asked, pool_.get(), own_stream_));
+  } else {
+    TRTET_CUDA_CHECK(cudaMallocAsync(&arena, asked, own_stream_));
+  }
+  // The arena is used on other streams from here on: its allocation must have happened.
+  const cudaError_t synced = cudaStreamSynchronize(own_stream_);
+  if (synced != cudaSuccess) {
+    TRTET_CUDA_WARN(cudaFreeAsync(arena, own_stream_));
+    TRTET_CUDA_CHECK(synced);
+  }
+  if ((reinterpret_cast<std::uintptr_t>(arena) & (alignment - 1)) != 0) {
+    TRTET_CUDA_WARN(cudaFreeAsync(arena, own_stream_));
+    return make_error(ErrorCode::kInternal, "arena %p of %zu bytes is not aligned to %zu", arena, bytes, alignment);
+  }
+  arenas_.emplace(reinterpret_cast<std::uintptr_t>(arena), bytes);
+  ++stats_.arenas;
+  stats_.arena_bytes += bytes;
+  return arena;
+}
+
+void BoundaryTransfers::deallocate(void* arena) noexcept {
+  if (arena == nullptr) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = arenas_.find(reinterpret_cast<std::uintptr_t>(arena));
+  if (found == arenas_.end()) {
+    log(LogLevel::kWarning, "device %d: deallocate of %p, which is no arena of this allocator; left alone", device_,
+        arena);
+    return;
+  }
+  cuda::DeviceGuard guard(device_);
+  if (!guard.status().ok()) {
+    log(LogLevel::kWarning, "device %d: cannot free arena %p: %s", device_, arena, guard.status().message().c_str());
+    return;
+  }
+  // The delegate's session waits for its own work when its method is destroyed, before the
+  // method's arenas go; the copies into and out of them are ordered before or waited for.
+  TRTET_CUDA_WARN(cudaFreeAsync(arena, own_stream_));
+  --stats_.arenas;
+  stats_.arena_bytes -= found->second;
+  arenas_.erase(found);
+}
+
+BoundaryStats BoundaryTransfers::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+Status BoundaryTransfers::check_device_range(const void* pointer, std::size_t bytes, const char* what) {
+  const auto start = reinterpret_cast<std::uintptr_t>(pointer);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto after = arenas_.upper_bound(start);
+    if (after != arenas_.begin()) {
+      const auto& arena = *std::prev(after);
+      if (start < arena.first + arena.second) {
+        TRTET_CHECK_OR_RETURN(bytes <= arena.first + arena.second - start, kInvalidArgument,
+                              "the %s of %zu bytes at offset %zu runs past the end of its %zu-byte arena on device %d",
+                              what, bytes, static_cast<std::size_t>(start - arena.first), arena.second, device_);
+        return Status::Ok();
+      }
+    }
+  }
+  // Not an arena of ours (a tensor the application made): it must be memory of this device.
+  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, classify_pointer(pointer, device_));
+  TRTET_CHECK_OR_RETURN(is_device_accessible(kind), kInvalidArgument,
+                        "the %s at %p is %s, not memory of device %d", what, pointer, to_string(kind), device_);
+  return Status::Ok();
+}
+
+Result<BoundaryTransfers::Ring*> BoundaryTransfers::take_ring() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  TRTET_RETURN_IF_ERROR(ensure_staging());
+  ring_returned_.wait(lock, [this] { return !free_rings_.empty(); });
+  Ring* ring = free_rings_.back();
+  free_rings_.pop_back();
+  return ring;
+}
+
+void BoundaryTransfers::give_back(Ring* ring) noexcept {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_rings_.push_back(ring);
+  }
+  ring_returned_.notify_one();
+}
+
+Status BoundaryTransfers::copy_to_device(void* destination, const void* source, std::size_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  TRTET_CHECK_OR_RETURN(destination != nullptr && source != nullptr, kInvalidArgument,
+                        "copy to device %d with a null pointer", device_);
+  TRTET_RETURN_IF_ERROR(check_device_range(destination, bytes, "destination"));
+  cuda::DeviceGuard guard(device_);
+  TRTET_RETURN_IF_ERROR(guard.status());
+  TRTET_ASSIGN_OR_RETURN(const CopyRoute route, route_copy(device_));
+  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, classify_pointer(source, device_));
+  if (kind != MemoryKind::kPageableHost) {
+    return copy_direct(destination, source, bytes, route, /*wait_for_host=*/kind == MemoryKind::kPinnedHost);
+  }
+  TRTET_CHECK_OR_RETURN(!route.capturing, kInvalidArgument,
+                        "pageable host memory cannot be copied to the GPU while the stream is being captured into a "
+                        "CUDA graph (the copy would synchronize); use pinned host or device memory");
+  TRTET_ASSIGN_OR_RETURN(Ring* taken, take_ring());
+  RingLease ring(*this, taken);
+  TRTET_RETURN_IF_ERROR(stage_in(static_cast<unsigned char*>(destination), static_cast<const unsigned char*>(source),
+                                 bytes, route.stream, *ring));
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.staged_copies;
+  return Status::Ok();
+}
+
+Status BoundaryTransfers::copy_to_host(void* destination, const void* source, std::size_t bytes) {
+  if (bytes == 0) return Status::Ok();
+  TRTET_CHECK_OR_RETURN(destination != nullptr && source != nullptr, kInvalidArgument,
+                        "copy from device %d with a null pointer", device_);
+  TRTET_RETURN_IF_ERROR(check_device_range(source, bytes, "source"));
+  cuda::DeviceGuard guard(device_);
+  TRTET_RETURN_IF_ERROR(guard.status());
+  TRTET_ASSIGN_OR_RETURN(const CopyRoute route, route_copy(device_));
+  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, classify_pointer(destination, device_));
+  if (kind != MemoryKind::kPageableHost) {
+    return copy_direct(destination, source, bytes, route, /*wait_for_host=*/!is_device_accessible(kind));
+  }
+  TRTET_CHECK_OR_RETURN(!route.capturing, kInvalidArgument,
+                        "pageable host memory cannot receive a copy from the GPU while the stream is being captured "
+                        "into a CUDA graph (the copy would synchronize); use pinned host or device memory");
+  TRTET_ASSIGN_OR_RETURN(Ring* taken, take_ring());
+  RingLease ring(*this, taken);
+  TRTET_RETURN_IF_ERROR(stage_out(static_cast<unsigned char*>(destination), static_cast<const unsigned char*>(source),
+                                  bytes, route.stream, *ring));
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.staged_copies;
+  return Status::Ok();
+}
+
+Status BoundaryTransfers::copy_direct(void* destination, const void* source, std::size_t bytes,
+                                      const CopyRoute& route, bool wait_for_host) {
+  TRTET_CUDA_CHECK(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, route.stream));
+  if (wait_for_host && !route.capturing) {
+    // Host memory is free (a source) or written (a destination) when the call returns.
+    TRTET_ASSIGN_OR_RETURN(Ring* taken, take_ring());
+    RingLease ring(*this, taken);
+    TRTET_RETURN_IF_ERROR((*ring).done.record(route.stream));
+    TRTET_RETURN_IF_ERROR((*ring).done.synchronize());
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.direct_copies;
+  if (route.capturing) ++stats_.captured_copies;
+  return Status::Ok();
+}
+
+Status BoundaryTransfers::stage_in(unsigned char* destination, const unsigned char* source, std::size_t bytes,
+                                   cudaStream_t stream, Ring& ring) {
+  // Rounds of up to a ring's chunks: the chunks' earlier transfers are waited for, the workers copy
+  // the round's slices into them, and each chunk's transfer is queued as soon as its slices are in.
+  HostCopyPool& pool = HostCopyPool::shared();
+  thread_local std::vector<CopyTask> tasks;  // per-thread scratch: no allocation once warm
+  thread_local std::vector<std::size_t> chunk_ends;
+  thread_local std::vector<std::size_t> chunk_slots;
+  for (std::size_t round = 0; round < bytes; round += kRingSlots * kChunkBytes) {
+    const std::size_t round_bytes = std::min(kRingSlots * kChunkBytes, bytes - round);
+    tasks.clear();
+    chunk_ends.clear();
+    chunk_slots.clear();
+    for (std::size_t offset = 0; offset < round_bytes; offset += kChunkBytes) {
+      const std::size_t slot = ring.next;
+      ring.next = (ring.next + 1) % kRingSlots;
+      if (ring.recorded[slot]) TRTET_RETURN_IF_ERROR(ring.filled[slot].synchronize());
+      add_slices(tasks, ring.chunk(slot), source + round + offset, std::min(kChunkBytes, round_bytes - offset));
+      chunk_ends.push_back(tasks.size());
+      chunk_slots.push_back(slot);
+    }
+    if (tasks.size() == 1) {
+      std::memcpy(tasks[0].destination, tasks[0].source, tasks[0].bytes);
+      TRTET_CUDA_CHECK(cudaMemcpyAsync(destination + round, ring.chunk(chunk_slots[0]), tasks[0].bytes,
+                                       cudaMemcpyHostToDevice, stream));
+      TRTET_RETURN_IF_ERROR(ring.filled[chunk_slots[0]].record(stream));
+      ring.recorded[chunk_slots[0]] = true;
+      continue;
+    }
+    CopyBatch batch(tasks);
+    pool.begin(batch, tasks.size());
+    Status queued;
+    std::size_t first = 0;
+    for (std::size_t c = 0; c < chunk_ends.size() && queued.ok(); ++c) {
+      for (std::size_t t = first; t < chunk_ends[c]; ++t) pool.help_until_done(batch, t);
+      const std::size_t length = std::min(kChunkBytes, round_bytes - c * kChunkBytes);
+      const std::size_t slot = chunk_slots[c];
+      const cudaError_t error = cudaMemcpyAsync(destination + round + c * kChunkBytes, ring.chunk(slot), length,
+                                                cudaMemcpyHostToDevice, stream);
+      queued = error == cudaSuccess ? ring.filled[slot].record(stream)
+                                    : cuda::runtime_status(error, "cudaMemcpyAsync", __FILE__, __LINE__);
+      if (queued.ok()) ring.recorded[slot] = true;
+      first = chunk_ends[c];
+    }
+    pool.finish(batch);
+    TRTET_RETURN_IF_ERROR(queued);
+  }
+  return Status::Ok();
+}
+
+Status BoundaryTransfers::stage_out(unsigned char* destination, const unsigned char* source, std::size_t bytes,
+                                    cudaStream_t stream, Ring& ring) {
+  // Rounds of up to a ring's chunks: every chunk's transfer is queued, then as each lands the
+  // workers copy its slices out while later chunks are still in flight.
+  HostCopyPool& pool = HostCopyPool::shared();
+  thread_local std::vector<CopyTask> tasks;  // per-thread scratch: no allocation once warm
+  thread_local std::vector<std::size_t> chunk_ends;
+  thread_local std::vector<std::size_t> chunk_slots;
+  for (std::size_t round = 0; round < bytes; round += kRingSlots * kChunkBytes) {
+    const std::size_t round_bytes = std::min(kRingSlots * kChunkBytes, bytes - round);
+    tasks.clear();
+    chunk_ends.clear();
+    chunk_slots.clear();
+    for (std::size_t offset = 0; offset < round_bytes; offset += kChunkBytes) {
+      const std::size_t slot = ring.next;
+      ring.next = (ring.next + 1) % kRingSlots;
+      // The chunk's last transfer (an input's, read from it) must be done before this one writes it.
+      if (ring.recorded[slot]) TRTET_RETURN_IF_ERROR(ring.filled[slot].synchronize());
+      const std::size_t length = std::min(kChunkBytes, round_bytes - offset);
+      TRTET_CUDA_CHECK(
+          cudaMemcpyAsync(ring.chunk(slot), source + round + offset, length, cudaMemcpyDeviceToHost, stream));
+      TRTET_RETURN_IF_ERROR(ring.filled[slot].record(stream));
+      ring.recorded[slot] = true;
+      add_slices(tasks, destination + round + offset, ring.chunk(slot), length);
+      chunk_ends.push_back(tasks.size());
+      chunk_slots.push_back(slot);
+    }
+    if (tasks.size() == 1) {
+      TRTET_RETURN_IF_ERROR(ring.filled[chunk_slots[0]].synchronize());
+      std::memcpy(tasks[0].destination, tasks[0].source, tasks[0].bytes);
+      continue;
+    }
+    CopyBatch batch(tasks);
+    pool.begin(batch, 0);
+    Status waited;
+    for (std::size_t c = 0; c < chunk_ends.size() && waited.ok(); ++c) {
+      waited = ring.filled[chunk_slots[c]].synchronize();
+      if (waited.ok()) pool.publish(batch, chunk_ends[c]);
+    }
+    pool.finish(batch);
+    TRTET_RETURN_IF_ERROR(waited);
+  }
+  return Status::Ok();
+}
+
+}  // namespace torch_tensorrt::executorch_backend::delegate
