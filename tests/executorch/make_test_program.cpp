@@ -2,16 +2,22 @@
 // flatc's JSON for ExecuTorch's program.fbs) with the bytes a JSON file cannot spell by hand.
 //
 //   make_test_program <template.json> <out.json> [--engine-spec TEXT] [--binding NAME:in|out]...
+//                     [--device-id N] [--set KEY=VALUE]...
 //
 // In the template, "@BLOB@" becomes the byte array of a processed blob written by the project's
 // own writer (blob::write_blob): the engine bytes are the test-engine spec TEXT (Note [test engine
-// spec] in tests/engines/test_engine_factory.h), io_bindings the --binding list in order.
+// spec] in tests/engines/test_engine_factory.h), io_bindings the --binding list in order, its
+// device_id N (default 0).
 // "@TEXT:abc@" becomes the byte array of "abc" (compile-spec values, a malformed blob).
+// "@KEY@" (a JSON string, quotes included) becomes VALUE as written, for each --set KEY=VALUE: a
+// number in a template that stays valid JSON (sizes, arena offsets, device indices); a KEY the
+// template does not use is ignored, a "@KEY@" left without a --set is an error.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "blob/format.h"
@@ -41,10 +47,21 @@ int main(int argc, char** argv) {
   if (argc < 3) return fail("usage: make_test_program <template.json> <out.json> [--engine-spec TEXT] [--binding NAME:in|out]...");
   std::string engine_spec;
   blob::Metadata metadata;
+  std::vector<std::pair<std::string, std::string>> sets;
   for (int i = 3; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--engine-spec" && i + 1 < argc) {
       engine_spec = argv[++i];
+    } else if (arg == "--device-id" && i + 1 < argc) {
+      const std::string value = argv[++i];
+      if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || value.size() > 9)
+        return fail("--device-id wants a device ordinal, got " + value);
+      metadata.device_id = std::stoll(value);
+    } else if (arg == "--set" && i + 1 < argc) {
+      const std::string set = argv[++i];
+      const auto eq = set.find('=');
+      if (eq == std::string::npos || eq == 0) return fail("--set wants KEY=VALUE, got " + set);
+      sets.emplace_back(set.substr(0, eq), set.substr(eq + 1));
     } else if (arg == "--binding" && i + 1 < argc) {
       const std::string binding = argv[++i];
       const auto colon = binding.rfind(':');
@@ -66,6 +83,11 @@ int main(int argc, char** argv) {
   buffer << in.rdbuf();
   std::string text = buffer.str();
 
+  for (const auto& [key, value] : sets) {
+    const std::string marker = "\"@" + key + "@\"";
+    for (auto at = text.find(marker); at != std::string::npos; at = text.find(marker, at + value.size()))
+      text.replace(at, marker.size(), value);
+  }
   const std::string blob_marker = "\"@BLOB@\"";
   for (auto at = text.find(blob_marker); at != std::string::npos; at = text.find(blob_marker)) {
     if (engine_spec.empty()) return fail("the template has @BLOB@ but no --engine-spec was given");
@@ -79,6 +101,13 @@ int main(int argc, char** argv) {
     if (end == std::string::npos) return fail("unterminated @TEXT:...@");
     const std::string value = text.substr(at + text_marker.size(), end - at - text_marker.size());
     text.replace(at, end + 2 - at, byte_array(reinterpret_cast<const std::uint8_t*>(value.data()), value.size()));
+  }
+
+  // A "@KEY@" no --set filled (other than @BLOB@ and @TEXT:...@, replaced above).
+  if (const auto at = text.find("\"@"); at != std::string::npos) {
+    const auto end = text.find("@\"", at + 2);
+    return fail("the template's " + text.substr(at, end == std::string::npos ? 20 : end + 2 - at) +
+                " has no --set");
   }
 
   std::ofstream out(argv[2]);
