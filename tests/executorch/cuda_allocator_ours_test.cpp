@@ -1,0 +1,42 @@
+// Without ExecuTorch's CUDA backend (or any other CUDA allocator) in the process, the project's
+// library registers its own CUDA DeviceAllocator when it is loaded (issue 23): the third of the
+// coexistence binaries (coexistence_test.cpp has the two with the stand-in). No GPU needed.
+#include <executorch/runtime/core/device_allocator.h>
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "executorch/cuda_allocator.h"
+
+namespace {
+
+namespace ex = torch_tensorrt::executorch_backend;
+using ::executorch::runtime::etensor::DeviceType;
+
+bool turned_off() {
+  const char* setting = std::getenv("TORCHTRT_ET_CUDA_ALLOCATOR");
+  return setting != nullptr && std::strcmp(setting, "off") == 0;
+}
+
+TEST(CudaAllocatorRegistration, OursServesCudaWhenNoOtherIsInTheProcess) {
+  if (turned_off()) GTEST_SKIP() << "TORCHTRT_ET_CUDA_ALLOCATOR=off: see NoneWhenTheApplicationTurnsItOff";
+  ASSERT_EQ(dlsym(RTLD_DEFAULT, "_ZN10executorch8backends4cuda13CudaAllocator8instanceEv"), nullptr)
+      << "this binary must not contain ExecuTorch's CUDA backend or the stand-in";
+  EXPECT_EQ(ex::cuda_allocator_registration(), ex::CudaAllocatorRegistration::kOurs)
+      << ex::to_string(ex::cuda_allocator_registration());
+  EXPECT_EQ(::executorch::runtime::get_device_allocator(DeviceType::CUDA), &ex::cuda_allocator());
+  EXPECT_EQ(ex::cuda_allocator().device_type(), DeviceType::CUDA);
+}
+
+// Run by ctest with TORCHTRT_ET_CUDA_ALLOCATOR=off in the environment (set before the library loads).
+TEST(CudaAllocatorRegistration, NoneWhenTheApplicationTurnsItOff) {
+  if (!turned_off()) GTEST_SKIP() << "runs with TORCHTRT_ET_CUDA_ALLOCATOR=off (its own ctest entry)";
+  EXPECT_EQ(ex::cuda_allocator_registration(), ex::CudaAllocatorRegistration::kNotRegistered)
+      << ex::to_string(ex::cuda_allocator_registration());
+  EXPECT_EQ(::executorch::runtime::get_device_allocator(DeviceType::CUDA), nullptr);
+}
+
+}  // namespace
