@@ -75,7 +75,7 @@ void without_green(EtCallPlan& call) {
   if (call.stream.source == StreamSource::kGreen) call.stream.source = StreamSource::kCreated;
 }
 
-EtProgram draw_program(Rng& rng) { return static_cast<EtProgram>(rng.weighted({35, 40, 25})); }
+EtProgram draw_program(Rng& rng) { return static_cast<EtProgram>(rng.weighted({25, 30, 20, 25})); }
 
 std::string hex(std::uint64_t value) {
   char text[32];
@@ -90,6 +90,7 @@ const char* to_string(EtProgram program) noexcept {
     case EtProgram::kPlanned: return "planned";
     case EtProgram::kUnplanned: return "unplanned";
     case EtProgram::kUnplannedAux: return "unplanned-aux";
+    case EtProgram::kDevicePlanned: return "device-planned";
   }
   return "?";
 }
@@ -99,6 +100,7 @@ const char* program_file(EtProgram program) noexcept {
     case EtProgram::kPlanned: return "fuzz_planned.pte";
     case EtProgram::kUnplanned: return "fuzz_unplanned.pte";
     case EtProgram::kUnplannedAux: return "fuzz_unplanned_aux.pte";
+    case EtProgram::kDevicePlanned: return "fuzz_device_planned.pte";
   }
   return "?";
 }

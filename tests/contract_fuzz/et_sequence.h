@@ -22,12 +22,18 @@ enum class EtProgram : std::uint8_t {
   kPlanned,       ///< fuzz_planned.pte: x, y, out memory-planned (the Module's own pageable host memory); spin 200 us
   kUnplanned,     ///< fuzz_unplanned.pte: the caller's tensors (set_input aliases them, set_output); elementwise
   kUnplannedAux,  ///< fuzz_unplanned_aux.pte: as kUnplanned, the aux engine (two auxiliary streams), spin 200 us
+  /// fuzz_device_planned.pte: as today's exports are: x, y in the Module's host memory, copied by
+  /// et_copy::_h2d_copy.out into a CUDA-planned arena (the project's CUDA allocator), the delegate on
+  /// device tensors, et_copy::_d2h_copy.out back to a host-planned out; spin 200 us
+  kDevicePlanned,
 };
-constexpr int kEtPrograms = 3;
+constexpr int kEtPrograms = 4;
 const char* to_string(EtProgram program) noexcept;
 /// The program's file name without the directory ("fuzz_planned.pte").
 const char* program_file(EtProgram program) noexcept;
-constexpr bool is_planned(EtProgram program) noexcept { return program == EtProgram::kPlanned; }
+constexpr bool is_planned(EtProgram program) noexcept {
+  return program == EtProgram::kPlanned || program == EtProgram::kDevicePlanned;
+}
 
 constexpr std::int64_t kEtMaxRows = 1024 * 1024;
 constexpr std::int64_t kEtMaxCols = 64;
