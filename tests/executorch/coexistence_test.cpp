@@ -67,6 +67,9 @@ TEST(Coexistence, NoAbortAndTheStandInServesCudaInThisInitializerOrder) {
 TEST(Coexistence, BoundaryCopiesRunThroughTheStandInWithRightOutputs) {
   TRTET_REQUIRE_GPU();
   if (!have_test_programs()) GTEST_SKIP() << "no test programs: flatc or ExecuTorch's program.fbs was not found at configure";
+#if !TRTET_TEST_HAVE_EXECUTORCH_KERNELS
+  GTEST_SKIP() << "this ExecuTorch has no CPU kernel library (libexecutorch_kernels_optimized): et_copy's operators are missing";
+#endif
   ensure_executorch_runtime();
   clear_log();
   RecordingFactory factory;
