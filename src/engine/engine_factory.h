@@ -36,6 +36,11 @@ struct EngineRequest {
   /// `tensorrt_runtime` (e.g. "lean,dispatch" or a path; the adapter parses it). Unset when the
   /// host was given none: the adapter then reads TRTET_TENSORRT_RUNTIME, else uses its default.
   std::optional<std::string> runtime_library;
+  /// Whether the engine may run native code it carries (an embedded lean runtime, which the
+  /// dispatch runtime runs; serialized plugin libraries): the load-time backend option
+  /// `allow_engine_host_code`. Unset when the host was given none: the adapter then reads
+  /// TRTET_ALLOW_ENGINE_HOST_CODE, else does not allow it (docs/SECURITY.md).
+  std::optional<bool> allow_engine_host_code;
 };
 
 /// Builds an engine, or says why not (kNoDevice without a GPU: the method then loads and its

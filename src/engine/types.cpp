@@ -1,6 +1,9 @@
 #include "engine/types.h"
 
 #include <cctype>
+#include <limits>
+
+#include "common/escape.h"
 
 namespace torch_tensorrt::executorch_backend {
 
@@ -58,7 +61,7 @@ Result<DataType> parse_data_type(std::string_view name) {
   for (const Entry& e : kNames) {
     if (key == e.name) return e.type;
   }
-  return make_error(ErrorCode::kInvalidProgram, "unknown dtype \"%.*s\"", static_cast<int>(name.size()), name.data());
+  return make_error(ErrorCode::kInvalidProgram, "unknown dtype \"%s\"", escape_for_message(name, 64).c_str());
 }
 
 Shape::Shape(std::initializer_list<std::int64_t> list) {
@@ -81,10 +84,29 @@ Result<Shape> Shape::from(const std::int64_t* values, std::size_t count) {
   return shape;
 }
 
+std::optional<std::int64_t> checked_element_count(const std::int64_t* dims, std::size_t rank) noexcept {
+  std::int64_t count = 1;
+  bool overflowed = false;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0) return std::nullopt;
+    if (dims[i] == 0) return 0;  // empty, whatever the other dimensions are
+    if (!overflowed && __builtin_mul_overflow(count, dims[i], &count)) overflowed = true;
+  }
+  if (overflowed) return std::nullopt;
+  return count;
+}
+
+std::optional<std::size_t> checked_byte_count(std::int64_t count, std::size_t element_bytes) noexcept {
+  if (count < 0) return std::nullopt;
+  if (static_cast<std::uint64_t>(count) > std::numeric_limits<std::size_t>::max()) return std::nullopt;
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<std::size_t>(count), element_bytes, &bytes)) return std::nullopt;
+  return bytes;
+}
+
 std::int64_t Shape::numel() const noexcept {
-  std::int64_t n = 1;
-  for (int i = 0; i < rank; ++i) n *= dims[static_cast<std::size_t>(i)];
-  return n;
+  const int shown = rank < 0 ? 0 : rank > kMaxRank ? kMaxRank : rank;
+  return checked_element_count(dims.data(), static_cast<std::size_t>(shown)).value_or(-1);
 }
 
 bool Shape::operator==(const Shape& other) const noexcept {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,16 @@ const char* to_string(DataType dtype) noexcept;
 /// "torch.float32", "fp32", "half"); kInvalidProgram for an unknown name.
 Result<DataType> parse_data_type(std::string_view name);
 
+/// The element count of a shape of `rank` dimensions `dims`: their product (1 for rank 0), or nullopt
+/// when a dimension is negative or the product does not fit in int64. A zero dimension makes the
+/// count 0 whatever the others are. The one checked element count of the delegate, the adapter and
+/// trtet-run: a shape from a program or a file never reaches a multiplication unchecked.
+std::optional<std::int64_t> checked_element_count(const std::int64_t* dims, std::size_t rank) noexcept;
+
+/// The bytes of `count` elements of `element_bytes` each, or nullopt when `count` is negative or the
+/// product does not fit in size_t.
+std::optional<std::size_t> checked_byte_count(std::int64_t count, std::size_t element_bytes) noexcept;
+
 /// A tensor shape of at most kMaxRank dimensions, without heap allocation (TensorRT's Dims limit).
 struct Shape {
   static constexpr int kMaxRank = 8;
@@ -48,7 +59,8 @@ struct Shape {
 
   std::int64_t operator[](int i) const { return dims[static_cast<std::size_t>(i)]; }
   std::int64_t& operator[](int i) { return dims[static_cast<std::size_t>(i)]; }
-  /// Product of the dimensions (1 for rank 0).
+  /// Product of the dimensions (1 for rank 0): checked_element_count(), or -1 where that has none
+  /// (a negative dimension, or a product past int64).
   std::int64_t numel() const noexcept;
   bool operator==(const Shape& other) const noexcept;
   bool operator!=(const Shape& other) const noexcept { return !(*this == other); }

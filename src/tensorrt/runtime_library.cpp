@@ -121,7 +121,7 @@ Result<std::shared_ptr<const RuntimeLibrary>> load_runtime_library(const Runtime
                     "no TensorRT runtime library %s for TensorRT %s headers: %s (search order \"%s\" from %s). "
                     "Install TensorRT %d (the full runtime, or the lean and dispatch runtimes: "
                     "scripts/install-tensorrt-runtime) where the dynamic loader finds it (LD_LIBRARY_PATH), or name "
-                    "the library: the load-time option tensorrt_runtime or %s, e.g. \"lean,dispatch\" or a path",
+                    "the library: the load-time option tensorrt_runtime or %s, e.g. \"lean\" or a path",
                     opened_any ? "served" : "could be loaded", header_text(header_version).c_str(), what.c_str(),
                     search.spec.c_str(), search.source.c_str(), static_cast<int>(header_major),
                     kRuntimeEnvironmentVariable);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/escape.h"
+
 namespace torch_tensorrt::executorch_backend::tensorrt {
 namespace {
 
@@ -21,9 +23,9 @@ Result<RuntimeCandidate> parse_item(std::string_view item, int major) {
     return RuntimeCandidate{RuntimeKind::kPath, std::string(item)};
   }
   return make_error(ErrorCode::kInvalidArgument,
-                    "\"%.*s\" names no TensorRT runtime: give full, lean, dispatch, a library path (with a '/') or a "
+                    "\"%s\" names no TensorRT runtime: give full, lean, dispatch, a library path (with a '/') or a "
                     "library file name (with \".so\")",
-                    static_cast<int>(item.size()), item.data());
+                    escape_for_message(item, 256).c_str());
 }
 
 }  // namespace
@@ -69,8 +71,8 @@ Result<std::vector<RuntimeCandidate>> parse_runtime_search(std::string_view spec
     const std::size_t comma = std::min(spec.find(',', start), spec.size());
     const std::string_view item = trim(spec.substr(start, comma - start));
     TRTET_CHECK_OR_RETURN(!item.empty(), kInvalidArgument,
-                          "the TensorRT runtime search order \"%.*s\" has an empty item (at offset %zu)",
-                          static_cast<int>(spec.size()), spec.data(), start);
+                          "the TensorRT runtime search order \"%s\" has an empty item (at offset %zu)",
+                          escape_for_message(spec, 256).c_str(), start);
     TRTET_ASSIGN_OR_RETURN(RuntimeCandidate candidate, parse_item(item, major));
     if (std::find(candidates.begin(), candidates.end(), candidate) == candidates.end()) {
       candidates.push_back(std::move(candidate));
@@ -80,8 +82,34 @@ Result<std::vector<RuntimeCandidate>> parse_runtime_search(std::string_view spec
   return candidates;
 }
 
+Result<HostCodePolicy> choose_host_code_policy(std::optional<bool> option, const char* environment) {
+  HostCodePolicy policy;
+  if (option.has_value()) {
+    policy.allowed = *option;
+    policy.source = std::string("load-time option ") + kAllowEngineHostCodeOption;
+  } else if (environment != nullptr && *environment != '\0') {
+    const std::string_view value(environment);
+    TRTET_CHECK_OR_RETURN(value == "1" || value == "0", kInvalidArgument,
+                          "%s is \"%s\"; it takes 1 (engines may run host code they carry) or 0",
+                          kAllowEngineHostCodeEnvironmentVariable, escape_for_message(value, 64).c_str());
+    policy.allowed = value == "1";
+    policy.source = kAllowEngineHostCodeEnvironmentVariable;
+  } else {
+    policy.source = "default";
+  }
+  return policy;
+}
+
+Status dispatch_needs_host_code(const std::string& what) {
+  return make_error(ErrorCode::kInvalidArgument,
+                    "%s: the dispatch runtime runs only engines that carry their own lean runtime, native code that "
+                    "TensorRT loads into the process from the engine bytes; engine host code is off unless the "
+                    "application allows it with the load-time backend option %s=true (or %s=1)",
+                    what.c_str(), kAllowEngineHostCodeOption, kAllowEngineHostCodeEnvironmentVariable);
+}
+
 Result<RuntimeSearch> choose_runtime_search(const std::optional<std::string>& option, const char* environment,
-                                            int major) {
+                                            int major, const HostCodePolicy& host_code) {
   RuntimeSearch search;
   if (option.has_value()) {
     search.spec = *option;
@@ -90,7 +118,7 @@ Result<RuntimeSearch> choose_runtime_search(const std::optional<std::string>& op
     search.spec = environment;
     search.source = kRuntimeEnvironmentVariable;
   } else {
-    search.spec = kDefaultRuntimeSearch;
+    search.spec = host_code.allowed ? kDefaultRuntimeSearchWithHostCode : kDefaultRuntimeSearch;
     search.source = "default";
   }
   Result<std::vector<RuntimeCandidate>> candidates = parse_runtime_search(search.spec, major);
@@ -99,6 +127,16 @@ Result<RuntimeSearch> choose_runtime_search(const std::optional<std::string>& op
                       search.source.c_str());
   }
   search.candidates = std::move(candidates).value();
+  if (!host_code.allowed) {
+    for (const RuntimeCandidate& candidate : search.candidates) {
+      const bool dispatch = candidate.kind == RuntimeKind::kDispatch ||
+                            (candidate.kind == RuntimeKind::kPath && runtime_kind_of_file(candidate.file) == RuntimeKind::kDispatch);
+      if (dispatch) {
+        return dispatch_needs_host_code("the TensorRT runtime search order \"" + escape_for_message(search.spec, 256) +
+                                        "\" (from " + search.source + ") names " + candidate.file);
+      }
+    }
+  }
   return search;
 }
 

@@ -70,16 +70,24 @@ Result<std::unique_ptr<TensorRTEngine>> TensorRTEngine::create(const EngineReque
                         "the blob holds no serialized TensorRT engine (%zu bytes)", request.engine_size);
   TRTET_CHECK_OR_RETURN(request.metadata != nullptr, kInvalidArgument, "the engine request carries no blob metadata");
   // The library first: without TensorRT the answer is kNotSupported, GPU or not.
+  // Host code in engines (Note [Engine host code] in runtime_search.h): off unless the application allows it.
+  TRTET_ASSIGN_OR_RETURN(const HostCodePolicy host_code,
+                         choose_host_code_policy(request.allow_engine_host_code,
+                                                 std::getenv(kAllowEngineHostCodeEnvironmentVariable)));
   TRTET_ASSIGN_OR_RETURN(const RuntimeSearch search,
                          choose_runtime_search(request.runtime_library, std::getenv(kRuntimeEnvironmentVariable),
-                                               NV_TENSORRT_MAJOR));
+                                               NV_TENSORRT_MAJOR, host_code));
   TRTET_ASSIGN_OR_RETURN(std::shared_ptr<const RuntimeLibrary> library,
                          acquire_runtime_library(search, static_cast<std::int32_t>(kHeaderVersion)));
+  if (library->kind() == RuntimeKind::kDispatch && !host_code.allowed) {
+    return dispatch_needs_host_code(library->label() + " at " + library->path());
+  }
   TRTET_RETURN_IF_ERROR(cuda::check_device_index(request.device));
   cuda::DeviceGuard device(request.device);
   TRTET_RETURN_IF_ERROR(device.status());
 
   std::unique_ptr<TensorRTEngine> engine(new TensorRTEngine(request.device, std::move(library)));
+  engine->host_code_allowed_ = host_code.allowed;
   TRTET_RETURN_IF_ERROR(engine->deserialize(request));
   TRTET_RETURN_IF_ERROR(engine->read_bindings(*request.metadata));
   TRTET_RETURN_IF_ERROR(engine->read_profiles());
@@ -121,11 +129,9 @@ Status TensorRTEngine::deserialize(const EngineRequest& request) {
   TRTET_CHECK_OR_RETURN(created != nullptr && create_error.empty(), kInternal, "%s could not create a runtime%s",
                         label_.c_str(), create_error.c_str());
   runtime_.reset(static_cast<nvinfer1::IRuntime*>(created));
-  if (library_->kind() == RuntimeKind::kDispatch) {
-    // The dispatch runtime runs only version-compatible plans that embed their lean runtime: host code
-    // TensorRT refuses to load unless allowed. Choosing the dispatch runtime is choosing to run it.
-    runtime_->setEngineHostCodeAllowed(true);
-  }
+  // Said on every runtime, never left to TensorRT's default: the engine bytes are the program's, and
+  // only the application may let them bring native code (Note [Engine host code] in runtime_search.h).
+  runtime_->setEngineHostCodeAllowed(host_code_allowed_);
   clear_last_error();
   engine_.reset(runtime_->deserializeCudaEngine(request.engine_bytes, request.engine_size));
   // TensorRT's reason first (a host's log line may be short), then what each runtime can run.
@@ -133,8 +139,12 @@ Status TensorRTEngine::deserialize(const EngineRequest& request) {
                         "%s could not deserialize the engine (%zu bytes)%s [the full runtime runs plans of its own "
                         "version, the lean runtime version-compatible plans of its version, the dispatch runtime "
                         "version-compatible plans that embed their lean runtime; a plan runs only on the GPU it was "
-                        "built for unless built hardware-compatible]",
-                        label_.c_str(), request.engine_size, last_error_suffix().c_str());
+                        "built for unless built hardware-compatible; %s]",
+                        label_.c_str(), request.engine_size, last_error_suffix().c_str(),
+                        host_code_allowed_ ? "engine host code is allowed"
+                                           : "plans that carry host code (an embedded lean runtime, plugin "
+                                             "libraries) load only with the load-time option "
+                                             "allow_engine_host_code=true");
   return Status::Ok();
 }
 

@@ -43,6 +43,8 @@ class TensorRTEngine final : public engine::Engine {
   /// Loads the runtime library `request.runtime_library` (else TRTET_TENSORRT_RUNTIME, else the default
   /// order) names, deserializes `request.engine_bytes` on `request.device`, applies the weight-streaming
   /// budget, creates the execution context and matches its I/O tensors to `request.metadata`.
+  /// Host code the engine carries is allowed only by `request.allow_engine_host_code` (else
+  /// TRTET_ALLOW_ENGINE_HOST_CODE); without it the dispatch runtime is refused, naming the option.
   /// Errors: kNotSupported when no runtime library loads (the message lists what was searched);
   /// kIncompatible when those that load cannot serve the headers built against; kNoDevice without a GPU;
   /// kInvalidArgument for a bad search order, device index or a budget TensorRT rejects;
@@ -103,6 +105,8 @@ class TensorRTEngine final : public engine::Engine {
   std::optional<std::int64_t> weight_streaming_budget() const noexcept { return budget_; }
   /// The runtime library serving this engine.
   const RuntimeLibrary& runtime_library() const noexcept { return *library_; }
+  /// Whether the runtime was allowed to load host code the engine carries (Note [Engine host code]).
+  bool host_code_allowed() const noexcept { return host_code_allowed_; }
   /// The engine's runtime (for tests that look past the seam).
   nvinfer1::IRuntime& runtime() const noexcept { return *runtime_; }
   /// The deserialized engine (likewise).
@@ -122,6 +126,7 @@ class TensorRTEngine final : public engine::Engine {
   Status check_index(int index, const char* call, std::optional<bool> want_input) const;
 
   int device_ = 0;
+  bool host_code_allowed_ = false;  ///< setEngineHostCodeAllowed's value (Note [Engine host code])
   // Declared so that destruction runs context → engine → runtime → library (the destructor also
   // releases the TensorRT objects explicitly); the library's code runs their destructors.
   std::shared_ptr<const RuntimeLibrary> library_;

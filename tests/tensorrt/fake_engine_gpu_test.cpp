@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -168,7 +169,7 @@ TEST_F(FakeTensorRT, CreatesAContextAndBindsByName) {
   EXPECT_EQ(fake_.stats().contexts_created, 1);
   EXPECT_EQ(fake_.stats().last_allocation_strategy,
             static_cast<int>(nvinfer1::ExecutionContextAllocationStrategy::kSTATIC));
-  EXPECT_EQ(fake_.stats().host_code_allowed, -1) << "only the dispatch runtime allows engine host code";
+  EXPECT_EQ(fake_.stats().host_code_allowed, 0) << "engine host code is refused, explicitly, without the option";
   EXPECT_EQ(engine->aux_stream_count(), 0);
 }
 
@@ -522,9 +523,12 @@ TEST_F(FakeTensorRT, EightThreadsRunEnginesAtOnce) {
   EXPECT_EQ(fake_.stats().runtimes_destroyed, kThreads);
 }
 
-TEST_F(FakeTensorRT, TheDispatchRuntimeAllowsEngineHostCode) {
+// Issue 28, finding 1: the dispatch runtime used to get setEngineHostCodeAllowed(true) whenever it
+// served an engine. Now a runtime named as the dispatch runtime is refused without the load-time
+// option allow_engine_host_code (the message names it), and served with it, host code allowed.
+TEST_F(FakeTensorRT, TheDispatchRuntimeNeedsTheHostCodeOption) {
   // A copy of the fake under the dispatch runtime's file name, in a private directory, loaded by its
-  // path only (it shadows nothing): the adapter takes the kind from the name and allows host code.
+  // path only (it shadows nothing): the adapter takes the kind from the name.
   char dir_template[] = "/tmp/trtet-dispatch-XXXXXX";
   const char* dir = mkdtemp(dir_template);
   ASSERT_NE(dir, nullptr);
@@ -545,16 +549,47 @@ TEST_F(FakeTensorRT, TheDispatchRuntimeAllowsEngineHostCode) {
   request.engine_size = bytes_.size();
   request.metadata = &metadata;
   request.runtime_library = copy;
+  for (const std::optional<bool> option : {std::optional<bool>(), std::optional<bool>(false)}) {
+    request.allow_engine_host_code = option;
+    Result<std::unique_ptr<TensorRTEngine>> engine = TensorRTEngine::create(request);
+    ASSERT_FALSE(engine.ok()) << "the dispatch runtime served an engine without allow_engine_host_code";
+    expect_error(engine.status(), ErrorCode::kInvalidArgument, "allow_engine_host_code=true");
+    EXPECT_EQ(copy_stats()->runtimes_created, 0) << "no runtime of the refused library is made";
+  }
+  request.allow_engine_host_code = true;
   {
     Result<std::unique_ptr<TensorRTEngine>> engine = TensorRTEngine::create(request);
     ASSERT_TRUE(engine.ok()) << engine.status().to_string();
     EXPECT_EQ(engine.value()->runtime_library().kind(), RuntimeKind::kDispatch);
+    EXPECT_TRUE(engine.value()->host_code_allowed());
     EXPECT_EQ(copy_stats()->host_code_allowed, 1);
   }
   EXPECT_EQ(fake_.stats().host_code_allowed, -1);  // the fake under its own name was not asked
   dlclose(handle);
   std::remove(copy.c_str());
   rmdir(dir);
+}
+
+// A plan that carries host code (the fake refuses it unless allowed, as TensorRT does) loads on any
+// runtime only with the option; without it the error names the option.
+TEST_F(FakeTensorRT, APlanWithHostCodeLoadsOnlyWithTheOption) {
+  const blob::Metadata metadata = x_y();
+  json plan = add_one_plan();
+  plan["host_code"] = true;
+  bytes_ = plan_bytes(plan);
+  EngineRequest request;
+  request.engine_bytes = bytes_.data();
+  request.engine_size = bytes_.size();
+  request.metadata = &metadata;
+  request.runtime_library = std::string(TRTET_FAKE_NVINFER);
+  Result<std::unique_ptr<TensorRTEngine>> refused = TensorRTEngine::create(request);
+  ASSERT_FALSE(refused.ok());
+  expect_error(refused.status(), ErrorCode::kInvalidProgram, "allow_engine_host_code=true");
+  EXPECT_EQ(fake_.stats().host_code_allowed, 0);
+  request.allow_engine_host_code = true;
+  Result<std::unique_ptr<TensorRTEngine>> allowed = TensorRTEngine::create(request);
+  ASSERT_TRUE(allowed.ok()) << allowed.status().to_string();
+  EXPECT_EQ(fake_.stats().host_code_allowed, 1);
 }
 
 TEST_F(FakeTensorRT, DestroyingTheEngineReleasesEverythingAndTheLibrary) {

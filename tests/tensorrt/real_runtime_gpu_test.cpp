@@ -17,6 +17,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -99,16 +100,46 @@ std::vector<NotAPlan> not_plans() {
   };
 }
 
+/// A request for `bytes` from `runtime`; `allow_host_code` is the load-time option
+/// allow_engine_host_code (the dispatch runtime runs only with it: Note [Engine host code]).
 EngineRequest request_for(const std::vector<std::uint8_t>& bytes, const blob::Metadata& metadata,
-                          std::optional<std::string> runtime) {
+                          std::optional<std::string> runtime, std::optional<bool> allow_host_code = true) {
   EngineRequest request;
   request.engine_bytes = bytes.data();
   request.engine_size = bytes.size();
   request.metadata = &metadata;
   request.device = 0;
   request.runtime_library = std::move(runtime);
+  request.allow_engine_host_code = allow_host_code;
   return request;
 }
+
+/// Sets (or, with null, unsets) an environment variable for a scope, restoring it after.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value) : name_(name) {
+    const char* previous = std::getenv(name);
+    if (previous != nullptr) saved_ = std::string(previous);
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnvironment() {
+    if (saved_.has_value()) {
+      setenv(name_, saved_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> saved_;
+};
 
 /// TensorRT's reason in a deserialization failure: "... could not deserialize the engine (N bytes): <reason>
 /// [the full runtime runs ...]"; empty when there is none.
@@ -123,7 +154,8 @@ std::string tensorrt_reason(const std::string& message) {
 
 /// The runtime library at `path` (of these headers' major version), loaded through the adapter's loader.
 Result<std::shared_ptr<const RuntimeLibrary>> acquire_library(const std::string& path) {
-  TRTET_ASSIGN_OR_RETURN(const RuntimeSearch search, choose_runtime_search(path, nullptr, NV_TENSORRT_MAJOR));
+  TRTET_ASSIGN_OR_RETURN(const RuntimeSearch search,
+                         choose_runtime_search(path, nullptr, NV_TENSORRT_MAJOR, HostCodePolicy{true, "test"}));
   return acquire_runtime_library(search, static_cast<std::int32_t>(kHeaderVersion));
 }
 
@@ -356,6 +388,62 @@ TEST(RealRuntimeChoice, TheEnvironmentAppliesWithoutAnOption) {
       << from_environment.status().message();
   ASSERT_FALSE(from_option.ok());
   EXPECT_NE(from_option.status().message().find("(lean runtime)"), std::string::npos) << from_option.status().message();
+}
+
+// Issue 28, finding 1: an engine the dispatch runtime would serve is refused without the
+// application's load-time option allow_engine_host_code, and the refusal names the option; the
+// dispatch library is not even loaded. With the option it serves (and TensorRT gives its reason).
+TEST(RealRuntimeChoice, TheDispatchRuntimeWithoutTheOptionIsRefusedNamingIt) {
+  const std::string dispatch = library_path(RuntimeKind::kDispatch);
+  REQUIRE_LIBRARY(dispatch);
+  TRTET_REQUIRE_GPU();
+  const ScopedEnvironment no_environment(kAllowEngineHostCodeEnvironmentVariable, nullptr);
+  const blob::Metadata metadata;
+  const std::vector<std::uint8_t> junk(64, 7);
+  const int before = open_runtime_library_count();
+  for (const std::optional<bool> option : {std::optional<bool>(), std::optional<bool>(false)}) {
+    SCOPED_TRACE(option.has_value() ? "allow_engine_host_code=false" : "no option");
+    for (const std::string& order : {dispatch, std::string("dispatch"), "/nonexistent/libnvinfer_lean.so.1," + dispatch}) {
+      SCOPED_TRACE(order);
+      Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, order, option));
+      ASSERT_FALSE(engine.ok());
+      EXPECT_EQ(engine.status().code(), ErrorCode::kInvalidArgument) << engine.status().to_string();
+      EXPECT_NE(engine.status().message().find("allow_engine_host_code=true"), std::string::npos)
+          << engine.status().message();
+      EXPECT_EQ(open_runtime_library_count(), before) << "the dispatch runtime was loaded";
+    }
+  }
+  // The environment variable, the application's too, allows it where no option is given.
+  {
+    const ScopedEnvironment allowed(kAllowEngineHostCodeEnvironmentVariable, "1");
+    Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, dispatch, std::nullopt));
+    ASSERT_FALSE(engine.ok());
+    EXPECT_NE(engine.status().message().find("(dispatch runtime) could not deserialize"), std::string::npos)
+        << engine.status().message();
+  }
+  Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, dispatch, true));
+  ASSERT_FALSE(engine.ok());
+  EXPECT_NE(engine.status().message().find("(dispatch runtime) could not deserialize"), std::string::npos)
+      << engine.status().message();
+  EXPECT_NE(engine.status().message().find("engine host code is allowed"), std::string::npos)
+      << engine.status().message();
+}
+
+// Without the option, the lean runtime is asked to refuse host code (TensorRT's default, said
+// explicitly), and its deserialization errors say which option would allow plans that carry some.
+TEST(RealRuntimeChoice, TheLeanRuntimeWithoutTheOptionRunsNoHostCode) {
+  const std::string lean = library_path(RuntimeKind::kLean);
+  REQUIRE_LIBRARY(lean);
+  TRTET_REQUIRE_GPU();
+  const ScopedEnvironment no_environment(kAllowEngineHostCodeEnvironmentVariable, nullptr);
+  const blob::Metadata metadata;
+  const std::vector<std::uint8_t> junk(64, 7);
+  Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, lean, std::nullopt));
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().code(), ErrorCode::kInvalidProgram) << engine.status().to_string();
+  EXPECT_NE(engine.status().message().find("load only with the load-time option allow_engine_host_code=true"),
+            std::string::npos)
+      << engine.status().message();
 }
 
 TEST(RealRuntimeChoice, TheDefaultOrderFindsTheLeanRuntimeOnTheLoaderPath) {

@@ -19,7 +19,7 @@ namespace {
 constexpr std::int32_t kHeaders = 110100;  // as if built against TensorRT 11.1 headers
 
 RuntimeSearch search_of(const std::string& spec) {
-  Result<RuntimeSearch> search = choose_runtime_search(spec, nullptr, kHeaders / 10000);
+  Result<RuntimeSearch> search = choose_runtime_search(spec, nullptr, kHeaders / 10000, HostCodePolicy{true, "test"});
   EXPECT_TRUE(search.ok()) << search.status().to_string();
   return search.ok() ? search.value() : RuntimeSearch{};
 }
@@ -47,8 +47,8 @@ TEST(TensorRTRuntimeLibrary, MissingLibrariesAreNotSupportedAndNamed) {
   EXPECT_NE(message.find("load-time option tensorrt_runtime"), std::string::npos) << message;
 }
 
-TEST(TensorRTRuntimeLibrary, TheDefaultOrderNamesAllThreeRuntimes) {
-  Result<RuntimeSearch> search = choose_runtime_search(std::nullopt, nullptr, 11);
+TEST(TensorRTRuntimeLibrary, TheDefaultOrderWithHostCodeNamesAllThreeRuntimes) {
+  Result<RuntimeSearch> search = choose_runtime_search(std::nullopt, nullptr, 11, HostCodePolicy{true, "test"});
   ASSERT_TRUE(search.ok());
   Result<std::shared_ptr<const RuntimeLibrary>> library = load_runtime_library(*search, kHeaders);
   if (library.ok()) GTEST_SKIP() << "a TensorRT 11 runtime is installed here: " << library.value()->path();

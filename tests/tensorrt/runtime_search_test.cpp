@@ -10,6 +10,9 @@
 namespace torch_tensorrt::executorch_backend::tensorrt {
 namespace {
 
+const HostCodePolicy kNoHostCode{false, "default"};
+const HostCodePolicy kHostCodeAllowed{true, "load-time option allow_engine_host_code"};
+
 std::vector<RuntimeCandidate> parsed(const std::string& spec, int major = 11) {
   Result<std::vector<RuntimeCandidate>> result = parse_runtime_search(spec, major);
   EXPECT_TRUE(result.ok()) << spec << ": " << result.status().to_string();
@@ -23,12 +26,12 @@ TEST(TensorRTRuntimeSearch, FileNamesCarryTheHeadersMajorVersion) {
   EXPECT_EQ(runtime_file_name(RuntimeKind::kPath, 11), "");
 }
 
-TEST(TensorRTRuntimeSearch, DefaultIsFullThenLeanThenDispatch) {
+TEST(TensorRTRuntimeSearch, DefaultWithHostCodeIsFullThenLeanThenDispatch) {
   const std::vector<RuntimeCandidate> expected = {{RuntimeKind::kFull, "libnvinfer.so.11"},
                                                   {RuntimeKind::kLean, "libnvinfer_lean.so.11"},
                                                   {RuntimeKind::kDispatch, "libnvinfer_dispatch.so.11"}};
-  EXPECT_EQ(parsed(kDefaultRuntimeSearch), expected);
-  Result<RuntimeSearch> search = choose_runtime_search(std::nullopt, nullptr, 11);
+  EXPECT_EQ(parsed(kDefaultRuntimeSearchWithHostCode), expected);
+  Result<RuntimeSearch> search = choose_runtime_search(std::nullopt, nullptr, 11, kHostCodeAllowed);
   ASSERT_TRUE(search.ok()) << search.status().to_string();
   EXPECT_EQ(search->candidates, expected);
   EXPECT_EQ(search->source, "default");
@@ -68,27 +71,27 @@ TEST(TensorRTRuntimeSearch, RefusesEmptyItemsAndUnknownWords) {
 }
 
 TEST(TensorRTRuntimeSearch, OptionBeatsEnvironmentBeatsDefault) {
-  Result<RuntimeSearch> search = choose_runtime_search(std::string("dispatch"), "lean", 11);
+  Result<RuntimeSearch> search = choose_runtime_search(std::string("dispatch"), "lean", 11, kHostCodeAllowed);
   ASSERT_TRUE(search.ok());
   EXPECT_EQ(search->source, "load-time option tensorrt_runtime");
   EXPECT_EQ(search->candidates, (std::vector<RuntimeCandidate>{{RuntimeKind::kDispatch, "libnvinfer_dispatch.so.11"}}));
 
-  search = choose_runtime_search(std::nullopt, "lean", 11);
+  search = choose_runtime_search(std::nullopt, "lean", 11, kNoHostCode);
   ASSERT_TRUE(search.ok());
   EXPECT_EQ(search->source, "TRTET_TENSORRT_RUNTIME");
   EXPECT_EQ(search->candidates, (std::vector<RuntimeCandidate>{{RuntimeKind::kLean, "libnvinfer_lean.so.11"}}));
 
-  search = choose_runtime_search(std::nullopt, "", 11);  // set but empty: the default
+  search = choose_runtime_search(std::nullopt, "", 11, kNoHostCode);  // set but empty: the default
   ASSERT_TRUE(search.ok());
   EXPECT_EQ(search->source, "default");
 }
 
 TEST(TensorRTRuntimeSearch, ErrorsSayWhereTheOrderCameFrom) {
-  Result<RuntimeSearch> search = choose_runtime_search(std::string("nope"), nullptr, 11);
+  Result<RuntimeSearch> search = choose_runtime_search(std::string("nope"), nullptr, 11, kNoHostCode);
   ASSERT_FALSE(search.ok());
   EXPECT_NE(search.status().message().find("from load-time option tensorrt_runtime"), std::string::npos)
       << search.status().message();
-  search = choose_runtime_search(std::nullopt, "lean,,", 11);
+  search = choose_runtime_search(std::nullopt, "lean,,", 11, kNoHostCode);
   ASSERT_FALSE(search.ok());
   EXPECT_NE(search.status().message().find("from TRTET_TENSORRT_RUNTIME"), std::string::npos)
       << search.status().message();
@@ -100,6 +103,80 @@ TEST(TensorRTRuntimeSearch, KindOfAFileByItsName) {
   EXPECT_EQ(runtime_kind_of_file("/x/libnvinfer_dispatch.so"), RuntimeKind::kDispatch);
   EXPECT_EQ(runtime_kind_of_file("/x/libnvinfer_plugin.so.11"), RuntimeKind::kPath);
   EXPECT_EQ(runtime_kind_of_file("/libnvinfer.so.11/libother.so"), RuntimeKind::kPath);
+}
+
+// Issue 28, finding 1: engine bytes could run native code through the dispatch runtime, which the
+// default order reached on its own. Without the application's leave, the default order stops at
+// the lean runtime and an order naming dispatch is refused with the option that allows it.
+TEST(TensorRTRuntimeSearch, DefaultWithoutHostCodeLeavesOutTheDispatchRuntime) {
+  Result<RuntimeSearch> search = choose_runtime_search(std::nullopt, nullptr, 11, kNoHostCode);
+  ASSERT_TRUE(search.ok()) << search.status().to_string();
+  EXPECT_EQ(search->candidates, (std::vector<RuntimeCandidate>{{RuntimeKind::kFull, "libnvinfer.so.11"},
+                                                               {RuntimeKind::kLean, "libnvinfer_lean.so.11"}}));
+  EXPECT_EQ(search->spec, "full,lean");
+  EXPECT_EQ(search->source, "default");
+}
+
+TEST(TensorRTRuntimeSearch, DispatchWithoutHostCodeIsRefusedNamingTheOption) {
+  struct Case {
+    std::optional<std::string> option;
+    const char* environment;
+    const char* from;
+  };
+  for (const Case& c : {Case{std::string("lean,dispatch"), nullptr, "from load-time option tensorrt_runtime"},
+                        Case{std::nullopt, "dispatch", "from TRTET_TENSORRT_RUNTIME"},
+                        Case{std::string("/opt/trt/libnvinfer_dispatch.so.11"), nullptr, "libnvinfer_dispatch.so.11"},
+                        Case{std::string("libnvinfer_dispatch.so"), nullptr, "libnvinfer_dispatch.so"}}) {
+    SCOPED_TRACE(c.option.value_or(c.environment));
+    Result<RuntimeSearch> search = choose_runtime_search(c.option, c.environment, 11, kNoHostCode);
+    ASSERT_FALSE(search.ok());
+    EXPECT_EQ(search.status().code(), ErrorCode::kInvalidArgument);
+    const std::string& message = search.status().message();
+    EXPECT_NE(message.find("allow_engine_host_code=true"), std::string::npos) << message;
+    EXPECT_NE(message.find("TRTET_ALLOW_ENGINE_HOST_CODE=1"), std::string::npos) << message;
+    EXPECT_NE(message.find(c.from), std::string::npos) << message;
+    // Allowed, the same order is taken as given.
+    EXPECT_TRUE(choose_runtime_search(c.option, c.environment, 11, kHostCodeAllowed).ok());
+  }
+}
+
+TEST(TensorRTRuntimeSearch, HostCodePolicyOptionBeatsEnvironmentBeatsOff) {
+  Result<HostCodePolicy> policy = choose_host_code_policy(std::nullopt, nullptr);
+  ASSERT_TRUE(policy.ok());
+  EXPECT_FALSE(policy->allowed);
+  EXPECT_EQ(policy->source, "default");
+  policy = choose_host_code_policy(std::nullopt, "");
+  ASSERT_TRUE(policy.ok());
+  EXPECT_FALSE(policy->allowed);
+  policy = choose_host_code_policy(std::nullopt, "1");
+  ASSERT_TRUE(policy.ok());
+  EXPECT_TRUE(policy->allowed);
+  EXPECT_EQ(policy->source, "TRTET_ALLOW_ENGINE_HOST_CODE");
+  policy = choose_host_code_policy(std::nullopt, "0");
+  ASSERT_TRUE(policy.ok());
+  EXPECT_FALSE(policy->allowed);
+  policy = choose_host_code_policy(false, "1");  // the application's option wins
+  ASSERT_TRUE(policy.ok());
+  EXPECT_FALSE(policy->allowed);
+  EXPECT_EQ(policy->source, "load-time option allow_engine_host_code");
+  policy = choose_host_code_policy(true, "0");
+  ASSERT_TRUE(policy.ok());
+  EXPECT_TRUE(policy->allowed);
+  for (const char* bad : {"yes", "true", "2", " 1", "1\x1b[2J"}) {
+    SCOPED_TRACE(bad);
+    policy = choose_host_code_policy(std::nullopt, bad);
+    ASSERT_FALSE(policy.ok());
+    EXPECT_EQ(policy.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(policy.status().message().find("TRTET_ALLOW_ENGINE_HOST_CODE"), std::string::npos);
+    EXPECT_EQ(policy.status().message().find('\x1b'), std::string::npos) << "control characters are escaped";
+  }
+}
+
+TEST(TensorRTRuntimeSearch, MessagesEscapeControlCharacters) {
+  Result<RuntimeSearch> search = choose_runtime_search(std::string("lean,\x1b]0;pwned\x07"), nullptr, 11, kNoHostCode);
+  ASSERT_FALSE(search.ok());
+  EXPECT_EQ(search.status().message().find('\x1b'), std::string::npos) << search.status().message();
+  EXPECT_NE(search.status().message().find("\\x1b]0;pwned\\x07"), std::string::npos) << search.status().message();
 }
 
 TEST(TensorRTRuntimeSearch, DescribesCandidatesForMessages) {

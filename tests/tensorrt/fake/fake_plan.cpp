@@ -84,6 +84,7 @@ bool parse_plan(const void* bytes, std::size_t size, Plan& plan, std::string& er
     plan.aux_streams = spec.value("aux_streams", 0);
     plan.streamable_bytes = spec.value("streamable_bytes", std::int64_t{0});
     plan.automatic_budget = spec.value("automatic_budget", std::int64_t{-1});
+    plan.host_code = spec.value("host_code", false);
     if (spec.contains("fail")) {
       for (const json& what : spec.at("fail")) plan.fail.insert(what.get<std::string>());
     }

@@ -11,6 +11,8 @@
 // profiles 1, 2, ... (absent: those of profile 0). Per tensor, optional: "location" ("device"|"host"), "format" ("linear"|"chw4"), "shape_tensor",
 // "aliased_input" (outputs: getAliasedInputTensor), "from" (outputs: shape and values follow that
 // input: value + 1 for float32), "data_dependent" (outputs: the shape keeps its -1s).
+// "host_code": true marks a plan that carries host code (as a version-compatible plan with its lean
+// runtime, or serialized plugins): deserializeCudaEngine refuses it unless setEngineHostCodeAllowed(true).
 // "fail" injects a failure, logged as a TensorRT error: deserialize, create_context, set_input_shape,
 // infer_shapes, set_address, set_budget, enqueue.
 #pragma once
@@ -55,6 +57,7 @@ struct Plan {
   std::int64_t streamable_bytes = 0;
   std::int64_t automatic_budget = -1;
   std::set<std::string> fail;
+  bool host_code = false;
 
   const Tensor* find(const char* name) const;
   bool fails(const char* what) const { return fail.count(what) != 0; }

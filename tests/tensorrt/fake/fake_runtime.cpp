@@ -43,6 +43,10 @@ nvinfer1::ICudaEngine* RuntimeImpl::deserializeCudaEngine(void const* blob, std:
     log_error(logger_, "deserializeCudaEngine: injected failure");
     return nullptr;
   }
+  if (plan.host_code && !host_code_allowed_) {
+    log_error(logger_, "deserializeCudaEngine: the plan carries host code, which this runtime is not allowed to run");
+    return nullptr;
+  }
   return new (std::nothrow) Engine(logger_, std::move(plan));
 }
 
