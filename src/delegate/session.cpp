@@ -406,7 +406,6 @@ Result<int> Session::stream_placement(Call& call) {
 }
 
 Result<MemoryKind> Session::classify(const TensorView& view, bool capturing) {
-  if (view.hint == MemoryHint::kDevice) return MemoryKind::kDevice;
   // A capture records addresses for good: ask the driver, not the cache, whose entry may predate a
   // free and a reuse of the address.
   MemoryKind kind = MemoryKind::kDevice;
@@ -416,6 +415,11 @@ Result<MemoryKind> Session::classify(const TensorView& view, bool capturing) {
     TRTET_ASSIGN_OR_RETURN(kind, pointer_kinds_.classify(view.data, engine_->device()));
   }
   if (!is_device_accessible(kind) && host_memory_is_device_accessible_) kind = MemoryKind::kManaged;
+  // A tensor its runtime says is on the GPU is bound as it is: its memory must be, or the engine
+  // would write host memory through a device address.
+  TRTET_CHECK_OR_RETURN(view.hint != MemoryHint::kDevice || is_device_accessible(kind), kInvalidArgument,
+                        "a tensor the program places on the GPU holds %s memory at %p: pass device memory for it",
+                        to_string(kind), view.data);
   return kind;
 }
 

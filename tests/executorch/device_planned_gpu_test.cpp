@@ -226,6 +226,41 @@ TEST_F(DevicePlannedGpu, SkippedCopiesDeviceIoReturnsAtOnce) {
   own_ = nullptr;
 }
 
+// A tensor the program places on the GPU but whose memory is the host's: refused before any work
+// (the engine would write host memory through a device address), and the next call works.
+TEST_F(DevicePlannedGpu, HostMemoryInADeviceTensorIsRefused) {
+  Module module(program_path("skipped_copies"));
+  ASSERT_EQ(module.load_method("forward"), Error::Ok) << captured_log();
+  std::vector<float> x, y;
+  fill_inputs(x, y, 0);
+  const auto cuda = ::executorch::aten::Device(::executorch::aten::DeviceType::CUDA, 0);
+  auto host_x = from_blob(x.data(), {kRows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+  auto host_y = from_blob(y.data(), {kRows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+  clear_log();
+  auto refused = module.forward(std::vector<etr::EValue>{etr::EValue(*host_x), etr::EValue(*host_y)});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), Error::InvalidArgument);
+  EXPECT_NE(captured_log().find("places on the GPU holds pageable host memory"), std::string::npos) << captured_log();
+  ASSERT_NE(engine(), nullptr);
+  EXPECT_EQ(engine()->enqueue_count(), 0u) << "the refused call enqueued the engine";
+  const std::size_t bytes = kCount * sizeof(float);
+  void* dx = nullptr;
+  void* dy = nullptr;
+  for (void** p : {&dx, &dy}) ASSERT_EQ(cudaMalloc(p, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dx, x.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dy, y.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // test setup, outside any execute
+  auto tx = from_blob(dx, {kRows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+  auto ty = from_blob(dy, {kRows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+  auto outputs = module.forward(std::vector<etr::EValue>{etr::EValue(*tx), etr::EValue(*ty)});
+  ASSERT_TRUE(outputs.ok()) << captured_log();
+  std::vector<float> out(kCount);
+  ASSERT_EQ(cudaMemcpy(out.data(), outputs->at(0).toTensor().const_data_ptr(), bytes, cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_EQ(first_wrong(out.data(), x, y, kCount), -1);
+  for (void* p : {dx, dy}) cudaFree(p);
+}
+
 // Two threads, each with its own program on its own partition, calls overlapping.
 TEST_F(DevicePlannedGpu, TwoThreadsOnTwoPartitions) {
   TRTET_SKIP_IF_GREEN_UNSUPPORTED();
