@@ -2,6 +2,7 @@
 
 #include "cuda/check.h"
 #include "cuda/driver.h"
+#include "cuda/stream_id.h"
 
 namespace torch_tensorrt::executorch_backend::cuda {
 
@@ -75,6 +76,11 @@ Result<StreamFacts> stream_facts(cudaStream_t stream) {
   TRTET_ASSIGN_OR_RETURN(facts.device, stream_device(stream, facts.capturing));
   TRTET_ASSIGN_OR_RETURN(facts.green_context, stream_green_context(stream));
   return facts;
+}
+
+StreamId id_of(cudaStream_t stream) noexcept {
+  const Result<unsigned long long> id = stream_id(stream);
+  return id.ok() ? StreamId::of(*id) : StreamId();
 }
 
 }  // namespace torch_tensorrt::executorch_backend::cuda

@@ -31,20 +31,18 @@ void add_slices(std::vector<CopyTask>& tasks, unsigned char* to, const unsigned 
 }  // namespace
 
 Result<CopyRoute> route_copy(int device) {
+  // The same choice as the delegate's (policy.h): nothing runs on a default stream while a green
+  // context is current (Note [green context current] in green/current.h).
   const std::optional<cudaStream_t> selected = caller_stream();
-  CopyRoute route;
-  route.stream = selected.value_or(fallback_stream());
-  if (cuda::is_default_stream_handle(route.stream)) {
-    // The same rule as the delegate's: nothing runs on a default stream while a green context is
-    // current (Note [green context current] in green/current.h).
-    TRTET_ASSIGN_OR_RETURN(const bool green_current, green::is_green_context_current());
-    TRTET_RETURN_IF_ERROR(resolve_stream(selected, green_current).status());
-    TRTET_CHECK_OR_RETURN(!(selected.has_value() && green_current), kInvalidArgument,
-                          "a CUDA green context is current on this thread and the selected stream is a default "
-                          "stream, which cannot run there: select a stream of that green context");
-    // The legacy stream would order the copy with every blocking stream of the device.
-    if (route.stream != cudaStreamPerThread) route.stream = cudaStreamPerThread;
+  bool green_current = false;
+  if (needs_green_context_query(selected)) {
+    TRTET_ASSIGN_OR_RETURN(green_current, green::is_green_context_current());
   }
+  TRTET_ASSIGN_OR_RETURN(const StreamChoice choice, choose_stream(selected, green_current));
+  CopyRoute route;
+  // A copy is no engine and may run on the per-thread stream itself; never on the legacy stream,
+  // which would order it with every blocking stream of the device.
+  route.stream = choice.default_handle ? cudaStreamPerThread : choice.caller;
   TRTET_ASSIGN_OR_RETURN(route.capturing, cuda::stream_is_capturing(route.stream));
   TRTET_ASSIGN_OR_RETURN(const int stream_device, cuda::stream_device(route.stream, route.capturing));
   TRTET_CHECK_OR_RETURN(stream_device == device, kInvalidArgument,

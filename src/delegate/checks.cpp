@@ -136,4 +136,43 @@ Result<int> check_arguments(const engine::Engine& engine, const TensorView* args
   return profile;
 }
 
+Status check_engine_metadata(const engine::Engine& engine) {
+  const int count = engine.io_count();
+  TRTET_CHECK_OR_RETURN(count > 0, kInvalidProgram, "engine has no bindings");
+  TRTET_CHECK_OR_RETURN(engine.profile_count() >= 1, kInvalidProgram, "engine has no optimization profile");
+  for (int p = 0; p < engine.profile_count(); ++p) {
+    for (int i = 0; i < count; ++i) {
+      const engine::IoDesc& io = engine.io(i);
+      if (!io.is_input) continue;
+      const engine::ShapeBounds bounds = engine.input_bounds(p, i);
+      TRTET_CHECK_OR_RETURN(bounds.min.rank == bounds.max.rank && bounds.min.rank == io.min_shape.rank, kInvalidProgram,
+                            "input %d (\"%s\"): profile %d bounds %s and %s differ in rank (profile 0: rank %d)", i,
+                            io.name.c_str(), p, bounds.min.to_string().c_str(), bounds.max.to_string().c_str(),
+                            io.min_shape.rank);
+      for (int d = 0; d < bounds.min.rank; ++d) {
+        TRTET_CHECK_OR_RETURN(bounds.min[d] <= bounds.max[d], kInvalidProgram,
+                              "input %d (\"%s\"): profile %d minimum %s exceeds maximum %s", i, io.name.c_str(), p,
+                              bounds.min.to_string().c_str(), bounds.max.to_string().c_str());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<int>> aliased_inputs(const engine::Engine& engine) {
+  const int count = engine.io_count();
+  std::vector<int> input_of_output(static_cast<std::size_t>(count), -1);
+  for (const engine::Alias& alias : engine.aliases()) {
+    TRTET_CHECK_OR_RETURN(alias.output >= 0 && alias.output < count && !engine.io(alias.output).is_input,
+                          kInvalidProgram, "alias names binding %d as an output, which it is not", alias.output);
+    TRTET_CHECK_OR_RETURN(alias.input >= 0 && alias.input < count && engine.io(alias.input).is_input,
+                          kInvalidProgram, "alias names binding %d as an input, which it is not", alias.input);
+    TRTET_CHECK_OR_RETURN(engine.io(alias.output).dtype == engine.io(alias.input).dtype, kInvalidProgram,
+                          "aliased output \"%s\" and input \"%s\" differ in dtype", engine.io(alias.output).name.c_str(),
+                          engine.io(alias.input).name.c_str());
+    input_of_output[static_cast<std::size_t>(alias.output)] = alias.input;
+  }
+  return input_of_output;
+}
+
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "delegate/tensor_view.h"
@@ -25,6 +27,15 @@ Status check_input(const engine::IoDesc& io, const engine::ShapeBounds& bounds, 
 /// smallest sum of its inputs' maximum element counts; the lower index on a tie). Inputs'
 /// ranks are checked first. kInvalidArgument naming every profile's bounds when none fits.
 Result<int> choose_profile(const engine::Engine& engine, const TensorView* args);
+
+/// Checks what a session needs of an engine's metadata before any call: some binding, some
+/// optimization profile, every input's bounds in every profile of profile 0's rank with minimum <=
+/// maximum. kInvalidProgram naming the binding and profile.
+Status check_engine_metadata(const engine::Engine& engine);
+
+/// Per binding, the input an output is written in place into (its alias), or -1. kInvalidProgram
+/// for an alias that does not name an output and an input of the same dtype.
+Result<std::vector<int>> aliased_inputs(const engine::Engine& engine);
 
 /// Byte count of `shape` elements of `dtype`; SIZE_MAX when it does not fit in size_t.
 std::size_t byte_size(const Shape& shape, DataType dtype) noexcept;

@@ -2,7 +2,7 @@
 //
 // A call recorded into the caller's capture leaves the graph pointing at session memory (device
 // staging for pinned host I/O, the buffer bound to empty tensors) and at the session's completion
-// event (see Note [ordering replays] in session.cpp). The graph may be replayed after a later
+// event (see Note [ordering replays] in call_ordering.cpp). The graph may be replayed after a later
 // eager call has outgrown that staging, or after the session is destroyed. So the session shares
 // those objects with the graph: a CUDA user object, retained by the graph under capture, owns a
 // second reference, and whichever owner lets go last frees them.

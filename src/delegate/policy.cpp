@@ -2,12 +2,23 @@
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
-Result<cudaStream_t> resolve_stream(std::optional<cudaStream_t> selected, bool green_context_current) {
-  if (selected.has_value()) return *selected;
-  TRTET_CHECK_OR_RETURN(!green_context_current, kInvalidArgument,
+bool needs_green_context_query(std::optional<cudaStream_t> selected) noexcept {
+  return cuda::is_default_stream_handle(selected.value_or(fallback_stream()));
+}
+
+Result<StreamChoice> choose_stream(std::optional<cudaStream_t> selected, bool green_context_current) {
+  StreamChoice choice;
+  choice.selected = selected.has_value();
+  choice.caller = selected.value_or(fallback_stream());
+  choice.default_handle = cuda::is_default_stream_handle(choice.caller);
+  if (!choice.default_handle) return choice;
+  TRTET_CHECK_OR_RETURN(!(green_context_current && !choice.selected), kInvalidArgument,
                         "a CUDA green context is current on this thread but no stream is selected: "
                         "scope a CudaStreamGuard with a stream of that green context around execute()");
-  return fallback_stream();
+  TRTET_CHECK_OR_RETURN(!green_context_current, kInvalidArgument,
+                        "a CUDA green context is current on this thread and the selected stream is a default "
+                        "stream, which cannot run there: select a stream of that green context");
+  return choice;
 }
 
 const char* to_string(Completion completion) noexcept {

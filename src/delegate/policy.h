@@ -6,14 +6,31 @@
 #include <optional>
 
 #include "common/status.h"
+#include "cuda/stream_facts.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
-/// Which stream a call runs on: the caller's selection, else cudaStreamPerThread.
-/// With no selection while a green context is current on the thread, the call fails: launches on
-/// cudaStreamPerThread would fail there ("invalid resource handle"), and silently picking a stream
-/// of that green context would hide the missing guard. The message says to scope a CudaStreamGuard.
-Result<cudaStream_t> resolve_stream(std::optional<cudaStream_t> selected, bool green_context_current);
+/// The stream a call is asked to run on, decided once, here: the caller's selection
+/// (CudaStreamGuard), else the fallback stream.
+struct StreamChoice {
+  cudaStream_t caller = nullptr;  ///< the selected stream, or fallback_stream()
+  bool selected = false;          ///< a CudaStreamGuard is in scope
+  /// `caller` names a default stream (0, legacy or per-thread): an engine never receives one
+  /// (TensorRT synchronizes the device for it), so the work runs on a stream of the runtime's own,
+  /// joined to `caller` by events.
+  bool default_handle = false;
+};
+
+/// Whether choose_stream must know if a green context is current: only for a default-stream
+/// handle, which cannot run there.
+bool needs_green_context_query(std::optional<cudaStream_t> selected) noexcept;
+
+/// The stream choice for a call. With a green context current on the thread and a default-stream
+/// handle (none selected, or one selected), kInvalidArgument: launches there fail ("invalid
+/// resource handle"), and silently picking a stream of that green context would hide the missing
+/// guard; the message says to scope a CudaStreamGuard with a stream of that green context.
+/// `green_context_current` is read only where needs_green_context_query() is true.
+Result<StreamChoice> choose_stream(std::optional<cudaStream_t> selected, bool green_context_current);
 
 /// The fallback stream when no CudaStreamGuard is in scope.
 inline cudaStream_t fallback_stream() noexcept { return cudaStreamPerThread; }

@@ -1,5 +1,5 @@
 // How host I/O is laid out in staging: pageable chunks and their host-copy slices, and which
-// staging slot a call takes (Note [pipelined calls] in session.cpp). Pure functions, tested on the CPU.
+// staging slot a call takes (Note [pipelined calls] in call_ordering.cpp). Pure functions, tested on the CPU.
 #pragma once
 
 #include <algorithm>

@@ -12,37 +12,54 @@ namespace {
 
 cudaStream_t fake_stream(std::uintptr_t n) { return reinterpret_cast<cudaStream_t>(n); }
 
-TEST(ResolveStream, SelectedStreamWins) {
-  auto stream = resolve_stream(fake_stream(0x1000), false);
-  TRTET_ASSERT_OK(stream);
-  EXPECT_EQ(*stream, fake_stream(0x1000));
+TEST(ChooseStream, SelectedStreamWins) {
+  auto choice = choose_stream(fake_stream(0x1000), false);
+  TRTET_ASSERT_OK(choice);
+  EXPECT_EQ(choice->caller, fake_stream(0x1000));
+  EXPECT_TRUE(choice->selected);
+  EXPECT_FALSE(choice->default_handle);
+  EXPECT_FALSE(needs_green_context_query(fake_stream(0x1000)));
 }
 
-TEST(ResolveStream, SelectedStreamWinsEvenWithGreenContextCurrent) {
-  auto stream = resolve_stream(fake_stream(0x2000), true);
-  TRTET_ASSERT_OK(stream);
-  EXPECT_EQ(*stream, fake_stream(0x2000));
+TEST(ChooseStream, SelectedStreamWinsEvenWithGreenContextCurrent) {
+  auto choice = choose_stream(fake_stream(0x2000), true);
+  TRTET_ASSERT_OK(choice);
+  EXPECT_EQ(choice->caller, fake_stream(0x2000));
 }
 
-TEST(ResolveStream, ExplicitNullSelectionIsASelection) {
-  auto stream = resolve_stream(cudaStream_t{nullptr}, false);
-  TRTET_ASSERT_OK(stream);
-  EXPECT_EQ(*stream, nullptr);
+TEST(ChooseStream, ExplicitNullSelectionIsASelectionOfADefaultStream) {
+  auto choice = choose_stream(cudaStream_t{nullptr}, false);
+  TRTET_ASSERT_OK(choice);
+  EXPECT_EQ(choice->caller, nullptr);
+  EXPECT_TRUE(choice->selected);
+  EXPECT_TRUE(choice->default_handle);
+  EXPECT_TRUE(needs_green_context_query(cudaStream_t{nullptr}));
 }
 
-TEST(ResolveStream, NoSelectionFallsBackToPerThreadStream) {
-  auto stream = resolve_stream(std::nullopt, false);
-  TRTET_ASSERT_OK(stream);
-  EXPECT_EQ(*stream, cudaStreamPerThread);
+TEST(ChooseStream, NoSelectionFallsBackToPerThreadStream) {
+  auto choice = choose_stream(std::nullopt, false);
+  TRTET_ASSERT_OK(choice);
+  EXPECT_EQ(choice->caller, cudaStreamPerThread);
+  EXPECT_FALSE(choice->selected);
+  EXPECT_TRUE(choice->default_handle);
   EXPECT_EQ(fallback_stream(), cudaStreamPerThread);
+  EXPECT_TRUE(needs_green_context_query(std::nullopt));
 }
 
-TEST(ResolveStream, NoSelectionWithGreenContextCurrentFailsNamingTheGuard) {
-  auto stream = resolve_stream(std::nullopt, true);
-  ASSERT_FALSE(stream.ok());
-  EXPECT_EQ(stream.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(stream.status().message().find("CudaStreamGuard"), std::string::npos) << stream.status().message();
-  EXPECT_NE(stream.status().message().find("green context"), std::string::npos) << stream.status().message();
+TEST(ChooseStream, NoSelectionWithGreenContextCurrentFailsNamingTheGuard) {
+  auto choice = choose_stream(std::nullopt, true);
+  ASSERT_FALSE(choice.ok());
+  EXPECT_EQ(choice.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(choice.status().message().find("CudaStreamGuard"), std::string::npos) << choice.status().message();
+  EXPECT_NE(choice.status().message().find("green context"), std::string::npos) << choice.status().message();
+}
+
+TEST(ChooseStream, ASelectedDefaultStreamWithGreenContextCurrentFails) {
+  auto choice = choose_stream(cudaStreamLegacy, true);
+  ASSERT_FALSE(choice.ok());
+  EXPECT_EQ(choice.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(choice.status().message().find("select a stream of that green context"), std::string::npos)
+      << choice.status().message();
 }
 
 // Every combination of the five facts, against the contract table:

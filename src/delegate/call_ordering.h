@@ -1,0 +1,92 @@
+// How a session's calls are ordered on the GPU: by events, across any streams, never by a
+// device-wide synchronization (Note [pipelined calls] and Note [ordering replays] in
+// call_ordering.cpp).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "cuda/event.h"
+#include "cuda/stream_id.h"
+#include "delegate/call.h"
+
+namespace torch_tensorrt::executorch_backend::delegate {
+
+/// The events that order one session's calls: the completion event that covers every call so far,
+/// per staging slot what its last users left in flight, the join of the caller's stream to the
+/// session's own, and the per-call events callers wait on. Every method is called under the
+/// session's lock.
+class CallOrdering {
+ public:
+  /// Makes the events (on the current device) for `slots` staging slots.
+  Status initialize(int slots);
+  /// Releases everything; a caller still waiting on a call event, or a graph holding the
+  /// completion event, keeps its own.
+  void reset() noexcept;
+
+  /// A call on the session's own stream starts after the caller's stream's work so far.
+  Status join_caller(const Call& call);
+  /// The whole-call waits (Note [pipelined calls]): a capture, every call once a graph may replay,
+  /// and a call that frees outgrown staging (`freeing`) wait for every earlier call; a call on the
+  /// stream of the previous call needs nothing. Sets call.after_all.
+  Status order_after_previous_calls(Call& call, bool freeing);
+  /// The copies into the call's slot wait for the engine of the slot's last user.
+  Status order_staging_writes(Call& call);
+  /// The engine waits for the previous engine, and for the last copies out of the call's slot.
+  Status order_engine(Call& call);
+  /// Records the call's engine (and its slot's), or its copies out of the slot (eager calls only).
+  Status record_progress(Call& call, bool engine_done, bool copies_done);
+  /// After the call's work (`queued`: Ok, or the failure part-way): the completion event covers
+  /// whatever was queued, and a joined caller's stream continues after it. Returns the failure of
+  /// these records, if any.
+  Status record_completion(Call& call, const Status& queued);
+  /// A repeated call (Note [repeated calls]): its work is covered like any other.
+  Status record_repeat(cudaStream_t stream);
+
+  /// An event for the caller to wait on after the lock is released: one no waiting caller holds
+  /// any more, else a new one.
+  Result<SharedEvent> call_event();
+
+  /// A graph holding a call of this session may replay: eager calls wait for every earlier call.
+  void mark_captured() noexcept { captured_ = true; }
+  bool captured() const noexcept { return captured_; }
+  const SharedEvent& completion() const noexcept { return completion_; }
+  /// Blocks until every call so far (and every replay launched so far) is complete.
+  void wait_for_all() noexcept;
+  std::uint64_t whole_call_waits() const noexcept { return whole_call_waits_; }
+
+ private:
+  /// A staging slot: what its last users left in flight.
+  struct Slot {
+    cuda::Event engine_done;       ///< after the last user's engine: the slot's input staging is free
+    cuda::Event copies_done;       ///< after its last copies out: the slot's output staging is free
+    cuda::StreamId engine_stream;  ///< where engine_done was recorded
+    cuda::StreamId copies_stream;  ///< where copies_done was recorded
+    bool engine_recorded = false;
+    bool copies_recorded = false;
+  };
+  /// Before an eager call records completion_ on a stream other than the previous call's, that
+  /// stream waits on completion_ as it was, so completion_ still covers every earlier call.
+  Status join_earlier_calls(Call& call);
+
+  cuda::Event join_in_;             ///< the caller's stream -> the own stream (back: completion_)
+  std::vector<Slot> slots_;
+  SharedEvent completion_;          ///< after every call (and every replay): covers all earlier ones
+  bool completion_pending_ = false; ///< completion_ recorded for work that may be in flight
+  bool captured_ = false;           ///< a graph holding a call of this session may replay
+  cuda::StreamId last_stream_;      ///< the stream of the last eager call
+  /// Where the last eager call's engine ends: its slot's engine_done, or (-1) completion_ as it
+  /// recorded it (a call that stages nothing queues nothing after its engine).
+  int engine_slot_ = -1;
+  cuda::StreamId engine_stream_;    ///< the stream that engine ran on
+  bool engine_pending_ = false;     ///< an eager call has run the engine
+  /// Per-call events for waits made after the lock is released: shared with the waiting caller, so
+  /// reset() cannot free one under it; reused once only this list holds it.
+  std::vector<SharedEvent> call_events_;
+  std::uint64_t whole_call_waits_ = 0;
+};
+
+}  // namespace torch_tensorrt::executorch_backend::delegate

@@ -1,0 +1,57 @@
+// The engine's work for one call: its enqueue on the call's stream, with auxiliary streams on the
+// stream's green context, or a delegate-owned CUDA graph of it (Note [delegate graphs] in
+// graph_cache.h).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "delegate/aux_streams.h"
+#include "delegate/call.h"
+#include "delegate/graph_cache.h"
+#include "engine/engine.h"
+
+namespace torch_tensorrt::executorch_backend::delegate {
+
+/// Runs one session's engine. Called under the session's lock, with the engine's shapes and
+/// addresses already set for the call.
+class EngineRunner {
+ public:
+  EngineRunner(bool use_cuda_graphs, std::size_t graph_cache_size) noexcept
+      : use_graphs_(use_cuda_graphs), graphs_(graph_cache_size) {}
+  EngineRunner(const EngineRunner&) = delete;             // owns graphs and streams
+  EngineRunner& operator=(const EngineRunner&) = delete;
+
+  /// Queues `engine`'s work for `call`, its bindings bound to `bindings`' addresses: a plain
+  /// enqueue (call.enqueued_plainly), an enqueue with auxiliary streams handed over, the eager
+  /// first sight of a graph signature, or a graph launch (call.replayed). An engine whose enqueue
+  /// cannot be captured runs eagerly from then on, with one warning.
+  Status run(engine::Engine& engine, Call& call, const std::vector<Binding>& bindings);
+
+  std::uint64_t graph_captures() const noexcept { return graph_captures_; }
+  std::uint64_t graph_launches() const noexcept { return graph_launches_; }
+  /// A repeated call launched `exec` again (Note [repeated calls]).
+  void count_launch() noexcept { ++graph_launches_; }
+
+  /// Destroys the graphs (in-flight launches finish first) and the auxiliary streams.
+  void reset() noexcept;
+
+ private:
+  /// The auxiliary streams for `green` handed to the engine; with graphs on, one more stream
+  /// there (returned) to capture on.
+  Result<cudaStream_t> hand_over_aux_streams(engine::Engine& engine, CUgreenCtx green);
+  Status capture(engine::Engine& engine, cudaStream_t capture_stream, cudaGraphExec_t& exec);
+
+  bool use_graphs_;
+  GraphCache graphs_;
+  GraphKey key_;  ///< reused per call (no allocation once warm)
+  AuxStreams aux_streams_;
+  std::uint64_t graph_captures_ = 0;
+  std::uint64_t graph_launches_ = 0;
+};
+
+}  // namespace torch_tensorrt::executorch_backend::delegate

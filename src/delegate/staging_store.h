@@ -1,0 +1,125 @@
+// A session's staging memory: device and pinned host buffers for host I/O, per staging slot and
+// binding, grown on demand or made within a budget at initialize, and the address bound to empty
+// tensors (docs/DESIGN.md, "Staging").
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "common/status.h"
+#include "cuda/device_buffer.h"
+#include "cuda/memory_pool.h"
+#include "cuda/pinned_buffer.h"
+#include "cuda/stream_id.h"
+#include "delegate/graph_hold.h"
+#include "engine/engine.h"
+
+namespace torch_tensorrt::executorch_backend::delegate {
+
+/// What the store's pools hold now, read from their own counters (SessionStats' memory fields).
+struct StagingMemory {
+  std::uint64_t device_reserved = 0, device_used = 0, device_reserved_high = 0, device_used_high = 0;
+  std::uint64_t host_reserved = 0, host_used = 0, host_reserved_high = 0, host_used_high = 0;
+};
+
+/// Owns the staging of one session. Device staging comes from the session's device memory pool and
+/// is shared with graphs that captured it (graph_hold.h). Host staging (pageable I/O only, never
+/// captured) comes from the session's pinned host memory pool, or, where the device has none, from
+/// cudaHostAlloc; only the first slot's entries hold it (calls with pageable memory finish with it
+/// before they release the session's lock). Nothing here orders work: the caller (Session, with
+/// CallOrdering) decides when a buffer may be reused or freed.
+class StagingStore {
+ public:
+  /// A binding's largest size when it is not known: no cap.
+  static constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
+
+  StagingStore() noexcept = default;
+  StagingStore(const StagingStore&) = delete;             // owns memory
+  StagingStore& operator=(const StagingStore&) = delete;
+
+  /// Takes the pools for `engine`'s device and sizes the store for its bindings and `slots`
+  /// slots. Inputs' largest sizes come from the profiles' bounds; outputs' are unknown until
+  /// learn_output_bounds.
+  Status initialize(const engine::Engine& engine, int slots);
+
+  /// Makes staging within `budget` bytes on `stream` (Note [staging budget] in staging_store.cpp);
+  /// returns the chunk events the largest pageable outputs need. Where the device reads host
+  /// memory directly (`host_accessible`), nothing is made.
+  Result<std::size_t> prepare_budget(engine::Engine& engine, std::size_t budget, bool host_accessible,
+                                     cudaStream_t stream);
+  /// Raises each output's largest size to its size with every input at `profile`'s maximum
+  /// (`profile` selected; `first`: replace rather than raise). Leaves those input shapes set.
+  Status learn_output_bounds(engine::Engine& engine, int profile, bool first);
+
+  /// The slot for a call that stages (staging_layout.h, choose_slot).
+  int choose_slot(cuda::StreamId stream, bool capturing) const noexcept;
+  /// A call staged in `slot` on `stream` (unknown for a capture).
+  void note_staged(int slot, cuda::StreamId stream) noexcept;
+
+  /// Grows binding `index`'s device staging in `slot` to `bytes` at least, on `stream`. Outgrown
+  /// staging is retired (freed by free_retired once the next call is ordered after every earlier
+  /// one), or, where a captured graph holds it, released after `completion`. kInvalidArgument while
+  /// capturing (`name`: the binding's, for the message).
+  Status grow_device(int slot, int index, std::size_t bytes, cudaStream_t stream, bool capturing, const char* name,
+                     cudaEvent_t completion);
+  /// Grows binding `index`'s pinned host staging (not in use: its last call waited for it).
+  Status grow_host(int index, std::size_t bytes, cudaStream_t stream);
+  void* device_data(int slot, int index) const noexcept { return entry(slot, index).device->data(); }
+  const SharedBuffer& device_buffer(int slot, int index) const noexcept { return entry(slot, index).device; }
+  unsigned char* host_data(int index) const noexcept;
+
+  /// Makes the address bound to empty tensors on first use; kInvalidArgument while capturing.
+  Status ensure_empty_tensor(int index, const char* name, cudaStream_t stream, bool capturing);
+  void* empty_tensor() const noexcept { return empty_tensor_->data(); }
+  const SharedBuffer& empty_tensor_buffer() const noexcept { return empty_tensor_; }
+
+  /// Outgrown staging waits to be freed: the next eager call orders itself after every earlier one.
+  bool has_retired() const noexcept { return !retired_.empty(); }
+  /// Frees retired staging in stream order (each on the stream it was last used on).
+  void free_retired() noexcept { retired_.clear(); }
+
+  std::uint64_t grows() const noexcept { return grows_; }
+  std::uint64_t budgeted_bytes() const noexcept { return budgeted_bytes_; }
+  StagingMemory memory() const;
+  /// Gives the driver back what the pools hold but no staging uses (cudaMemPoolTrimTo).
+  Status trim();
+  /// Frees everything in order on `stream` (every use complete) and gives the pools back.
+  void release(cudaStream_t stream) noexcept;
+
+ private:
+  struct Entry {
+    SharedBuffer device;
+    cuda::DeviceBuffer host;
+    cuda::PinnedBuffer host_fallback;
+    void* host_data() const noexcept { return host ? host.data() : host_fallback.data(); }
+    std::size_t host_size() const noexcept { return host ? host.size() : host_fallback.size(); }
+  };
+  const Entry& entry(int slot, int index) const noexcept { return entries_[at(slot, index)]; }
+  std::size_t at(int slot, int index) const noexcept {
+    return static_cast<std::size_t>(slot) * bindings_ + static_cast<std::size_t>(index);
+  }
+  /// The capacity staging of binding `index` grows to from `held` for `needed` bytes: by half at
+  /// least, but not past the binding's largest size when that is known.
+  std::size_t capacity(int index, std::size_t held, std::size_t needed) const noexcept;
+
+  std::size_t bindings_ = 0;
+  int slots_ = 1;
+  std::vector<Entry> entries_;                    ///< slots x bindings (at())
+  std::vector<std::size_t> max_bytes_;            ///< per binding: its largest size over the profiles
+  cuda::LeasedPool device_pool_;                  ///< device staging and the empty-tensor address
+  cuda::LeasedPool host_pool_;                    ///< pinned host staging, stream-ordered
+  std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown staging, freed once ordered after earlier calls
+  std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at release
+  SharedBuffer empty_tensor_;
+  int slot_ = 0;                                  ///< the slot of the last call that staged (or 0)
+  cuda::StreamId slot_stream_;                    ///< that call's stream (unknown: captured, or none)
+  bool staged_before_ = false;
+  std::uint64_t grows_ = 0;
+  std::uint64_t budgeted_bytes_ = 0;
+};
+
+}  // namespace torch_tensorrt::executorch_backend::delegate
