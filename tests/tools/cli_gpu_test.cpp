@@ -164,7 +164,7 @@ TEST_F(RunCliGpu, AWrongDtypeInputFileIsRefused) {
   x.descr = "<i4";
   x.shape = {8, 64};
   x.data.assign(8 * 64 * 4, 0);
-  ASSERT_TRUE(trtet_run::write_npy(dir + "int.npy", x).ok());
+  ASSERT_TRUE(trtet_run::write_npy(dir + "int.npy", x, /*overwrite=*/true).ok());
   const Ran ran = run_trtet(device_program() + "--input '" + dir + "int.npy' --input '" + dir + "int.npy' -n 1");
   EXPECT_EQ(ran.exit_code, trtet_run::kExitUsage) << ran.output;
   EXPECT_CONTAINS(ran.output, "is float32");
