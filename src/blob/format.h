@@ -49,6 +49,19 @@ inline constexpr std::size_t kEngineAlignment = 16;
 /// The reserved header bytes as the writer fills them; readers ignore them.
 inline constexpr std::array<std::uint8_t, 8> kReserved = {0x01, 0, 0, 0, 0, 0, 0, 0};
 
+/// How large a blob's metadata may be (Note [Metadata limits] in blob/parse.h): the default cap on
+/// its bytes, which the application may raise (the load-time option max_blob_metadata_bytes), and
+/// the fixed cap on how deeply its JSON nests (Torch-TensorRT's metadata nests 4 deep).
+inline constexpr std::size_t kDefaultMaxMetadataBytes = std::size_t{1} << 20;
+inline constexpr int kMaxMetadataDepth = 32;
+/// The load-time backend option that raises the metadata cap (read by the ExecuTorch layer).
+inline constexpr const char* kMaxMetadataBytesOption = "max_blob_metadata_bytes";
+
+/// What parse_blob() accepts of a program's metadata: set by the application, never by the program.
+struct ParseLimits {
+  std::size_t max_metadata_bytes = kDefaultMaxMetadataBytes;
+};
+
 /// Alias kinds as spelled in the JSON.
 inline constexpr std::string_view kAliasKindKvCacheUpdateName = "kv_cache_update";
 inline constexpr std::string_view kAliasKindUserName = "user";

@@ -167,6 +167,31 @@ Result<Metadata> read_metadata(const Json& root) {
   return metadata;
 }
 
+/// The first offset at which `text`'s arrays and objects nest deeper than `max_depth` (brackets
+/// inside strings do not count), or npos. Linear, allocates nothing: it runs before the parser,
+/// whose cost grows with the nesting.
+size_t too_deep_at(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, whatever it is
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
 /// `text` with bytes outside printable ASCII replaced by '?', for messages that quote input.
 std::string printable(std::string text) {
   for (char& c : text) {
@@ -185,6 +210,10 @@ Result<Metadata> metadata_from_json(std::string_view text) {
   // nlohmann stops at a NUL byte as if the input ended there; in JSON a raw NUL is never valid.
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
     return make_error(ErrorCode::kInvalidProgram, "metadata is not valid JSON: NUL byte at offset %zu", nul);
+  }
+  if (const size_t deep = too_deep_at(text, kMaxMetadataDepth); deep != std::string_view::npos) {
+    return make_error(ErrorCode::kInvalidProgram, "metadata: JSON nested more than %d deep (at offset %zu)",
+                      kMaxMetadataDepth, deep);
   }
   try {
     const Json root = Json::parse(text.begin(), text.end());

@@ -13,7 +13,9 @@ namespace torch_tensorrt::executorch_backend::blob {
 /// Decodes metadata JSON. Absent optional keys take the writer's defaults; unknown keys are
 /// ignored; a key of the wrong type, a missing required key, or text that is not JSON is
 /// kInvalidProgram naming the key ("io_bindings[2].shape[0] must be an integer, got float").
-/// Checks types only: validate_metadata() checks names and aliases. Never throws.
+/// JSON nested deeper than kMaxMetadataDepth is refused before it is parsed (Note [Metadata
+/// limits] in blob/parse.h). Checks types only: validate_metadata() checks names and aliases.
+/// Never throws.
 Result<Metadata> metadata_from_json(std::string_view text);
 
 /// Encodes `metadata` byte for byte as Torch-TensorRT's Python writer does

@@ -59,10 +59,14 @@ Status check_layout(const Header& h, size_t size) {
   return Status::Ok();
 }
 
-Result<ParsedBlob> parse_blob_or_throw(const uint8_t* bytes, size_t size) {
+Result<ParsedBlob> parse_blob_or_throw(const uint8_t* bytes, size_t size, const ParseLimits& limits) {
   ParsedBlob blob;
   TRTET_ASSIGN_OR_RETURN(blob.header, parse_header(bytes, size));
   const Header& h = blob.header;
+  TRTET_CHECK_OR_RETURN(h.metadata_size <= limits.max_metadata_bytes, kInvalidProgram,
+                        "blob: the metadata is %u bytes, more than the %zu this application accepts (the load-time "
+                        "backend option %s raises the cap)",
+                        h.metadata_size, limits.max_metadata_bytes, kMaxMetadataBytesOption);
   const std::string_view json(reinterpret_cast<const char*>(bytes + h.metadata_offset), h.metadata_size);
   TRTET_ASSIGN_OR_RETURN(blob.metadata, metadata_from_json(json));
   TRTET_RETURN_IF_ERROR(validate_metadata(blob.metadata));
@@ -92,10 +96,10 @@ Result<Header> parse_header(const void* data, size_t size) {
   return h;
 }
 
-Result<ParsedBlob> parse_blob(const void* data, size_t size) {
+Result<ParsedBlob> parse_blob(const void* data, size_t size, const ParseLimits& limits) {
   try {
     TRTET_CHECK_OR_RETURN(data != nullptr, kInvalidArgument, "blob: data is null");
-    return parse_blob_or_throw(static_cast<const uint8_t*>(data), size);
+    return parse_blob_or_throw(static_cast<const uint8_t*>(data), size, limits);
   } catch (const std::bad_alloc&) {
     return make_error(ErrorCode::kMemoryAllocationFailed, "blob: out of memory parsing a %zu-byte blob", size);
   }

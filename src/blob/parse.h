@@ -1,5 +1,13 @@
 // Reading a processed blob: header layout checks, then metadata. Layout: Note [Processed-blob
 // layout] in blob/format.h.
+//
+// Note [Metadata limits]
+// A blob comes from the program, which is untrusted (docs/SECURITY.md): its header may name up to
+// 4 GiB of metadata, and JSON nested a million deep costs the parser seconds and gigabytes. So
+// parse_blob() refuses metadata larger than ParseLimits::max_metadata_bytes (1 MiB unless the
+// application raises it with the load-time option max_blob_metadata_bytes) before decoding it,
+// and JSON nested deeper than kMaxMetadataDepth before building it (metadata_from_json()). Real
+// metadata is a few KiB and nests 4 deep.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +27,8 @@ Result<Header> parse_header(const void* data, size_t size);
 /// rules (validate_metadata()); magic TR01 with aliased I/O is rejected (TR02 says "aliased I/O
 /// inside"). The returned engine view points into `data`. Errors are kInvalidProgram with a
 /// message saying which check failed (kMemoryAllocationFailed if decoding ran out of memory).
-/// Never throws.
-Result<ParsedBlob> parse_blob(const void* data, size_t size);
+/// Metadata past `limits.max_metadata_bytes` is kInvalidProgram naming the cap and the load-time
+/// option that raises it (Note [Metadata limits]). Never throws.
+Result<ParsedBlob> parse_blob(const void* data, size_t size, const ParseLimits& limits = ParseLimits{});
 
 }  // namespace torch_tensorrt::executorch_backend::blob

@@ -32,8 +32,8 @@ struct DriverApi {
   /// Optional: null on drivers older than CUDA 13.
   CUresult(CUDAAPI* cuCtxGetDevice_v2)(CUdevice* device, CUcontext context);  ///< symbol "cuStreamGetCtx" at ABI 12050
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
-  // Called on every execute: the driver entry points cost a quarter of their runtime wrappers
-  // (trtet-micro, BM_Driver* against BM_Runtime*). Only for stream objects, never for a default-
+  // Called on every execute, through the driver because its entry points are cheaper than their
+  // runtime wrappers (docs/PERFORMANCE.md, P2). Only for stream objects, never for a default-
   // stream handle, which the driver resolves against the current context.
   PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
   PFN_cuStreamGetId_v12000 cuStreamGetId;

@@ -19,8 +19,8 @@
 // A worker with nothing to do spins for kSpinBeforeSleep before it sleeps on a condition
 // variable, so the phases of one call (the input copies, the engine, the output copies) find the
 // workers awake; callers wait for their own tasks by spinning too. finish() copies the caller's
-// last tasks while the batch is still listed, so the workers take them too (P4b measured a caller
-// left alone with an output's last chunk 0.5 ms slower per 64 MiB call).
+// last tasks while the batch is still listed, so the workers take them too: a caller is never left
+// alone with an output's last chunk.
 #pragma once
 
 #include <atomic>
@@ -90,7 +90,7 @@ class HostCopyPool {
  public:
   /// How long an idle worker spins for new tasks before it sleeps (Note [copy pool hand-off]):
   /// longer than the gap between a call's input copies and its first output chunk for engines of
-  /// tens of microseconds, short enough that idle workers do not hold 15 cores between calls.
+  /// tens of microseconds, short enough that idle workers do not keep their cores busy between calls.
   static constexpr std::chrono::microseconds kSpinBeforeSleep{100};
   /// How long a worker that copied all of a batch's published tasks waits in the batch for more
   /// (Note [copy pool hand-off]).
@@ -120,11 +120,10 @@ class HostCopyPool {
   /// between batches. Never destroyed (workers may be parked while static destructors run).
   static HostCopyPool& shared();
 
-  /// Workers of the shared pool by default: one per hardware thread but one, at most this many.
-  /// With the calling thread, 8 threads copy: P4b (64 MiB pageable in and out) measured 0.92 to
-  /// 0.98 of the host's staging limit with 7 workers against 0.75 to 0.87 with 15, on 32 cores and
-  /// on 16 of them (docs/PERFORMANCE.md, "The copy pool's size"); more threads than the copy needs
-  /// contend for the host's memory and cores with the caller and the driver.
+  /// Workers of the shared pool by default: one per hardware thread but one, at most this many
+  /// (with the calling thread, 8 threads copy). More threads than the copy needs contend for the
+  /// host's memory and cores with the caller and the driver (docs/PERFORMANCE.md, "The copy pool's
+  /// size").
   static constexpr int kDefaultWorkers = 7;
   /// The most workers TRTET_COPY_WORKERS may ask for.
   static constexpr int kMostWorkers = 64;

@@ -11,7 +11,7 @@ namespace torch_tensorrt::executorch_backend::green {
 /// cuCtxSetCurrent / cuCtxPushCurrent), or nullptr when an ordinary context, or none, is current.
 ///
 /// Note [green context current]: while a green context is current, launches on cudaStreamPerThread
-/// and on the legacy default stream fail with "invalid resource handle" (measured on the H200), so a
+/// and on the legacy default stream fail with "invalid resource handle" (H200, CUDA 13), so a
 /// caller with no stream of its own must not fall back to those. The driver answers through
 /// cuStreamGetGreenCtx on the NULL stream, which resolves to the current context; where that query
 /// fails, cuStreamGetCtx_v2 on CU_STREAM_LEGACY is asked instead.

@@ -299,6 +299,31 @@ std::vector<Malformed> catalogue() {
        "aliased_io[1].output \"out_k\" is aliased twice"},
       {"Tr01WithAliases", with_io(kTwoPairs, R"([{"output":"out_k","input":"in_k"}])", kMagicV1), bad,
        "magic TR01 but the metadata carries 1 aliased_io entries"},
+      // Issue 28, finding 2: two outputs written into one input, and an output larger than its input.
+      {"InputAliasedTwice",
+       with_io(kTwoPairs, R"([{"output":"out_k","input":"in_k"},{"output":"out_u","input":"in_k","kind":"user"}])"), bad,
+       "aliased_io[0] and aliased_io[1] both write into input \"in_k\""},
+      {"AliasedOutputLargerThanItsInput",
+       with_io(R"([{"name":"x","dtype":"float32","shape":[4],"is_input":true},)"
+               R"({"name":"y","dtype":"float32","shape":[2,4],"is_input":false}])",
+               R"([{"output":"y","input":"x","kind":"user"}])"),
+       bad, "output \"y\" has 8 elements, more than the 4 of input \"x\""},
+      {"AliasedDtypesDiffer",
+       with_io(R"([{"name":"x","dtype":"float16","shape":[4],"is_input":true},)"
+               R"({"name":"y","dtype":"float32","shape":[4],"is_input":false}])",
+               R"([{"output":"y","input":"x","kind":"user"}])"),
+       bad, "output \"y\" is float32, its input \"x\" float16"},
+      // Issue 28, finding 7: binding names reach messages; terminal control sequences may not.
+      {"DuplicateNameWithControlCharacters", with_io(R"([{"name":"a\u001b]0;owned\u0007"},{"name":"a\u001b]0;owned\u0007"}])"),
+       bad, "io_bindings[1].name \"a\\x1b]0;owned\\x07\" is a duplicate"},
+      {"AliasNameWithC1Control", with_io(kTwoPairs, R"([{"output":"a\u009b2J","input":"in_k"}])"), bad,
+       "aliased_io[0].output \"a\\xc2\\x9b2J\" names no binding"},
+      // Issue 28, finding 5: metadata past the cap, and JSON nested past the depth cap.
+      {"MetadataPastTheCap", json_blob(R"({"serialized_metadata":")" + std::string(kDefaultMaxMetadataBytes, 'm') + "\"}"),
+       bad, "more than the 1048576 this application accepts (the load-time backend option max_blob_metadata_bytes"},
+      {"JsonNestedPastTheDepthCap",
+       json_blob(R"({"extra":)" + std::string(kMaxMetadataDepth, '[') + std::string(kMaxMetadataDepth, ']') + "}"), bad,
+       "nested more than 32 deep"},
   };
 }
 
@@ -308,6 +333,7 @@ TEST_P(BlobMalformed, IsRejectedNamingTheCheck) {
   const Malformed& c = GetParam();
   auto parsed = parse_blob(c.blob.empty() ? static_cast<const void*>("") : c.blob.data(), c.blob.size());
   ASSERT_FALSE(parsed.ok()) << c.name << " was accepted";
+  EXPECT_EQ(parsed.status().message().find('\x1b'), std::string::npos) << "a raw escape in the message";
   EXPECT_EQ(parsed.status().code(), c.code) << parsed.status().to_string();
   EXPECT_NE(parsed.status().message().find(c.fragment), std::string::npos)
       << "message: " << parsed.status().message() << "\nexpected fragment: " << c.fragment;
@@ -331,12 +357,45 @@ TEST(BlobParse, EveryTruncationOfAValidBlobIsRejected) {
   }
 }
 
-TEST(BlobParse, DeeplyNestedJsonIsRejectedWithoutCrashing) {
+TEST(BlobParse, DeeplyNestedJsonIsRejectedBeforeItIsParsed) {
+  // Unknown keys are ignored up to the depth cap; past it the JSON is refused before the parser
+  // builds anything (issue 28, finding 5: 100 MB of '[' took 11.4 s and 3.76 GB).
+  const std::string depth_ok = R"({"extra":)" + std::string(kMaxMetadataDepth - 1, '[') +
+                               std::string(kMaxMetadataDepth - 1, ']') + "}";
+  TRTET_EXPECT_OK(parse(make_blob(depth_ok, "E")));
+  const std::string in_strings = R"({"extra":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["})";
+  TRTET_EXPECT_OK(parse(make_blob(in_strings, "E")));  // brackets inside strings do not nest
   const std::string deep = R"({"extra":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
   auto parsed = parse(make_blob(deep, "E"));
-  TRTET_EXPECT_OK(parsed);  // unknown keys are ignored, however deep
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("nested more than 32 deep (at offset 40)"), std::string::npos)
+      << parsed.status().message();
   auto broken = parse(make_blob(R"({"extra":)" + std::string(100000, '['), "E"));
   EXPECT_FALSE(broken.ok());
+}
+
+TEST(BlobParse, TheApplicationMayRaiseTheMetadataCap) {
+  const std::string big = R"({"serialized_metadata":")" + std::string(kDefaultMaxMetadataBytes, 'm') + "\"}";
+  const Bytes blob = make_blob(big, "E");
+  EXPECT_FALSE(parse_blob(blob.data(), blob.size()).ok());
+  ParseLimits limits;
+  limits.max_metadata_bytes = 2 * kDefaultMaxMetadataBytes;
+  auto parsed = parse_blob(blob.data(), blob.size(), limits);
+  TRTET_ASSERT_OK(parsed);
+  EXPECT_EQ(parsed->metadata.serialized_metadata.size(), kDefaultMaxMetadataBytes);
+  limits.max_metadata_bytes = 16;  // and lower it
+  EXPECT_FALSE(parse_blob(blob.data(), blob.size(), limits).ok());
+}
+
+TEST(BlobParse, AliasesWithinTheRulesAreAccepted) {
+  // Same dtype, output no larger than its input; shapes the writer leaves out are not compared.
+  TRTET_EXPECT_OK(parse(with_io(R"([{"name":"x","dtype":"float32","shape":[2,4],"is_input":true},)"
+                                R"({"name":"y","dtype":"float32","shape":[8],"is_input":false}])",
+                                R"([{"output":"y","input":"x","kind":"user"}])")));
+  TRTET_EXPECT_OK(parse(with_io(R"([{"name":"x","dtype":"float32","shape":[-1,4],"is_input":true},)"
+                                R"({"name":"y","dtype":"float32","shape":[64,4],"is_input":false}])",
+                                R"([{"output":"y","input":"x","kind":"user"}])")));
+  TRTET_EXPECT_OK(parse(with_io(kTwoPairs, R"([{"output":"out_k","input":"in_k"},{"output":"out_u","input":"in_u"}])")));
 }
 
 }  // namespace

@@ -126,8 +126,8 @@ void check_npy_round_trip(const std::string& program, const std::string& extra) 
   }
   x.data.assign(reinterpret_cast<std::uint8_t*>(xs.data()), reinterpret_cast<std::uint8_t*>(xs.data() + xs.size()));
   y.data.assign(reinterpret_cast<std::uint8_t*>(ys.data()), reinterpret_cast<std::uint8_t*>(ys.data() + ys.size()));
-  ASSERT_TRUE(trtet_run::write_npy(dir + "x.npy", x).ok());
-  ASSERT_TRUE(trtet_run::write_npy(dir + "y.npy", y).ok());
+  ASSERT_TRUE(trtet_run::write_npy(dir + "x.npy", x, /*overwrite=*/true).ok());
+  ASSERT_TRUE(trtet_run::write_npy(dir + "y.npy", y, /*overwrite=*/true).ok());
   std::remove((dir + "output_0.npy").c_str());
   const Ran ran = run_trtet("'" + program + "' --test-engines --input '" + dir + "x.npy' --input '" + dir +
                             "y.npy' --save-outputs '" + dir + "' -n 3 --warmup 1 " + extra);
@@ -164,7 +164,7 @@ TEST_F(RunCliGpu, AWrongDtypeInputFileIsRefused) {
   x.descr = "<i4";
   x.shape = {8, 64};
   x.data.assign(8 * 64 * 4, 0);
-  ASSERT_TRUE(trtet_run::write_npy(dir + "int.npy", x).ok());
+  ASSERT_TRUE(trtet_run::write_npy(dir + "int.npy", x, /*overwrite=*/true).ok());
   const Ran ran = run_trtet(device_program() + "--input '" + dir + "int.npy' --input '" + dir + "int.npy' -n 1");
   EXPECT_EQ(ran.exit_code, trtet_run::kExitUsage) << ran.output;
   EXPECT_CONTAINS(ran.output, "is float32");

@@ -44,7 +44,7 @@ class RunIo : public ::testing::Test {
     a.shape = std::move(shape);
     a.data.assign(static_cast<std::size_t>(a.numel()) * npy_item_size(descr), 0);
     const std::string path = ::testing::TempDir() + name;
-    EXPECT_TRUE(write_npy(path, a).ok());
+    EXPECT_TRUE(write_npy(path, a, /*overwrite=*/true).ok());
     return path;
   }
 
@@ -116,6 +116,28 @@ TEST_F(RunIo, TwoShapesForTwoInputsAndThreeAreRefused) {
   auto io = prepare("run_fake");
   ASSERT_FALSE(io.ok());
   EXPECT_CONTAINS(io.status().message(), "give --shape once for all or once per input (got 3)");
+}
+
+// Issue 28, finding 3: a .npy shape was cut to ExecuTorch's 32-bit sizes (4294967297 became 1).
+TEST_F(RunIo, NpyDimensionsPastExecuTorchsSizesAreRefusedNotTruncated) {
+  const std::string x = write_array("io_wide.npy", "<f4", {4294967297, 0});
+  options_.inputs = {x, x};
+  auto io = prepare("run_fake");
+  ASSERT_FALSE(io.ok());
+  EXPECT_EQ(io.status().code(), ex::ErrorCode::kInvalidArgument);
+  EXPECT_CONTAINS(io.status().message(), "dimension 0 is 4294967297");
+}
+
+TEST(RunIoSizes, TensorSizesAndBytesAreChecked) {
+  EXPECT_FALSE(tensor_sizes({2147483648LL}, "x").ok());
+  EXPECT_FALSE(tensor_sizes({-1}, "x").ok());
+  auto sizes = tensor_sizes({2147483647LL, 3}, "x");
+  ASSERT_TRUE(sizes.ok());
+  auto bytes = tensor_bytes(*sizes, ScalarType::Float, "x");
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(*bytes, std::size_t{2147483647} * 3 * 4);
+  std::vector<::executorch::aten::SizesType> huge(4, 2147483647);
+  EXPECT_FALSE(tensor_bytes(huge, ScalarType::Float, "x").ok());
 }
 
 }  // namespace

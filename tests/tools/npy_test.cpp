@@ -1,7 +1,12 @@
 // The .npy reader and writer: round trips, NumPy's own header layout, and every refusal by name.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "green/contains.h"
@@ -47,7 +52,7 @@ TEST(Npy, RoundTripsThroughAFile) {
   a.shape = {4};
   a.data.assign(32, 7);
   const std::string path = ::testing::TempDir() + "npy_test_round_trip.npy";
-  ASSERT_TRUE(write_npy(path, a).ok());
+  ASSERT_TRUE(write_npy(path, a, /*overwrite=*/true).ok());
   auto back = read_npy(path);
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   EXPECT_EQ(back->shape, std::vector<std::int64_t>{4});
@@ -109,6 +114,128 @@ TEST(Npy, WritingAMismatchedSizeIsRefused) {
   a.descr = "bf16";
   a.data.resize(12);
   EXPECT_FALSE(format_npy(a).ok());
+}
+
+// Issue 28, finding 3: the element count overflowed, so a |u1 array of shape
+// (281470681808897, 65537) "needed" 131073 bytes (the product mod 2^64) and was accepted with that
+// much data; the runner then read the shape's real size from it. Now counted with
+// ex::checked_element_count: refused.
+TEST(Npy, AShapeWhoseSizeOverflowsIsRefused) {
+  const std::vector<std::uint8_t> data(131073, 0);
+  auto parsed = parse_npy(bytes_of("{'descr': '|u1', 'fortran_order': False, 'shape': (281470681808897, 65537), }\n",
+                                   data),
+                          "overflow.npy");
+  ASSERT_FALSE(parsed.ok()) << "accepted " << parsed->data.size() << " bytes for shape (281470681808897, 65537)";
+  EXPECT_EQ(parsed.status().code(), torch_tensorrt::executorch_backend::ErrorCode::kInvalidArgument);
+  EXPECT_CONTAINS(parsed.status().message(), "more bytes than fit in 64 bits");
+  // Also where the count fits in int64 but the bytes do not.
+  auto wide = parse_npy(bytes_of("{'descr': '<f8', 'fortran_order': False, 'shape': (1125899906842624, 4096), }\n",
+                                 {}),
+                        "wide.npy");
+  ASSERT_FALSE(wide.ok());
+  EXPECT_CONTAINS(wide.status().message(), "more bytes than fit in 64 bits");
+  NpyArray a;
+  a.descr = "|u1";
+  a.shape = {281470681808897, 65537};
+  EXPECT_EQ(a.numel(), -1) << "numel is checked";
+  a.data.resize(131073);
+  EXPECT_FALSE(format_npy(a).ok());
+}
+
+TEST(Npy, DataShorterOrLongerThanTheShapeIsRefused) {
+  for (const std::size_t size : {std::size_t{0}, std::size_t{7}, std::size_t{9}}) {
+    auto parsed = parse_npy(bytes_of("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n",
+                                     std::vector<std::uint8_t>(size, 1)),
+                            "short.npy");
+    ASSERT_FALSE(parsed.ok()) << size;
+    EXPECT_CONTAINS(parsed.status().message(), "needs 8");
+  }
+}
+
+TEST(Npy, AHeaderPastTheCapIsRefusedBeforeItIsParsed) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+  header.append(kMaxNpyHeaderBytes + 1 - header.size(), ' ');
+  std::vector<std::uint8_t> b = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0};
+  const std::size_t n = header.size();
+  for (int i = 0; i < 4; ++i) b.push_back(static_cast<std::uint8_t>(n >> (8 * i)));
+  b.insert(b.end(), header.begin(), header.end());
+  b.insert(b.end(), 4, 0);
+  auto parsed = parse_npy(b, "big-header.npy");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_CONTAINS(parsed.status().message(), "a header of 65537 bytes");
+}
+
+TEST(Npy, FileTextInMessagesIsEscaped) {
+  auto parsed = parse_npy(bytes_of("{'descr': '\x1b[2J\x1b]0;x\x07', 'fortran_order': False, 'shape': (1,), }\n",
+                                   {0, 0, 0, 0}),
+                          "escape.npy");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message().find('\x1b'), std::string::npos) << parsed.status().message();
+  EXPECT_CONTAINS(parsed.status().message(), "\\x1b[2J");
+}
+
+// Issue 28, finding 7: read_npy read /dev/zero until memory ran out. Only regular files are read,
+// and no more than the cap.
+TEST(Npy, OnlyRegularFilesWithinTheCapAreRead) {
+  auto zero = read_npy("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().code(), torch_tensorrt::executorch_backend::ErrorCode::kInvalidArgument);
+  EXPECT_CONTAINS(zero.status().message(), "not a regular file");
+  auto dir = read_npy("/");
+  ASSERT_FALSE(dir.ok());
+  NpyArray a;
+  a.descr = "<f4";
+  a.shape = {16};
+  a.data.assign(64, 1);
+  const std::string path = ::testing::TempDir() + "npy_test_cap.npy";
+  ASSERT_TRUE(write_npy(path, a, /*overwrite=*/true).ok());
+  auto capped = read_npy(path, 100);
+  ASSERT_FALSE(capped.ok());
+  EXPECT_CONTAINS(capped.status().message(), "more than the 100 a .npy input may be");
+  EXPECT_TRUE(read_npy(path).ok());
+  std::remove(path.c_str());
+}
+
+// Issue 28, finding 7: outputs were written through symbolic links and replaced files silently.
+TEST(Npy, WritesRefuseSymlinksAndExistingFilesUnlessAsked) {
+  NpyArray a;
+  a.descr = "<i1";
+  a.shape = {3};
+  a.data = {1, 2, 3};
+  const std::string dir = ::testing::TempDir();
+  const std::string target = dir + "npy_test_target.txt";
+  const std::string link = dir + "npy_test_link.npy";
+  const std::string fresh = dir + "npy_test_fresh.npy";
+  std::remove(target.c_str());
+  std::remove(link.c_str());
+  std::remove(fresh.c_str());
+  {
+    std::ofstream out(target);
+    out << "precious";
+  }
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  for (const bool overwrite : {false, true}) {
+    const auto written = write_npy(link, a, overwrite);
+    ASSERT_FALSE(written.ok()) << "wrote through a symbolic link (overwrite " << overwrite << ")";
+    EXPECT_EQ(written.code(), torch_tensorrt::executorch_backend::ErrorCode::kInvalidArgument);
+  }
+  std::ifstream in(target);
+  std::string kept;
+  in >> kept;
+  EXPECT_EQ(kept, "precious");
+
+  ASSERT_TRUE(write_npy(fresh, a).ok());
+  const auto again = write_npy(fresh, a);
+  ASSERT_FALSE(again.ok()) << "replaced an existing file without being asked";
+  EXPECT_CONTAINS(again.message(), "--overwrite");
+  a.data = {4, 5, 6};
+  ASSERT_TRUE(write_npy(fresh, a, /*overwrite=*/true).ok());
+  auto back = read_npy(fresh);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->data, (std::vector<std::uint8_t>{4, 5, 6}));
+  std::remove(link.c_str());
+  std::remove(target.c_str());
+  std::remove(fresh.c_str());
 }
 
 }  // namespace

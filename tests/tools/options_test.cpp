@@ -138,6 +138,27 @@ TEST(RunOptions, DimsParse) {
   EXPECT_FALSE(parse_dims("8x").ok());
   EXPECT_FALSE(parse_dims("x8").ok());
   EXPECT_FALSE(parse_dims("-1x8").ok());
+  EXPECT_EQ(*parse_dims("2147483647x0"), (std::vector<long long>{2147483647, 0}));
+}
+
+// Issue 28, finding 4: --shape 2147483648x2147483648 gave 2^62 elements (and, cut to ExecuTorch's
+// 32-bit sizes, a 0-byte buffer). Dimensions past ExecuTorch's and counts past 64 bits are refused.
+TEST(RunOptions, ShapesPastExecuTorchsSizesOrSixtyFourBitsAreRefused) {
+  for (const char* shape : {"2147483648x2147483648", "4294967296", "65536x65536x65536x65536",
+                            "2147483647x2147483647x2147483647"}) {
+    SCOPED_TRACE(shape);
+    EXPECT_FALSE(parse_dims(shape).ok());
+    const ParseOutcome o = parse({program(), "--shape", shape});
+    EXPECT_FALSE(o.run);
+    EXPECT_EQ(o.exit_code, kExitUsage);
+  }
+  EXPECT_CONTAINS(parse_dims("2147483648x2").status().message(), "more than ExecuTorch's largest");
+  EXPECT_CONTAINS(parse_dims("65536x65536x65536x65536").status().message(), "more elements than fit in 64 bits");
+}
+
+TEST(RunOptions, OverwriteIsOffUnlessAsked) {
+  EXPECT_FALSE(parse({program()}).options.overwrite);
+  EXPECT_TRUE(parse({program(), "--overwrite"}).options.overwrite);
 }
 
 }  // namespace

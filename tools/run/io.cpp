@@ -1,8 +1,14 @@
 #include "run/io.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <new>
+#include <optional>
 #include <random>
+
+#include "engine/types.h"
 
 #include "run/npy.h"
 
@@ -20,17 +26,41 @@ std::string shape_text(const std::vector<SizesType>& sizes) {
   return text + "]";
 }
 
-std::size_t numel(const std::vector<SizesType>& sizes) {
-  std::size_t n = 1;
-  for (SizesType d : sizes) n *= static_cast<std::size_t>(d);
-  return n;
+}  // namespace
+
+ex::Result<std::vector<SizesType>> tensor_sizes(const std::vector<std::int64_t>& dims, const std::string& what) {
+  std::vector<SizesType> sizes;
+  sizes.reserve(dims.size());
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    TRTET_CHECK_OR_RETURN(dims[d] >= 0 && dims[d] <= std::numeric_limits<SizesType>::max(), kInvalidArgument,
+                          "%s: dimension %zu is %lld; ExecuTorch's tensors take 0 to %lld", what.c_str(), d,
+                          static_cast<long long>(dims[d]), static_cast<long long>(std::numeric_limits<SizesType>::max()));
+    sizes.push_back(static_cast<SizesType>(dims[d]));
+  }
+  return sizes;
 }
 
+ex::Result<std::size_t> tensor_bytes(const std::vector<SizesType>& sizes, ScalarType type, const std::string& what) {
+  const std::vector<std::int64_t> dims(sizes.begin(), sizes.end());
+  const std::optional<std::int64_t> count = ex::checked_element_count(dims.data(), dims.size());
+  const std::optional<std::size_t> bytes =
+      count.has_value() ? ex::checked_byte_count(*count, dtype_size(type)) : std::nullopt;
+  TRTET_CHECK_OR_RETURN(bytes.has_value(), kInvalidArgument, "%s: shape %s of %s has more bytes than fit in 64 bits",
+                        what.c_str(), shape_text(sizes).c_str(), dtype_name(type).c_str());
+  return *bytes;
+}
+
+namespace {
+
 // A buffer of `bytes` in `memory` (device, pinned or pageable host), owned by the returned tensor:
-// its deleter frees it. Setup only: this allocates with cudaMalloc / cudaHostAlloc.
+// its deleter frees it. Setup only: this allocates with cudaMalloc / cudaHostAlloc. `host_data`, when
+// given, holds exactly the tensor's bytes.
 ex::Result<TensorPtr> make_tensor(IoMemory memory, ScalarType type, const std::vector<SizesType>& sizes,
                                   const void* host_data, int device) {
-  const std::size_t bytes = std::max<std::size_t>(1, numel(sizes) * dtype_size(type));
+  TRTET_ASSIGN_OR_RETURN(const std::size_t data_bytes, tensor_bytes(sizes, type, "a tensor"));
+  TRTET_CHECK_OR_RETURN(data_bytes <= std::numeric_limits<std::size_t>::max() - kHostAlignment, kInvalidArgument,
+                        "a tensor of %zu bytes is too large", data_bytes);
+  const std::size_t bytes = std::max<std::size_t>(1, data_bytes);
   void* data = nullptr;
   std::function<void(void*)> deleter;
   auto device_kind = ::executorch::aten::Device(::executorch::aten::DeviceType::CPU);
@@ -45,7 +75,7 @@ ex::Result<TensorPtr> make_tensor(IoMemory memory, ScalarType type, const std::v
       if (host_data != nullptr) {
         // From pageable memory cudaMemcpy may return before the copy lands, and the runner's
         // non-blocking streams do not wait for the legacy stream: wait for it here (setup only).
-        cudaError_t c = cudaMemcpy(data, host_data, numel(sizes) * dtype_size(type), cudaMemcpyHostToDevice);
+        cudaError_t c = cudaMemcpy(data, host_data, data_bytes, cudaMemcpyHostToDevice);
         if (c == cudaSuccess) c = cudaStreamSynchronize(cudaStreamLegacy);
         if (c != cudaSuccess) {
           (void)cudaFree(data);
@@ -59,14 +89,14 @@ ex::Result<TensorPtr> make_tensor(IoMemory memory, ScalarType type, const std::v
       TRTET_CHECK_OR_RETURN(e == cudaSuccess, kMemoryAllocationFailed, "cudaHostAlloc(%zu): %s", bytes,
                             cudaGetErrorString(e));
       deleter = [](void* p) { (void)cudaFreeHost(p); };
-      if (host_data != nullptr) std::memcpy(data, host_data, numel(sizes) * dtype_size(type));
+      if (host_data != nullptr && data_bytes != 0) std::memcpy(data, host_data, data_bytes);
       break;
     }
     case IoMemory::kHost: {
       data = std::aligned_alloc(kHostAlignment, (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment);
       TRTET_CHECK_OR_RETURN(data != nullptr, kMemoryAllocationFailed, "aligned_alloc(%zu) failed", bytes);
       deleter = [](void* p) { std::free(p); };
-      if (host_data != nullptr) std::memcpy(data, host_data, numel(sizes) * dtype_size(type));
+      if (host_data != nullptr && data_bytes != 0) std::memcpy(data, host_data, data_bytes);
       break;
     }
   }
@@ -86,6 +116,7 @@ ex::Result<std::unique_ptr<MethodIo>> MethodIo::prepare(Module& module, const Ru
   if (!meta.ok()) return et_error(meta.error(), "reading the metadata of method '" + options.method + "'");
   auto io = std::make_unique<MethodIo>();
   io->memory_ = options.io;
+  io->overwrite_ = options.overwrite;
   const std::size_t inputs = meta->num_inputs();
   TRTET_CHECK_OR_RETURN(options.inputs.empty() || options.inputs.size() == inputs, kInvalidArgument,
                         "method '%s' takes %zu inputs; %zu --input files were given", options.method.c_str(), inputs,
@@ -117,19 +148,31 @@ ex::Result<std::unique_ptr<MethodIo>> MethodIo::prepare(Module& module, const Ru
       TRTET_CHECK_OR_RETURN(dtype_of_npy(array.descr, file_type) && file_type == slot.type, kInvalidArgument,
                             "input %zu (%s) is %s; %s holds '%s'", i, slot.name.c_str(),
                             dtype_name(slot.type).c_str(), options.inputs[i].c_str(), array.descr.c_str());
-      slot.sizes.assign(array.shape.begin(), array.shape.end());
+      // Checked, not truncated to ExecuTorch's 32-bit sizes (parse_npy checked the data's size).
+      TRTET_ASSIGN_OR_RETURN(slot.sizes, tensor_sizes(array.shape, options.inputs[i]));
       host = std::move(array.data);
       slot.source = options.inputs[i];
     } else {
       if (!options.shapes.empty()) {
         TRTET_ASSIGN_OR_RETURN(const std::vector<long long> dims,
                                parse_dims(options.shapes.size() == 1 ? options.shapes[0] : options.shapes[i]));
-        slot.sizes.assign(dims.begin(), dims.end());
+        TRTET_ASSIGN_OR_RETURN(slot.sizes, tensor_sizes(std::vector<std::int64_t>(dims.begin(), dims.end()), "--shape"));
       }
-      host.resize(numel(slot.sizes) * dtype_size(slot.type));
-      fill_random(slot.type, host.data(), numel(slot.sizes), rng);
+      TRTET_ASSIGN_OR_RETURN(const std::size_t bytes, tensor_bytes(slot.sizes, slot.type, "input " + slot.name));
+      try {
+        host.resize(bytes);
+      } catch (const std::bad_alloc&) {
+        return ex::make_error(ex::ErrorCode::kMemoryAllocationFailed, "no host memory for random input %zu (%zu bytes)",
+                              i, bytes);
+      }
+      fill_random(slot.type, host.data(), bytes / std::max<std::size_t>(1, dtype_size(slot.type)), rng);
       slot.source = "random";
     }
+    // The buffer made below is the shape's size: the data must be exactly that.
+    TRTET_ASSIGN_OR_RETURN(const std::size_t needed, tensor_bytes(slot.sizes, slot.type, "input " + slot.name));
+    TRTET_CHECK_OR_RETURN(host.size() == needed, kInvalidArgument, "input %zu (%s): %zu data bytes where shape %s of %s "
+                          "needs %zu", i, slot.name.c_str(), host.size(), shape_text(slot.sizes).c_str(),
+                          dtype_name(slot.type).c_str(), needed);
     // A planned input is copied into the program's host memory by set_input: give it host data.
     const IoMemory memory = slot.planned ? IoMemory::kHost : options.io;
     slot.on_device = memory == IoMemory::kDevice;
@@ -206,7 +249,7 @@ ex::Status MethodIo::save_outputs(const std::vector<etr::EValue>& outputs, const
     } else if (tensor.nbytes() != 0) {
       std::memcpy(array.data.data(), tensor.const_data_ptr(), tensor.nbytes());
     }
-    TRTET_RETURN_IF_ERROR(write_npy(dir + "/output_" + std::to_string(i) + ".npy", array));
+    TRTET_RETURN_IF_ERROR(write_npy(dir + "/output_" + std::to_string(i) + ".npy", array, overwrite_));
   }
   return ex::Status::Ok();
 }

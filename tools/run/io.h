@@ -19,6 +19,15 @@ namespace trtet_run {
 using ::executorch::extension::Module;
 using ::executorch::extension::TensorPtr;
 
+/// ExecuTorch sizes for `dims` (a .npy shape or --shape): kInvalidArgument, naming `what`, for a
+/// dimension outside 0..INT32_MAX (ExecuTorch's SizesType), never truncated.
+ex::Result<std::vector<::executorch::aten::SizesType>> tensor_sizes(const std::vector<std::int64_t>& dims,
+                                                                    const std::string& what);
+/// The bytes of a tensor of `sizes` and `type`, counted with ex::checked_element_count:
+/// kInvalidArgument, naming `what`, when they do not fit in 64 bits.
+ex::Result<std::size_t> tensor_bytes(const std::vector<::executorch::aten::SizesType>& sizes, ScalarType type,
+                                     const std::string& what);
+
 class MethodIo {
  public:
   /// Reads the method's metadata, makes every tensor input (random by dtype and shape, or the
@@ -30,7 +39,8 @@ class MethodIo {
   /// One line per input and output: name, dtype, shape, where it lives, where it came from.
   std::vector<std::string> describe() const;
 
-  /// Writes the outputs of the last call to dir/output_<i>.npy, after waiting for `stream`.
+  /// Writes the outputs of the last call to dir/output_<i>.npy, after waiting for `stream`; an
+  /// existing file is replaced only with --overwrite, a symbolic link never (write_file()).
   ex::Status save_outputs(const std::vector<::executorch::runtime::EValue>& outputs, const std::string& dir,
                           cudaStream_t stream) const;
 
@@ -51,6 +61,7 @@ class MethodIo {
   static std::string line(const char* kind, std::size_t index, const Slot& slot, IoMemory memory);
 
   IoMemory memory_ = IoMemory::kDevice;
+  bool overwrite_ = false;  ///< --overwrite
   std::vector<Slot> inputs_;
   std::vector<Slot> outputs_;
 };

@@ -3,8 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <cstdint>
 #include <sstream>
 
+#include "common/escape.h"
+#include "engine/types.h"
 #include "run/stats.h"
 
 namespace trtet_run {
@@ -23,6 +26,9 @@ constexpr char kDescription[] =
     "\n"
     "Exit status: 0 ok; 1 bad arguments or a partition the GPU cannot make; 2 no GPU; 3 the program\n"
     "failed to load or run; 4 --p99-target-us not met.\n";
+
+/// The largest dimension an ExecuTorch tensor takes (its SizesType is int32_t).
+constexpr long long kMaxDim = 2147483647;
 
 ParseOutcome usage_error(const std::string& message) {
   ParseOutcome outcome;
@@ -54,9 +60,18 @@ ex::Result<std::vector<long long>> parse_dims(const std::string& text) {
     long long value = -1;
     const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
     TRTET_CHECK_OR_RETURN(!part.empty() && error == std::errc() && end == part.data() + part.size() && value >= 0,
-                          kInvalidArgument, "a shape is written DIMxDIMx..., e.g. 64x4096; got '%s'", text.c_str());
+                          kInvalidArgument, "a shape is written DIMxDIMx..., e.g. 64x4096; got '%s'",
+                          ex::escape_for_message(text, 64).c_str());
+    TRTET_CHECK_OR_RETURN(value <= kMaxDim, kInvalidArgument,
+                          "shape '%s': dimension %lld is more than ExecuTorch's largest, %lld",
+                          ex::escape_for_message(text, 64).c_str(), value, kMaxDim);
     dims.push_back(value);
-    if (x == std::string::npos) return dims;
+    if (x == std::string::npos) {
+      const std::vector<std::int64_t> checked(dims.begin(), dims.end());
+      TRTET_CHECK_OR_RETURN(ex::checked_element_count(checked.data(), checked.size()).has_value(), kInvalidArgument,
+                            "shape '%s' has more elements than fit in 64 bits", ex::escape_for_message(text, 64).c_str());
+      return dims;
+    }
     start = x + 1;
   }
 }
@@ -89,6 +104,9 @@ ParseOutcome parse_options(int argc, const char* const* argv, bool have_test_eng
   app.add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
   auto* save = app.add_option("--save-outputs", o.save_outputs, "write the last call's outputs to DIR/output_<i>.npy")
                    ->check(CLI::ExistingDirectory);
+  app.add_flag("--overwrite", o.overwrite,
+               "replace existing files (--save-outputs, --csv); without it trtet-run refuses to, and it never writes "
+               "through a symbolic link");
   auto* compare = app.add_flag("--compare", o.compare,
                                "run alone and beside a load on the remaining SMs, and the same on the whole GPU, "
                                "side by side (needs --sms)");

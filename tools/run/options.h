@@ -27,6 +27,7 @@ struct RunOptions {
   std::vector<std::string> shapes;  ///< DIMS ("64x4096") for random inputs: one for all, or one per input
   unsigned seed = 1;
   std::string save_outputs;         ///< a folder for output_<i>.npy of the last call
+  bool overwrite = false;           ///< replace existing output files (never through a symbolic link)
   bool compare = false;             ///< alone vs. beside a load on the remaining SMs, and on the whole GPU
   int load_us = 1000;               ///< each load kernel's duration
   std::string sweep;                ///< FIRST:LAST:STEP
@@ -57,7 +58,8 @@ enum ExitCode : int {
 /// Parses trtet-run's arguments. `have_test_engines`: whether --test-engines is available in this build.
 ParseOutcome parse_options(int argc, const char* const* argv, bool have_test_engines);
 
-/// "64x4096" -> {64, 4096}; kInvalidArgument otherwise.
+/// "64x4096" -> {64, 4096}; kInvalidArgument otherwise, and for a dimension past ExecuTorch's
+/// (2147483647) or a shape whose element count overflows 64 bits.
 ex::Result<std::vector<long long>> parse_dims(const std::string& text);
 
 }  // namespace trtet_run
