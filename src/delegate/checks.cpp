@@ -159,20 +159,4 @@ Status check_engine_metadata(const engine::Engine& engine) {
   return Status::Ok();
 }
 
-Result<std::vector<int>> aliased_inputs(const engine::Engine& engine) {
-  const int count = engine.io_count();
-  std::vector<int> input_of_output(static_cast<std::size_t>(count), -1);
-  for (const engine::Alias& alias : engine.aliases()) {
-    TRTET_CHECK_OR_RETURN(alias.output >= 0 && alias.output < count && !engine.io(alias.output).is_input,
-                          kInvalidProgram, "alias names binding %d as an output, which it is not", alias.output);
-    TRTET_CHECK_OR_RETURN(alias.input >= 0 && alias.input < count && engine.io(alias.input).is_input,
-                          kInvalidProgram, "alias names binding %d as an input, which it is not", alias.input);
-    TRTET_CHECK_OR_RETURN(engine.io(alias.output).dtype == engine.io(alias.input).dtype, kInvalidProgram,
-                          "aliased output \"%s\" and input \"%s\" differ in dtype", engine.io(alias.output).name.c_str(),
-                          engine.io(alias.input).name.c_str());
-    input_of_output[static_cast<std::size_t>(alias.output)] = alias.input;
-  }
-  return input_of_output;
-}
-
 }  // namespace torch_tensorrt::executorch_backend::delegate

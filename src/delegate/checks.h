@@ -33,10 +33,6 @@ Result<int> choose_profile(const engine::Engine& engine, const TensorView* args)
 /// maximum. kInvalidProgram naming the binding and profile.
 Status check_engine_metadata(const engine::Engine& engine);
 
-/// Per binding, the input an output is written in place into (its alias), or -1. kInvalidProgram
-/// for an alias that does not name an output and an input of the same dtype.
-Result<std::vector<int>> aliased_inputs(const engine::Engine& engine);
-
 /// Byte count of `shape` elements of `dtype`; SIZE_MAX when it does not fit in size_t.
 std::size_t byte_size(const Shape& shape, DataType dtype) noexcept;
 

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "cuda/check.h"
 #include "cuda/device.h"
+#include "delegate/aliases.h"
 #include "delegate/checks.h"
 #include "delegate/staging_layout.h"
 
@@ -152,13 +153,14 @@ Status Session::resolve_shapes(TensorView* args, Call& call) {
   for (int o = 0; o < count; ++o) {
     if (engine_->io(o).is_input) continue;
     TRTET_ASSIGN_OR_RETURN(Shape shape, engine_->output_shape(o));
-    TRTET_RETURN_IF_ERROR(bind_output(o, args[o], shape, call));
+    TRTET_RETURN_IF_ERROR(bind_output(o, args, shape, call));
   }
   TRTET_ASSIGN_OR_RETURN(call.completion, decide_completion(call.facts));
   return Status::Ok();
 }
 
-Status Session::bind_output(int o, TensorView& view, const Shape& inferred, Call& call) {
+Status Session::bind_output(int o, TensorView* args, const Shape& inferred, Call& call) {
+  TensorView& view = args[o];
   const engine::IoDesc& io = engine_->io(o);
   Binding& binding = bindings_[static_cast<std::size_t>(o)];
   Shape shape = inferred;
@@ -175,7 +177,8 @@ Status Session::bind_output(int o, TensorView& view, const Shape& inferred, Call
   TRTET_ASSIGN_OR_RETURN(binding.bytes, checked_byte_size(shape, io.dtype, "output", o, io.name));
   const int input = alias_input_of_output_[static_cast<std::size_t>(o)];
   if (input >= 0) {
-    // Written in place into the input's (device-resident) memory.
+    // Written in place into the input's (device-resident) memory: only if it fits there.
+    TRTET_RETURN_IF_ERROR(check_alias_fits(*engine_, o, input, binding.bytes, args[input].capacity_bytes));
     const Binding& source = bindings_[static_cast<std::size_t>(input)];
     if (view.data != source.user) {
       TRTET_CHECK_OR_RETURN(view.set_data != nullptr, kInvalidArgument,

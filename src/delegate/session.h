@@ -146,7 +146,7 @@ class Session {
   void mark_host(int index, Call& call);
   Status select_profile(const Call& call);
   Status resolve_shapes(TensorView* args, Call& call);
-  Status bind_output(int index, TensorView& view, const Shape& shape, Call& call);
+  Status bind_output(int index, TensorView* args, const Shape& shape, Call& call);
   Status prepare_staging(Call& call);
   Status prepare_completion(Call& call);
   Status bind_addresses();

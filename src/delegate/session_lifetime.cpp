@@ -5,6 +5,7 @@
 
 #include "cuda/check.h"
 #include "cuda/device.h"
+#include "delegate/aliases.h"
 #include "delegate/checks.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
@@ -22,7 +23,8 @@ Status Session::initialize() {
   TRTET_RETURN_IF_ERROR(check_engine_metadata(engine));
   TRTET_CHECK_OR_RETURN(options_.staging_slots >= 1 && options_.staging_slots <= 4, kInvalidArgument,
                         "staging_slots is %d; it must be 1 to 4", options_.staging_slots);
-  TRTET_ASSIGN_OR_RETURN(alias_input_of_output_, aliased_inputs(engine));
+  // Aliases are checked once, here (Note [aliased outputs] in delegate/aliases.h).
+  TRTET_ASSIGN_OR_RETURN(alias_input_of_output_, validate_aliases(engine));
 
   TRTET_RETURN_IF_ERROR(cuda::check_device_index(engine.device()));
   cuda::DeviceGuard device(engine.device());

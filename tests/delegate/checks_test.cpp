@@ -111,7 +111,7 @@ TEST(ByteSize, ElementsTimesElementSize) {
   EXPECT_EQ(byte_size(Shape{}, DataType::kFloat64), 8u);  // rank 0: one element
 }
 
-// ---- what a session checks of its engine at initialize (check_engine_metadata, aliased_inputs) ----
+// ---- what a session checks of its engine at initialize (check_engine_metadata; aliases: aliases_test.cpp) ----
 
 engine::IoDesc io_desc(const char* name, bool is_input, DataType dtype = DataType::kFloat32) {
   engine::IoDesc io;
@@ -126,9 +126,6 @@ engine::IoDesc io_desc(const char* name, bool is_input, DataType dtype = DataTyp
 TEST(EngineMetadata, AnElementwiseEnginePasses) {
   auto engine = FakeEngine::elementwise(Shape{1, 4}, Shape{64, 4096});
   TRTET_EXPECT_OK(check_engine_metadata(*engine));
-  auto aliases = aliased_inputs(*engine);
-  TRTET_ASSERT_OK(aliases);
-  EXPECT_EQ(*aliases, (std::vector<int>{-1, -1, -1}));
 }
 
 TEST(EngineMetadata, NoBindingsIsAnInvalidProgram) {
@@ -143,24 +140,6 @@ TEST(EngineMetadata, AMinimumAboveItsMaximumIsAnInvalidProgram) {
   const Status status = check_engine_metadata(engine);
   EXPECT_EQ(status.code(), ErrorCode::kInvalidProgram);
   EXPECT_NE(status.message().find("exceeds maximum"), std::string::npos) << status.message();
-}
-
-TEST(EngineMetadata, AnAliasMapsItsOutputToItsInput) {
-  FakeEngine engine({io_desc("cache", true), io_desc("x", true), io_desc("cache_out", false)},
-                    {engine::Alias{2, 0, engine::AliasKind::kKvCacheUpdate}});
-  auto aliases = aliased_inputs(engine);
-  TRTET_ASSERT_OK(aliases);
-  EXPECT_EQ(*aliases, (std::vector<int>{-1, -1, 0}));
-}
-
-TEST(EngineMetadata, AnAliasOfTheWrongDirectionOrDtypeIsAnInvalidProgram) {
-  FakeEngine reversed({io_desc("x", true), io_desc("out", false)}, {engine::Alias{0, 1, engine::AliasKind::kUser}});
-  EXPECT_EQ(aliased_inputs(reversed).status().code(), ErrorCode::kInvalidProgram);
-  FakeEngine dtypes({io_desc("x", true, DataType::kFloat16), io_desc("out", false)},
-                    {engine::Alias{1, 0, engine::AliasKind::kUser}});
-  const Status status = aliased_inputs(dtypes).status();
-  EXPECT_EQ(status.code(), ErrorCode::kInvalidProgram);
-  EXPECT_NE(status.message().find("differ in dtype"), std::string::npos) << status.message();
 }
 
 }  // namespace
