@@ -13,6 +13,7 @@
 #include "cuda/check.h"
 #include "cuda/device.h"
 #include "cuda/stream_facts.h"
+#include "delegate/aliases.h"
 #include "delegate/checks.h"
 #include "delegate/staging_layout.h"
 #include "green/current.h"
@@ -80,17 +81,8 @@ Status Session::initialize() {
       }
     }
   }
-  alias_input_of_output_.assign(static_cast<std::size_t>(count), -1);
-  for (const engine::Alias& alias : engine.aliases()) {
-    TRTET_CHECK_OR_RETURN(alias.output >= 0 && alias.output < count && !engine.io(alias.output).is_input,
-                          kInvalidProgram, "alias names binding %d as an output, which it is not", alias.output);
-    TRTET_CHECK_OR_RETURN(alias.input >= 0 && alias.input < count && engine.io(alias.input).is_input,
-                          kInvalidProgram, "alias names binding %d as an input, which it is not", alias.input);
-    TRTET_CHECK_OR_RETURN(engine.io(alias.output).dtype == engine.io(alias.input).dtype, kInvalidProgram,
-                          "aliased output \"%s\" and input \"%s\" differ in dtype", engine.io(alias.output).name.c_str(),
-                          engine.io(alias.input).name.c_str());
-    alias_input_of_output_[static_cast<std::size_t>(alias.output)] = alias.input;
-  }
+  // Aliases are checked once, here (Note [aliased outputs] in delegate/aliases.h).
+  TRTET_ASSIGN_OR_RETURN(alias_input_of_output_, validate_aliases(*engine_));
 
   TRTET_RETURN_IF_ERROR(cuda::check_device_index(engine.device()));
   cuda::DeviceGuard device(engine.device());
@@ -506,7 +498,8 @@ Status Session::resolve_shapes(TensorView* args, Call& call) {
     TRTET_ASSIGN_OR_RETURN(binding.bytes, checked_byte_size(shape, io.dtype, "output", o, io.name));
     const int input = alias_input_of_output_[static_cast<std::size_t>(o)];
     if (input >= 0) {
-      // Written in place into the input's (device-resident) memory.
+      // Written in place into the input's (device-resident) memory: only if it fits there.
+      TRTET_RETURN_IF_ERROR(check_alias_fits(*engine_, o, input, binding.bytes, args[input].capacity_bytes));
       const Binding& source = bindings_[static_cast<std::size_t>(input)];
       if (view.data != source.user) {
         TRTET_CHECK_OR_RETURN(view.set_data != nullptr, kInvalidArgument,
