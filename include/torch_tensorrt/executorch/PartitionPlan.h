@@ -1,0 +1,110 @@
+// Partition plans: which green-context partition of a GPU each model gets, as a JSON file that
+// trtet-plan writes (docs/PLANNING.md), and the call that applies it.
+//
+//   auto plan = read_partition_plan("plan.json");              // checked, every field and size
+//   if (!plan.ok()) puts(plan.error().message().c_str());
+//   auto parts = apply_partition_plan(/*device=*/0, *plan);     // one split_device call
+//   if (!parts.ok()) puts(parts.error().message().c_str());     // e.g. a GPU of another shape
+//   GreenContext* chat = parts->find("chat");                   // that model's partition
+//   { CudaStreamGuard guard(chat->stream()); method->execute(); }
+//
+// Nothing here throws; failures come back as GreenContextResult / GreenContextError
+// (GreenContext.h), with kInvalidArgument for a malformed plan and for a plan this GPU cannot carry.
+#pragma once
+
+#include <torch_tensorrt/executorch/GreenContext.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace torch_tensorrt::executorch_backend {
+
+/// The GPU a plan was made on: its name and what green_context_limits() reported there.
+struct PlanGpu {
+  int device = -1;                   ///< the device plan_gpu() read; -1 in a plan (not in the file)
+  std::string name;                  ///< cudaDeviceProp::name, e.g. "NVIDIA H200"
+  unsigned sm_count = 0;
+  unsigned min_partition = 0;
+  unsigned alignment = 0;
+  unsigned granularity = 0;          ///< min_partition rounded up to alignment
+  unsigned max_partitioned_sms = 0;  ///< the most SMs one split handed out there
+};
+
+/// One model's partition, and what the planner measured for it (informational).
+struct PlanPartition {
+  std::string name;             ///< 1 to 64 of [A-Za-z0-9_.-], unique in the plan
+  unsigned sms = 0;             ///< a multiple of gpu.granularity, at least one granule
+  double p99_target_us = 0;     ///< > 0
+  double min_calls_per_s = 0;   ///< 0: none
+  double p99_alone_us = 0;      ///< measured alone on this partition (0: not measured)
+  double p99_beside_us = 0;     ///< measured beside the plan's other models (0: not measured)
+  std::string program;          ///< the program it was planned for (informational; at most 4096 bytes)
+};
+
+struct PartitionPlan {
+  PlanGpu gpu;
+  std::vector<PlanPartition> partitions;  ///< in split order; at least one
+  /// Non-empty: one more partition, last, of every SM the others leave, handed out by this name
+  /// (headroom for other work). Empty: the SMs left stay unused.
+  std::string remainder_name;
+
+  /// The SMs of the planned partitions (the remainder not counted).
+  unsigned total_sms() const noexcept;
+};
+
+/// The format written and read: {"format": "trtet-partition-plan", "version": 1, ...}.
+inline constexpr int kPartitionPlanVersion = 1;
+
+/// Parses and checks a plan file's text. Untrusted input is fine: at most 1 MiB, nesting at most 8
+/// deep, at most 256 partitions, no unknown or repeated keys, every number in range (SM counts and
+/// granularity up to 65536, times finite and >= 0), names valid and unique, sizes multiples of the
+/// plan's granularity, their total within its max_partitioned_sms, the GPU fields consistent.
+/// kInvalidArgument naming the field and what is wrong.
+GreenContextResult<PartitionPlan> parse_partition_plan(std::string_view json);
+
+/// parse_partition_plan of a file's contents; kInvalidArgument when it cannot be read or is larger than 1 MiB.
+GreenContextResult<PartitionPlan> read_partition_plan(const std::string& path);
+
+/// The plan as JSON text (what parse_partition_plan reads back to an equal plan), after the same
+/// checks; kInvalidArgument for a plan that would not parse back.
+GreenContextResult<std::string> partition_plan_json(const PartitionPlan& plan);
+
+/// The GPU `device` as a plan records it (name and green_context_limits). kNoDevice without a GPU.
+GreenContextResult<PlanGpu> plan_gpu(int device);
+
+/// Whether a plan made on `plan.gpu` can be applied on `gpu` (no device needed). The same SM count,
+/// minimum partition, alignment and name are required (the curves were measured on that GPU), and
+/// the plan's total must fit in what one split hands out on `gpu` (a GPU of the same kind may hand
+/// out fewer: cuDevSmResourceSplitByCount keeps every group inside one GPC). Returns the SM counts
+/// to split; kInvalidArgument naming both GPUs, with gpu's limits and, for a plan too large for
+/// this split, the closest request it accepts (closest_valid()).
+GreenContextResult<std::vector<unsigned>> check_partition_plan(const PartitionPlan& plan, const PlanGpu& gpu);
+
+/// A plan applied: each model's partition by name, then the remainder (if the plan names one).
+/// Move-only (it owns the partitions); destroying it destroys them (GreenContext's rules).
+class PlannedPartitions {
+ public:
+  PlannedPartitions() = default;
+  PlannedPartitions(std::vector<std::string> names, std::vector<GreenContext> partitions)
+      : names_(std::move(names)), partitions_(std::move(partitions)) {}
+
+  /// The partition named `name` (a model's or the remainder's); nullptr when the plan has none.
+  GreenContext* find(std::string_view name) noexcept;
+  /// As find(), or kInvalidArgument listing the names there are.
+  GreenContextResult<GreenContext*> get(std::string_view name) noexcept;
+  /// Names, in split order (the remainder last).
+  const std::vector<std::string>& names() const noexcept { return names_; }
+  /// The partitions, in the order of names().
+  std::vector<GreenContext>& partitions() noexcept { return partitions_; }
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<GreenContext> partitions_;
+};
+
+/// Splits `device` as `plan` says, in one split_device call: check_partition_plan against the
+/// device first (the same errors), then split_device's own. Each partition comes with a stream.
+GreenContextResult<PlannedPartitions> apply_partition_plan(int device, const PartitionPlan& plan);
+
+}  // namespace torch_tensorrt::executorch_backend

@@ -1,0 +1,501 @@
+// The partition-plan file (torch_tensorrt/executorch/PartitionPlan.h): parsing untrusted JSON,
+// checking a plan against a GPU without touching it, and applying it through split_device.
+#include <torch_tensorrt/executorch/PartitionPlan.h>
+
+#include <cuda_runtime_api.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "green/split_plan.h"
+
+namespace torch_tensorrt::executorch_backend {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kMaxPlanBytes = 1 << 20;
+constexpr int kMaxDepth = 8;
+constexpr std::size_t kMaxPartitions = 256;
+constexpr unsigned long long kMaxSms = 65536;
+constexpr double kMaxMicroseconds = 1e12;
+constexpr std::size_t kMaxGpuName = 256;
+constexpr std::size_t kMaxProgram = 4096;
+constexpr char kFormat[] = "trtet-partition-plan";
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char text[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(text, sizeof(text), fmt, args);
+  va_end(args);
+  return text;
+}
+
+GreenContextError invalid(std::string message, GreenContextLimits limits = {}, std::vector<unsigned> closest = {}) {
+  return GreenContextError(GreenContextErrc::kInvalidArgument, "partition plan: " + message, limits,
+                           std::move(closest));
+}
+
+bool valid_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool printable(const std::string& text) {
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+unsigned unit_of(unsigned min_partition, unsigned alignment) {
+  green::SmGranularity g;
+  g.min_partition = min_partition;
+  g.alignment = alignment;
+  return g.unit();
+}
+
+green::SmGranularity granularity_of(const PlanGpu& gpu) {
+  green::SmGranularity g;
+  g.sm_count = gpu.sm_count;
+  g.min_partition = gpu.min_partition;
+  g.alignment = gpu.alignment;
+  g.max_groups = gpu.granularity != 0 ? gpu.max_partitioned_sms / gpu.granularity : 0;
+  return g;
+}
+
+GreenContextLimits limits_of(const PlanGpu& gpu, int device) {
+  GreenContextLimits limits;
+  limits.device = device;
+  limits.sm_count = gpu.sm_count;
+  limits.min_partition = gpu.min_partition;
+  limits.alignment = gpu.alignment;
+  limits.granularity = gpu.granularity;
+  limits.max_partitioned_sms = gpu.max_partitioned_sms;
+  return limits;
+}
+
+// "'NVIDIA H200' (132 SMs; partitions are multiples of 8 SMs: minimum 8, alignment 8; one split hands out at most 128)"
+std::string describe(const PlanGpu& gpu) {
+  return format("'%s' (%u SMs; partitions are multiples of %u SMs: minimum %u, alignment %u; one split hands out at "
+                "most %u)",
+                gpu.name.c_str(), gpu.sm_count, gpu.granularity, gpu.min_partition, gpu.alignment,
+                gpu.max_partitioned_sms);
+}
+
+std::vector<unsigned> counts_of(const PartitionPlan& plan) {
+  std::vector<unsigned> counts;
+  for (const PlanPartition& p : plan.partitions) counts.push_back(p.sms);
+  return counts;
+}
+
+// Every rule of the format that needs no device. Empty when the plan is valid.
+std::string plan_problem(const PartitionPlan& plan) {
+  const PlanGpu& g = plan.gpu;
+  if (g.name.empty() || g.name.size() > kMaxGpuName || !printable(g.name)) {
+    return format("gpu.name must be 1 to %zu printable characters", kMaxGpuName);
+  }
+  const std::pair<const char*, unsigned> fields[] = {{"sm_count", g.sm_count},
+                                                     {"min_partition", g.min_partition},
+                                                     {"alignment", g.alignment},
+                                                     {"granularity", g.granularity},
+                                                     {"max_partitioned_sms", g.max_partitioned_sms}};
+  for (const auto& [field, value] : fields) {
+    if (value < 1 || value > kMaxSms) return format("gpu.%s is %u; it must be 1 to %llu", field, value, kMaxSms);
+  }
+  if (g.granularity != unit_of(g.min_partition, g.alignment)) {
+    return format("gpu.granularity is %u, but a minimum partition of %u SMs aligned to %u makes %u", g.granularity,
+                  g.min_partition, g.alignment, unit_of(g.min_partition, g.alignment));
+  }
+  if (g.max_partitioned_sms > g.sm_count || g.max_partitioned_sms % g.granularity != 0) {
+    return format("gpu.max_partitioned_sms is %u; it must be a multiple of the granularity (%u) and at most the SM "
+                  "count (%u)",
+                  g.max_partitioned_sms, g.granularity, g.sm_count);
+  }
+  if (plan.partitions.empty() || plan.partitions.size() > kMaxPartitions) {
+    return format("a plan has 1 to %zu partitions, this one %zu", kMaxPartitions, plan.partitions.size());
+  }
+  std::set<std::string> names;
+  unsigned long long total = 0;
+  for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
+    const PlanPartition& p = plan.partitions[i];
+    if (!valid_name(p.name)) {
+      return format("partitions[%zu].name must be 1 to 64 of A-Z a-z 0-9 _ . -", i);
+    }
+    if (!names.insert(p.name).second) return format("two partitions are named '%s'", p.name.c_str());
+    if (p.sms < g.granularity || p.sms % g.granularity != 0 || p.sms > g.max_partitioned_sms) {
+      return format("partition '%s' has %u SMs; sizes are multiples of %u from %u to %u", p.name.c_str(), p.sms,
+                    g.granularity, g.granularity, g.max_partitioned_sms);
+    }
+    total += p.sms;
+    if (!(p.p99_target_us > 0) || !(p.p99_target_us <= kMaxMicroseconds)) {
+      return format("partition '%s': p99_target_us must be a number in (0, 1e12]", p.name.c_str());
+    }
+    const std::pair<const char*, double> measured[] = {
+        {"min_calls_per_s", p.min_calls_per_s}, {"p99_alone_us", p.p99_alone_us}, {"p99_beside_us", p.p99_beside_us}};
+    for (const auto& [field, value] : measured) {
+      if (!(value >= 0) || !(value <= kMaxMicroseconds)) {
+        return format("partition '%s': %s must be a number in [0, 1e12]", p.name.c_str(), field);
+      }
+    }
+    if (p.program.size() > kMaxProgram || !printable(p.program)) {
+      return format("partition '%s': program must be at most %zu printable characters", p.name.c_str(), kMaxProgram);
+    }
+  }
+  if (total > g.max_partitioned_sms) {
+    return format("the partitions ask for %llu SMs in all (%s), more than one split handed out on the GPU the plan "
+                  "names (%u)",
+                  total, green::format_counts(counts_of(plan)).c_str(), g.max_partitioned_sms);
+  }
+  if (!plan.remainder_name.empty()) {
+    if (!valid_name(plan.remainder_name)) return "remainder must be null or 1 to 64 of A-Z a-z 0-9 _ . -";
+    if (names.count(plan.remainder_name) != 0) {
+      return format("the remainder is named '%s', like a partition", plan.remainder_name.c_str());
+    }
+    if (total >= g.sm_count) return "a remainder is named, but the partitions take every SM";
+  }
+  return "";
+}
+
+// ---- reading: every value's type and range checked before use ----
+
+class Reader {
+ public:
+  // The object at `where` must have exactly the keys in `required` plus any of `optional`.
+  static std::string keys(const json& object, const char* where, std::initializer_list<const char*> required,
+                          std::initializer_list<const char*> optional) {
+    if (!object.is_object()) return format("%s must be an object", where);
+    for (const char* key : required) {
+      if (!object.contains(key)) return format("%s has no \"%s\"", where, key);
+    }
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      bool known = false;
+      for (const char* key : required) known = known || it.key() == key;
+      for (const char* key : optional) known = known || it.key() == key;
+      if (!known) {
+        const std::string shown = it.key().size() > 64 ? it.key().substr(0, 64) + "..." : it.key();
+        return format("%s has an unknown key \"%s\"", where, printable(shown) ? shown.c_str() : "(unprintable)");
+      }
+    }
+    return "";
+  }
+
+  static std::string count(const json& value, const std::string& where, unsigned& out) {
+    if (!value.is_number_integer()) return format("%s must be a whole number", where.c_str());
+    if (value.is_number_unsigned()) {
+      const auto v = value.get<unsigned long long>();
+      if (v > kMaxSms) return format("%s is %llu; at most %llu", where.c_str(), v, kMaxSms);
+      out = static_cast<unsigned>(v);
+      return "";
+    }
+    const auto v = value.get<long long>();
+    if (v < 0 || static_cast<unsigned long long>(v) > kMaxSms) {
+      return format("%s is %lld; it must be 0 to %llu", where.c_str(), v, kMaxSms);
+    }
+    out = static_cast<unsigned>(v);
+    return "";
+  }
+
+  static std::string number(const json& value, const std::string& where, double& out) {
+    if (!value.is_number()) return format("%s must be a number", where.c_str());
+    out = value.get<double>();
+    if (!std::isfinite(out) || out < 0 || out > kMaxMicroseconds) {
+      return format("%s must be a number in [0, 1e12]", where.c_str());
+    }
+    return "";
+  }
+
+  static std::string text(const json& value, const std::string& where, std::size_t max, std::string& out) {
+    if (!value.is_string()) return format("%s must be a string", where.c_str());
+    const auto& s = value.get_ref<const std::string&>();
+    if (s.size() > max) return format("%s is longer than %zu bytes", where.c_str(), max);
+    if (!printable(s)) return format("%s has control characters", where.c_str());
+    out = s;
+    return "";
+  }
+};
+
+// Nesting depth outside strings; the parser is never handed anything deeper than kMaxDepth.
+bool too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxDepth) return true;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+#define TRTET_PLAN_TRY(expr)                   \
+  do {                                         \
+    std::string problem_ = (expr);             \
+    if (!problem_.empty()) return invalid(problem_); \
+  } while (0)
+
+GreenContextResult<PartitionPlan> from_json(const json& root) {
+  TRTET_PLAN_TRY(Reader::keys(root, "the plan", {"format", "version", "gpu", "partitions"}, {"remainder"}));
+  if (!root["format"].is_string() || root["format"].get_ref<const std::string&>() != kFormat) {
+    return invalid(format("\"format\" must be \"%s\"", kFormat));
+  }
+  unsigned version = 0;
+  TRTET_PLAN_TRY(Reader::count(root["version"], "version", version));
+  if (version != kPartitionPlanVersion) {
+    return invalid(format("version %u; this library reads version %d", version, kPartitionPlanVersion));
+  }
+  PartitionPlan plan;
+  const json& gpu = root["gpu"];
+  TRTET_PLAN_TRY(Reader::keys(gpu, "gpu", {"name", "sm_count", "min_partition", "alignment", "granularity",
+                                           "max_partitioned_sms"}, {}));
+  TRTET_PLAN_TRY(Reader::text(gpu["name"], "gpu.name", kMaxGpuName, plan.gpu.name));
+  TRTET_PLAN_TRY(Reader::count(gpu["sm_count"], "gpu.sm_count", plan.gpu.sm_count));
+  TRTET_PLAN_TRY(Reader::count(gpu["min_partition"], "gpu.min_partition", plan.gpu.min_partition));
+  TRTET_PLAN_TRY(Reader::count(gpu["alignment"], "gpu.alignment", plan.gpu.alignment));
+  TRTET_PLAN_TRY(Reader::count(gpu["granularity"], "gpu.granularity", plan.gpu.granularity));
+  TRTET_PLAN_TRY(Reader::count(gpu["max_partitioned_sms"], "gpu.max_partitioned_sms", plan.gpu.max_partitioned_sms));
+
+  const json& partitions = root["partitions"];
+  if (!partitions.is_array()) return invalid("\"partitions\" must be an array");
+  if (partitions.empty() || partitions.size() > kMaxPartitions) {
+    return invalid(format("a plan has 1 to %zu partitions, this one %zu", kMaxPartitions, partitions.size()));
+  }
+  for (std::size_t i = 0; i < partitions.size(); ++i) {
+    const json& p = partitions[i];
+    const std::string where = format("partitions[%zu]", i);
+    TRTET_PLAN_TRY(Reader::keys(p, where.c_str(), {"name", "sms", "p99_target_us"},
+                                {"min_calls_per_s", "p99_alone_us", "p99_beside_us", "program"}));
+    PlanPartition part;
+    TRTET_PLAN_TRY(Reader::text(p["name"], where + ".name", 64, part.name));
+    TRTET_PLAN_TRY(Reader::count(p["sms"], where + ".sms", part.sms));
+    TRTET_PLAN_TRY(Reader::number(p["p99_target_us"], where + ".p99_target_us", part.p99_target_us));
+    if (p.contains("min_calls_per_s")) {
+      TRTET_PLAN_TRY(Reader::number(p["min_calls_per_s"], where + ".min_calls_per_s", part.min_calls_per_s));
+    }
+    if (p.contains("p99_alone_us")) {
+      TRTET_PLAN_TRY(Reader::number(p["p99_alone_us"], where + ".p99_alone_us", part.p99_alone_us));
+    }
+    if (p.contains("p99_beside_us")) {
+      TRTET_PLAN_TRY(Reader::number(p["p99_beside_us"], where + ".p99_beside_us", part.p99_beside_us));
+    }
+    if (p.contains("program")) TRTET_PLAN_TRY(Reader::text(p["program"], where + ".program", kMaxProgram, part.program));
+    plan.partitions.push_back(std::move(part));
+  }
+  if (root.contains("remainder") && !root["remainder"].is_null()) {
+    TRTET_PLAN_TRY(Reader::text(root["remainder"], "remainder", 64, plan.remainder_name));
+    if (plan.remainder_name.empty()) return invalid("remainder must be null or a name, not \"\"");
+  }
+  TRTET_PLAN_TRY(plan_problem(plan));
+  return plan;
+}
+
+#undef TRTET_PLAN_TRY
+
+}  // namespace
+
+unsigned PartitionPlan::total_sms() const noexcept {
+  unsigned total = 0;
+  for (const PlanPartition& p : partitions) total += p.sms;
+  return total;
+}
+
+GreenContextResult<PartitionPlan> parse_partition_plan(std::string_view text) {
+  if (text.size() > kMaxPlanBytes) {
+    return invalid(format("%zu bytes; a plan file is at most %zu", text.size(), kMaxPlanBytes));
+  }
+  if (too_deep(text)) return invalid(format("nested more than %d deep", kMaxDepth));
+  // Repeated keys: nlohmann keeps the last silently, so the parse callback records them.
+  std::vector<std::set<std::string>> keys;
+  std::string repeated;
+  const json::parser_callback_t callback = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      if (!keys.empty()) keys.pop_back();
+    } else if (event == json::parse_event_t::key && !keys.empty() && parsed.is_string()) {
+      const auto& key = parsed.get_ref<const std::string&>();
+      if (!keys.back().insert(key).second && repeated.empty()) repeated = key.size() > 64 ? key.substr(0, 64) : key;
+    }
+    return true;
+  };
+  try {
+    const json root = json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/false);
+    if (root.is_discarded()) return invalid("not valid JSON");
+    if (!repeated.empty()) {
+      return invalid(format("the key \"%s\" appears twice in one object", printable(repeated) ? repeated.c_str() : "?"));
+    }
+    return from_json(root);
+  } catch (const std::exception& e) {  // nothing above should throw; a plan is never a crash
+    return invalid(std::string("cannot be read: ") + e.what());
+  }
+}
+
+GreenContextResult<PartitionPlan> read_partition_plan(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid("cannot open " + path);
+  std::string text;
+  char buffer[65536];
+  while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxPlanBytes) {
+      return invalid(format("%s is larger than %zu bytes, the most a plan file may be", path.c_str(), kMaxPlanBytes));
+    }
+  }
+  if (in.bad()) return invalid("cannot read " + path);
+  auto plan = parse_partition_plan(text);
+  if (!plan.ok()) {
+    return GreenContextError(plan.error().code(), path + ": " + plan.error().message(), plan.error().limits(),
+                             plan.error().closest_valid());
+  }
+  return plan;
+}
+
+GreenContextResult<std::string> partition_plan_json(const PartitionPlan& plan) {
+  const std::string problem = plan_problem(plan);
+  if (!problem.empty()) return invalid(problem);
+  json root;
+  root["format"] = kFormat;
+  root["version"] = kPartitionPlanVersion;
+  root["gpu"] = {{"name", plan.gpu.name},
+                 {"sm_count", plan.gpu.sm_count},
+                 {"min_partition", plan.gpu.min_partition},
+                 {"alignment", plan.gpu.alignment},
+                 {"granularity", plan.gpu.granularity},
+                 {"max_partitioned_sms", plan.gpu.max_partitioned_sms}};
+  json partitions = json::array();
+  for (const PlanPartition& p : plan.partitions) {
+    partitions.push_back({{"name", p.name},
+                          {"sms", p.sms},
+                          {"p99_target_us", p.p99_target_us},
+                          {"min_calls_per_s", p.min_calls_per_s},
+                          {"p99_alone_us", p.p99_alone_us},
+                          {"p99_beside_us", p.p99_beside_us},
+                          {"program", p.program}});
+  }
+  root["partitions"] = std::move(partitions);
+  root["remainder"] = plan.remainder_name.empty() ? json(nullptr) : json(plan.remainder_name);
+  try {
+    return root.dump(2) + "\n";
+  } catch (const std::exception& e) {  // invalid UTF-8 in a string
+    return invalid(std::string("cannot be written as JSON: ") + e.what());
+  }
+}
+
+GreenContextResult<PlanGpu> plan_gpu(int device) {
+  auto limits = green_context_limits(device);
+  if (!limits.ok()) return limits.error();
+  cudaDeviceProp prop{};
+  const cudaError_t error = cudaGetDeviceProperties(&prop, device);
+  if (error != cudaSuccess) {
+    return GreenContextError(GreenContextErrc::kInternal,
+                             format("reading device %d's name: %s", device, cudaGetErrorString(error)), *limits);
+  }
+  PlanGpu gpu;
+  gpu.device = device;
+  gpu.name = prop.name;
+  gpu.sm_count = limits->sm_count;
+  gpu.min_partition = limits->min_partition;
+  gpu.alignment = limits->alignment;
+  gpu.granularity = limits->granularity;
+  gpu.max_partitioned_sms = limits->max_partitioned_sms;
+  return gpu;
+}
+
+GreenContextResult<std::vector<unsigned>> check_partition_plan(const PartitionPlan& plan, const PlanGpu& gpu) {
+  const std::string problem = plan_problem(plan);
+  if (!problem.empty()) return invalid(problem);
+  const PlanGpu& made = plan.gpu;
+  const GreenContextLimits here = limits_of(gpu, gpu.device);
+  if (made.name != gpu.name || made.sm_count != gpu.sm_count || made.min_partition != gpu.min_partition ||
+      made.alignment != gpu.alignment) {
+    return invalid(format("it was made on %s, but this GPU is %s: the latencies it was planned on do not hold "
+                          "here; make a plan on this GPU (trtet-plan)",
+                          describe(made).c_str(), describe(gpu).c_str()),
+                   here);
+  }
+  const std::vector<unsigned> counts = counts_of(plan);
+  const unsigned total = plan.total_sms();
+  if (total > gpu.max_partitioned_sms) {
+    const green::SmGranularity g = granularity_of(gpu);
+    return invalid(format("the partitions ask for %u SMs in all (%s); one split handed out %u on the GPU the plan was "
+                          "made on, but only %u on this one (%s; the driver keeps each %u-SM group inside one GPC, so "
+                          "GPUs of one kind can differ); closest valid request: %s",
+                          total, green::format_counts(counts).c_str(), made.max_partitioned_sms,
+                          gpu.max_partitioned_sms, describe(gpu).c_str(), gpu.granularity,
+                          green::format_counts(green::closest_valid_counts(g, counts)).c_str()),
+                   here, green::closest_valid_counts(g, counts));
+  }
+  if (!plan.remainder_name.empty() && total >= gpu.sm_count) {
+    return invalid("a remainder is named, but the partitions take every SM of this GPU", here);
+  }
+  return counts;
+}
+
+GreenContext* PlannedPartitions::find(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < names_.size() && i < partitions_.size(); ++i) {
+    if (names_[i] == name) return &partitions_[i];
+  }
+  return nullptr;
+}
+
+GreenContextResult<GreenContext*> PlannedPartitions::get(std::string_view name) noexcept {
+  try {
+    if (GreenContext* found = find(name)) return found;
+    std::string known;
+    for (const std::string& n : names_) known += (known.empty() ? "'" : ", '") + n + "'";
+    return GreenContextError(GreenContextErrc::kInvalidArgument,
+                             "no partition named '" + std::string(name.substr(0, 64)) + "' in the plan; it has " +
+                                 (known.empty() ? std::string("none") : known));
+  } catch (...) {
+    return GreenContextError(GreenContextErrc::kInternal, "out of memory naming the plan's partitions");
+  }
+}
+
+GreenContextResult<PlannedPartitions> apply_partition_plan(int device, const PartitionPlan& plan) {
+  const std::string problem = plan_problem(plan);
+  if (!problem.empty()) return invalid(problem);  // argument errors first, even without a GPU
+  auto gpu = plan_gpu(device);
+  if (!gpu.ok()) return gpu.error();
+  auto counts = check_partition_plan(plan, *gpu);
+  if (!counts.ok()) {
+    const GreenContextError& e = counts.error();
+    return GreenContextError(e.code(), e.message(), limits_of(*gpu, device), e.closest_valid());
+  }
+  const bool keep = !plan.remainder_name.empty();
+  auto split = split_device(device, *counts, keep ? Remainder::kKeep : Remainder::kDrop);
+  if (!split.ok()) return split.error();
+  std::vector<std::string> names;
+  for (const PlanPartition& p : plan.partitions) names.push_back(p.name);
+  if (keep) names.push_back(plan.remainder_name);
+  return PlannedPartitions(std::move(names), std::move(*split));
+}
+
+}  // namespace torch_tensorrt::executorch_backend

@@ -1,0 +1,293 @@
+// CPU tests of the partition-plan file (torch_tensorrt/executorch/PartitionPlan.h): a plan written
+// and read back, malformed and hostile input refused with the field named (every size checked),
+// and a plan made on another GPU refused with the reason, before any device is touched.
+#include <torch_tensorrt/executorch/PartitionPlan.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "green/contains.h"
+
+namespace torch_tensorrt::executorch_backend {
+namespace {
+
+PlanGpu h200(unsigned max_partitioned = 128) {
+  PlanGpu gpu;
+  gpu.device = 0;  // as plan_gpu(0) reads it
+  gpu.name = "NVIDIA H200";
+  gpu.sm_count = 132;
+  gpu.min_partition = 8;
+  gpu.alignment = 8;
+  gpu.granularity = 8;
+  gpu.max_partitioned_sms = max_partitioned;
+  return gpu;
+}
+
+PartitionPlan three_models() {
+  PartitionPlan plan;
+  plan.gpu = h200();
+  plan.partitions = {{"latency", 16, 200, 0, 150.5, 160.25, "latency.pte"},
+                     {"memory", 24, 400, 1000, 300, 350, "memory.pte"},
+                     {"compute", 32, 250, 0, 210, 212, "compute.pte"}};
+  plan.remainder_name = "headroom";
+  return plan;
+}
+
+std::string json_of(const PartitionPlan& plan) {
+  auto text = partition_plan_json(plan);
+  EXPECT_TRUE(text.ok()) << (text.ok() ? "" : text.error().message());
+  return text.ok() ? *text : "";
+}
+
+// The error parse_partition_plan gives for `text` (and that it is one).
+std::string refusal(const std::string& text) {
+  auto plan = parse_partition_plan(text);
+  EXPECT_FALSE(plan.ok()) << "accepted: " << text.substr(0, 300);
+  if (plan.ok()) return "";
+  EXPECT_EQ(plan.error().code(), GreenContextErrc::kInvalidArgument);
+  EXPECT_CONTAINS(plan.error().message(), "partition plan: ");
+  return plan.error().message();
+}
+
+// A valid plan's JSON with `from` replaced by `to` (which must occur).
+std::string edited(const std::string& from, const std::string& to) {
+  std::string text = json_of(three_models());
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from << " not in " << text;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(PlanFile, WrittenAndReadBackUnchanged) {
+  const PartitionPlan plan = three_models();
+  const std::string text = json_of(plan);
+  EXPECT_CONTAINS(text, "\"format\": \"trtet-partition-plan\"");
+  EXPECT_CONTAINS(text, "\"version\": 1");
+  auto back = parse_partition_plan(text);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->gpu.name, "NVIDIA H200");
+  EXPECT_EQ(back->gpu.max_partitioned_sms, 128u);
+  ASSERT_EQ(back->partitions.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back->partitions[i].name, plan.partitions[i].name);
+    EXPECT_EQ(back->partitions[i].sms, plan.partitions[i].sms);
+    EXPECT_DOUBLE_EQ(back->partitions[i].p99_target_us, plan.partitions[i].p99_target_us);
+    EXPECT_DOUBLE_EQ(back->partitions[i].min_calls_per_s, plan.partitions[i].min_calls_per_s);
+    EXPECT_DOUBLE_EQ(back->partitions[i].p99_alone_us, plan.partitions[i].p99_alone_us);
+    EXPECT_DOUBLE_EQ(back->partitions[i].p99_beside_us, plan.partitions[i].p99_beside_us);
+    EXPECT_EQ(back->partitions[i].program, plan.partitions[i].program);
+  }
+  EXPECT_EQ(back->remainder_name, "headroom");
+  EXPECT_EQ(back->total_sms(), 72u);
+  EXPECT_EQ(json_of(*back), text);
+}
+
+TEST(PlanFile, OptionalFieldsAndANullRemainder) {
+  const std::string minimal = R"({"format": "trtet-partition-plan", "version": 1,
+    "gpu": {"name": "NVIDIA H200", "sm_count": 132, "min_partition": 8, "alignment": 8, "granularity": 8,
+            "max_partitioned_sms": 128},
+    "partitions": [{"name": "only", "sms": 128, "p99_target_us": 100}], "remainder": null})";
+  auto plan = parse_partition_plan(minimal);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_TRUE(plan->remainder_name.empty());
+  EXPECT_EQ(plan->partitions[0].program, "");
+  EXPECT_EQ(plan->partitions[0].p99_alone_us, 0);
+}
+
+TEST(PlanFile, MalformedJsonIsRefused) {
+  EXPECT_CONTAINS(refusal(""), "not valid JSON");
+  EXPECT_CONTAINS(refusal("{"), "not valid JSON");
+  EXPECT_CONTAINS(refusal("{\"format\": \"trtet-partition-plan\",}"), "not valid JSON");
+  EXPECT_CONTAINS(refusal(std::string("{\"a\":\0}", 7)), "not valid JSON");
+  EXPECT_CONTAINS(refusal("[]"), "the plan must be an object");
+  EXPECT_CONTAINS(refusal("42"), "the plan must be an object");
+  EXPECT_CONTAINS(refusal("{}"), "the plan has no \"format\"");
+  EXPECT_CONTAINS(refusal(edited("trtet-partition-plan", "something-else")), "\"format\" must be");
+  EXPECT_CONTAINS(refusal(edited("\"version\": 1", "\"version\": 2")), "version 2; this library reads version 1");
+  EXPECT_CONTAINS(refusal(edited("\"version\": 1", "\"version\": \"1\"")), "version must be a whole number");
+}
+
+TEST(PlanFile, UnknownAndRepeatedKeysAreRefused) {
+  EXPECT_CONTAINS(refusal(edited("\"version\": 1", "\"version\": 1, \"extra\": 0")), "unknown key \"extra\"");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 16, \"smz\": 16")), "partitions[0] has an unknown key \"smz\"");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 16, \"sms\": 128")), "the key \"sms\" appears twice");
+  EXPECT_CONTAINS(refusal(edited("\"version\": 1", "\"version\": 1, \"version\": 1")), "\"version\" appears twice");
+  EXPECT_CONTAINS(refusal(edited("\"sm_count\": 132", "\"sm_count\": 132, \"cores\": 1")), "gpu has an unknown key");
+  EXPECT_CONTAINS(refusal(edited("\"name\": \"latency\"", "\"nome\": \"latency\"")), "partitions[0] has no \"name\"");
+  EXPECT_CONTAINS(refusal(edited("\"max_partitioned_sms\": 128", "\"x\": 128")), "gpu has no \"max_partitioned_sms\"");
+}
+
+TEST(PlanFile, EverySizeIsChecked) {
+  // Partition sizes: whole numbers, multiples of the granularity, within one split.
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 12")), "partition 'latency' has 12 SMs; sizes are multiples of 8");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 0")), "has 0 SMs");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": -16")), "partitions[0].sms is -16");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 16.5")), "partitions[0].sms must be a whole number");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 1e3")), "must be a whole number");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": \"16\"")), "must be a whole number");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 18446744073709551615")), "at most 65536");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 99999999999999999999999")), "must be a whole number");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 136")), "sizes are multiples of 8 from 8 to 128");
+  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 80")), "ask for 136 SMs in all (80,24,32)");
+  // The GPU's fields.
+  EXPECT_CONTAINS(refusal(edited("\"sm_count\": 132", "\"sm_count\": 0")), "gpu.sm_count is 0");
+  EXPECT_CONTAINS(refusal(edited("\"sm_count\": 132", "\"sm_count\": 70000")), "gpu.sm_count is 70000");
+  EXPECT_CONTAINS(refusal(edited("\"granularity\": 8", "\"granularity\": 4")), "gpu.granularity is 4");
+  EXPECT_CONTAINS(refusal(edited("\"max_partitioned_sms\": 128", "\"max_partitioned_sms\": 136")),
+                  "gpu.max_partitioned_sms is 136");
+  EXPECT_CONTAINS(refusal(edited("\"max_partitioned_sms\": 128", "\"max_partitioned_sms\": 100")),
+                  "must be a multiple of the granularity");
+  EXPECT_CONTAINS(refusal(edited("\"max_partitioned_sms\": 128", "\"max_partitioned_sms\": 64")), "ask for 72 SMs in all");
+  // Times and rates: finite, >= 0, targets > 0.
+  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": 0")), "p99_target_us must be a number in (0");
+  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": -5")), "must be a number in [0, 1e12]");
+  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": 1e300")), "must be a number in [0, 1e12]");
+  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": 1e999")), "not valid JSON");
+  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": null")), "must be a number");
+  EXPECT_CONTAINS(refusal(edited("\"min_calls_per_s\": 1000.0", "\"min_calls_per_s\": -1")), "min_calls_per_s must be");
+}
+
+TEST(PlanFile, NamesAreCheckedAndUnique) {
+  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"\"")), "partitions[0].name must be 1 to 64");
+  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"" + std::string(65, 'a') + "\"")), "partitions[0].name is longer than 64");
+  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"has space\"")), "partitions[0].name must be 1 to 64");
+  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"caf\\u00e9\"")), "partitions[0].name must be 1 to 64");
+  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"a\\u0000b\"")), "control characters");
+  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"memory\"")), "two partitions are named 'memory'");
+  EXPECT_CONTAINS(refusal(edited("\"headroom\"", "\"compute\"")), "the remainder is named 'compute', like a partition");
+  EXPECT_CONTAINS(refusal(edited("\"headroom\"", "\"\"")), "remainder must be null or a name");
+  EXPECT_CONTAINS(refusal(edited("\"headroom\"", "7")), "remainder must be a string");
+  EXPECT_CONTAINS(refusal(edited("\"NVIDIA H200\"", "\"\"")), "gpu.name must be 1 to 256");
+  EXPECT_CONTAINS(refusal(edited("\"NVIDIA H200\"", "\"NVIDIA\\nH200\"")), "gpu.name has control characters");
+  EXPECT_CONTAINS(refusal(edited("\"latency.pte\"", "\"" + std::string(5000, 'p') + "\"")), "longer than 4096 bytes");
+}
+
+TEST(PlanFile, HostileShapesAreRefusedBeforeParsing) {
+  // Nesting: 9 levels refused without handing it to the parser; 100000 would be a stack overflow.
+  EXPECT_CONTAINS(refusal(std::string(9, '[') + std::string(9, ']')), "nested more than 8 deep");
+  EXPECT_CONTAINS(refusal(std::string(100000, '[')), "nested more than 8 deep");
+  // Brackets inside strings do not count.
+  EXPECT_TRUE(parse_partition_plan(edited("\"latency.pte\"", "\"" + std::string(20, '[') + "\\\"\"")).ok());
+  // Size: more than 1 MiB refused at once.
+  EXPECT_CONTAINS(refusal(std::string((1 << 20) + 1, ' ')), "a plan file is at most 1048576");
+  // Partitions: at most 256.
+  std::string many = R"({"format": "trtet-partition-plan", "version": 1, "gpu": {"name": "big", "sm_count": 65536,
+    "min_partition": 1, "alignment": 1, "granularity": 1, "max_partitioned_sms": 65536}, "partitions": [)";
+  for (int i = 0; i < 257; ++i) many += std::string(i ? "," : "") + "{\"name\": \"m" + std::to_string(i) + "\", \"sms\": 1, \"p99_target_us\": 1}";
+  many += "]}";
+  EXPECT_CONTAINS(refusal(many), "a plan has 1 to 256 partitions, this one 257");
+  EXPECT_CONTAINS(refusal(edited("\"partitions\": [", "\"partitions\": [], \"x\": [")), "unknown key");
+}
+
+TEST(PlanFile, AnInvalidPlanIsNotWritten) {
+  PartitionPlan plan = three_models();
+  plan.partitions[0].sms = 12;
+  auto text = partition_plan_json(plan);
+  ASSERT_FALSE(text.ok());
+  EXPECT_CONTAINS(text.error().message(), "partition 'latency' has 12 SMs");
+  plan = three_models();
+  plan.partitions.clear();
+  EXPECT_FALSE(partition_plan_json(plan).ok());
+}
+
+TEST(PlanFile, TheSameGpuGetsTheSplit) {
+  auto counts = check_partition_plan(three_models(), h200());
+  ASSERT_TRUE(counts.ok()) << counts.error().message();
+  EXPECT_EQ(*counts, (std::vector<unsigned>{16, 24, 32}));
+  // A GPU of the same kind whose split hands out more (or fewer, while the plan fits) is fine.
+  EXPECT_TRUE(check_partition_plan(three_models(), h200(120)).ok());
+}
+
+TEST(PlanFile, AnotherGpuShapeIsRefusedWithTheReason) {
+  PlanGpu other = h200();
+  other.name = "NVIDIA H100 PCIe";
+  other.sm_count = 114;
+  other.max_partitioned_sms = 112;
+  auto counts = check_partition_plan(three_models(), other);
+  ASSERT_FALSE(counts.ok());
+  EXPECT_EQ(counts.error().code(), GreenContextErrc::kInvalidArgument);
+  const std::string& m = counts.error().message();
+  EXPECT_CONTAINS(m, "it was made on 'NVIDIA H200' (132 SMs; partitions are multiples of 8 SMs: minimum 8, alignment 8; "
+                     "one split hands out at most 128)");
+  EXPECT_CONTAINS(m, "but this GPU is 'NVIDIA H100 PCIe' (114 SMs;");
+  EXPECT_CONTAINS(m, "make a plan on this GPU");
+  EXPECT_EQ(counts.error().limits().sm_count, 114u);
+
+  PlanGpu finer = h200();
+  finer.min_partition = 2;
+  finer.alignment = 2;
+  finer.granularity = 2;
+  EXPECT_CONTAINS(check_partition_plan(three_models(), finer).error().message(), "minimum 2, alignment 2");
+  PlanGpu renamed = h200();
+  renamed.name = "NVIDIA H100 80GB HBM3";  // the same SM layout, another GPU: its latencies differ
+  EXPECT_FALSE(check_partition_plan(three_models(), renamed).ok());
+}
+
+TEST(PlanFile, APlanLargerThanThisGpusSplitIsRefusedWithTheClosestValidRequest) {
+  PartitionPlan plan = three_models();
+  plan.partitions = {{"a", 64, 100, 0, 0, 0, ""}, {"b", 64, 100, 0, 0, 0, ""}};
+  auto counts = check_partition_plan(plan, h200(120));  // an H200 whose split makes 15 groups
+  ASSERT_FALSE(counts.ok());
+  const std::string& m = counts.error().message();
+  EXPECT_CONTAINS(m, "the partitions ask for 128 SMs in all (64,64); one split handed out 128 on the GPU the plan was "
+                     "made on, but only 120 on this one");
+  EXPECT_CONTAINS(m, "closest valid request: 56,64");
+  EXPECT_EQ(counts.error().closest_valid(), (std::vector<unsigned>{56, 64}));
+  EXPECT_EQ(counts.error().limits().max_partitioned_sms, 120u);
+  EXPECT_EQ(counts.error().limits().device, 0);
+}
+
+TEST(PlanFile, ApplyingChecksThePlanBeforeTheDevice) {
+  PartitionPlan bad = three_models();
+  bad.partitions[1].sms = 7;
+  auto applied = apply_partition_plan(0, bad);
+  ASSERT_FALSE(applied.ok());
+  EXPECT_EQ(applied.error().code(), GreenContextErrc::kInvalidArgument);
+  EXPECT_CONTAINS(applied.error().message(), "partition 'memory' has 7 SMs");
+}
+
+TEST(PlanFile, PartitionsAreFoundByName) {
+  PlannedPartitions none;
+  EXPECT_EQ(none.find("chat"), nullptr);
+  auto missing = none.get("chat");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_CONTAINS(missing.error().message(), "no partition named 'chat' in the plan; it has none");
+  std::vector<GreenContext> empty(2);
+  PlannedPartitions two({"chat", "headroom"}, std::move(empty));
+  EXPECT_EQ(two.find("headroom"), &two.partitions()[1]);
+  ASSERT_TRUE(two.get("chat").ok());
+  EXPECT_CONTAINS(two.get("vision").error().message(), "it has 'chat', 'headroom'");
+}
+
+TEST(PlanFile, ReadFromAFile) {
+  const std::string path = ::testing::TempDir() + "plan_file_test.json";
+  {
+    std::ofstream out(path);
+    out << json_of(three_models());
+  }
+  auto plan = read_partition_plan(path);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->partitions.size(), 3u);
+  {
+    std::ofstream out(path);
+    out << "{\"format\": 1}";
+  }
+  auto bad = read_partition_plan(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_CONTAINS(bad.error().message(), path + ": partition plan:");
+  {
+    std::ofstream out(path);
+    out << std::string((1 << 20) + 10, ' ');
+  }
+  EXPECT_CONTAINS(read_partition_plan(path).error().message(), "larger than 1048576 bytes");
+  std::remove(path.c_str());
+  EXPECT_CONTAINS(read_partition_plan(path).error().message(), "cannot open");
+  EXPECT_CONTAINS(read_partition_plan("/").error().message(), "partition plan: ");
+}
+
+}  // namespace
+}  // namespace torch_tensorrt::executorch_backend

@@ -1,0 +1,90 @@
+// trtet-plan: a plan of green-context partitions of one GPU under which several models meet their
+// p99 targets side by side, with the fewest SMs. See --help and docs/PLANNING.md.
+#include <torch_tensorrt/executorch/PartitionPlan.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "plan/options.h"
+#include "plan/planner.h"
+#include "plan/report.h"
+#include "run/engines.h"
+
+namespace et = torch_tensorrt::executorch_backend;
+
+namespace trtet_plan {
+namespace {
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "trtet-plan: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+int exit_for(const ex::Status& status) {
+  return status.code() == ex::ErrorCode::kInvalidArgument ? kPlanUsage
+         : status.code() == ex::ErrorCode::kNoDevice      ? kPlanNoGpu
+                                                          : kPlanFailed;
+}
+
+int run(const PlanOptions& o) {
+  int devices = 0;
+  const cudaError_t counted = cudaGetDeviceCount(&devices);
+  if (counted != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "trtet-plan: no usable GPU: %s\n",
+                 counted != cudaSuccess ? cudaGetErrorString(counted) : "no CUDA device visible");
+    return kPlanNoGpu;
+  }
+  if (o.device >= devices) {
+    std::fprintf(stderr, "trtet-plan: --device %d: only %d device(s) visible\n", o.device, devices);
+    return kPlanUsage;
+  }
+  auto result = run_planner(o, stdout);
+  if (!result.ok()) {
+    std::fprintf(stderr, "trtet-plan: %s\n", result.status().message().c_str());
+    return exit_for(result.status());
+  }
+  int code = result->exit_code;
+  if (!o.csv_prefix.empty()) {
+    const std::string curves = o.csv_prefix + "_curves.csv";
+    const std::string verify = o.csv_prefix + "_verify.csv";
+    if (!write_file(curves, curves_csv(result->models, result->p50_us))) return kPlanFailed;
+    if (!write_file(verify, verify_csv(result->verify))) return kPlanFailed;
+    std::printf("\ncurves written to %s, side-by-side runs to %s (plot: tools/plot_plan.py %s %s plan.png)\n",
+                curves.c_str(), verify.c_str(), curves.c_str(), verify.c_str());
+  }
+  if (!result->plan) {
+    std::printf("no plan file written\n");
+    return code;
+  }
+  auto text = et::partition_plan_json(*result->plan);
+  if (!text.ok()) {
+    std::fprintf(stderr, "trtet-plan: the plan cannot be written: %s\n", text.error().message().c_str());
+    return kPlanFailed;
+  }
+  if (!write_file(o.out, *text)) return kPlanFailed;
+  std::printf("\nplan written to %s: every model meets its targets beside the others. Apply it with "
+              "apply_partition_plan (torch_tensorrt/executorch/PartitionPlan.h).\n",
+              o.out.c_str());
+  return code;
+}
+
+}  // namespace
+}  // namespace trtet_plan
+
+int main(int argc, char** argv) {
+  const trtet_plan::PlanParse parsed = trtet_plan::parse_plan_options(argc, argv, trtet_run::have_test_engines());
+  if (!parsed.run) {
+    std::fputs(parsed.message.c_str(), parsed.exit_code == 0 ? stdout : stderr);
+    return parsed.exit_code;
+  }
+  return trtet_plan::run(parsed.options);
+}

@@ -1,0 +1,220 @@
+#include "plan/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "run/stats.h"
+
+namespace trtet_plan {
+namespace {
+
+constexpr char kDescription[] =
+    "trtet-plan: plans green-context partitions of one GPU for several models so that every model meets\n"
+    "its p99 target (and minimum calls/s) beside the others, with the fewest SMs. It measures each model's\n"
+    "latency alone on every partition size the GPU allows, searches the sizes (Note [plan search]),\n"
+    "verifies the plan by running all models at once on their partitions (one thread and stream each),\n"
+    "adjusts where a model misses beside the others, and writes the plan file that\n"
+    "torch_tensorrt/executorch/PartitionPlan.h applies.\n"
+    "\n"
+    "  trtet-plan --model name=chat,program=chat.pte,p99_us=300,io=host \\\n"
+    "             --model name=vision,program=vision.pte,p99_us=2000,calls_per_s=400 --out plan.json --csv run\n"
+    "  tools/plot_plan.py run_curves.csv run_verify.csv plan.png\n"
+    "\n"
+    "--model keys: name, program, p99_us (required); calls_per_s (a minimum, one call at a time),\n"
+    "io=device|pinned|host (default device), shape=DIMS (e.g. 64x4096; once for all inputs or once per\n"
+    "input, repeated), method (default forward).\n"
+    "\n"
+    "Exit status: 0 a plan that meets every target beside the others; 1 bad arguments; 2 no GPU;\n"
+    "3 a program failed to load or run, or a file could not be written; 4 no plan meets every target\n"
+    "(the report says which model cannot be met and the best it can do).\n";
+
+PlanParse usage_error(const std::string& message) {
+  PlanParse outcome;
+  outcome.exit_code = kPlanUsage;
+  outcome.message = "trtet-plan: " + message + " (see --help)\n";
+  return outcome;
+}
+
+ex::Status bad_model(const std::string& text, const std::string& why) {
+  return ex::make_error(ex::ErrorCode::kInvalidArgument, "--model '%s': %s", text.c_str(), why.c_str());
+}
+
+bool parse_number(const std::string& text, double& value) {
+  if (text.empty() || text.size() > 32) return false;
+  char* end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && std::isfinite(value);
+}
+
+bool valid_dims(const std::string& text) {
+  if (text.empty() || text.size() > 128) return false;
+  bool digit = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      digit = true;
+    } else if (c == 'x' && digit) {
+      digit = false;
+    } else {
+      return false;
+    }
+  }
+  return digit;
+}
+
+}  // namespace
+
+const char* to_string(Io io) {
+  switch (io) {
+    case Io::kDevice:
+      return "device";
+    case Io::kPinned:
+      return "pinned";
+    case Io::kHost:
+      return "host";
+  }
+  return "?";
+}
+
+bool valid_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+ex::Result<ModelSpec> parse_model_spec(const std::string& text) {
+  ModelSpec spec;
+  std::set<std::string> seen;
+  std::size_t start = 0;
+  if (text.empty()) return bad_model(text, "empty; expected name=NAME,program=FILE,p99_us=US[,...]");
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    start = comma + 1;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) return bad_model(text, "expected key=value, got '" + item + "'");
+    const std::string key = item.substr(0, eq);
+    const std::string value = item.substr(eq + 1);
+    if (key != "shape" && !seen.insert(key).second) return bad_model(text, "repeated key '" + key + "'");
+    if (key == "name") {
+      if (!valid_name(value)) return bad_model(text, "name must be 1 to 64 of A-Z a-z 0-9 _ . -, got '" + value + "'");
+      spec.name = value;
+    } else if (key == "program") {
+      if (value.empty()) return bad_model(text, "program is empty");
+      spec.program = value;
+    } else if (key == "method") {
+      if (value.empty()) return bad_model(text, "method is empty");
+      spec.method = value;
+    } else if (key == "p99_us") {
+      if (!parse_number(value, spec.p99_target_us) || spec.p99_target_us <= 0 || spec.p99_target_us > 1e9) {
+        return bad_model(text, "p99_us must be a number of microseconds in (0, 1e9], got '" + value + "'");
+      }
+    } else if (key == "calls_per_s") {
+      if (!parse_number(value, spec.min_calls_per_s) || spec.min_calls_per_s < 0 || spec.min_calls_per_s > 1e9) {
+        return bad_model(text, "calls_per_s must be a number in [0, 1e9], got '" + value + "'");
+      }
+    } else if (key == "io") {
+      if (value == "device") {
+        spec.io = Io::kDevice;
+      } else if (value == "pinned") {
+        spec.io = Io::kPinned;
+      } else if (value == "host") {
+        spec.io = Io::kHost;
+      } else {
+        return bad_model(text, "io takes device, pinned or host, got '" + value + "'");
+      }
+    } else if (key == "shape") {
+      if (!valid_dims(value)) return bad_model(text, "shape is written DIMxDIMx..., e.g. 64x4096; got '" + value + "'");
+      spec.shapes.push_back(value);
+    } else {
+      return bad_model(text, "unknown key '" + key + "' (keys: name, program, p99_us, calls_per_s, io, shape, method)");
+    }
+  }
+  if (spec.name.empty()) return bad_model(text, "name= is required");
+  if (spec.program.empty()) return bad_model(text, "program= is required");
+  if (spec.p99_target_us <= 0) return bad_model(text, "p99_us= is required");
+  return spec;
+}
+
+PlanParse parse_plan_options(int argc, const char* const* argv, bool have_test_engines) {
+  PlanOptions o;
+  std::vector<std::string> models;
+  CLI::App app(kDescription, "trtet-plan");
+  app.get_formatter()->column_width(30);
+  app.add_option("-m,--model", models, "a model to plan (repeat): name=NAME,program=FILE,p99_us=US[,...]")
+      ->required()
+      ->allow_extra_args(false);
+  app.add_option("--device", o.device, "the CUDA device")->capture_default_str()->check(CLI::Range(0, 1023));
+  app.add_option("-n,--iterations", o.iterations, "calls per measured point, and per model beside the others")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 1 << 22));
+  app.add_option("--warmup", o.warmup, "calls before measuring")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+  app.add_option("--sizes", o.sizes, "partition sizes to measure, FIRST:LAST:STEP (default: every size the GPU allows)");
+  app.add_option("--rounds", o.rounds, "side-by-side verifications: the first and the adjustments after it")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 32));
+  app.add_flag("--spread", o.spread, "give the SMs the plan leaves over to the models with the least margin");
+  app.add_option("--remainder", o.remainder, "name of the remainder partition in the plan (the SMs left over); "
+                                              "'none' for no remainder partition")
+      ->capture_default_str();
+  app.add_flag("--load-remainder", o.load_remainder,
+               "verify with an SM-flooding load on the remainder (what else may run there)");
+  app.add_option("--load-us", o.load_us, "duration of each load kernel (--load-remainder)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("-o,--out", o.out, "the plan file to write")->capture_default_str();
+  app.add_option("--csv", o.csv_prefix, "write PREFIX_curves.csv and PREFIX_verify.csv (tools/plot_plan.py)");
+  app.add_flag("--test-engines", o.test_engines,
+               "build engines with the project's test-engine factory (the programs tests/ generates)");
+  app.add_option("--exhaustive-limit", o.exhaustive_limit,
+                 "combinations the exhaustive quality check may try (0: no check)")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream out, err;
+    const int code = app.exit(e, out, err);
+    PlanParse outcome;
+    outcome.exit_code = code == 0 ? kPlanOk : kPlanUsage;
+    outcome.message = code == 0 ? out.str() : "trtet-plan: " + err.str();
+    return outcome;
+  }
+  if (o.test_engines && !have_test_engines) {
+    return usage_error("--test-engines: this build has no test engines (configure with TRTET_BUILD_TESTS=ON)");
+  }
+  std::set<std::string> names;
+  for (const std::string& text : models) {
+    auto spec = parse_model_spec(text);
+    if (!spec.ok()) return usage_error(spec.status().message());
+    if (!names.insert(spec->name).second) return usage_error("two models are named '" + spec->name + "'");
+    if (!std::ifstream(spec->program).good()) {
+      return usage_error("model '" + spec->name + "': cannot read the program " + spec->program);
+    }
+    o.models.push_back(std::move(spec).value());
+  }
+  if (o.remainder != "none") {
+    if (!valid_name(o.remainder)) return usage_error("--remainder: a name of 1 to 64 of A-Z a-z 0-9 _ . -");
+    if (names.count(o.remainder) != 0) {
+      return usage_error("--remainder '" + o.remainder + "' is also a model's name");
+    }
+  }
+  if (!o.sizes.empty()) {
+    auto counts = trtet_run::parse_sm_range(o.sizes);
+    if (!counts.ok()) return usage_error("--sizes: " + counts.status().message());
+  }
+  if (o.out.empty()) return usage_error("--out: a file name is needed");
+  PlanParse outcome;
+  outcome.run = true;
+  outcome.options = std::move(o);
+  return outcome;
+}
+
+}  // namespace trtet_plan
