@@ -1,8 +1,14 @@
 #include "common/log.h"
 
+#include <strings.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "common/escape.h"
 
 namespace torch_tensorrt::executorch_backend {
 namespace {
@@ -17,8 +23,18 @@ const char* level_name(LogLevel level) {
   return "?";
 }
 
+/// Whether a TORCHTRT_ET_DEBUG value turns debug logging on: set, not empty and not "0", "false",
+/// "off" or "no" (any case). TORCHTRT_ET_DEBUG=0 used to turn it on (any value did).
+bool debug_logging_requested(const char* value) noexcept {
+  if (value == nullptr || *value == '\0') return false;
+  for (const char* off : {"0", "false", "off", "no"}) {
+    if (strcasecmp(value, off) == 0) return false;
+  }
+  return true;
+}
+
 bool debug_enabled() {
-  static const bool enabled = std::getenv("TORCHTRT_ET_DEBUG") != nullptr;
+  static const bool enabled = debug_logging_requested(std::getenv("TORCHTRT_ET_DEBUG"));
   return enabled;
 }
 
@@ -31,7 +47,10 @@ void log(LogLevel level, const char* format, ...) {
   va_start(args, format);
   std::vsnprintf(buffer, sizeof(buffer), format, args);
   va_end(args);
-  std::fprintf(stderr, "[torchtrt-et] %s: %s\n", level_name(level), buffer);
+  // Messages quote names and text from programs and from TensorRT: no control sequence reaches the
+  // terminal (docs/SECURITY.md).
+  const std::string line = escape_for_message(buffer, sizeof(buffer));
+  std::fprintf(stderr, "[torchtrt-et] %s: %s\n", level_name(level), line.c_str());
 }
 
 }  // namespace torch_tensorrt::executorch_backend

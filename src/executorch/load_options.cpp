@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <variant>
 
 #include "blob/weight_streaming_budget.h"
+#include "common/escape.h"
 
 namespace torch_tensorrt::executorch_backend {
 namespace {
@@ -62,24 +64,43 @@ constexpr std::uint64_t kMaxStagingBudgetMb = (std::uint64_t{1} << 44) - 1;
 
 /// A staging budget in MiB from `text`, exactly its bytes: one or more ASCII decimal digits, at
 /// most kMaxStagingBudgetMb. `code` and `from` say what a bad value is and where it came from.
-Result<std::uint64_t> parse_staging_budget_mb(std::string_view text, ErrorCode code, const char* from) {
-  const int shown = static_cast<int>(std::min<std::size_t>(text.size(), 64));
+Result<std::uint64_t> parse_staging_budget_mb(std::string_view text, ErrorCode code, const char* from,
+                                              const char* key = kStagingBudgetMbKey) {
+  const std::string shown = escape_for_message(text, 64);
   if (text.empty()) {
-    return make_error(code, "%s \"%s\" is empty; it takes a whole number of MiB >= 0", from, kStagingBudgetMbKey);
+    return make_error(code, "%s \"%s\" is empty; it takes a whole number of MiB >= 0", from, key);
   }
   std::uint64_t value = 0;
   for (const char c : text) {
     if (c < '0' || c > '9') {
-      return make_error(code, "%s \"%s\" is \"%.*s\"; it takes a whole number of MiB >= 0 (decimal digits only)",
-                        from, kStagingBudgetMbKey, shown, text.data());
+      return make_error(code, "%s \"%s\" is \"%s\"; it takes a whole number of MiB >= 0 (decimal digits only)", from,
+                        key, shown.c_str());
     }
     value = value * 10 + static_cast<std::uint64_t>(c - '0');
     if (value > kMaxStagingBudgetMb) {
-      return make_error(code, "%s \"%s\" is \"%.*s\", more than the largest budget, %llu MiB", from,
-                        kStagingBudgetMbKey, shown, text.data(), static_cast<unsigned long long>(kMaxStagingBudgetMb));
+      return make_error(code, "%s \"%s\" is \"%s\", more than the largest budget, %llu MiB", from, key,
+                        shown.c_str(), static_cast<unsigned long long>(kMaxStagingBudgetMb));
     }
   }
   return value;
+}
+
+/// A load-time option in MiB or bytes: an int >= 0, or a string of decimal digits (at most
+/// kMaxStagingBudgetMb); kInvalidArgument naming `key` otherwise.
+Result<std::uint64_t> option_whole_number(const BackendOption& option, const char* key) {
+  if (const int* number = std::get_if<int>(&option.value)) {
+    TRTET_CHECK_OR_RETURN(*number >= 0, kInvalidArgument, "load-time option \"%s\" is %d; it takes a whole number >= 0",
+                          key, *number);
+    return static_cast<std::uint64_t>(*number);
+  }
+  if (const auto* text = std::get_if<std::array<char, kMaxOptionValueLength>>(&option.value)) {
+    const std::string_view view(text->data(), strnlen(text->data(), text->size()));
+    return parse_staging_budget_mb(view, ErrorCode::kInvalidArgument, "load-time option", key);
+  }
+  return make_error(ErrorCode::kInvalidArgument,
+                    "load-time option \"%s\" is a bool; it takes a whole number >= 0 (an int or a string of decimal "
+                    "digits)",
+                    key);
 }
 
 Result<std::size_t> staging_budget_bytes(std::uint64_t mb, ErrorCode code, const char* from) {
@@ -111,6 +132,37 @@ Result<std::optional<std::string>> resolve_tensorrt_runtime(::executorch::runtim
   return runtime;
 }
 
+Result<std::optional<bool>> resolve_allow_engine_host_code(::executorch::runtime::Span<const BackendOption> options) {
+  std::optional<bool> allowed;
+  for (const BackendOption& option : options) {
+    if (!key_is(option.key, kAllowEngineHostCodeKey)) continue;
+    if (const bool* flag = std::get_if<bool>(&option.value)) {
+      allowed = *flag;
+    } else if (const int* number = std::get_if<int>(&option.value); number != nullptr && (*number == 0 || *number == 1)) {
+      allowed = *number == 1;
+    } else {
+      return make_error(ErrorCode::kInvalidArgument,
+                        "load-time option \"%s\" takes a bool (or the int 0 or 1): true lets engines run native "
+                        "code they carry (docs/SECURITY.md)",
+                        option.key);
+    }
+  }
+  return allowed;
+}
+
+Result<blob::ParseLimits> resolve_blob_limits(::executorch::runtime::Span<const BackendOption> options) {
+  blob::ParseLimits limits;
+  for (const BackendOption& option : options) {
+    if (!key_is(option.key, blob::kMaxMetadataBytesOption)) continue;
+    TRTET_ASSIGN_OR_RETURN(const std::uint64_t bytes, option_whole_number(option, blob::kMaxMetadataBytesOption));
+    TRTET_CHECK_OR_RETURN(bytes > 0 && bytes <= std::numeric_limits<std::uint32_t>::max(), kInvalidArgument,
+                          "load-time option \"%s\" is %llu; it takes 1 to 4294967295 bytes", option.key,
+                          static_cast<unsigned long long>(bytes));
+    limits.max_metadata_bytes = static_cast<std::size_t>(bytes);
+  }
+  return limits;
+}
+
 Result<delegate::SessionOptions> resolve_session_options(::executorch::runtime::ArrayRef<CompileSpec> compile_specs,
                                                         ::executorch::runtime::Span<const BackendOption> load_options) {
   delegate::SessionOptions options;
@@ -125,19 +177,40 @@ Result<delegate::SessionOptions> resolve_session_options(::executorch::runtime::
     } else if (text == "0" || text == "false" || text == "False") {
       options.use_cuda_graphs = false;
     } else {
-      return make_error(ErrorCode::kInvalidProgram, "compile spec \"%s\" is \"%.*s\"; it takes 1, 0, true or false",
-                        spec.key, static_cast<int>(text.size()), text.data());
+      return make_error(ErrorCode::kInvalidProgram, "compile spec \"%s\" is \"%s\"; it takes 1, 0, true or false",
+                        spec.key, escape_for_message(text, 64).c_str());
     }
   }
-  bool budget_baked = false;
+  std::optional<std::uint64_t> baked_budget_mb;
   for (const CompileSpec& spec : compile_specs) {
     if (!key_is(spec.key, kStagingBudgetMbKey)) continue;
-    TRTET_CHECK_OR_RETURN(!budget_baked, kInvalidProgram, "compile spec \"%s\" appears more than once", spec.key);
-    budget_baked = true;
+    TRTET_CHECK_OR_RETURN(!baked_budget_mb.has_value(), kInvalidProgram, "compile spec \"%s\" appears more than once",
+                          spec.key);
     const std::string_view text(static_cast<const char*>(spec.value.buffer), spec.value.buffer != nullptr ? spec.value.nbytes : 0);
     TRTET_ASSIGN_OR_RETURN(const std::uint64_t mb, parse_staging_budget_mb(text, ErrorCode::kInvalidProgram, "compile spec"));
     TRTET_ASSIGN_OR_RETURN(options.staging_budget_bytes,
                            staging_budget_bytes(mb, ErrorCode::kInvalidProgram, "compile spec"));
+    baked_budget_mb = mb;
+  }
+  bool budget_given = false;
+  std::uint64_t program_cap_mb = kDefaultMaxProgramStagingBudgetMb;
+  for (const BackendOption& option : load_options) {
+    if (key_is(option.key, kMaxProgramStagingBudgetMbKey)) {
+      TRTET_ASSIGN_OR_RETURN(program_cap_mb, option_whole_number(option, kMaxProgramStagingBudgetMbKey));
+      continue;
+    }
+    if (key_is(option.key, kStagingBudgetMbKey)) budget_given = true;
+  }
+  // Note [program's staging budget]: the budget pins host and device memory at load, so the
+  // program's compile spec may ask for at most the application's cap; the application's own
+  // load-time option staging_budget_mb is not capped, and overrides the compile spec.
+  if (baked_budget_mb.has_value() && !budget_given && *baked_budget_mb > program_cap_mb) {
+    return make_error(ErrorCode::kInvalidProgram,
+                      "compile spec \"%s\" asks for %llu MiB of pinned staging, more than the %llu MiB a program may "
+                      "ask for; the application may allow it with the load-time backend option %s, or set the budget "
+                      "itself with the load-time option %s",
+                      kStagingBudgetMbKey, static_cast<unsigned long long>(*baked_budget_mb),
+                      static_cast<unsigned long long>(program_cap_mb), kMaxProgramStagingBudgetMbKey, kStagingBudgetMbKey);
   }
   for (const BackendOption& option : load_options) {
     if (key_is(option.key, kStagingBudgetMbKey)) {

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <unordered_map>
 
+#include "common/escape.h"
 #include "common/log.h"
 #include "tensorrt/version.h"
 
@@ -10,6 +11,10 @@ namespace torch_tensorrt::executorch_backend::tensorrt {
 namespace {
 
 using nvinfer1::TensorIOMode;
+
+/// A name from the blob or the engine (both the program's), quoted in a message: control
+/// characters escaped, at most 128 bytes.
+std::string q(const std::string& name) { return escape_for_message(name, 128); }
 
 /// Dims → Shape; `allow_wildcard` keeps -1 dimensions.
 Result<Shape> convert(const nvinfer1::Dims& dims, bool allow_wildcard) {
@@ -31,7 +36,7 @@ Result<Shape> convert(const nvinfer1::Dims& dims, bool allow_wildcard) {
 /// "input 2 (\"x\")" for messages.
 std::string describe(std::size_t index, const blob::IoBinding& binding) {
   return std::string(binding.is_input ? "input" : "output") + " binding " + std::to_string(index) + " (\"" +
-         binding.name + "\")";
+         q(binding.name) + "\")";
 }
 
 /// Checks the blob's optional dtype string against the engine's type.
@@ -39,7 +44,7 @@ Status check_dtype(const std::string& what, const blob::IoBinding& binding, Data
   if (binding.dtype.empty()) return Status::Ok();
   const Result<DataType> listed = parse_data_type(binding.dtype);
   TRTET_CHECK_OR_RETURN(listed.ok(), kInvalidProgram, "%s: the blob's dtype \"%s\" is not a known type",
-                        what.c_str(), binding.dtype.c_str());
+                        what.c_str(), q(binding.dtype).c_str());
   TRTET_CHECK_OR_RETURN(*listed == engine_type, kInvalidProgram,
                         "%s: the blob says dtype %s, the engine's tensor is %s", what.c_str(), to_string(*listed),
                         to_string(engine_type));
@@ -108,7 +113,7 @@ Result<engine::IoDesc> bind_one(std::size_t index, const blob::IoBinding& bindin
   const bool engine_input = tensor.mode == TensorIOMode::kINPUT;
   TRTET_CHECK_OR_RETURN(tensor.mode != TensorIOMode::kNONE && engine_input == binding.is_input, kInvalidProgram,
                         "%s: the blob lists it as an %s, the engine's tensor \"%s\" is an %s", what.c_str(),
-                        binding.is_input ? "input" : "output", tensor.name.c_str(), to_string(tensor.mode));
+                        binding.is_input ? "input" : "output", q(tensor.name).c_str(), to_string(tensor.mode));
   TRTET_CHECK_OR_RETURN(!tensor.shape_tensor, kNotSupported,
                         "%s is a shape tensor (its values are read on the host), which this delegate cannot bind",
                         what.c_str());
@@ -231,7 +236,7 @@ Result<std::vector<engine::IoDesc>> bind_by_name(const blob::Metadata& metadata,
     const blob::IoBinding& binding = metadata.io_bindings[i];
     const auto [previous, inserted] = listed.emplace(binding.name, i);
     TRTET_CHECK_OR_RETURN(inserted, kInvalidProgram, "the blob lists binding \"%s\" twice (bindings %zu and %zu)",
-                          binding.name.c_str(), previous->second, i);
+                          q(binding.name).c_str(), previous->second, i);
     const auto found = engine_index.find(binding.name);
     TRTET_CHECK_OR_RETURN(found != engine_index.end(), kInvalidProgram,
                           "%s: the engine has no I/O tensor of that name (it has %zu I/O tensors)",
@@ -242,7 +247,7 @@ Result<std::vector<engine::IoDesc>> bind_by_name(const blob::Metadata& metadata,
   for (const EngineTensor& tensor : tensors) {
     TRTET_CHECK_OR_RETURN(listed.count(tensor.name) != 0, kInvalidProgram,
                           "the engine's %s tensor \"%s\" is not among the blob's io_bindings", to_string(tensor.mode),
-                          tensor.name.c_str());
+                          q(tensor.name).c_str());
   }
   return io;
 }
@@ -259,12 +264,12 @@ Result<std::vector<engine::Alias>> map_aliases(const blob::Metadata& metadata, c
     const auto input = index_of.find(entry.input);
     TRTET_CHECK_OR_RETURN(output != index_of.end() && !io[static_cast<std::size_t>(output->second)].is_input,
                           kInvalidProgram, "aliased_io names \"%s\" as an output, which no output binding is",
-                          entry.output.c_str());
+                          q(entry.output).c_str());
     TRTET_CHECK_OR_RETURN(input != index_of.end() && io[static_cast<std::size_t>(input->second)].is_input,
                           kInvalidProgram, "aliased_io names \"%s\" as an input, which no input binding is",
-                          entry.input.c_str());
+                          q(entry.input).c_str());
     TRTET_CHECK_OR_RETURN(declared.emplace(entry.output, &entry).second, kInvalidProgram,
-                          "aliased_io lists output \"%s\" more than once", entry.output.c_str());
+                          "aliased_io lists output \"%s\" more than once", q(entry.output).c_str());
     engine::Alias alias;
     alias.output = output->second;
     alias.input = input->second;
@@ -277,16 +282,16 @@ Result<std::vector<engine::Alias>> map_aliases(const blob::Metadata& metadata, c
       TRTET_CHECK_OR_RETURN(entry != declared.end(), kInvalidProgram,
                             "the engine updates output \"%s\" in place in input \"%s\", but the blob's aliased_io does "
                             "not declare it",
-                            tensor.name.c_str(), tensor.aliased_input.c_str());
+                            q(tensor.name).c_str(), q(tensor.aliased_input).c_str());
       TRTET_CHECK_OR_RETURN(entry->second->input == tensor.aliased_input, kInvalidProgram,
                             "the engine updates output \"%s\" in place in input \"%s\", the blob says input \"%s\"",
-                            tensor.name.c_str(), tensor.aliased_input.c_str(), entry->second->input.c_str());
+                            q(tensor.name).c_str(), q(tensor.aliased_input).c_str(), q(entry->second->input).c_str());
     } else if (TRTET_TENSORRT_HAS_ALIAS_QUERY && entry != declared.end() &&
                entry->second->kind == blob::AliasKind::kKvCacheUpdate) {
       log(LogLevel::kWarning,
           "the blob declares output \"%s\" a kv_cache_update alias of input \"%s\", but the engine does not report "
           "it as updated in place; binding it to the input's memory anyway",
-          tensor.name.c_str(), entry->second->input.c_str());
+          q(tensor.name).c_str(), q(entry->second->input).c_str());
     }
   }
   return aliases;

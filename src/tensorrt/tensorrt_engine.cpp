@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "common/escape.h"
 #include "common/log.h"
 #include "cuda/check.h"
 #include "cuda/device.h"
@@ -17,6 +18,9 @@
 
 namespace torch_tensorrt::executorch_backend::tensorrt {
 namespace {
+
+/// A tensor name (the program's) quoted in a message: control characters escaped.
+std::string quoted(const std::string& name) { return escape_for_message(name, 128); }
 
 /// What mapping.h needs to know about each of the engine's I/O tensors.
 Result<std::vector<EngineTensor>> read_tensors(const nvinfer1::ICudaEngine& engine) {
@@ -229,7 +233,7 @@ Status TensorRTEngine::read_profiles() {
                             kInvalidProgram,
                             "the %s engine's optimization profile %d has unusable bounds for input \"%s\" (%s..%s; "
                             "profile 0 has rank %d)",
-                            label_.c_str(), static_cast<int>(p), io.name.c_str(), dims_text(low).c_str(),
+                            label_.c_str(), static_cast<int>(p), quoted(io.name).c_str(), dims_text(low).c_str(),
                             dims_text(high).c_str(), io.min_shape.rank);
       bounds = engine::ShapeBounds{*min_shape, *max_shape};
     }
@@ -277,7 +281,7 @@ Status TensorRTEngine::check_index(int index, const char* call, std::optional<bo
                         call, index, io_count());
   const engine::IoDesc& io = io_[static_cast<std::size_t>(index)];
   TRTET_CHECK_OR_RETURN(!want_input.has_value() || *want_input == io.is_input, kInvalidArgument,
-                        "%s: binding %d (\"%s\") is an %s", call, index, io.name.c_str(),
+                        "%s: binding %d (\"%s\") is an %s", call, index, quoted(io.name).c_str(),
                         io.is_input ? "input" : "output");
   return Status::Ok();
 }
@@ -288,7 +292,7 @@ Status TensorRTEngine::set_input_shape(int index, const Shape& shape) {
   clear_last_error();
   TRTET_CHECK_OR_RETURN(context_->setInputShape(io.name.c_str(), dims_from_shape(shape)), kInvalidArgument,
                         "%s rejected shape %s for input %d (\"%s\"; profile %d allows %s..%s)%s",
-                        label_.c_str(), shape.to_string().c_str(), index, io.name.c_str(), active_profile_,
+                        label_.c_str(), shape.to_string().c_str(), index, quoted(io.name).c_str(), active_profile_,
                         input_bounds(active_profile_, index).min.to_string().c_str(),
                         input_bounds(active_profile_, index).max.to_string().c_str(), last_error_suffix().c_str());
   return Status::Ok();
@@ -305,7 +309,7 @@ Result<int> TensorRTEngine::infer_shapes() {
     std::string joined;
     for (std::int32_t i = 0; i < listed && i < missing; ++i) {
       const char* name = names[static_cast<std::size_t>(i)];
-      joined += std::string(i > 0 ? ", " : "") + "\"" + (name != nullptr ? name : "?") + "\"";
+      joined += std::string(i > 0 ? ", " : "") + "\"" + (name != nullptr ? quoted(name) : std::string("?")) + "\"";
     }
     return make_error(ErrorCode::kInvalidArgument, "%s: %d input(s) are not sufficiently specified for shape inference: %s",
                       label_.c_str(), static_cast<int>(missing), joined.c_str());
@@ -323,7 +327,7 @@ Result<Shape> TensorRTEngine::output_shape(int index) const {
   const nvinfer1::Dims dims = context_->getTensorShape(io.name.c_str());
   Result<Shape> shape = shape_from_dims(dims);
   if (shape.ok()) return shape;
-  return make_error(ErrorCode::kNotSupported, "output %d (\"%s\") has no concrete shape yet: %s", index, io.name.c_str(),
+  return make_error(ErrorCode::kNotSupported, "output %d (\"%s\") has no concrete shape yet: %s", index, quoted(io.name).c_str(),
                     shape.status().message().c_str());
 }
 
@@ -334,7 +338,7 @@ Status TensorRTEngine::set_tensor_address(int index, void* address) {
   TRTET_CHECK_OR_RETURN(context_->setTensorAddress(io.name.c_str(), address), kInvalidArgument,
                         "%s rejected address %p for %s %d (\"%s\"; it must be device-accessible and 256-byte "
                         "aligned)%s",
-                        label_.c_str(), address, io.is_input ? "input" : "output", index, io.name.c_str(), last_error_suffix().c_str());
+                        label_.c_str(), address, io.is_input ? "input" : "output", index, quoted(io.name).c_str(), last_error_suffix().c_str());
   return Status::Ok();
 }
 

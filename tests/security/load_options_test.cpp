@@ -1,0 +1,160 @@
+// Issue 28: the load-time options through which the application, never the program, bounds what a
+// program may make the runtime do (executorch/load_options.h): engine host code, the metadata cap,
+// and the staging budget a compile spec may ask for.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/gpu.h"
+#include "executorch/executorch_test_support.h"
+#include "executorch/load_options.h"
+
+namespace trtet_test {
+namespace {
+
+namespace ex = torch_tensorrt::executorch_backend;
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+/// Compile specs whose values live as long as the list.
+struct Specs {
+  explicit Specs(std::vector<std::pair<std::string, std::string>> entries) : values(std::move(entries)) {
+    for (auto& [key, value] : values) {
+      etr::CompileSpec spec{};
+      spec.key = key.c_str();
+      spec.value.buffer = value.data();
+      spec.value.nbytes = value.size();
+      specs.push_back(spec);
+    }
+  }
+  Specs(const Specs&) = delete;  // the specs point into `values`
+  Specs& operator=(const Specs&) = delete;
+  etr::ArrayRef<etr::CompileSpec> ref() const { return etr::ArrayRef<etr::CompileSpec>(specs.data(), specs.size()); }
+  std::vector<std::pair<std::string, std::string>> values;
+  std::vector<etr::CompileSpec> specs;
+};
+
+etr::Span<const etr::BackendOption> span(const std::vector<etr::BackendOption>& options) {
+  return etr::Span<const etr::BackendOption>(options.data(), options.size());
+}
+
+ex::Result<ex::delegate::SessionOptions> resolve(const Specs& specs, const std::vector<etr::BackendOption>& options) {
+  return ex::resolve_session_options(specs.ref(), span(options));
+}
+
+// ---- finding 6: the program's staging budget --------------------------------------------------
+
+// Issue 28, finding 6: a compile spec staging_budget_mb of up to 2^44 MiB was taken as the budget,
+// which initialize pins as host and device memory. Now a program asks for at most 256 MiB unless the
+// application allows more.
+TEST(SecurityLoadOptions, AProgramsStagingBudgetIsCapped) {
+  auto huge = resolve(Specs(Entries{{"staging_budget_mb", "17592186044415"}}), {});
+  ASSERT_FALSE(huge.ok()) << "a program asked for 2^44 MiB of pinned staging and got "
+                          << huge->staging_budget_bytes << " bytes";
+  EXPECT_EQ(huge.status().code(), ex::ErrorCode::kInvalidProgram);
+  EXPECT_NE(huge.status().message().find("max_program_staging_budget_mb"), std::string::npos) << huge.status().message();
+  auto over = resolve(Specs(Entries{{"staging_budget_mb", "257"}}), {});
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("asks for 257 MiB of pinned staging, more than the 256 MiB"), std::string::npos)
+      << over.status().message();
+  auto at_cap = resolve(Specs(Entries{{"staging_budget_mb", "256"}}), {});
+  TRTET_ASSERT_OK(at_cap);
+  EXPECT_EQ(at_cap->staging_budget_bytes, 256 * kMiB);
+}
+
+TEST(SecurityLoadOptions, TheApplicationRaisesOrLowersTheProgramsCap) {
+  auto raised = resolve(Specs(Entries{{"staging_budget_mb", "4096"}}), {int_option("max_program_staging_budget_mb", 8192)});
+  TRTET_ASSERT_OK(raised);
+  EXPECT_EQ(raised->staging_budget_bytes, 4096 * kMiB);
+  auto by_string = resolve(Specs(Entries{{"staging_budget_mb", "4096"}}), {string_option("max_program_staging_budget_mb", "4096")});
+  TRTET_ASSERT_OK(by_string);
+  auto lowered = resolve(Specs(Entries{{"staging_budget_mb", "64"}}), {int_option("max_program_staging_budget_mb", 0)});
+  ASSERT_FALSE(lowered.ok());
+  EXPECT_EQ(lowered.status().code(), ex::ErrorCode::kInvalidProgram);
+  // The application's own budget is not capped, and overrides the program's.
+  auto own = resolve(Specs(Entries{{"staging_budget_mb", "100000"}}), {int_option("staging_budget_mb", 1024)});
+  TRTET_ASSERT_OK(own);
+  EXPECT_EQ(own->staging_budget_bytes, 1024 * kMiB);
+  for (const etr::BackendOption& bad : {int_option("max_program_staging_budget_mb", -1),
+                                        string_option("max_program_staging_budget_mb", "lots"),
+                                        bool_option("max_program_staging_budget_mb", true)}) {
+    auto refused = resolve(Specs(Entries{}), {bad});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("max_program_staging_budget_mb"), std::string::npos);
+  }
+}
+
+// ---- finding 7: compile spec text quoted in messages --------------------------------------------
+
+// Issue 28, finding 7: "%.*s" was given (int)size: a value of 2^31 bytes or more turned the precision
+// negative, and printf read on to a NUL past the value. Quoted values are now escaped and cut.
+TEST(SecurityLoadOptions, CompileSpecValuesInMessagesAreBoundedAndEscaped) {
+  // A value whose size does not fit in an int; only its first bytes are ever read.
+  std::string value = "\x1b]0;owned\x07";
+  value.resize(4096, 'x');
+  etr::CompileSpec spec{};
+  spec.key = "use_cuda_graphs";
+  spec.value.buffer = value.data();
+  spec.value.nbytes = (std::size_t{1} << 31) + 5;  // (int) of this is negative: printf read to a NUL
+  auto refused = ex::resolve_session_options(etr::ArrayRef<etr::CompileSpec>(&spec, 1), {});
+  ASSERT_FALSE(refused.ok());
+  const std::string& message = refused.status().message();
+  EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+  EXPECT_NE(message.find("\\x1b]0;owned\\x07xxx"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 400u) << "the quoted value is cut";
+}
+
+// ---- finding 1: engine host code ---------------------------------------------------------------
+
+TEST(SecurityLoadOptions, EngineHostCodeIsTheApplicationsChoice) {
+  auto unset = ex::resolve_allow_engine_host_code(span({}));
+  TRTET_ASSERT_OK(unset);
+  EXPECT_FALSE(unset->has_value());
+  auto allowed = ex::resolve_allow_engine_host_code(span({bool_option("allow_engine_host_code", true)}));
+  TRTET_ASSERT_OK(allowed);
+  EXPECT_EQ(*allowed, std::optional<bool>(true));
+  auto as_int = ex::resolve_allow_engine_host_code(span({int_option("allow_engine_host_code", 0)}));
+  TRTET_ASSERT_OK(as_int);
+  EXPECT_EQ(*as_int, std::optional<bool>(false));
+  auto last = ex::resolve_allow_engine_host_code(
+      span({bool_option("allow_engine_host_code", true), bool_option("allow_engine_host_code", false)}));
+  TRTET_ASSERT_OK(last);
+  EXPECT_EQ(*last, std::optional<bool>(false));
+  for (const etr::BackendOption& bad :
+       {int_option("allow_engine_host_code", 2), string_option("allow_engine_host_code", "true")}) {
+    auto refused = ex::resolve_allow_engine_host_code(span({bad}));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
+  }
+}
+
+// ---- finding 5: the metadata cap ---------------------------------------------------------------
+
+TEST(SecurityLoadOptions, TheMetadataCapIsTheApplicationsChoice) {
+  auto by_default = ex::resolve_blob_limits(span({}));
+  TRTET_ASSERT_OK(by_default);
+  EXPECT_EQ(by_default->max_metadata_bytes, kMiB);
+  auto raised = ex::resolve_blob_limits(span({int_option("max_blob_metadata_bytes", 8 << 20)}));
+  TRTET_ASSERT_OK(raised);
+  EXPECT_EQ(raised->max_metadata_bytes, std::size_t{8} << 20);
+  auto text = ex::resolve_blob_limits(span({string_option("max_blob_metadata_bytes", "4294967295")}));
+  TRTET_ASSERT_OK(text);
+  EXPECT_EQ(text->max_metadata_bytes, std::size_t{4294967295});
+  for (const etr::BackendOption& bad :
+       {int_option("max_blob_metadata_bytes", 0), int_option("max_blob_metadata_bytes", -5),
+        string_option("max_blob_metadata_bytes", "4294967296"), bool_option("max_blob_metadata_bytes", true)}) {
+    auto refused = ex::resolve_blob_limits(span({bad}));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("max_blob_metadata_bytes"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace trtet_test
