@@ -285,49 +285,95 @@ Status BoundaryTransfers::copy_direct(void* destination, const void* source, std
   return Status::Ok();
 }
 
+namespace {
+
+/// One round of a staged copy: up to a ring's chunks, their slices for the copy pool, in order.
+struct Round {
+  std::vector<CopyTask> tasks;
+  std::vector<std::size_t> chunk_ends;   ///< per chunk: the end of its slices in `tasks`
+  std::vector<std::size_t> chunk_slots;  ///< per chunk: its ring slot
+  std::size_t offset = 0;                ///< of the round in the copy
+  std::size_t bytes = 0;
+  void start(std::size_t at, std::size_t length) {
+    tasks.clear();
+    chunk_ends.clear();
+    chunk_slots.clear();
+    offset = at;
+    bytes = length;
+  }
+  std::size_t chunk_bytes(std::size_t c) const noexcept {
+    return std::min(BoundaryTransfers::kChunkBytes, bytes - c * BoundaryTransfers::kChunkBytes);
+  }
+};
+
+Round& round_scratch() {
+  thread_local Round round;  // per-thread scratch: no allocation once warm
+  return round;
+}
+
+/// Where one chunk's host copy goes and comes from.
+struct Slices {
+  unsigned char* to;
+  const unsigned char* from;
+};
+
+/// Starts the round of a `total`-byte copy at `at`: takes its chunks from `ring` in turn and lists
+/// each chunk's slices where `chunk(c, slot)` says, after whatever that queues first.
+template <typename Ring, typename Chunk>
+Status plan_round(Ring& ring, Round& round, std::size_t at, std::size_t total, Chunk chunk) {
+  round.start(at, std::min(BoundaryTransfers::kRingSlots * BoundaryTransfers::kChunkBytes, total - at));
+  for (std::size_t c = 0; c * BoundaryTransfers::kChunkBytes < round.bytes; ++c) {
+    TRTET_ASSIGN_OR_RETURN(const std::size_t slot, ring.take_chunk());
+    TRTET_ASSIGN_OR_RETURN(const Slices slices, chunk(c, slot));
+    add_slices(round.tasks, slices.to, slices.from, round.chunk_bytes(c));
+    round.chunk_ends.push_back(round.tasks.size());
+    round.chunk_slots.push_back(slot);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::size_t> BoundaryTransfers::Ring::take_chunk() {
+  const std::size_t slot = next;
+  next = (next + 1) % kRingSlots;
+  // The chunk's last transfer (in or out of it) must be done before it is reused.
+  if (recorded[slot]) TRTET_RETURN_IF_ERROR(filled[slot].synchronize());
+  return slot;
+}
+
+Status BoundaryTransfers::Ring::transfer(std::size_t slot, void* to, const void* from, std::size_t bytes,
+                                         cudaMemcpyKind kind, cudaStream_t stream) {
+  TRTET_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream));
+  TRTET_RETURN_IF_ERROR(filled[slot].record(stream));
+  recorded[slot] = true;
+  return Status::Ok();
+}
+
 Status BoundaryTransfers::stage_in(unsigned char* destination, const unsigned char* source, std::size_t bytes,
                                    cudaStream_t stream, Ring& ring) {
   // Rounds of up to a ring's chunks: the chunks' earlier transfers are waited for, the workers copy
   // the round's slices into them, and each chunk's transfer is queued as soon as its slices are in.
   HostCopyPool& pool = HostCopyPool::shared();
-  thread_local std::vector<CopyTask> tasks;  // per-thread scratch: no allocation once warm
-  thread_local std::vector<std::size_t> chunk_ends;
-  thread_local std::vector<std::size_t> chunk_slots;
-  for (std::size_t round = 0; round < bytes; round += kRingSlots * kChunkBytes) {
-    const std::size_t round_bytes = std::min(kRingSlots * kChunkBytes, bytes - round);
-    tasks.clear();
-    chunk_ends.clear();
-    chunk_slots.clear();
-    for (std::size_t offset = 0; offset < round_bytes; offset += kChunkBytes) {
-      const std::size_t slot = ring.next;
-      ring.next = (ring.next + 1) % kRingSlots;
-      if (ring.recorded[slot]) TRTET_RETURN_IF_ERROR(ring.filled[slot].synchronize());
-      add_slices(tasks, ring.chunk(slot), source + round + offset, std::min(kChunkBytes, round_bytes - offset));
-      chunk_ends.push_back(tasks.size());
-      chunk_slots.push_back(slot);
-    }
-    if (tasks.size() == 1) {
-      std::memcpy(tasks[0].destination, tasks[0].source, tasks[0].bytes);
-      TRTET_CUDA_CHECK(cudaMemcpyAsync(destination + round, ring.chunk(chunk_slots[0]), tasks[0].bytes,
-                                       cudaMemcpyHostToDevice, stream));
-      TRTET_RETURN_IF_ERROR(ring.filled[chunk_slots[0]].record(stream));
-      ring.recorded[chunk_slots[0]] = true;
+  Round& round = round_scratch();
+  for (std::size_t at = 0; at < bytes; at += kRingSlots * kChunkBytes) {
+    TRTET_RETURN_IF_ERROR(plan_round(ring, round, at, bytes, [&](std::size_t c, std::size_t slot) -> Result<Slices> {
+      return Slices{ring.chunk(slot), source + at + c * kChunkBytes};
+    }));
+    if (round.tasks.size() == 1) {  // one slice: no hand-off to the workers
+      std::memcpy(round.tasks[0].destination, round.tasks[0].source, round.tasks[0].bytes);
+      TRTET_RETURN_IF_ERROR(ring.transfer(round.chunk_slots[0], destination + at, ring.chunk(round.chunk_slots[0]),
+                                          round.bytes, cudaMemcpyHostToDevice, stream));
       continue;
     }
-    CopyBatch batch(tasks);
-    pool.begin(batch, tasks.size());
+    CopyBatch batch(round.tasks);
+    pool.begin(batch, round.tasks.size());
     Status queued;
-    std::size_t first = 0;
-    for (std::size_t c = 0; c < chunk_ends.size() && queued.ok(); ++c) {
-      for (std::size_t t = first; t < chunk_ends[c]; ++t) pool.help_until_done(batch, t);
-      const std::size_t length = std::min(kChunkBytes, round_bytes - c * kChunkBytes);
-      const std::size_t slot = chunk_slots[c];
-      const cudaError_t error = cudaMemcpyAsync(destination + round + c * kChunkBytes, ring.chunk(slot), length,
-                                                cudaMemcpyHostToDevice, stream);
-      queued = error == cudaSuccess ? ring.filled[slot].record(stream)
-                                    : cuda::runtime_status(error, "cudaMemcpyAsync", __FILE__, __LINE__);
-      if (queued.ok()) ring.recorded[slot] = true;
-      first = chunk_ends[c];
+    for (std::size_t c = 0, first = 0; c < round.chunk_ends.size() && queued.ok(); first = round.chunk_ends[c++]) {
+      for (std::size_t t = first; t < round.chunk_ends[c]; ++t) pool.help_until_done(batch, t);
+      const std::size_t slot = round.chunk_slots[c];
+      queued = ring.transfer(slot, destination + at + c * kChunkBytes, ring.chunk(slot), round.chunk_bytes(c),
+                             cudaMemcpyHostToDevice, stream);
     }
     pool.finish(batch);
     TRTET_RETURN_IF_ERROR(queued);
@@ -340,39 +386,24 @@ Status BoundaryTransfers::stage_out(unsigned char* destination, const unsigned c
   // Rounds of up to a ring's chunks: every chunk's transfer is queued, then as each lands the
   // workers copy its slices out while later chunks are still in flight.
   HostCopyPool& pool = HostCopyPool::shared();
-  thread_local std::vector<CopyTask> tasks;  // per-thread scratch: no allocation once warm
-  thread_local std::vector<std::size_t> chunk_ends;
-  thread_local std::vector<std::size_t> chunk_slots;
-  for (std::size_t round = 0; round < bytes; round += kRingSlots * kChunkBytes) {
-    const std::size_t round_bytes = std::min(kRingSlots * kChunkBytes, bytes - round);
-    tasks.clear();
-    chunk_ends.clear();
-    chunk_slots.clear();
-    for (std::size_t offset = 0; offset < round_bytes; offset += kChunkBytes) {
-      const std::size_t slot = ring.next;
-      ring.next = (ring.next + 1) % kRingSlots;
-      // The chunk's last transfer (an input's, read from it) must be done before this one writes it.
-      if (ring.recorded[slot]) TRTET_RETURN_IF_ERROR(ring.filled[slot].synchronize());
-      const std::size_t length = std::min(kChunkBytes, round_bytes - offset);
-      TRTET_CUDA_CHECK(
-          cudaMemcpyAsync(ring.chunk(slot), source + round + offset, length, cudaMemcpyDeviceToHost, stream));
-      TRTET_RETURN_IF_ERROR(ring.filled[slot].record(stream));
-      ring.recorded[slot] = true;
-      add_slices(tasks, destination + round + offset, ring.chunk(slot), length);
-      chunk_ends.push_back(tasks.size());
-      chunk_slots.push_back(slot);
-    }
-    if (tasks.size() == 1) {
-      TRTET_RETURN_IF_ERROR(ring.filled[chunk_slots[0]].synchronize());
-      std::memcpy(tasks[0].destination, tasks[0].source, tasks[0].bytes);
+  Round& round = round_scratch();
+  for (std::size_t at = 0; at < bytes; at += kRingSlots * kChunkBytes) {
+    TRTET_RETURN_IF_ERROR(plan_round(ring, round, at, bytes, [&](std::size_t c, std::size_t slot) -> Result<Slices> {
+      TRTET_RETURN_IF_ERROR(ring.transfer(slot, ring.chunk(slot), source + at + c * kChunkBytes, round.chunk_bytes(c),
+                                          cudaMemcpyDeviceToHost, stream));
+      return Slices{destination + at + c * kChunkBytes, ring.chunk(slot)};
+    }));
+    if (round.tasks.size() == 1) {  // one slice: no hand-off to the workers
+      TRTET_RETURN_IF_ERROR(ring.filled[round.chunk_slots[0]].synchronize());
+      std::memcpy(round.tasks[0].destination, round.tasks[0].source, round.tasks[0].bytes);
       continue;
     }
-    CopyBatch batch(tasks);
+    CopyBatch batch(round.tasks);
     pool.begin(batch, 0);
     Status waited;
-    for (std::size_t c = 0; c < chunk_ends.size() && waited.ok(); ++c) {
-      waited = ring.filled[chunk_slots[c]].synchronize();
-      if (waited.ok()) pool.publish(batch, chunk_ends[c]);
+    for (std::size_t c = 0; c < round.chunk_ends.size() && waited.ok(); ++c) {
+      waited = ring.filled[round.chunk_slots[c]].synchronize();
+      if (waited.ok()) pool.publish(batch, round.chunk_ends[c]);
     }
     pool.finish(batch);
     TRTET_RETURN_IF_ERROR(waited);

@@ -107,6 +107,11 @@ class BoundaryTransfers {
     unsigned char* chunk(std::size_t slot) const noexcept {
       return static_cast<unsigned char*>(memory.data()) + slot * kChunkBytes;
     }
+    /// The next chunk in turn, once its last transfer is done (a host wait on its event).
+    Result<std::size_t> take_chunk();
+    /// Queues a transfer in or out of chunk `slot` on `stream`, then the chunk's event.
+    Status transfer(std::size_t slot, void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind,
+                    cudaStream_t stream);
   };
   /// A ring held by one copy, given back at scope exit.
   class RingLease;
