@@ -11,6 +11,7 @@
 #include "engines/elementwise_engine.h"
 #include "engines/fake_engine.h"
 #include "engines/sum_engine.h"
+#include "engines/waves_engine.h"
 
 namespace trtet_test {
 namespace {
@@ -76,12 +77,16 @@ Result<Kind> parse_kind(std::string_view word) {
   if (word == "aliasing") return Kind::kAliasing;
   if (word == "sum") return Kind::kSum;
   if (word == "fake") return Kind::kFake;
+  if (word == "waves") return Kind::kWaves;
   return bad("unknown engine kind", word);
 }
 
 bool kind_takes(Kind kind, std::string_view key) {
   if (key == "min" || key == "max" || key == "shape" || key == "n" || key == "profiles") return true;
-  if (key == "a" || key == "b") return kind == Kind::kElementwise || kind == Kind::kAux || kind == Kind::kFake;
+  if (key == "a" || key == "b") {
+    return kind == Kind::kElementwise || kind == Kind::kAux || kind == Kind::kFake || kind == Kind::kWaves;
+  }
+  if (key == "blocks") return kind == Kind::kWaves;
   if (key == "spin_us" || key == "kernels" || key == "record_sms") return kind != Kind::kFake;
   if (key == "alias") return kind == Kind::kAliasing;
   return false;
@@ -104,7 +109,7 @@ Result<TestEngineSpec> parse_test_engine_spec(std::string_view text) {
     const std::string_view key = word.substr(0, eq);
     const std::string_view value = word.substr(eq + 1);
     if (key != "min" && key != "max" && key != "shape" && key != "n" && key != "a" && key != "b" &&
-        key != "spin_us" && key != "kernels" && key != "record_sms" && key != "alias" && key != "profiles") {
+        key != "spin_us" && key != "kernels" && key != "record_sms" && key != "alias" && key != "profiles" && key != "blocks") {
       return bad("unknown key in", word);
     }
     if (!kind_takes(spec.kind, key)) return bad("this engine kind does not take", word);
@@ -134,6 +139,10 @@ Result<TestEngineSpec> parse_test_engine_spec(std::string_view text) {
       TRTET_ASSIGN_OR_RETURN(const std::int64_t kernels, parse_int(value, word));
       if (kernels < 1 || kernels > 1000) return bad("kernels must be 1..1000 in", word);
       spec.options.kernels = static_cast<int>(kernels);
+    } else if (key == "blocks") {
+      TRTET_ASSIGN_OR_RETURN(const std::int64_t blocks, parse_int(value, word));
+      if (blocks < 1 || blocks > 65536) return bad("blocks must be 1..65536 in", word);
+      spec.blocks = static_cast<int>(blocks);
     } else if (key == "record_sms") {
       if (value != "0" && value != "1") return bad("record_sms takes 0 or 1:", word);
       spec.options.record_sms = value == "1";
@@ -208,6 +217,11 @@ Result<ex::engine::EnginePtr> make_engine_of_kind(const TestEngineSpec& spec, in
     }
     case Kind::kFake:
       return ex::engine::EnginePtr(FakeEngine::elementwise(spec.min_shape, spec.max_shape, device));
+    case Kind::kWaves: {
+      TRTET_ASSIGN_OR_RETURN(auto engine,
+                             WavesEngine::create(device, spec.min_shape, spec.max_shape, spec.blocks, spec.options));
+      return ex::engine::EnginePtr(std::move(engine));
+    }
   }
   return ex::make_error(ErrorCode::kInvalidProgram, "test engine spec: unknown kind");
 }

@@ -4,7 +4,7 @@
 // Note [test engine spec]
 // -----------------------
 //   spec    := kind { ' '+ key '=' value }        (leading/trailing blanks and tabs/newlines ignored)
-//   kind    := "elementwise" | "aux" | "aliasing" | "sum" | "fake"
+//   kind    := "elementwise" | "aux" | "aliasing" | "sum" | "fake" | "waves"
 //   dims    := INT { 'x' INT }                     e.g. "1024", "1x4", "64x4096"; "0" allowed
 //
 //   key          kinds                      value / default
@@ -12,9 +12,11 @@
 //   max=DIMS     all                        profile maximum, same rank as min     (default 65536)
 //   shape=DIMS   all                        min = max = DIMS
 //   n=INT        all                        min = max = [INT]
-//   a=FLOAT      elementwise, aux, fake     first coefficient                     (default 2)
-//   b=FLOAT      elementwise, aux, fake     second coefficient                    (default -0.5)
-//   spin_us=INT  all but fake               each kernel launch lasts >= INT us    (default 0)
+//   a=FLOAT      elementwise, aux, fake, waves  first coefficient                 (default 2)
+//   b=FLOAT      elementwise, aux, fake, waves  second coefficient                (default -0.5)
+//   spin_us=INT  all but fake               each kernel launch lasts >= INT us    (default 0);
+//                                           waves: each of its blocks spins INT us
+//   blocks=INT   waves                      blocks per launch, 1..65536           (default 64)
 //   kernels=INT  all but fake               launches per enqueue, >= 1            (default 1)
 //   record_sms=0|1  all but fake            record %smid of every block           (default 0)
 //   alias=kv_cache_update|user  aliasing    kind of the alias                     (default kv_cache_update)
@@ -26,7 +28,9 @@
 //       two auxiliary streams (aux_stream_count() == 2). fake is FakeEngine: no CUDA, computes nothing.
 //   aliasing: cache, x (inputs) -> cache_out aliased to cache: cache += x in place.
 //   sum:      x (input) -> total, reported as shape [1]: the sum of x.
-// Examples: "elementwise min=1x4 max=64x4096 spin_us=0 kernels=1", "aliasing n=1024",
+//   waves:    as elementwise, computed by `blocks` blocks that each fill an SM's shared memory and
+//       spin spin_us, so a launch on s SMs lasts about ceil(blocks / s) * spin_us (WavesEngine).
+// Examples: "elementwise min=1x4 max=64x4096 spin_us=0 kernels=1", "aliasing n=1024", "waves blocks=64 spin_us=100",
 //           "aux min=1 max=1048576 record_sms=1", "elementwise n=256 spin_us=50000".
 // Every error (unknown kind or key, a key the kind does not take, a repeated key, a bad number,
 // min/max of different rank or min > max, kernels < 1) is kInvalidProgram naming the offending word.
@@ -43,13 +47,14 @@ namespace trtet_test {
 
 /// A parsed spec (see Note [test engine spec]).
 struct TestEngineSpec {
-  enum class Kind { kElementwise, kAux, kAliasing, kSum, kFake };
+  enum class Kind { kElementwise, kAux, kAliasing, kSum, kFake, kWaves };
   Kind kind = Kind::kElementwise;
   Shape min_shape{1};
   Shape max_shape{65536};
   KernelOptions options;
   ex::engine::AliasKind alias = ex::engine::AliasKind::kKvCacheUpdate;
   std::vector<ex::engine::ShapeBounds> profiles;  ///< profiles 1, 2, ... (profile 0: min_shape..max_shape)
+  int blocks = 64;                                ///< waves: blocks per launch
 };
 
 /// Parses `spec` without touching CUDA. kInvalidProgram with the offending word on any error.
