@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 
+#include "common/memory.h"
 #include "common/status.h"
 #include "contract_fuzz/sequence.h"
 
@@ -20,13 +22,12 @@ class Buffer {
   /// `capacity` bytes (at least 1) of `mem`, 256-byte aligned. Allocation may synchronize the
   /// device (cudaMalloc*): the executor allocates between calls, never during one.
   static ex::Result<std::unique_ptr<Buffer>> allocate(Mem mem, std::size_t capacity);
-  ~Buffer();
   Buffer(const Buffer&) = delete;             // owns its memory
   Buffer& operator=(const Buffer&) = delete;
 
-  Mem mem() const noexcept { return mem_; }
-  void* data() const noexcept { return data_; }
-  std::size_t capacity() const noexcept { return capacity_; }
+  Mem mem() const noexcept { return block_.memory(); }
+  void* data() const noexcept { return block_.data(); }
+  std::size_t capacity() const noexcept { return block_.bytes(); }
 
   // Host access through `io` (a non-blocking stream of the calling thread): device memory is
   // copied on `io` and `io` alone is synchronized; host and managed memory are read directly.
@@ -36,10 +37,8 @@ class Buffer {
   ex::Status fill(unsigned char value, std::size_t bytes, cudaStream_t io);
 
  private:
-  Buffer(Mem mem, void* data, std::size_t capacity) noexcept : mem_(mem), data_(data), capacity_(capacity) {}
-  Mem mem_;
-  void* data_;
-  std::size_t capacity_;
+  explicit Buffer(MemoryBlock block) noexcept : block_(std::move(block)) {}
+  MemoryBlock block_;
 };
 
 }  // namespace trtet_test::fuzz

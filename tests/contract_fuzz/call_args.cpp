@@ -31,15 +31,7 @@ ex::Status set_data_callback(void* context, ex::delegate::TensorView& view, void
 
 std::vector<float> draw_floats(std::size_t n, std::uint64_t seed) {
   std::vector<float> values(n);
-  const std::uint64_t base = mix(seed, 0x5eed);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t z = base + 0x9e3779b97f4a7c15ull * (i + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    const float magnitude = 0.25f + 3.75f * static_cast<float>(z & 0xFFFFFF) * (1.0f / 16777216.0f);
-    values[i] = (z >> 63) != 0 ? -magnitude : magnitude;
-  }
+  fill_random(values, mix(seed, 0x5eed));
   return values;
 }
 

@@ -6,18 +6,15 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "common/random.h"
+
 namespace trtet_test::fuzz {
 
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) noexcept : state_(seed) {}
 
-  std::uint64_t next() noexcept {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() noexcept { return splitmix64(state_ += kSplitMixGamma); }
   /// Uniform in [lo, hi] (inclusive); lo when hi < lo.
   std::int64_t uniform(std::int64_t lo, std::int64_t hi) noexcept {
     if (hi <= lo) return lo;

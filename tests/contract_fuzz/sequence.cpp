@@ -33,16 +33,6 @@ std::string bytes_text(std::int64_t bytes) {
 
 }  // namespace
 
-const char* to_string(Mem mem) noexcept {
-  switch (mem) {
-    case Mem::kDevice: return "device";
-    case Mem::kPinned: return "pinned";
-    case Mem::kPageable: return "pageable";
-    case Mem::kManaged: return "managed";
-  }
-  return "?";
-}
-
 std::string to_string(const StreamRef& stream) {
   switch (stream.source) {
     case StreamSource::kPerThread: return "per-thread";

@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "common/memory.h"
+
 namespace trtet_test::fuzz {
 
 /// Visits a Step with one lambda per alternative.
@@ -19,11 +21,8 @@ struct Overloaded : F... {
 template <class... F>
 Overloaded(F...) -> Overloaded<F...>;
 
-/// Where a tensor lives.
-enum class Mem : std::uint8_t { kDevice, kPinned, kPageable, kManaged };
-const char* to_string(Mem mem) noexcept;
-/// Pinned or pageable: memory the GPU cannot bind directly, staged by the delegate.
-constexpr bool is_host(Mem mem) noexcept { return mem == Mem::kPinned || mem == Mem::kPageable; }
+/// Where a tensor lives (tests/common/memory.h: to_string and is_host of a Mem are found there by argument lookup).
+using Mem = ::trtet_test::Memory;
 
 /// Which stream a call selects.
 enum class StreamSource : std::uint8_t {

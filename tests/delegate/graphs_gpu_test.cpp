@@ -114,10 +114,7 @@ TEST_F(GraphsGpu, TheCallersOwnCaptureRecordsTheCallAsUsual) {
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   for (int replay = 0; replay < 5; ++replay) {
-    io.refresh();
-    ASSERT_EQ(cudaGraphLaunch(exec, stream_), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    ASSERT_TRUE(io.out_matches()) << "replay " << replay;
+    ASSERT_TRUE(replay_and_check(exec, stream_, io)) << "replay " << replay;
   }
   TRTET_ASSERT_OK(run(*s.session, io, stream_));  // an eager call after the caller's replays
   EXPECT_TRUE(io.out_matches());

@@ -2,39 +2,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <random>
-
-#include "cuda/check.h"
+#include <utility>
 
 namespace trtet_test {
-
-const char* to_string(Memory memory) {
-  switch (memory) {
-    case Memory::kDevice: return "device";
-    case Memory::kPinned: return "pinned";
-    case Memory::kPageable: return "pageable";
-    case Memory::kManaged: return "managed";
-  }
-  return "unknown";
-}
-
-unsigned fresh_seed() {
-  static std::atomic<unsigned> counter{0};
-  static const unsigned base = std::random_device{}();
-  return base ^ (0x9e3779b9u * (counter.fetch_add(1) + 1));
-}
-
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> magnitude(0.25f, 4.0f);
-  std::bernoulli_distribution negative(0.5);
-  std::vector<float> values(n);
-  for (float& v : values) v = negative(rng) ? -magnitude(rng) : magnitude(rng);
-  return values;
-}
 
 OwnedTensor::OwnedTensor(Memory memory, const ex::Shape& shape, std::size_t capacity_elements, ex::DataType dtype)
     : memory_(memory), dtype_(dtype), shape_(shape) {
@@ -43,34 +16,19 @@ OwnedTensor::OwnedTensor(Memory memory, const ex::Shape& shape, std::size_t capa
   status_ = allocate(elements * ex::element_size(dtype));
 }
 
-OwnedTensor::~OwnedTensor() { release(); }
+OwnedTensor::~OwnedTensor() = default;
 
 ex::Status OwnedTensor::allocate(std::size_t bytes) {
   // Test-only allocations: synchronous calls are fine here, never inside a timed section.
-  switch (memory_) {
-    case Memory::kDevice: TRTET_CUDA_CHECK(cudaMalloc(&data_, bytes)); break;
-    case Memory::kPinned: TRTET_CUDA_CHECK(cudaMallocHost(&data_, bytes)); break;
-    case Memory::kManaged: TRTET_CUDA_CHECK(cudaMallocManaged(&data_, bytes)); break;
-    case Memory::kPageable:
-      data_ = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-      if (data_ == nullptr) return ex::make_error(ex::ErrorCode::kMemoryAllocationFailed, "aligned_alloc failed");
-      break;
-  }
-  current_ = data_;
+  current_ = nullptr;
+  capacity_bytes_ = 0;
+  block_.reset();
+  auto block = MemoryBlock::allocate(memory_, bytes);
+  TRTET_RETURN_IF_ERROR(block.status());
+  block_ = std::move(block).value();
+  current_ = block_.data();
   capacity_bytes_ = bytes;
   return ex::Status::Ok();
-}
-
-void OwnedTensor::release() noexcept {
-  if (data_ == nullptr) return;
-  switch (memory_) {
-    case Memory::kDevice:
-    case Memory::kManaged: TRTET_CUDA_WARN(cudaFree(data_)); break;
-    case Memory::kPinned: TRTET_CUDA_WARN(cudaFreeHost(data_)); break;
-    case Memory::kPageable: std::free(data_); break;
-  }
-  data_ = current_ = nullptr;
-  capacity_bytes_ = 0;
 }
 
 ex::delegate::TensorView OwnedTensor::view() {
@@ -94,7 +52,6 @@ ex::Status OwnedTensor::resize_callback(void* context, ex::delegate::TensorView&
     TRTET_CHECK_OR_RETURN(self->grow_on_resize, kInvalidArgument,
                           "test tensor: resize to %s needs %zu bytes, capacity is %zu", shape.to_string().c_str(),
                           bytes, self->capacity_bytes_);
-    self->release();
     TRTET_RETURN_IF_ERROR(self->allocate(bytes));
   }
   self->shape_ = shape;
@@ -154,12 +111,12 @@ std::vector<float> OwnedTensor::read() const {
 
 void OwnedTensor::poison() {
   std::vector<float> values(capacity_bytes_ / sizeof(float), kPoison);
-  copy_in(data_, values.data(), values.size() * sizeof(float));
+  copy_in(block_.data(), values.data(), values.size() * sizeof(float));
 }
 
 bool OwnedTensor::poison_intact() const {
   std::vector<float> values(capacity_bytes_ / sizeof(float));
-  copy_out(values.data(), data_, values.size() * sizeof(float));
+  copy_out(values.data(), block_.data(), values.size() * sizeof(float));
   for (float v : values) {
     if (v != kPoison) return false;
   }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/memory.h"
+#include "common/random.h"
 #include "common/status.h"
 #include "delegate/tensor_view.h"
 
@@ -13,16 +15,8 @@ namespace trtet_test {
 
 namespace ex = torch_tensorrt::executorch_backend;
 
-enum class Memory { kDevice, kPinned, kPageable, kManaged };
-const char* to_string(Memory memory);
-
 /// The value outputs are filled with before a call, so an untouched output is recognisable.
 constexpr float kPoison = -12345.5f;
-
-/// float32 random values in [-4, -0.25] U [0.25, 4]: never zero, fresh per seed.
-std::vector<float> random_floats(std::size_t n, unsigned seed);
-/// A seed no earlier call returned (std::random_device mixed with a counter).
-unsigned fresh_seed();
 
 /// Not copyable or movable: views point back at it through their context.
 class OwnedTensor {
@@ -56,7 +50,7 @@ class OwnedTensor {
   bool poison_intact() const;
 
   void* data() const noexcept { return current_; }
-  void* own_data() const noexcept { return data_; }
+  void* own_data() const noexcept { return block_.data(); }
   const ex::Shape& shape() const noexcept { return shape_; }
   std::size_t capacity_bytes() const noexcept { return capacity_bytes_; }
   Memory memory() const noexcept { return memory_; }
@@ -67,7 +61,6 @@ class OwnedTensor {
   static ex::Status resize_callback(void* context, ex::delegate::TensorView& view, const ex::Shape& shape);
   static ex::Status set_data_callback(void* context, ex::delegate::TensorView& view, void* data);
   ex::Status allocate(std::size_t bytes);
-  void release() noexcept;
   void copy_in(void* dst, const void* src, std::size_t bytes) const;
   void copy_out(void* dst, const void* src, std::size_t bytes) const;
   bool is_device_pointer(const void* p) const;
@@ -75,8 +68,8 @@ class OwnedTensor {
   Memory memory_;
   ex::DataType dtype_;
   ex::Shape shape_;
-  void* data_ = nullptr;     ///< owned allocation
-  void* current_ = nullptr;  ///< data_, or what set_data pointed the tensor at
+  MemoryBlock block_;        ///< owned allocation
+  void* current_ = nullptr;  ///< block_'s, or what set_data pointed the tensor at
   std::size_t capacity_bytes_ = 0;
   ex::Status status_;
 };

@@ -43,35 +43,9 @@ void on_threads(int threads, Body body) {
   for (std::thread& thread : pool) thread.join();
 }
 
-/// splitmix64: distinct, never-zero floats in [-4, -0.25] U [0.25, 4], fast enough to refill
-/// megabytes on every call.
-float value_at(std::uint64_t seed, std::size_t i) {
-  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  const float magnitude = 0.25f + 3.75f * static_cast<float>(z & 0xffffff) / 16777216.0f;
-  return (z >> 63) != 0 ? -magnitude : magnitude;
-}
-
 std::uint64_t call_seed(int thread, int call) {
   return (static_cast<std::uint64_t>(fresh_seed()) << 32) ^ (static_cast<std::uint64_t>(thread) << 20) ^
          static_cast<std::uint64_t>(call);
-}
-
-/// io.refresh() with splitmix values (random_floats takes milliseconds per megabyte).
-void refresh_fast(AxpbyIo& io, std::uint64_t seed) {
-  const std::size_t n = static_cast<std::size_t>(io.shape.numel());
-  io.xv.resize(n);
-  io.yv.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    io.xv[i] = value_at(seed, i);
-    io.yv[i] = value_at(~seed, i);
-  }
-  io.x->write(io.xv);
-  io.y->write(io.yv);
-  io.out->poison();
-  io.views = {io.x->view(), io.y->view(), io.out->view()};
 }
 
 /// Overwrites the host inputs of `io` (the call returned: the contract says it is done with them).
@@ -81,12 +55,10 @@ void scribble_host_inputs(AxpbyIo& io) {
   if (io.y->memory() != Memory::kDevice) io.y->write(garbage);
 }
 
-bool is_host(Memory memory) { return memory == Memory::kPinned || memory == Memory::kPageable; }
-
 /// One call of `io` on `stream` checked as the contract allows: host outputs right at return (host
 /// inputs are then overwritten), device outputs after synchronizing the stream.
 ::testing::AssertionResult call_and_check(Session& session, AxpbyIo& io, cudaStream_t stream, std::uint64_t seed) {
-  refresh_fast(io, seed);
+  io.refresh(seed);
   const ex::Status status = execute_on(stream, session, io.args());
   if (!status.ok()) return ::testing::AssertionFailure() << "execute: " << status.to_string();
   const bool host_output = is_host(io.out->memory());
@@ -261,7 +233,7 @@ TEST_F(PipelineGpu, DestroyWhileThreadsAreMidCall) {
     AxpbyIo& io = *ios[t];
     auto loop = [&] {
       for (int call = 0; call < 100000; ++call) {
-        refresh_fast(io, call_seed(t, call));
+        io.refresh(call_seed(t, call));
         last[t] = execute_on(streams_[t], *s.session, io.args());
         if (!last[t].ok()) return;
         if (io.out->memory() == Memory::kDevice) {
@@ -308,17 +280,14 @@ TEST_F(PipelineGpu, CaptureAfterPipelinedCallsAndEagerCallsAfterItsReplays) {
   EXPECT_EQ(s.session->stats().whole_call_waits, 0u);
 
   AxpbyIo captured(Memory::kPinned, Memory::kPinned, Shape{kN});
-  refresh_fast(captured, 1);
+  captured.refresh(1);
   const CapturedCall call = capture_call(streams_[0], *s.session, captured.args());
   ASSERT_EQ(call.ended, cudaSuccess);
   TRTET_ASSERT_OK(call.status);
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, call.graph, 0), cudaSuccess);
   auto replay = [&](cudaStream_t stream, std::uint64_t seed) {
-    refresh_fast(captured, seed);  // same buffers, new data
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    ASSERT_TRUE(captured.out_matches()) << "replay with seed " << seed;
+    ASSERT_TRUE(replay_and_check(exec, stream, captured, seed)) << "replay with seed " << seed;  // same buffers, new data
   };
   for (int r = 0; r < 3; ++r) replay(streams_[0], call_seed(7, r));
 
@@ -444,7 +413,7 @@ TEST_F(PipelineGpu, CopiesOverlapTheNeighbouringCallsEngines) {
     io.out = std::make_unique<OwnedTensor>(Memory::kPinned, Shape{kN});
     ASSERT_TRUE(io.x->status().ok() && io.y->status().ok() && io.out->status().ok());
     std::vector<float> v(kN);
-    for (std::int64_t i = 0; i < kN; ++i) v[i] = value_at(1, i);
+    for (std::int64_t i = 0; i < kN; ++i) v[i] = random_float_at(1, static_cast<std::size_t>(i));
     io.x->write(v);
     io.y->write(v);
   }
@@ -470,8 +439,8 @@ TEST_F(PipelineGpu, CopiesOverlapTheNeighbouringCallsEngines) {
     auto* out = static_cast<float*>(io.out->data());
     const std::uint64_t seed = call_seed(t, call);
     for (std::int64_t i = 0; i < kN; i += kStride) {
-      x[i] = value_at(seed, static_cast<std::size_t>(i));
-      y[i] = value_at(~seed, static_cast<std::size_t>(i));
+      x[i] = random_float_at(seed, static_cast<std::size_t>(i));
+      y[i] = random_float_at(~seed, static_cast<std::size_t>(i));
       out[i] = kPoison;
     }
     TensorView args[3] = {io.x->view(), io.y->view(), io.out->view()};

@@ -91,10 +91,7 @@ TEST_F(ProfilesGpu, AProfileUsedBeforeIsCapturedAndReplayedRight) {
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   for (int replay = 0; replay < 5; ++replay) {
-    large.refresh();
-    ASSERT_EQ(cudaGraphLaunch(exec, stream_), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    ASSERT_TRUE(large.out_matches()) << "replay " << replay;
+    ASSERT_TRUE(replay_and_check(exec, stream_, large)) << "replay " << replay;
     // An eager call on the other profile between replays.
     TRTET_ASSERT_OK(run(*s.session, small, stream_));
     ASSERT_TRUE(small.out_matches()) << "eager call after replay " << replay;

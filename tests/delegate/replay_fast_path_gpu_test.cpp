@@ -107,10 +107,7 @@ void capture_after_repeats(cudaStream_t stream, ex::delegate::SessionOptions opt
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, captured.graph, 0), cudaSuccess);
   for (int round = 0; round < 3; ++round) {
-    io.refresh();
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    ASSERT_TRUE(io.out_matches()) << "the caller's replay " << round;
+    ASSERT_TRUE(replay_and_check(exec, stream, io)) << "the caller's replay " << round;
     TRTET_ASSERT_OK(run_and_sync(*s.session, io, stream));
     ASSERT_TRUE(io.out_matches()) << "eager call " << round << " after the capture";
   }
@@ -121,38 +118,86 @@ void capture_after_repeats(cudaStream_t stream, ex::delegate::SessionOptions opt
 
 using ReplayFastPathGpu = StreamsGpuTest<2>;
 
-TEST_F(ReplayFastPathGpu, TheSameCallAgainRelaunchesItsGraphAndReadsFreshInputs) {
-  auto s = make_session("elementwise min=1x256 max=64x256 kernels=3", graphs_on());
+// ---- Both modes ----------------------------------------------------------------------------------
+
+/// The same tests in graph mode (GetParam(): repeats relaunch the call's graph) and in eager mode
+/// (repeats enqueue the engine again).
+class ReplayFastPathModesGpu : public StreamsGpuTest<2>, public ::testing::WithParamInterface<bool> {
+ protected:
+  bool graphs() const { return GetParam(); }
+  ex::delegate::SessionOptions options() const { return graphs() ? graphs_on() : graphs_off(); }
+  /// The counter of this mode's repeats.
+  std::uint64_t ex::delegate::SessionStats::*repeats() const {
+    return graphs() ? &ex::delegate::SessionStats::repeated_replays : &ex::delegate::SessionStats::repeated_enqueues;
+  }
+};
+
+TEST_P(ReplayFastPathModesGpu, TheSameCallAgainRepeatsAndReadsFreshInputs) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=3", options());
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{32, 256});
-  // The first call runs eagerly, the second captures and launches; the 18 after repeat it.
-  run_steps(*s.session, {{&io, streams_[0], 20, 18}}, &ex::delegate::SessionStats::repeated_replays);
+  // Graph mode: the first call runs eagerly, the second captures and launches; the 18 after repeat
+  // it. Eager: every call after the first repeats.
+  run_steps(*s.session, {{&io, streams_[0], 20, graphs() ? 18u : 19u}}, repeats());
   const auto stats = s.session->stats();
-  EXPECT_EQ(stats.graph_captures, 1u);
-  EXPECT_EQ(stats.graph_launches, 19u);
   EXPECT_EQ(stats.calls, 20u);
-  EXPECT_EQ(s.engine->enqueue_count(), 2u);
+  if (graphs()) {
+    EXPECT_EQ(stats.graph_captures, 1u);
+    EXPECT_EQ(stats.graph_launches, 19u);
+    EXPECT_EQ(s.engine->enqueue_count(), 2u);
+  } else {
+    EXPECT_EQ(stats.repeated_replays, 0u);
+    EXPECT_EQ(stats.graph_launches, 0u);
+    EXPECT_EQ(s.engine->enqueue_count(), 20u);
+  }
 }
 
-TEST_F(ReplayFastPathGpu, EveryChangeTakesTheFullPathAndStaysRight) {
-  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_on());
+TEST_P(ReplayFastPathModesGpu, EveryChangeTakesTheFullPathAndStaysRight) {
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", options());
   ASSERT_TRUE(s.session);
   AxpbyIo a(Memory::kDevice, Memory::kDevice, Shape{32, 256});
   AxpbyIo shape(Memory::kDevice, Memory::kDevice, Shape{8, 256});
   AxpbyIo addresses(Memory::kDevice, Memory::kDevice, Shape{32, 256});  // a's shape, other tensors
   AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{32, 256});
-  const std::vector<Step> steps = {
-      {&a, streams_[0], 3, 1},          // eager, captured, repeated
-      {&a, streams_[1], 3, 1},          // another stream: waits for the first (full path), then kept, repeated
-      {&shape, streams_[1], 3, 1},      // another shape: eager, captured, repeated
-      {&addresses, streams_[1], 3, 1},  // other addresses: eager, captured, repeated
-      {&pinned, streams_[1], 3, 0},     // host memory: staged, never repeated
-      {&a, streams_[1], 2, 1},          // a's graph found again (kept), then repeated
-      {&shape, streams_[0], 2, 0},      // another stream and shape: waits, then kept
-      {&shape, streams_[0], 1, 1},
+  AxpbyIo pageable(Memory::kPageable, Memory::kPageable, Shape{32, 256});
+  // Each row: the tensors, the stream, the calls, and how many repeat in graph mode and in eager
+  // mode (kEagerOnly: the row runs in eager mode only).
+  constexpr int kEagerOnly = -1;
+  struct Row {
+    AxpbyIo* io;
+    cudaStream_t stream;
+    int calls;
+    int graph_repeats, eager_repeats;
   };
-  run_steps(*s.session, steps, &ex::delegate::SessionStats::repeated_replays);
+  const Row rows[] = {
+      {&a, streams_[0], 3, 1, 2},          // graph: eager, captured, repeated; eager: kept, repeated twice
+      {&a, streams_[1], 3, 1, 1},          // another stream: waits for the first (full path), then kept, repeated
+      {&shape, streams_[1], 3, 1, 2},      // another shape: (graph: eager, captured,) kept, repeated
+      {&addresses, streams_[1], 3, 1, 2},  // other addresses: (graph: eager, captured,) kept, repeated
+      {&pinned, streams_[1], 3, 0, 0},     // host memory: staged, never repeated
+      {&a, streams_[1], 2, 1, 1},          // a's graph (or a's call) found again: kept, then repeated
+      {&pageable, streams_[1], 2, kEagerOnly, 0},  // pageable: staged, never repeated
+      {&shape, streams_[0], 2, 0, 0},      // another stream and shape: waits, then kept
+      {&shape, streams_[0], 1, 1, 1},
+  };
+  std::vector<Step> steps;
+  int calls = 0;
+  for (const Row& row : rows) {
+    const int row_repeats = graphs() ? row.graph_repeats : row.eager_repeats;
+    if (row_repeats == kEagerOnly) continue;
+    steps.push_back({row.io, row.stream, row.calls, static_cast<std::uint64_t>(row_repeats)});
+    calls += row.calls;
+  }
+  run_steps(*s.session, steps, repeats());
+  if (!graphs()) {
+    EXPECT_EQ(s.engine->enqueue_count(), static_cast<std::uint64_t>(calls));
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, ReplayFastPathModesGpu, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? std::string("Graphs") : std::string("Eager"); });
+
+// ---- Graph mode ----------------------------------------------------------------------------------
 
 TEST_F(ReplayFastPathGpu, AnOutputOfAnotherCapacityOrTypeIsNotARepeat) {
   auto s = make_session("elementwise min=1x256 max=64x256", graphs_on());
@@ -207,44 +252,6 @@ TEST_F(ReplayFastPathGpu, TrimmingAndDestroyEndTheRepeat) {
 }
 
 // ---- Eager calls ---------------------------------------------------------------------------------
-
-TEST_F(ReplayFastPathGpu, EagerTheSameCallAgainEnqueuesTheEngineAgainAndReadsFreshInputs) {
-  auto s = make_session("elementwise min=1x256 max=64x256 kernels=3", graphs_off());
-  ASSERT_TRUE(s.session);
-  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{32, 256});
-  // Every call after the first repeats.
-  run_steps(*s.session, {{&io, streams_[0], 20, 19}}, &ex::delegate::SessionStats::repeated_enqueues);
-  const auto stats = s.session->stats();
-  EXPECT_EQ(stats.repeated_replays, 0u);
-  EXPECT_EQ(stats.graph_launches, 0u);
-  EXPECT_EQ(stats.calls, 20u);
-  EXPECT_EQ(s.engine->enqueue_count(), 20u);
-}
-
-TEST_F(ReplayFastPathGpu, EagerEveryChangeTakesTheFullPathAndStaysRight) {
-  auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", graphs_off());
-  ASSERT_TRUE(s.session);
-  AxpbyIo a(Memory::kDevice, Memory::kDevice, Shape{32, 256});
-  AxpbyIo shape(Memory::kDevice, Memory::kDevice, Shape{8, 256});
-  AxpbyIo addresses(Memory::kDevice, Memory::kDevice, Shape{32, 256});  // a's shape, other tensors
-  AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{32, 256});
-  AxpbyIo pageable(Memory::kPageable, Memory::kPageable, Shape{32, 256});
-  const std::vector<Step> steps = {
-      {&a, streams_[0], 3, 2},          // kept, repeated twice
-      {&a, streams_[1], 3, 1},          // another stream: waits for the first (full path), then kept, repeated
-      {&shape, streams_[1], 3, 2},      // another shape: kept, repeated
-      {&addresses, streams_[1], 3, 2},  // other addresses: kept, repeated
-      {&pinned, streams_[1], 3, 0},     // host memory: staged, never repeated
-      {&a, streams_[1], 2, 1},          // kept again, repeated
-      {&pageable, streams_[1], 2, 0},   // pageable: staged, never repeated
-      {&shape, streams_[0], 2, 0},      // another stream and shape: waits, then kept
-      {&shape, streams_[0], 1, 1},
-  };
-  run_steps(*s.session, steps, &ex::delegate::SessionStats::repeated_enqueues);
-  int calls = 0;
-  for (const Step& step : steps) calls += step.calls;
-  EXPECT_EQ(s.engine->enqueue_count(), static_cast<std::uint64_t>(calls));
-}
 
 TEST_F(ReplayFastPathGpu, EagerARejectedCallEndsTheRepeatAndTheNextGoodCallIsRight) {
   auto s = make_session("elementwise min=1x256 max=64x256", graphs_off());

@@ -26,9 +26,13 @@ SessionUnderTest make_session(std::unique_ptr<TestEngine> engine, ex::delegate::
 }
 
 SessionUnderTest make_session(std::string_view spec, ex::delegate::SessionOptions options) {
-  auto engine = make_test_engine(spec, 0);
+  return make_session_on(0, spec, options);
+}
+
+SessionUnderTest make_session_on(int device, std::string_view spec, ex::delegate::SessionOptions options) {
+  auto engine = make_test_engine(spec, device);
   if (!engine.ok()) {
-    ADD_FAILURE() << "make_test_engine(\"" << spec << "\"): " << engine.status().to_string();
+    ADD_FAILURE() << "make_test_engine(\"" << spec << "\", " << device << "): " << engine.status().to_string();
     return {};
   }
   auto* test_engine = dynamic_cast<TestEngine*>(engine->get());
@@ -68,14 +72,41 @@ AxpbyIo::AxpbyIo(Memory inputs, Memory output, const ex::Shape& s, std::size_t o
   refresh();
 }
 
-void AxpbyIo::refresh() {
+void AxpbyIo::refresh() { refresh(fresh_seed()); }
+
+void AxpbyIo::refresh(std::uint64_t seed) {
   const std::size_t n = static_cast<std::size_t>(shape.numel());
-  xv = random_floats(n, fresh_seed());
-  yv = random_floats(n, fresh_seed());
+  xv = random_floats(n, seed);
+  yv = random_floats(n, ~seed);
   x->write(xv);
   y->write(yv);
   out->poison();
   views = {x->view(), y->view(), out->view()};
+}
+
+namespace {
+
+::testing::AssertionResult launch_and_check(cudaGraphExec_t exec, cudaStream_t stream, AxpbyIo& io) {
+  if (const cudaError_t launched = cudaGraphLaunch(exec, stream); launched != cudaSuccess) {
+    return ::testing::AssertionFailure() << "cudaGraphLaunch: " << cudaGetErrorString(launched);
+  }
+  if (const cudaError_t synced = cudaStreamSynchronize(stream); synced != cudaSuccess) {
+    return ::testing::AssertionFailure() << "cudaStreamSynchronize after the replay: " << cudaGetErrorString(synced);
+  }
+  return io.out_matches();
+}
+
+}  // namespace
+
+::testing::AssertionResult replay_and_check(cudaGraphExec_t exec, cudaStream_t stream, AxpbyIo& io) {
+  io.refresh();
+  return launch_and_check(exec, stream, io);
+}
+
+::testing::AssertionResult replay_and_check(cudaGraphExec_t exec, cudaStream_t stream, AxpbyIo& io,
+                                            std::uint64_t seed) {
+  io.refresh(seed);
+  return launch_and_check(exec, stream, io);
 }
 
 ::testing::AssertionResult axpby_matches(const std::vector<float>& out, const std::vector<float>& x,

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,8 @@ struct SessionUnderTest {
 /// make_test_engine(spec, 0) + Session::initialize(); failures are reported with ADD_FAILURE and
 /// leave `session` null (use ASSERT_TRUE(s.session)).
 SessionUnderTest make_session(std::string_view spec, ex::delegate::SessionOptions options = {});
+/// The same on `device` (make_test_engine(spec, device)).
+SessionUnderTest make_session_on(int device, std::string_view spec, ex::delegate::SessionOptions options = {});
 /// The same over an engine already made.
 SessionUnderTest make_session(std::unique_ptr<TestEngine> engine, ex::delegate::SessionOptions options = {});
 
@@ -42,6 +45,8 @@ struct AxpbyIo {
   AxpbyIo(Memory inputs, Memory output, const ex::Shape& shape, std::size_t out_capacity_elements = 0);
   /// Fresh random x and y written, out poisoned, views rebuilt from the tensors.
   void refresh();
+  /// The same with the values of `seed` (x: random_floats(n, seed), y: random_floats(n, ~seed)).
+  void refresh(std::uint64_t seed);
   TensorView* args() { return views.data(); }
   /// Every element of out equals a*x + b*y (within float rounding).
   ::testing::AssertionResult out_matches(float a = 2.0f, float b = -0.5f) const;
@@ -63,6 +68,13 @@ CapturedCall capture_call(cudaStream_t stream, Session& session, TensorView* arg
 /// Fresh data in `io` (refresh), session.execute on `stream` under a guard, then the stream
 /// synchronized: the call's status, or kInternal when the synchronize fails.
 ex::Status run_and_sync(Session& session, AxpbyIo& io, cudaStream_t stream);
+
+/// One replay of a caller's graph `exec` that recorded a call on `io`'s tensors: fresh inputs
+/// written into them (io.refresh(), or io.refresh(seed)), the graph launched on `stream`, the stream
+/// synchronized, and io.out_matches(); the first of these that fails is the failure.
+::testing::AssertionResult replay_and_check(cudaGraphExec_t exec, cudaStream_t stream, AxpbyIo& io);
+::testing::AssertionResult replay_and_check(cudaGraphExec_t exec, cudaStream_t stream, AxpbyIo& io,
+                                            std::uint64_t seed);
 
 /// out[i] vs a*x[i] + b*y[i].
 ::testing::AssertionResult axpby_matches(const std::vector<float>& out, const std::vector<float>& x,

@@ -5,10 +5,10 @@
 
 #include <chrono>
 #include <initializer_list>
-#include <random>
 #include <vector>
 
 #include "common/gpu.h"
+#include "common/random.h"
 #include "common/stream_gpu_test.h"
 #include "engines/aliasing_engine.h"
 #include "engines/aux_stream_engine.h"
@@ -19,14 +19,6 @@
 
 namespace trtet_test {
 namespace {
-
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
-  std::vector<float> v(n);
-  for (float& f : v) f = dist(rng);
-  return v;
-}
 
 struct DeviceFloats {
   explicit DeviceFloats(const std::vector<float>& host) : n(host.size()) {

@@ -1,0 +1,51 @@
+// Random test data: SplitMix64, so a seed draws the same values on every platform and standard
+// library (std:: distributions are not specified bit for bit), fast enough to refill tensors of
+// tens of megabytes on every call, and any element drawable alone.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace trtet_test {
+
+/// SplitMix64's step between states.
+inline constexpr std::uint64_t kSplitMixGamma = 0x9e3779b97f4a7c15ull;
+
+/// SplitMix64's output of the state `z`: a well-mixed 64-bit value.
+constexpr std::uint64_t splitmix64(std::uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// Element `i` of the sequence of `seed`: a float in [-4, -0.25] U [0.25, 4], never zero (so an
+/// output left at zero or at a neighbour's value is never right by chance).
+inline float random_float_at(std::uint64_t seed, std::size_t i) noexcept {
+  const std::uint64_t z = splitmix64(seed + kSplitMixGamma * (static_cast<std::uint64_t>(i) + 1));
+  const float magnitude = 0.25f + 3.75f * static_cast<float>(z & 0xFFFFFF) * (1.0f / 16777216.0f);
+  return (z >> 63) != 0 ? -magnitude : magnitude;
+}
+
+/// `values` filled with the sequence of `seed`.
+inline void fill_random(std::vector<float>& values, std::uint64_t seed) noexcept {
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = random_float_at(seed, i);
+}
+
+/// The first `n` floats of the sequence of `seed`.
+inline std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
+  std::vector<float> values(n);
+  fill_random(values, seed);
+  return values;
+}
+
+/// A seed no earlier call in this process returned (std::random_device mixed with a counter).
+inline unsigned fresh_seed() {
+  static std::atomic<unsigned> counter{0};
+  static const unsigned base = std::random_device{}();
+  return base ^ (0x9e3779b9u * (counter.fetch_add(1) + 1));
+}
+
+}  // namespace trtet_test
