@@ -92,7 +92,7 @@ ex::Result<Curves> measure_curves(std::vector<LoadedModel>& models, int device, 
 }
 
 ex::Result<std::vector<trtet_run::LatencyStats>> run_side_by_side(std::vector<LoadedModel>& models,
-                                                                  const std::vector<cudaStream_t>& streams,
+                                                                  const std::vector<cudaStream_t>& streams, int device,
                                                                   int iterations, int warmup) {
   TRTET_CHECK_OR_RETURN(streams.size() == models.size(), kInvalidArgument, "%zu streams for %zu models",
                         streams.size(), models.size());
@@ -109,7 +109,13 @@ ex::Result<std::vector<trtet_run::LatencyStats>> run_side_by_side(std::vector<Lo
   for (std::size_t i = 0; i < count; ++i) {
     threads.emplace_back([&, i] {
       trtet_run::Runner& runner = *models[i].runner;
-      if (warmup > 0) {
+      const cudaError_t selected = cudaSetDevice(device);  // a new thread starts on device 0
+      if (selected != cudaSuccess) {
+        errors[i] = ex::Status(ex::ErrorCode::kInternal,
+                               std::string("selecting the device: ") + cudaGetErrorString(selected));
+        failed = true;
+      }
+      if (warmup > 0 && !failed.load()) {
         auto w = runner.measure(streams[i], 1, warmup);
         if (!w.ok()) {
           errors[i] = w.status();

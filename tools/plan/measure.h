@@ -39,12 +39,12 @@ struct Curves {
 ex::Result<Curves> measure_curves(std::vector<LoadedModel>& models, int device, const std::vector<unsigned>& sizes,
                                   int iterations, int warmup, std::FILE* log);
 
-/// All models at once, model i on streams[i], each from a thread of its own: `warmup` calls each,
+/// All models at once, model i on streams[i] (of `device`), each from a thread of its own: `warmup` calls each,
 /// then all start together and call one at a time until every model has made at least
 /// `iterations` calls, so every sample is taken while every other model is calling too. Per model:
 /// the latency of those calls and calls/s over the same wall time.
 ex::Result<std::vector<trtet_run::LatencyStats>> run_side_by_side(std::vector<LoadedModel>& models,
-                                                                  const std::vector<cudaStream_t>& streams,
+                                                                  const std::vector<cudaStream_t>& streams, int device,
                                                                   int iterations, int warmup);
 
 }  // namespace trtet_plan

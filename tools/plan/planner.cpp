@@ -185,7 +185,7 @@ ex::Result<PlannerResult> run_planner(const PlanOptions& o, std::FILE* log) {
                   }().c_str(),
                   load ? ", a load flooding the remainder" : "");
     print(log, text);
-    auto stats = run_side_by_side(loaded, streams, o.iterations, o.warmup);
+    auto stats = run_side_by_side(loaded, streams, o.device, o.iterations, o.warmup);
     load.reset();
     if (!stats.ok()) return stats.status();
 
