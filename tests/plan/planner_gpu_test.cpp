@@ -17,6 +17,7 @@
 #include "common/gpu.h"
 #include "engines/waves_engine.h"
 #include "green/contains.h"
+#include "plan/measure.h"
 #include "plan/planner.h"
 
 namespace trtet_plan {
@@ -78,7 +79,7 @@ TEST_F(PlannerGpu, FindsTheKnownBestPlan) {
   // Half a block (100 us) is left for the call's own overhead.
   PlanOptions o = options();
   o.models = {model("A", "plan_waves_a", 2.5 * kBlockUs), model("B", "plan_waves_b", 1.5 * kBlockUs)};
-  auto r = run_planner(o, stdout);
+  auto r = run_planner_on_gpu(o, stdout);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const unsigned a = known(64, 2), b = known(16, 1);
   std::printf("known best plan: A %u SMs, B %u SMs\n", a, b);
@@ -110,7 +111,7 @@ TEST_F(PlannerGpu, AnImpossibleTargetNamesTheModelAndItsBest) {
   o.sizes = "8:128:8";
   // No partition runs 64 blocks of 200 us in less than 200 us.
   o.models = {model("A", "plan_waves_a", 0.75 * kBlockUs), model("B", "plan_waves_b", 1.5 * kBlockUs)};
-  auto r = run_planner(o, stdout);
+  auto r = run_planner_on_gpu(o, stdout);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->exit_code, kPlanInfeasible);
   EXPECT_FALSE(r->plan.has_value());

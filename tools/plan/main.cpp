@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "plan/measure.h"
 #include "plan/options.h"
 #include "plan/planner.h"
 #include "plan/report.h"
@@ -47,7 +48,7 @@ int run(const PlanOptions& o) {
     std::fprintf(stderr, "trtet-plan: --device %d: only %d device(s) visible\n", o.device, devices);
     return kPlanUsage;
   }
-  auto result = run_planner(o, stdout);
+  auto result = run_planner_on_gpu(o, stdout);
   if (!result.ok()) {
     std::fprintf(stderr, "trtet-plan: %s\n", result.status().message().c_str());
     return exit_for(result.status());

@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "run/load.h"
+
 namespace trtet_plan {
 namespace {
 
@@ -153,6 +155,44 @@ ex::Result<std::vector<trtet_run::LatencyStats>> run_side_by_side(std::vector<Lo
   std::vector<trtet_run::LatencyStats> stats;
   for (std::size_t i = 0; i < count; ++i) stats.push_back(trtet_run::summarize(std::move(samples[i]), wall_s[i]));
   return stats;
+}
+
+ex::Result<std::unique_ptr<GpuMeasurer>> GpuMeasurer::create(const PlanOptions& options) {
+  std::unique_ptr<GpuMeasurer> measurer(new GpuMeasurer(options));
+  TRTET_ASSIGN_OR_RETURN(measurer->models_, load_models(options));
+  return ex::Result<std::unique_ptr<GpuMeasurer>>(std::move(measurer));
+}
+
+ex::Result<et::PlanGpu> GpuMeasurer::gpu() {
+  auto gpu = et::plan_gpu(options_.device);
+  if (!gpu.ok()) return from_green(gpu.error(), "reading GPU " + std::to_string(options_.device));
+  return *gpu;
+}
+
+ex::Result<Curves> GpuMeasurer::curves(const std::vector<unsigned>& sizes, std::FILE* log) {
+  return measure_curves(models_, options_.device, sizes, options_.iterations, options_.warmup, log);
+}
+
+ex::Result<std::vector<trtet_run::LatencyStats>> GpuMeasurer::side_by_side(const std::vector<unsigned>& sms,
+                                                                           bool keep_remainder, bool load_remainder) {
+  auto split = et::split_device(options_.device, sms, keep_remainder ? et::Remainder::kKeep : et::Remainder::kDrop);
+  if (!split.ok()) return from_green(split.error(), "splitting the GPU as planned");
+  std::vector<cudaStream_t> streams;
+  for (std::size_t i = 0; i < sms.size(); ++i) streams.push_back((*split)[i].stream());
+  std::unique_ptr<trtet_run::Load> load;
+  if (load_remainder && keep_remainder) {
+    auto started = trtet_run::Load::start(split->back().stream(), options_.device, options_.load_us);
+    if (!started.ok()) return started.status();
+    load = std::move(*started);
+  }
+  auto stats = run_side_by_side(models_, streams, options_.device, options_.iterations, options_.warmup);
+  load.reset();  // stops the load and waits for its stream before the partitions go
+  return stats;
+}
+
+ex::Result<PlannerResult> run_planner_on_gpu(const PlanOptions& options, std::FILE* log) {
+  TRTET_ASSIGN_OR_RETURN(std::unique_ptr<GpuMeasurer> measurer, GpuMeasurer::create(options));
+  return run_planner(options, *measurer, log);
 }
 
 }  // namespace trtet_plan

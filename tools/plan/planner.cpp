@@ -1,29 +1,17 @@
 #include "plan/planner.h"
 
-#include <torch_tensorrt/executorch/GreenContext.h>
-
 #include <chrono>
 #include <memory>
 
-#include "plan/measure.h"
-#include "run/load.h"
 #include "run/stats.h"
 
 namespace trtet_plan {
 namespace {
 
-namespace et = torch_tensorrt::executorch_backend;
 using Clock = std::chrono::steady_clock;
 
 double micros_since(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-}
-
-ex::Status from_green(const et::GreenContextError& error, const std::string& what) {
-  const ex::ErrorCode code = error.code() == et::GreenContextErrc::kInvalidArgument ? ex::ErrorCode::kInvalidArgument
-                             : error.code() == et::GreenContextErrc::kNoDevice      ? ex::ErrorCode::kNoDevice
-                                                                                    : ex::ErrorCode::kInternal;
-  return ex::Status(code, what + ": " + error.message());
 }
 
 void print(std::FILE* log, const std::string& text) {
@@ -103,10 +91,10 @@ ex::Result<std::vector<unsigned>> sizes_to_measure(const std::string& sizes, con
   return kept;
 }
 
-ex::Result<PlannerResult> run_planner(const PlanOptions& o, std::FILE* log) {
+ex::Result<PlannerResult> run_planner(const PlanOptions& o, Measurer& measurer, std::FILE* log) {
   PlannerResult r;
-  auto gpu = et::plan_gpu(o.device);
-  if (!gpu.ok()) return from_green(gpu.error(), "reading GPU " + std::to_string(o.device));
+  TRTET_ASSIGN_OR_RETURN(const torch_tensorrt::executorch_backend::PlanGpu gpu_read, measurer.gpu());
+  const auto* gpu = &gpu_read;
   r.plan_gpu = *gpu;
   r.gpu = GpuShape{gpu->sm_count, gpu->granularity, gpu->max_partitioned_sms};
   char text[512];
@@ -117,26 +105,27 @@ ex::Result<PlannerResult> run_planner(const PlanOptions& o, std::FILE* log) {
                 gpu->max_partitioned_sms);
   print(log, text);
   TRTET_ASSIGN_OR_RETURN(const std::vector<unsigned> sizes, sizes_to_measure(o.sizes, r.gpu, log));
-  TRTET_ASSIGN_OR_RETURN(std::vector<LoadedModel> loaded, load_models(o));
-  for (const LoadedModel& m : loaded) {
-    std::snprintf(text, sizeof(text), "model '%s': %s, p99 <= %.1f us%s, %s I/O\n", m.spec.name.c_str(),
-                  m.spec.program.c_str(), m.spec.p99_target_us,
-                  m.spec.min_calls_per_s > 0 ? (", >= " + std::to_string(static_cast<long long>(m.spec.min_calls_per_s)) +
-                                                " calls/s").c_str()
-                                             : "",
-                  to_string(m.spec.io));
+  for (const ModelSpec& m : o.models) {
+    std::snprintf(text, sizeof(text), "model '%s': %s, p99 <= %.1f us%s, %s I/O\n", m.name.c_str(),
+                  m.program.c_str(), m.p99_target_us,
+                  m.min_calls_per_s > 0 ? (", >= " + std::to_string(static_cast<long long>(m.min_calls_per_s)) +
+                                           " calls/s").c_str()
+                                        : "",
+                  to_string(m.io));
     print(log, text);
   }
   std::snprintf(text, sizeof(text), "\n-- each model alone on %zu partition sizes, %d calls each after %d warm-up\n",
                 sizes.size(), o.iterations, o.warmup);
   print(log, text);
 
-  TRTET_ASSIGN_OR_RETURN(Curves curves, measure_curves(loaded, o.device, sizes, o.iterations, o.warmup, log));
-  for (std::size_t i = 0; i < loaded.size(); ++i) {
+  TRTET_ASSIGN_OR_RETURN(Curves curves, measurer.curves(sizes, log));
+  TRTET_CHECK_OR_RETURN(curves.points.size() == o.models.size(), kInternal, "%zu curves for %zu models",
+                        curves.points.size(), o.models.size());
+  for (std::size_t i = 0; i < o.models.size(); ++i) {
     ModelNeeds needs;
-    needs.name = loaded[i].spec.name;
-    needs.p99_target_us = loaded[i].spec.p99_target_us;
-    needs.min_calls_per_s = loaded[i].spec.min_calls_per_s;
+    needs.name = o.models[i].name;
+    needs.p99_target_us = o.models[i].p99_target_us;
+    needs.min_calls_per_s = o.models[i].min_calls_per_s;
     needs.curve = curves.points[i];
     r.models.push_back(std::move(needs));
   }
@@ -165,16 +154,7 @@ ex::Result<PlannerResult> run_planner(const PlanOptions& o, std::FILE* log) {
     for (const Choice& c : r.last.choices) counts.push_back(c.sms);
     const bool has_rest = r.last.total_sms < r.gpu.sm_count;
     const bool keep = has_rest && (!remainder.empty() || o.load_remainder);
-    auto split = et::split_device(o.device, counts, keep ? et::Remainder::kKeep : et::Remainder::kDrop);
-    if (!split.ok()) return from_green(split.error(), "splitting the GPU as planned");
-    std::vector<cudaStream_t> streams;
-    for (std::size_t i = 0; i < counts.size(); ++i) streams.push_back((*split)[i].stream());
-    std::unique_ptr<trtet_run::Load> load;
-    if (o.load_remainder && keep) {
-      auto started = trtet_run::Load::start(split->back().stream(), o.device, o.load_us);
-      if (!started.ok()) return started.status();
-      load = std::move(*started);
-    }
+    const bool load = keep && o.load_remainder;
     std::snprintf(text, sizeof(text), "\n-- round %d: all %zu models at once, each on its partition (%s)%s\n", round,
                   counts.size(), [&] {
                     std::string s;
@@ -185,9 +165,10 @@ ex::Result<PlannerResult> run_planner(const PlanOptions& o, std::FILE* log) {
                   }().c_str(),
                   load ? ", a load flooding the remainder" : "");
     print(log, text);
-    auto stats = run_side_by_side(loaded, streams, o.device, o.iterations, o.warmup);
-    load.reset();
+    auto stats = measurer.side_by_side(counts, keep, load);
     if (!stats.ok()) return stats.status();
+    TRTET_CHECK_OR_RETURN(stats->size() == counts.size(), kInternal, "%zu results for %zu models", stats->size(),
+                          counts.size());
 
     std::vector<VerifyRow> rows;
     std::vector<double> p99s, rates;
