@@ -117,7 +117,7 @@ TEST(Planner, APlanMetAtOnce) {
 TEST(Planner, AMissBesideTheOthersMovesThatModelAndIsVerifiedAgain) {
   // A: 210 us alone on 32 SMs, 30 % slower beside B: 273 > 250. B is unaffected.
   FakeMeasurer gpu({{64, 100, 1.3}, {16, 50}});
-  auto r = run_planner(options({spec("A", 250), spec("B", 120)}), gpu, nullptr);
+  auto r = run_planner(options({spec("A", 250), spec("B", 120)}), gpu, stdout);  // the report, as printed
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->met) << problems(*r);
   ASSERT_EQ(gpu.rounds_.size(), 2u);

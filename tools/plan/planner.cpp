@@ -91,7 +91,9 @@ ex::Result<std::vector<unsigned>> sizes_to_measure(const std::string& sizes, con
   return kept;
 }
 
-ex::Result<PlannerResult> run_planner(const PlanOptions& o, Measurer& measurer, std::FILE* log) {
+namespace {
+
+ex::Result<PlannerResult> plan(const PlanOptions& o, Measurer& measurer, std::FILE* log) {
   PlannerResult r;
   TRTET_ASSIGN_OR_RETURN(const torch_tensorrt::executorch_backend::PlanGpu gpu_read, measurer.gpu());
   const auto* gpu = &gpu_read;
@@ -118,7 +120,9 @@ ex::Result<PlannerResult> run_planner(const PlanOptions& o, Measurer& measurer, 
                 sizes.size(), o.iterations, o.warmup);
   print(log, text);
 
+  const auto curves_start = Clock::now();
   TRTET_ASSIGN_OR_RETURN(Curves curves, measurer.curves(sizes, log));
+  r.curves_s = micros_since(curves_start) / 1e6;
   TRTET_CHECK_OR_RETURN(curves.points.size() == o.models.size(), kInternal, "%zu curves for %zu models",
                         curves.points.size(), o.models.size());
   for (std::size_t i = 0; i < o.models.size(); ++i) {
@@ -165,7 +169,9 @@ ex::Result<PlannerResult> run_planner(const PlanOptions& o, Measurer& measurer, 
                   }().c_str(),
                   load ? ", a load flooding the remainder" : "");
     print(log, text);
+    const auto beside_start = Clock::now();
     auto stats = measurer.side_by_side(counts, keep, load);
+    r.beside_s += micros_since(beside_start) / 1e6;
     if (!stats.ok()) return stats.status();
     TRTET_CHECK_OR_RETURN(stats->size() == counts.size(), kInternal, "%zu results for %zu models", stats->size(),
                           counts.size());
@@ -204,7 +210,11 @@ ex::Result<PlannerResult> run_planner(const PlanOptions& o, Measurer& measurer, 
     // Adjust: what each missing model saw beside the others becomes its interference; search again.
     learn_interference(r.models, r.last.choices, p99s, rates);
     const SearchResult next = search_plan(r.models, r.gpu, search_options);
-    print(log, "\nsome model missed beside the others; the search again, with what was seen there:\n");
+    std::string missed;
+    for (const VerifyRow& row : rows) {
+      if (!row.meets) missed += (missed.empty() ? "'" : ", '") + row.model + "'";
+    }
+    print(log, "\n" + missed + " missed beside the others; the search again, with what was seen there:\n");
     if (!next.choices.empty()) print(log, search_table(r.models, next, r.gpu));
     if (!next.feasible) {
       r.problems = next.problems;
@@ -235,6 +245,21 @@ ex::Result<PlannerResult> run_planner(const PlanOptions& o, Measurer& measurer, 
   const bool has_rest = r.last.total_sms < r.gpu.sm_count;
   r.plan = make_plan(r.final_rows, programs, r.plan_gpu, has_rest ? remainder : std::string());
   r.exit_code = kPlanOk;
+  return r;
+}
+
+}  // namespace
+
+ex::Result<PlannerResult> run_planner(const PlanOptions& o, Measurer& measurer, std::FILE* log) {
+  const auto start = Clock::now();
+  auto r = plan(o, measurer, log);
+  if (!r.ok()) return r;
+  r->total_s = micros_since(start) / 1e6;
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "\nthe planner took %.1f s: %.1f s measuring each model alone, %.1f s side by side, %.1f us searching\n",
+                r->total_s, r->curves_s, r->beside_s, r->search_us);
+  print(log, text);
   return r;
 }
 

@@ -49,6 +49,9 @@ struct PlannerResult {
   bool exhaustive_ran = false;                 ///< false where --exhaustive-limit stopped it
   double search_us = 0;                        ///< time the search took
   double exhaustive_us = 0;
+  double curves_s = 0;                         ///< time measuring each model alone
+  double beside_s = 0;                         ///< time running the models side by side, every round
+  double total_s = 0;                          ///< the planner's whole run
   SearchResult last;                           ///< the search whose plan was verified last
   std::vector<VerifyRow> verify;               ///< every side-by-side run, every round
   std::vector<VerifyRow> final_rows;           ///< the last round, one per model
