@@ -1,4 +1,4 @@
-// Issue #10 bug 7 through the ExecuTorch backend itself: TensorRTBackend::execute is called by
+// Exceptions from the engine, through the ExecuTorch backend itself: TensorRTBackend::execute is called by
 // ExecuTorch's Method, which does not expect exceptions (a throw through its frames may terminate
 // the process). An engine built by a custom factory (set_engine_factory) may throw; the call must
 // return an error Error and leave the handle usable. The delegate-level tests of the same bug are
@@ -32,8 +32,8 @@ class ExecuTorchRegressionGpu : public ::testing::TestWithParam<ProbeEngine::Thr
   }
 };
 
-// Issue #10 bug 7: an exception thrown by the engine must not escape TensorRTBackend::execute.
-TEST_P(ExecuTorchRegressionGpu, Bug7_AnExceptionFromTheEngineDoesNotEscapeExecute) {
+// An exception thrown by the engine must not escape TensorRTBackend::execute.
+TEST_P(ExecuTorchRegressionGpu, AnExceptionFromTheEngineDoesNotEscapeExecute) {
   std::atomic<ProbeEngine*> built{nullptr};
   ex::ScopedEngineFactory factory([&](const ex::EngineRequest& request) -> ex::Result<ex::engine::EnginePtr> {
     auto engine = ProbeEngine::create(request.device, Shape{1, 4}, Shape{64, 4096});
