@@ -2,6 +2,9 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <memory>
+#include <utility>
+#include <vector>
 
 namespace torch_tensorrt::executorch_backend {
 
@@ -21,7 +24,30 @@ const char* to_string(ErrorCode code) noexcept {
   return "Unknown";
 }
 
-std::string Status::to_string() const {
+/// What a rejected split carries beyond its code and message (Error.h).
+struct Error::SplitDetails {
+  GreenContextLimits limits;
+  std::vector<unsigned> closest_valid;
+};
+
+namespace {
+const GreenContextLimits kNoLimits{};
+const std::vector<unsigned> kNoCounts{};
+}  // namespace
+
+Error::Error(ErrorCode code, std::string message, GreenContextLimits limits, std::vector<unsigned> closest_valid)
+    : code_(code), message_(std::move(message)) {
+  if (limits.device >= 0 || !closest_valid.empty()) {
+    split_ = std::make_shared<SplitDetails>(SplitDetails{limits, std::move(closest_valid)});
+  }
+}
+
+const GreenContextLimits& Error::limits() const noexcept { return split_ ? split_->limits : kNoLimits; }
+const std::vector<unsigned>& Error::closest_valid() const noexcept {
+  return split_ ? split_->closest_valid : kNoCounts;
+}
+
+std::string Error::to_string() const {
   if (ok()) return "Ok";
   return std::string(executorch_backend::to_string(code_)) + ": " + message_;
 }

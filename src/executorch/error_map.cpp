@@ -4,28 +4,29 @@
 
 namespace torch_tensorrt::executorch_backend {
 
-using ::executorch::runtime::Error;
+// Error alone is this library's (Error.h); ExecuTorch's is named in full.
+using EtError = ::executorch::runtime::Error;
 
-Error to_executorch_error(ErrorCode code, DelegatePhase phase) noexcept {
+EtError to_executorch_error(ErrorCode code, DelegatePhase phase) noexcept {
   switch (code) {
-    case ErrorCode::kOk: return Error::Ok;
-    case ErrorCode::kInvalidArgument: return Error::InvalidArgument;
-    case ErrorCode::kInvalidProgram: return Error::InvalidProgram;
-    case ErrorCode::kInternal: return Error::Internal;
-    case ErrorCode::kIncompatible: return Error::DelegateInvalidCompatibility;
-    case ErrorCode::kNotSupported: return Error::NotSupported;
-    case ErrorCode::kNotFound: return Error::NotFound;
+    case ErrorCode::kOk: return EtError::Ok;
+    case ErrorCode::kInvalidArgument: return EtError::InvalidArgument;
+    case ErrorCode::kInvalidProgram: return EtError::InvalidProgram;
+    case ErrorCode::kInternal: return EtError::Internal;
+    case ErrorCode::kIncompatible: return EtError::DelegateInvalidCompatibility;
+    case ErrorCode::kNotSupported: return EtError::NotSupported;
+    case ErrorCode::kNotFound: return EtError::NotFound;
     case ErrorCode::kMemoryAllocationFailed:
-      return phase == DelegatePhase::kInit ? Error::DelegateMemoryAllocationFailed : Error::MemoryAllocationFailed;
-    case ErrorCode::kNoDevice: return Error::AccessFailed;
-    case ErrorCode::kInvalidState: return Error::InvalidState;
+      return phase == DelegatePhase::kInit ? EtError::DelegateMemoryAllocationFailed : EtError::MemoryAllocationFailed;
+    case ErrorCode::kNoDevice: return EtError::AccessFailed;
+    case ErrorCode::kInvalidState: return EtError::InvalidState;
   }
-  return Error::Internal;
+  return EtError::Internal;
 }
 
-Error report(const Status& status, DelegatePhase phase, const char* what) noexcept {
-  if (status.ok()) return Error::Ok;
-  const Error error = to_executorch_error(status.code(), phase);
+EtError report(const Status& status, DelegatePhase phase, const char* what) noexcept {
+  if (status.ok()) return EtError::Ok;
+  const EtError error = to_executorch_error(status.code(), phase);
   // ExecuTorch logs the returned code itself; its log line holds ~250 characters, so the message goes first.
   ET_LOG(Error, "TensorRTBackend %s: %s", what, status.to_string().c_str());
   return error;

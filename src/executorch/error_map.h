@@ -11,7 +11,8 @@ namespace torch_tensorrt::executorch_backend {
 /// delegate's own at init (DelegateMemoryAllocationFailed), as the runtime's at execute.
 enum class DelegatePhase { kInit, kExecute };
 
-/// The executorch::runtime::Error meaning the same as `code`:
+/// The executorch::runtime::Error meaning the same as `code` (the table in ErrorCode's comments,
+/// torch_tensorrt/executorch/Error.h; tests/executorch/backend_test.cpp checks each):
 /// kInvalidArgument → InvalidArgument, kInvalidProgram → InvalidProgram, kInternal → Internal,
 /// kIncompatible → DelegateInvalidCompatibility, kNotSupported → NotSupported, kNotFound → NotFound,
 /// kMemoryAllocationFailed → DelegateMemoryAllocationFailed (init) / MemoryAllocationFailed (execute),

@@ -1,6 +1,6 @@
 // The public partitions API (torch_tensorrt/executorch/GreenContext.h) over the green layer:
-// GreenContext holds a green::GreenContext (which owns the context and its streams), and errors
-// are the layer's Status turned into GreenContextError with the device's limits attached.
+// GreenContext holds a green::GreenContext (which owns the context and its streams). Errors are
+// the layer's own (Status is the public Error), with the device's limits attached to a rejected split.
 #include <torch_tensorrt/executorch/GreenContext.h>
 
 #include <string>
@@ -35,26 +35,6 @@ struct GreenContextAccess {
 };
 
 namespace {
-
-GreenContextErrc public_code(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument:
-      return GreenContextErrc::kInvalidArgument;
-    case ErrorCode::kNoDevice:
-      return GreenContextErrc::kNoDevice;
-    case ErrorCode::kNotSupported:
-      return GreenContextErrc::kNotSupported;
-    case ErrorCode::kInvalidState:
-    case ErrorCode::kNotFound:
-      return GreenContextErrc::kInvalidState;
-    default:
-      return GreenContextErrc::kInternal;
-  }
-}
-
-GreenContextError to_error(const Status& status, GreenContextLimits limits = {}, std::vector<unsigned> closest = {}) {
-  return GreenContextError(public_code(status.code()), status.message(), limits, std::move(closest));
-}
 
 GreenContextLimits to_limits(int device, const green::SmGranularity& g) {
   GreenContextLimits limits;
@@ -99,11 +79,9 @@ const std::vector<cudaStream_t>& GreenContext::streams() const noexcept {
   return state_ ? state_->context.streams() : no_streams();
 }
 
-GreenContextResult<cudaStream_t> GreenContext::make_stream(int priority) {
-  if (!state_) return GreenContextError(GreenContextErrc::kInvalidState, "make_stream on an empty GreenContext");
-  auto stream = state_->context.make_stream(priority);
-  if (!stream.ok()) return to_error(stream.status());
-  return *stream;
+Result<cudaStream_t> GreenContext::make_stream(int priority) {
+  if (!state_) return Error(ErrorCode::kInvalidState, "make_stream on an empty GreenContext");
+  return state_->context.make_stream(priority);
 }
 
 CUgreenCtx GreenContext::handle() const noexcept { return state_ ? state_->context.get() : nullptr; }
@@ -114,33 +92,33 @@ void GreenContext::reset() noexcept {
   state_.reset();
 }
 
-GreenContextResult<GreenContextLimits> green_context_limits(int device) {
+Result<GreenContextLimits> green_context_limits(int device) {
   auto g = green::device_sm_granularity(device);
-  if (!g.ok()) return to_error(g.status());
+  if (!g.ok()) return g.error();
   return to_limits(device, *g);
 }
 
-GreenContextResult<std::vector<GreenContext>> split_device(int device, const std::vector<unsigned>& sm_counts,
-                                                           Remainder remainder) {
+Result<std::vector<GreenContext>> split_device(int device, const std::vector<unsigned>& sm_counts,
+                                               Remainder remainder) {
   const green::SplitRequest request = green::SplitRequest::counts(sm_counts, remainder == Remainder::kKeep);
   // Argument errors need no device: report them even without a GPU.
   const Status checked = green::check_request(request);
-  if (!checked.ok()) return to_error(checked);
+  if (!checked.ok()) return checked;
   auto g = green::device_sm_granularity(device);
-  if (!g.ok()) return to_error(g.status());
+  if (!g.ok()) return g.error();
   const GreenContextLimits limits = to_limits(device, *g);
   auto partitions = green::split_device(device, request);
   if (!partitions.ok()) {
     std::vector<unsigned> closest;
-    if (partitions.status().code() == ErrorCode::kInvalidArgument) {
+    if (partitions.error().code() == ErrorCode::kInvalidArgument) {
       closest = green::closest_valid_counts(*g, sm_counts);
       if (closest == sm_counts) closest.clear();  // the counts were fine; something else was not
     }
     // The planner offers rounding to its own callers (green-probe --round); this API has none.
-    std::string message = partitions.status().message();
+    std::string message = partitions.error().message();
     const std::string offer = " (or ask for rounding)";
     if (const auto at = message.find(offer); at != std::string::npos) message.erase(at, offer.size());
-    return GreenContextError(public_code(partitions.status().code()), std::move(message), limits, std::move(closest));
+    return Error(partitions.error().code(), std::move(message), limits, std::move(closest));
   }
 
   std::vector<GreenContext> owners;
@@ -150,7 +128,7 @@ GreenContextResult<std::vector<GreenContext>> split_device(int device, const std
     auto stream = owner.make_stream();
     if (!stream.ok()) return stream.error();  // `owners` releases what was made
   }
-  return GreenContextResult<std::vector<GreenContext>>(std::move(owners));
+  return Result<std::vector<GreenContext>>(std::move(owners));
 }
 
 }  // namespace torch_tensorrt::executorch_backend

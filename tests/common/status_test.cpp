@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace torch_tensorrt::executorch_backend {
 namespace {
@@ -68,6 +71,45 @@ TEST(ErrorCode, EveryCodeHasAName) {
   for (int c = 0; c <= static_cast<int>(ErrorCode::kInvalidState); ++c) {
     EXPECT_STRNE(to_string(static_cast<ErrorCode>(c)), "Unknown") << c;
   }
+}
+
+
+// ---- the public vocabulary (torch_tensorrt/executorch/Error.h) is the internal one ----
+
+static_assert(std::is_same_v<Status, Error>, "Status is the public Error, not a second type");
+static_assert(std::is_same_v<decltype(std::declval<Result<int>>().error()), const Error&>);
+
+TEST(Error, CarriesSplitDetailsOnlyWhenGiven) {
+  const Error plain(ErrorCode::kInvalidArgument, "no");
+  EXPECT_EQ(plain.limits().device, -1);
+  EXPECT_TRUE(plain.closest_valid().empty());
+
+  GreenContextLimits limits;
+  limits.device = 0;
+  limits.granularity = 8;
+  const Error split(ErrorCode::kInvalidArgument, "30 is not a multiple of 8", limits, {32});
+  const Error copy = split;  // the details are shared, not lost
+  EXPECT_EQ(copy.code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(copy.message(), "30 is not a multiple of 8");
+  EXPECT_EQ(copy.limits().granularity, 8u);
+  EXPECT_EQ(copy.closest_valid(), std::vector<unsigned>{32});
+  EXPECT_EQ(copy.to_string(), "InvalidArgument: 30 is not a multiple of 8");
+}
+
+TEST(Result, ErrorIsOkWhileAValueIsHeld) {
+  Result<int> good(3);
+  EXPECT_TRUE(good.error().ok());
+  Result<int> bad(Error(ErrorCode::kNoDevice, "no GPU"));
+  EXPECT_EQ(bad.error().code(), ErrorCode::kNoDevice);
+  EXPECT_EQ(bad.error().message(), "no GPU");
+  EXPECT_EQ(bad.status().code(), ErrorCode::kNoDevice);
+}
+
+TEST(ErrorCode, NamesAreStable) {
+  EXPECT_STREQ(to_string(ErrorCode::kOk), "Ok");
+  EXPECT_STREQ(to_string(ErrorCode::kInvalidArgument), "InvalidArgument");
+  EXPECT_STREQ(to_string(ErrorCode::kNoDevice), "NoDevice");
+  EXPECT_STREQ(to_string(static_cast<ErrorCode>(200)), "Unknown");
 }
 
 }  // namespace

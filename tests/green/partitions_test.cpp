@@ -19,6 +19,12 @@ static_assert(!std::is_copy_assignable_v<et::GreenContext>, "one owner per green
 static_assert(std::is_nothrow_move_constructible_v<et::GreenContext>, "moves never throw");
 static_assert(std::is_nothrow_move_assignable_v<et::GreenContext>, "moves never throw");
 static_assert(std::is_nothrow_destructible_v<et::GreenContext>, "destruction never throws");
+// The partitions API speaks the one public vocabulary (Error.h); its older names are the same types.
+static_assert(std::is_same_v<et::GreenContextError, et::Error>);
+static_assert(std::is_same_v<et::GreenContextErrc, et::ErrorCode>);
+static_assert(std::is_same_v<et::GreenContextResult<int>, et::Result<int>>);
+static_assert(std::is_same_v<decltype(et::split_device(0, {})), et::Result<std::vector<et::GreenContext>>>);
+static_assert(std::is_same_v<decltype(et::green_context_limits(0)), et::Result<et::GreenContextLimits>>);
 
 TEST(Partitions, AnEmptyGreenContextOwnsNothing) {
   et::GreenContext empty;

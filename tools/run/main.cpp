@@ -28,16 +28,10 @@ int exit_for(const ex::Status& status) {
                                                           : kExitFailed;
 }
 
+// The partitions API returns the same Error (Status) as the library: one fail() for both.
 int fail(const std::string& what, const ex::Status& status) {
   std::fprintf(stderr, "trtet-run: %s: %s\n", what.c_str(), status.message().c_str());
   return exit_for(status);
-}
-
-int fail(const std::string& what, const et::GreenContextError& error) {
-  std::fprintf(stderr, "trtet-run: %s: %s\n", what.c_str(), error.message().c_str());
-  return error.code() == et::GreenContextErrc::kInvalidArgument ? kExitUsage
-         : error.code() == et::GreenContextErrc::kNoDevice      ? kExitNoGpu
-                                                                : kExitFailed;
 }
 
 /// A non-blocking stream on the whole device (no green context), destroyed with this object.
