@@ -25,6 +25,8 @@
 // then outputs, each with dtype "" and shape [].
 #pragma once
 
+#include <torch_tensorrt/executorch/BlobMetadata.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -66,41 +68,13 @@ struct ParseLimits {
 inline constexpr std::string_view kAliasKindKvCacheUpdateName = "kv_cache_update";
 inline constexpr std::string_view kAliasKindUserName = "user";
 
-/// Why an output shares its memory with an input.
-enum class AliasKind {
-  kKvCacheUpdate,  ///< enforced by TensorRT (IKVCacheUpdateLayer); the engine reports the pair
-  kUser,           ///< declared by Torch-TensorRT; TensorRT does not track it
-};
-
 /// The JSON spelling of `kind`.
 std::string_view to_string(AliasKind kind) noexcept;
 /// The kind spelled `name`, or nullopt for an unknown spelling.
 std::optional<AliasKind> alias_kind_from_string(std::string_view name) noexcept;
 
-/// One engine I/O tensor. Names are unique across inputs and outputs.
-struct IoBinding {
-  std::string name;
-  std::string dtype;           ///< free-form; Torch-TensorRT writes ""
-  std::vector<int64_t> shape;  ///< -1 marks a dynamic dimension; Torch-TensorRT writes []
-  bool is_input = false;       ///< (a reader defaults an absent "is_input" to true, as the writer does)
-};
-
-/// An output bound in place to the memory of an input.
-struct AliasedIo {
-  std::string output;  ///< names an output binding
-  std::string input;   ///< names an input binding
-  AliasKind kind = AliasKind::kKvCacheUpdate;
-};
-
-/// Everything the metadata JSON carries.
-struct Metadata {
-  std::vector<IoBinding> io_bindings;  ///< in the writer's order: Torch-TensorRT lists inputs first
-  std::vector<AliasedIo> aliased_io;   ///< at most one entry per output
-  bool hardware_compatible = false;
-  int64_t device_id = 0;  ///< a CUDA device ordinal, 0..INT32_MAX
-  std::string serialized_metadata;
-  std::string target_platform;
-};
+// AliasKind, IoBinding, AliasedIo and Metadata: what the metadata JSON carries, defined in the
+// public engine API (torch_tensorrt/executorch/BlobMetadata.h), since an engine factory reads them.
 
 /// The fixed 32-byte header, decoded.
 struct Header {

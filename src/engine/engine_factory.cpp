@@ -20,6 +20,8 @@ EngineFactory& installed_factory() {
 
 }  // namespace
 
+int engine_api_version() noexcept { return kEngineApiVersion; }
+
 EngineFactory set_engine_factory(EngineFactory factory) {
   std::lock_guard<std::mutex> lock(factory_mutex());
   return std::exchange(installed_factory(), std::move(factory));

@@ -58,7 +58,12 @@ class TensorRTBackend final : public ::executorch::runtime::BackendInterface {
   /// Outputs are resized to the engine's shapes. Errors: InvalidArgument (caller misuse: argument
   /// count, dtype, shape outside the profile, a stream of another device, pageable memory during
   /// capture), Internal (CUDA or engine failure), AccessFailed (no usable GPU),
-  /// DelegateInvalidHandle (null handle). A failed call enqueues nothing and leaves the handle usable.
+  /// DelegateInvalidHandle (null handle).
+  /// A call rejected before its work is enqueued enqueues nothing and leaves the handle usable:
+  /// every error above but Internal is such a rejection, since each check is made before any work
+  /// is queued (docs/DESIGN.md, "The execute contract", the steps). A CUDA or engine failure once
+  /// enqueueing has begun (Internal) may leave part of the call's work queued on the stream; the
+  /// handle still records the call's completion, so later calls and destroy() wait for that work.
   ::executorch::runtime::Error execute(::executorch::runtime::BackendExecutionContext& context,
                                        ::executorch::runtime::DelegateHandle* handle,
                                        ::executorch::runtime::Span<::executorch::runtime::EValue*> args) const override;
