@@ -43,7 +43,8 @@ Status check_engine_matches_blob(const engine::Engine& engine, const blob::Metad
 
 /// Builds the engine of a parsed blob through the installed factory.
 Result<engine::EnginePtr> build_engine(const blob::ParsedBlob& parsed, std::optional<std::uint64_t> budget,
-                                       std::optional<std::string> runtime_library, const char* method_name) {
+                                       std::optional<std::string> runtime_library,
+                                       std::optional<bool> allow_engine_host_code, const char* method_name) {
   const EngineFactory factory = engine_factory();
   TRTET_CHECK_OR_RETURN(static_cast<bool>(factory), kNotSupported,
                         "no engine factory is installed: this build has no TensorRT adapter (configure with "
@@ -57,6 +58,7 @@ Result<engine::EnginePtr> build_engine(const blob::ParsedBlob& parsed, std::opti
   request.weight_streaming_budget = budget;
   request.method_name = method_name;
   request.runtime_library = std::move(runtime_library);
+  request.allow_engine_host_code = allow_engine_host_code;  // the application's choice alone (docs/SECURITY.md)
   TRTET_ASSIGN_OR_RETURN(engine::EnginePtr engine, factory(request));
   TRTET_CHECK_OR_RETURN(engine != nullptr, kInternal, "the engine factory returned no engine and no error");
   TRTET_RETURN_IF_ERROR(check_engine_matches_blob(*engine, parsed.metadata));
@@ -84,10 +86,12 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
   TRTET_ASSIGN_OR_RETURN(const delegate::SessionOptions options,
                          resolve_session_options(compile_specs, context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(std::optional<std::string> runtime_library, resolve_tensorrt_runtime(context.runtime_specs()));
-  TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size()));
+  TRTET_ASSIGN_OR_RETURN(const std::optional<bool> host_code, resolve_allow_engine_host_code(context.runtime_specs()));
+  TRTET_ASSIGN_OR_RETURN(const blob::ParseLimits limits, resolve_blob_limits(context.runtime_specs()));
+  TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size(), limits));
 
   Result<engine::EnginePtr> engine =
-      build_engine(parsed, budget, std::move(runtime_library), context.get_method_name());
+      build_engine(parsed, budget, std::move(runtime_library), host_code, context.get_method_name());
   processed->Free();  // the engine holds what it needs; `parsed` points at freed memory from here
   Status unavailable;
   if (!engine.ok()) {

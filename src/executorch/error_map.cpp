@@ -1,5 +1,9 @@
 #include "executorch/error_map.h"
 
+#include <cstdint>
+
+#include "common/escape.h"
+
 #include <executorch/runtime/platform/log.h>
 
 namespace torch_tensorrt::executorch_backend {
@@ -28,7 +32,8 @@ EtError report(const Status& status, DelegatePhase phase, const char* what) noex
   if (status.ok()) return EtError::Ok;
   const EtError error = to_executorch_error(status.code(), phase);
   // ExecuTorch logs the returned code itself; its log line holds ~250 characters, so the message goes first.
-  ET_LOG(Error, "TensorRTBackend %s: %s", what, status.to_string().c_str());
+  // Names in the message come from the program: escaped, so a terminal sees no control bytes.
+  ET_LOG(Error, "TensorRTBackend %s: %s", what, escape_for_message(status.to_string(), SIZE_MAX).c_str());
   return error;
 }
 

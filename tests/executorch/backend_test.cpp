@@ -231,6 +231,38 @@ TEST_F(BackendTest, RuntimeLibraryOptionReachesTheFactory) {
   EXPECT_EQ(requests[2].runtime_library, std::nullopt);                              // none given
 }
 
+// Engine host code is the application's choice (docs/SECURITY.md): its load-time option reaches
+// the factory; nothing in a program can set it.
+TEST_F(BackendTest, TheHostCodeOptionReachesTheFactoryAndACompileSpecCannotSetIt) {
+  RecordingFactory factory;
+  InitHarness allowed, refused, program_says, none;
+  ASSERT_EQ(allowed.init(elementwise_blob(kFake), {}, {bool_option("allow_engine_host_code", true)}), Error::Ok)
+      << captured_log();
+  ASSERT_EQ(refused.init(elementwise_blob(kFake), {}, {bool_option("allow_engine_host_code", false)}), Error::Ok)
+      << captured_log();
+  ASSERT_EQ(program_says.init(elementwise_blob(kFake), {{"allow_engine_host_code", "1"}}), Error::Ok) << captured_log();
+  ASSERT_EQ(none.init(elementwise_blob(kFake)), Error::Ok) << captured_log();
+  const std::vector<SeenRequest> requests = factory.requests();
+  ASSERT_EQ(requests.size(), 4u);
+  EXPECT_EQ(requests[0].allow_engine_host_code, std::optional<bool>(true));
+  EXPECT_EQ(requests[1].allow_engine_host_code, std::optional<bool>(false));
+  EXPECT_EQ(requests[2].allow_engine_host_code, std::nullopt) << "a compile spec set engine host code";
+  EXPECT_EQ(requests[3].allow_engine_host_code, std::nullopt);
+}
+
+// The metadata cap: a blob whose metadata is past the application's limit is refused at init; the
+// application can raise the limit at load time.
+TEST_F(BackendTest, TheMetadataCapIsTheApplicationsToSet) {
+  RecordingFactory factory;
+  const std::vector<std::uint8_t> blob = elementwise_blob(kFake);
+  InitHarness small;
+  clear_log();
+  EXPECT_EQ(small.init(blob, {}, {int_option("max_blob_metadata_bytes", 16)}), Error::InvalidProgram) << captured_log();
+  EXPECT_EQ(small.handle(), nullptr);
+  InitHarness enough;
+  EXPECT_EQ(enough.init(blob, {}, {int_option("max_blob_metadata_bytes", 1 << 20)}), Error::Ok) << captured_log();
+}
+
 // ---- init: every error path ----
 
 /// init() of `blob` with `specs` and `options` must fail with `expected`, log a message containing

@@ -67,6 +67,7 @@ RecordingFactory::RecordingFactory()
         seen.device = request.device;
         seen.budget = request.weight_streaming_budget;
         seen.runtime_library = request.runtime_library;
+        seen.allow_engine_host_code = request.allow_engine_host_code;
         seen.method_name = request.method_name != nullptr ? request.method_name : "";
         seen.io_bindings = request.metadata != nullptr ? request.metadata->io_bindings.size() : 0;
         {

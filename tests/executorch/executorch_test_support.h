@@ -41,6 +41,7 @@ struct SeenRequest {
   int device = -1;
   std::optional<std::uint64_t> budget;
   std::optional<std::string> runtime_library;
+  std::optional<bool> allow_engine_host_code;
   std::string method_name;
   std::size_t io_bindings = 0;
 };

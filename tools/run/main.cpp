@@ -6,13 +6,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "green/probe.h"
 #include "run/engines.h"
 #include "run/load.h"
+#include "run/npy.h"
 #include "run/options.h"
 #include "run/report.h"
 #include "run/runner.h"
@@ -204,9 +204,10 @@ int run_sweep(Runner& runner, const RunOptions& o, const et::GreenContextLimits&
   row("whole GPU", w, m->engine_sms);
 
   if (!o.csv.empty()) {
-    std::ofstream out(o.csv);
-    out << sweep_csv(points);
-    if (!out) return fail("writing " + o.csv, ex::make_error(ex::ErrorCode::kInternal, "cannot write the file"));
+    // Like every file trtet-run writes: no symbolic link followed, an existing file replaced only with --overwrite.
+    const std::string csv = sweep_csv(points);
+    const ex::Status written = write_file(o.csv, csv.data(), csv.size(), o.overwrite);
+    if (!written.ok()) return fail("writing " + o.csv, written);
     char plot_target[64] = "";
     if (target) std::snprintf(plot_target, sizeof(plot_target), " --p99-target-us %g", o.p99_target_us);
     std::printf("\ncurve written to %s (plot: tools/plot_sweep.py %s%s)\n", o.csv.c_str(), o.csv.c_str(), plot_target);
