@@ -68,8 +68,8 @@ TEST_F(RunIo, PlannedIoStaysInTheProgramsHostMemory) {
   auto io = prepare("run_fake_planned");
   ASSERT_TRUE(io.ok()) << io.status().to_string();
   const std::string text = joined(**io);
-  EXPECT_CONTAINS(text, "input  0: input 0  float32 [64, 4096]  host (planned by the program)  (random)");
-  EXPECT_CONTAINS(text, "output 0: output 0  float32 [64, 4096]  host (planned by the program)");
+  EXPECT_CONTAINS(text, "input  0: input 0  float32 [64, 4096]  planned by the program  (random)");
+  EXPECT_CONTAINS(text, "output 0: output 0  float32 [64, 4096]  planned by the program");
 }
 
 TEST_F(RunIo, AShapeWithinTheBoundIsUsedForRandomInputs) {

@@ -213,7 +213,7 @@ ex::Result<std::unique_ptr<MethodIo>> MethodIo::prepare(Module& module, const Ru
 }
 
 std::string MethodIo::line(const char* kind, std::size_t index, const Slot& slot, IoMemory memory) {
-  std::string where = slot.planned ? "host (planned by the program)" : slot.on_device ? "device" : to_string(memory);
+  std::string where = slot.planned ? "planned by the program" : slot.on_device ? "device" : to_string(memory);
   std::string text = std::string(kind) + " " + std::to_string(index) + ": " + slot.name + "  " +
                      dtype_name(slot.type) + " " + shape_text(slot.sizes) + "  " + where;
   if (!slot.source.empty()) text += "  (" + slot.source + ")";
@@ -240,8 +240,13 @@ ex::Status MethodIo::save_outputs(const std::vector<etr::EValue>& outputs, const
                           dtype_name(tensor.scalar_type()).c_str());
     array.shape.assign(tensor.sizes().begin(), tensor.sizes().end());
     array.data.resize(tensor.nbytes());
-    const bool on_device = i < outputs_.size() && outputs_[i].on_device;
-    if (on_device) {
+    // Wherever the output lives (a CUDA-planned arena, the caller's device buffer, host memory):
+    // device memory is read by the driver, never by a host memcpy.
+    cudaPointerAttributes attributes{};
+    const bool device_memory = cudaPointerGetAttributes(&attributes, tensor.const_data_ptr()) == cudaSuccess &&
+                               (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged);
+    (void)cudaGetLastError();  // no driver: host memory, as it must be there
+    if (device_memory) {
       const cudaError_t copied =
           cudaMemcpy(array.data.data(), tensor.const_data_ptr(), tensor.nbytes(), cudaMemcpyDeviceToHost);
       TRTET_CHECK_OR_RETURN(copied == cudaSuccess, kInternal, "downloading output %zu: %s", i,
