@@ -104,7 +104,7 @@ TEST(SecurityLoadOptions, CompileSpecValuesInMessagesAreBoundedAndEscaped) {
   spec.value.nbytes = (std::size_t{1} << 31) + 5;  // (int) of this is negative: printf read to a NUL
   auto refused = ex::resolve_session_options(etr::ArrayRef<etr::CompileSpec>(&spec, 1), {});
   ASSERT_FALSE(refused.ok());
-  const std::string& message = refused.status().message();
+  const std::string message = refused.status().message();  // status() returns a copy: keep the text
   EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
   EXPECT_NE(message.find("\\x1b]0;owned\\x07xxx"), std::string::npos) << message;
   EXPECT_LT(message.size(), 400u) << "the quoted value is cut";

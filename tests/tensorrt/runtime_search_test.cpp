@@ -131,7 +131,7 @@ TEST(TensorRTRuntimeSearch, DispatchWithoutHostCodeIsRefusedNamingTheOption) {
     Result<RuntimeSearch> search = choose_runtime_search(c.option, c.environment, 11, kNoHostCode);
     ASSERT_FALSE(search.ok());
     EXPECT_EQ(search.status().code(), ErrorCode::kInvalidArgument);
-    const std::string& message = search.status().message();
+    const std::string message = search.status().message();  // status() returns a copy: keep the text
     EXPECT_NE(message.find("allow_engine_host_code=true"), std::string::npos) << message;
     EXPECT_NE(message.find("TRTET_ALLOW_ENGINE_HOST_CODE=1"), std::string::npos) << message;
     EXPECT_NE(message.find(c.from), std::string::npos) << message;
