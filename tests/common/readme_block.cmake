@@ -21,3 +21,19 @@ function(trtet_readme_cpp_block out readme)
   string(SUBSTRING "${text}" 0 ${end} snippet)
   set(${out} "${snippet}" PARENT_SCOPE)
 endfunction()
+
+# trtet_write_doc_example(<doc> <out> <snippet> <what> <users> <generated-from> REQUIRED <string>...):
+# fails the script, naming <what> and the tests to update (<users>), when the snippet lacks one of
+# the REQUIRED strings; otherwise writes it to <out> exactly as written under a "// Generated from"
+# line (<generated-from>), touching <out> only when it changes.
+function(trtet_write_doc_example doc out snippet what users generated_from)
+  cmake_parse_arguments(PARSE_ARGV 6 arg "" "" "REQUIRED")
+  foreach(required IN LISTS arg_REQUIRED)
+    string(FIND "${snippet}" "${required}" found)
+    if(found EQUAL -1)
+      message(FATAL_ERROR "${doc}: the ${what} no longer has '${required}': update this script and ${users}")
+    endif()
+  endforeach()
+  file(WRITE "${out}.tmp" "// Generated from ${doc} ${generated_from}.\n${snippet}")
+  file(COPY_FILE "${out}.tmp" "${out}" ONLY_IF_DIFFERENT)
+endfunction()
