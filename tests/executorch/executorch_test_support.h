@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/engine_factory.h"
@@ -120,6 +121,27 @@ std::vector<std::uint8_t> blob_with_io(const std::vector<std::string>& inputs, c
                                        const std::string& spec);
 /// A processed blob with elementwise bindings (x, y -> out) and `spec` as its engine bytes.
 std::vector<std::uint8_t> elementwise_blob(const std::string& spec);
+
+/// Compile specs (key, value) as a program's delegate carries them.
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+/// Compile specs whose values live as long as the list.
+struct Specs {
+  explicit Specs(Entries entries) : values(std::move(entries)) {
+    for (auto& [key, value] : values) {
+      etr::CompileSpec spec{};
+      spec.key = key.c_str();
+      spec.value.buffer = value.data();
+      spec.value.nbytes = value.size();
+      specs.push_back(spec);
+    }
+  }
+  Specs(const Specs&) = delete;  // the specs point into `values`
+  Specs& operator=(const Specs&) = delete;
+  etr::ArrayRef<etr::CompileSpec> ref() const { return etr::ArrayRef<etr::CompileSpec>(specs.data(), specs.size()); }
+  Entries values;
+  std::vector<etr::CompileSpec> specs;
+};
 
 /// A load-time option of an int or a string value.
 etr::BackendOption int_option(const char* key, int value);

@@ -15,26 +15,6 @@ namespace {
 
 namespace ex = torch_tensorrt::executorch_backend;
 
-/// Compile specs whose values live as long as the list.
-using Entries = std::vector<std::pair<std::string, std::string>>;
-
-struct Specs {
-  explicit Specs(Entries entries) : values(std::move(entries)) {
-    for (auto& [key, value] : values) {
-      etr::CompileSpec spec{};
-      spec.key = key.c_str();
-      spec.value.buffer = value.data();
-      spec.value.nbytes = value.size();
-      specs.push_back(spec);
-    }
-  }
-  Specs(const Specs&) = delete;  // the specs point into `values`
-  Specs& operator=(const Specs&) = delete;
-  etr::ArrayRef<etr::CompileSpec> ref() const { return etr::ArrayRef<etr::CompileSpec>(specs.data(), specs.size()); }
-  std::vector<std::pair<std::string, std::string>> values;
-  std::vector<etr::CompileSpec> specs;
-};
-
 ex::Result<ex::delegate::SessionOptions> resolve(const Specs& specs, std::vector<etr::BackendOption> options) {
   return ex::resolve_session_options(specs.ref(),
                                      etr::Span<const etr::BackendOption>(options.data(), options.size()));

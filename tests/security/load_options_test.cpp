@@ -19,26 +19,6 @@ namespace ex = torch_tensorrt::executorch_backend;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-using Entries = std::vector<std::pair<std::string, std::string>>;
-
-/// Compile specs whose values live as long as the list.
-struct Specs {
-  explicit Specs(std::vector<std::pair<std::string, std::string>> entries) : values(std::move(entries)) {
-    for (auto& [key, value] : values) {
-      etr::CompileSpec spec{};
-      spec.key = key.c_str();
-      spec.value.buffer = value.data();
-      spec.value.nbytes = value.size();
-      specs.push_back(spec);
-    }
-  }
-  Specs(const Specs&) = delete;  // the specs point into `values`
-  Specs& operator=(const Specs&) = delete;
-  etr::ArrayRef<etr::CompileSpec> ref() const { return etr::ArrayRef<etr::CompileSpec>(specs.data(), specs.size()); }
-  std::vector<std::pair<std::string, std::string>> values;
-  std::vector<etr::CompileSpec> specs;
-};
-
 etr::Span<const etr::BackendOption> span(const std::vector<etr::BackendOption>& options) {
   return etr::Span<const etr::BackendOption>(options.data(), options.size());
 }
