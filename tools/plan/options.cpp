@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "green/partition_plan_rules.h"
 #include "run/stats.h"
 
 namespace trtet_plan {
@@ -80,15 +81,7 @@ const char* to_string(Io io) {
   return "?";
 }
 
-bool valid_name(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '.' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
+bool valid_name(const std::string& name) { return ex::green::plan_rules::valid_name(name); }
 
 ex::Result<ModelSpec> parse_model_spec(const std::string& text) {
   ModelSpec spec;

@@ -2,25 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <limits>
 #include <optional>
+
+#include "green/partition_plan_rules.h"
 
 namespace trtet_plan {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char text[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(text, sizeof(text), fmt, args);
-  va_end(args);
-  return text;
-}
+using torch_tensorrt::executorch_backend::green::plan_rules::format;
 
 bool valid_size(const GpuShape& gpu, unsigned sms) {
   return gpu.unit > 0 && sms >= gpu.unit && sms % gpu.unit == 0 && sms <= gpu.capacity;
