@@ -33,10 +33,12 @@ Status ElementwiseEngine::enqueue(cudaStream_t stream) {
   const auto* y = static_cast<const float*>(addresses_[1]);
   auto* out = static_cast<float*>(addresses_[2]);
   const std::int64_t n = shapes_[0].numel();
-  for (int k = 0; k < options_.kernels; ++k) {
-    TRTET_RETURN_IF_ERROR(launch_axpby(x, y, out, n, options_.a, options_.b, spin_ns(), sm_flags(), stream));
-  }
+  for (int k = 0; k < options_.kernels; ++k) TRTET_RETURN_IF_ERROR(launch(x, y, out, n, stream));
   return mark_sms(stream);
+}
+
+Status ElementwiseEngine::launch(const float* x, const float* y, float* out, std::int64_t n, cudaStream_t stream) {
+  return launch_axpby(x, y, out, n, options_.a, options_.b, spin_ns(), sm_flags(), stream);
 }
 
 }  // namespace trtet_test

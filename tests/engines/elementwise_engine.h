@@ -1,6 +1,7 @@
 // out = a*x + b*y over float32 tensors of dynamic shape, with a configurable spin per launch.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "engines/cuda_test_engine.h"
@@ -15,11 +16,13 @@ class ElementwiseEngine : public CudaTestEngine {
                                                            const KernelOptions& options = {});
 
   Result<int> infer_shapes() override;
-  /// options().kernels launches of out = a*x + b*y (each spinning spin_us), then the SM marker.
+  /// options().kernels launches of out = a*x + b*y (each spinning spin_us; launch()), then the SM marker.
   Status enqueue(cudaStream_t stream) override;
 
  protected:
   ElementwiseEngine(int device, const Shape& min_shape, const Shape& max_shape, const KernelOptions& options);
+  /// One launch of out = a*x + b*y over n elements (launch_axpby); enqueue() makes options().kernels of them.
+  virtual Status launch(const float* x, const float* y, float* out, std::int64_t n, cudaStream_t stream);
 };
 
 }  // namespace trtet_test

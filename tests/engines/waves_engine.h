@@ -18,9 +18,6 @@ class WavesEngine : public ElementwiseEngine {
   static Result<std::unique_ptr<WavesEngine>> create(int device, const Shape& min_shape, const Shape& max_shape,
                                                      int blocks, const KernelOptions& options = {});
 
-  /// options().kernels launches of the waves kernel, then the SM marker (record_sms).
-  Status enqueue(cudaStream_t stream) override;
-
   int blocks() const noexcept { return blocks_; }
   /// Blocks of this kernel that fit on one SM at once (1 where the device's shared memory allows
   /// pinning it; the CUDA occupancy calculator's count otherwise).
@@ -28,6 +25,11 @@ class WavesEngine : public ElementwiseEngine {
   /// The kernel time on `sms` SMs the engine is built to take: ceil(blocks / (sms * resident)) * spin_us
   /// per launch, times kernels (launch overhead not counted).
   double expected_us(unsigned sms) const noexcept;
+
+ protected:
+  /// One launch of the waves kernel; ElementwiseEngine::enqueue() makes options().kernels of them,
+  /// then the SM marker (record_sms).
+  Status launch(const float* x, const float* y, float* out, std::int64_t n, cudaStream_t stream) override;
 
  private:
   WavesEngine(int device, const Shape& min_shape, const Shape& max_shape, int blocks, const KernelOptions& options);
