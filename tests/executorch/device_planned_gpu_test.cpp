@@ -38,17 +38,11 @@ constexpr int kRows = 64;
 constexpr int kCols = 4096;
 constexpr std::size_t kCount = std::size_t{kRows} * kCols;  // 1 MiB of float32 per tensor
 
-/// The elementwise engine's result with its default coefficients: out = 2x - 0.5y.
-float expected(float x, float y) { return 2.0f * x - 0.5f * y; }
+float expected(float x, float y) { return elementwise_expected(x, y); }
 
 /// Inputs that differ from one call to the next (`call`), so a stale output shows.
 void fill_inputs(std::vector<float>& x, std::vector<float>& y, int call, std::size_t count = kCount) {
-  x.resize(count);
-  y.resize(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    x[i] = 0.25f * static_cast<float>((i + 7 * static_cast<std::size_t>(call)) % 97);
-    y[i] = 1.0f + static_cast<float>((i + static_cast<std::size_t>(call)) % 13) + static_cast<float>(call);
-  }
+  fill_elementwise_inputs(x, y, count, call);
 }
 
 /// cpu_ops_around: a = x + x on the CPU, the engine's 2a - 0.5y on the GPU, then + y on the CPU.

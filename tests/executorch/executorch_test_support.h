@@ -148,4 +148,18 @@ etr::BackendOption int_option(const char* key, int value);
 etr::BackendOption string_option(const char* key, const char* value);
 etr::BackendOption bool_option(const char* key, bool value);
 
+/// The elementwise engine's result with its default coefficients: out = 2x - 0.5y.
+inline float elementwise_expected(float x, float y) { return 2.0f * x - 0.5f * y; }
+
+/// `count` inputs for the elementwise programs; `call` shifts them (0: no shift), so that an
+/// output left over from another call shows.
+inline void fill_elementwise_inputs(std::vector<float>& x, std::vector<float>& y, std::size_t count, int call = 0) {
+  x.resize(count);
+  y.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    x[i] = 0.25f * static_cast<float>((i + 7 * static_cast<std::size_t>(call)) % 97);
+    y[i] = 1.0f + static_cast<float>((i + static_cast<std::size_t>(call)) % 13) + static_cast<float>(call);
+  }
+}
+
 }  // namespace trtet_test

@@ -34,17 +34,9 @@ constexpr int kCols = 64;
 constexpr std::size_t kCount = kRows * kCols;
 constexpr std::size_t kBytes = kCount * sizeof(float);
 
-/// The elementwise engine's result with its default coefficients: out = 2x - 0.5y.
-float expected(float x, float y) { return 2.0f * x - 0.5f * y; }
+float expected(float x, float y) { return elementwise_expected(x, y); }
 
-void fill_inputs(std::vector<float>& x, std::vector<float>& y) {
-  x.resize(kCount);
-  y.resize(kCount);
-  for (std::size_t i = 0; i < kCount; ++i) {
-    x[i] = 0.25f * static_cast<float>(i % 97);
-    y[i] = 1.0f + static_cast<float>(i % 13);
-  }
-}
+void fill_inputs(std::vector<float>& x, std::vector<float>& y) { fill_elementwise_inputs(x, y, kCount); }
 
 void expect_elementwise(const float* out, const std::vector<float>& x, const std::vector<float>& y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
