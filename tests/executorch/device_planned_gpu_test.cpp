@@ -38,20 +38,18 @@ constexpr int kRows = 64;
 constexpr int kCols = 4096;
 constexpr std::size_t kCount = std::size_t{kRows} * kCols;  // 1 MiB of float32 per tensor
 
-float expected(float x, float y) { return elementwise_expected(x, y); }
-
 /// Inputs that differ from one call to the next (`call`), so a stale output shows.
 void fill_inputs(std::vector<float>& x, std::vector<float>& y, int call, std::size_t count = kCount) {
   fill_elementwise_inputs(x, y, count, call);
 }
 
 /// cpu_ops_around: a = x + x on the CPU, the engine's 2a - 0.5y on the GPU, then + y on the CPU.
-float cpu_ops_expected(float x, float y) { return expected(x + x, y) + y; }
+float cpu_ops_expected(float x, float y) { return elementwise_expected(x + x, y) + y; }
 
 /// The index of the first wrong element, or -1.
 long first_wrong(const float* out, const std::vector<float>& x, const std::vector<float>& y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
-    if (out[i] != expected(x[i], y[i])) return static_cast<long>(i);
+    if (out[i] != elementwise_expected(x[i], y[i])) return static_cast<long>(i);
   }
   return -1;
 }
@@ -279,7 +277,7 @@ TEST_F(DevicePlannedGpu, TwoThreadsOnTwoPartitions) {
       }
       const float* out = outputs->at(0).toTensor().const_data_ptr<float>();
       for (std::size_t i = 0; i < kCount; ++i) {
-        const float want = which == 0 ? expected(x[i], y[i]) : cpu_ops_expected(x[i], y[i]);
+        const float want = which == 0 ? elementwise_expected(x[i], y[i]) : cpu_ops_expected(x[i], y[i]);
         if (out[i] != want) {
           failures[static_cast<std::size_t>(which)] =
               "call " + std::to_string(call) + " element " + std::to_string(i) + ": " + std::to_string(out[i]) +

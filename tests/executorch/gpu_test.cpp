@@ -34,13 +34,11 @@ constexpr int kCols = 64;
 constexpr std::size_t kCount = kRows * kCols;
 constexpr std::size_t kBytes = kCount * sizeof(float);
 
-float expected(float x, float y) { return elementwise_expected(x, y); }
-
 void fill_inputs(std::vector<float>& x, std::vector<float>& y) { fill_elementwise_inputs(x, y, kCount); }
 
 void expect_elementwise(const float* out, const std::vector<float>& x, const std::vector<float>& y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_FLOAT_EQ(out[i], expected(x[i], y[i])) << "element " << i;
+    ASSERT_FLOAT_EQ(out[i], elementwise_expected(x[i], y[i])) << "element " << i;
   }
 }
 
