@@ -6,15 +6,13 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 #include "common/gpu.h"
+#include "common/shell.h"
 #include "engines/waves_engine.h"
 #include "green/contains.h"
 #include "plan/measure.h"
@@ -121,31 +119,17 @@ TEST_F(PlannerGpu, AnImpossibleTargetNamesTheModelAndItsBest) {
   EXPECT_EQ(text.find("model 'B' cannot"), std::string::npos) << text;
 }
 
-struct Ran {
-  int exit_code = -1;
-  std::string output;
-};
-
-Ran shell(const std::string& command) {
-  Ran ran;
-  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return ran;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) ran.output.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return ran;
-}
+using trtet_test::Ran;
+using trtet_test::run_shell;
 
 TEST_F(PlannerGpu, TheCommandLineWritesAPlanThatApplies) {
   const std::string dir = ::testing::TempDir();
   const std::string plan_path = dir + "planner_gpu_test_plan.json";
   const std::string csv = dir + "planner_gpu_test";
-  const Ran ran = shell(std::string("'") + TRTET_PLAN_BINARY + "' --test-engines -n 200 --warmup 5 --sizes 8:64:8" +
-                        " --model name=A,program=" + program("plan_waves_a") + ",p99_us=500,shape=1x1024" +
-                        " --model name=B,program=" + program("plan_waves_b") + ",p99_us=300,shape=1x1024" +
-                        " --out " + plan_path + " --csv " + csv);
+  const Ran ran = run_shell(std::string("'") + TRTET_PLAN_BINARY + "' --test-engines -n 200 --warmup 5 --sizes 8:64:8" +
+                            " --model name=A,program=" + program("plan_waves_a") + ",p99_us=500,shape=1x1024" +
+                            " --model name=B,program=" + program("plan_waves_b") + ",p99_us=300,shape=1x1024" +
+                            " --out " + plan_path + " --csv " + csv);
   std::printf("%s\n", ran.output.c_str());
   ASSERT_EQ(ran.exit_code, kPlanOk) << ran.output;
   EXPECT_CONTAINS(ran.output, "p99 beside (us)");
