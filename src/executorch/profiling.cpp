@@ -1,0 +1,231 @@
+#include "executorch/profiling.h"
+
+#include <torch_tensorrt/executorch/Profiling.h>
+
+#include <executorch/runtime/platform/platform.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "common/log.h"
+
+namespace torch_tensorrt::executorch_backend {
+namespace {
+
+namespace et = ::executorch::runtime;
+
+/// GPU times a destroyed delegate left for its tracer's next flush.
+struct Parked {
+  et::EventTracer* tracer = nullptr;
+  std::string name;
+  delegate::TimedCall call;
+  unsigned green_sms = 0;
+};
+
+/// Every live profiler (visited by flush_profiling) and what destroyed ones left. Lock order: this
+/// lock, then a profiler's; a profiler never takes this one while holding its own.
+struct Registry {
+  std::mutex mutex;
+  std::vector<DelegateProfiler*> live;
+  std::vector<Parked> parked;
+  static constexpr std::size_t kMaxParked = 65536;
+};
+
+Registry& registry() {
+  static Registry* instance = new Registry();  // never destroyed: handles may outlive static destruction
+  return *instance;
+}
+
+void log_span(et::EventTracer& tracer, const std::string& name, const char* kind, const delegate::GpuSpan& span,
+              const delegate::TimedCall& call, unsigned green_sms) {
+  if (!span.present) return;
+  const std::string event = name + " [gpu " + kind + "]";
+  const std::string metadata = event_metadata((std::string("gpu_") + kind).c_str(), call.sequence, call.record,
+                                              green_sms, span.duration_ns, true);
+  tracer.log_profiling_delegate(event.c_str(), et::kUnsetDelegateDebugIntId, span.start_ticks, span.end_ticks,
+                                metadata.data(), metadata.size());
+}
+
+std::uint64_t tracer_ticks() { return et::pal_current_ticks(); }
+
+}  // namespace
+
+std::string event_metadata(const char* kind, std::uint64_t sequence, const delegate::CallRecord& record,
+                           unsigned green_sms, double gpu_ns, bool ok) {
+  char text[256];
+  int n = std::snprintf(text, sizeof text, "trtet call=%llu kind=%s", static_cast<unsigned long long>(sequence), kind);
+  if (ok && record.filled && n > 0 && static_cast<std::size_t>(n) < sizeof text) {
+    n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n),
+                       " path=%s profile=%d staged_bytes=%llu green_sms=%u", delegate::to_string(record.path),
+                       record.profile, static_cast<unsigned long long>(record.staged_bytes), green_sms);
+  }
+  if (gpu_ns >= 0 && n > 0 && static_cast<std::size_t>(n) < sizeof text) {
+    n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), " gpu_ns=%.0f", gpu_ns);
+  }
+  if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
+    std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), " status=%s", ok ? "ok" : "failed");
+  }
+  return text;
+}
+
+void log_host_call(et::EventTracer& tracer, const std::string& name, const HostCall& call) {
+  const std::string metadata = event_metadata("host", call.sequence, call.record, call.green_sms, -1, call.ok);
+  tracer.log_profiling_delegate(name.c_str(), et::kUnsetDelegateDebugIntId, call.start, call.end, metadata.data(),
+                                metadata.size());
+}
+
+void log_timed_call(et::EventTracer& tracer, const std::string& name, const delegate::TimedCall& call,
+                    unsigned green_sms) {
+  log_span(tracer, name, "copy_in", call.copy_in, call, green_sms);
+  log_span(tracer, name, "engine", call.engine, call, green_sms);
+  log_span(tracer, name, "copy_out", call.copy_out, call, green_sms);
+}
+
+delegate::TickClock tracer_clock() {
+  const et_tick_ratio_t ratio = et::pal_ticks_to_ns_multiplier();
+  delegate::TickClock clock;
+  clock.now = &tracer_ticks;
+  // ns = ticks * numerator / denominator
+  clock.ticks_per_ns = ratio.numerator != 0 ? static_cast<double>(ratio.denominator) / static_cast<double>(ratio.numerator)
+                                            : 1.0;
+  return clock;
+}
+
+std::string delegate_event_name(const char* method, const void* allocator, const void* handle) {
+  struct LastLoad {
+    const void* allocator = nullptr;
+    const void* handle = nullptr;
+    std::string method;
+    int next = 0;
+  };
+  thread_local LastLoad last;  // ExecuTorch's Method initializes its delegates in order, on one thread
+  const std::string name = method != nullptr ? method : "method";
+  const bool same_load = allocator != nullptr && allocator == last.allocator && name == last.method &&
+                         std::less<const void*>()(last.handle, handle);
+  last.next = same_load ? last.next + 1 : 0;
+  last.allocator = allocator;
+  last.handle = handle;
+  last.method = name;
+  return name + ":TensorRTBackend#" + std::to_string(last.next);
+}
+
+DelegateProfiler::DelegateProfiler() noexcept : calls_(tracer_clock()) {}
+
+DelegateProfiler::~DelegateProfiler() {
+  if (!attached_.load(std::memory_order_acquire)) return;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.live.erase(std::remove(r.live.begin(), r.live.end(), this), r.live.end());
+}
+
+void DelegateProfiler::attach() {
+  if (attached_.load(std::memory_order_acquire)) return;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (attached_.load(std::memory_order_relaxed)) return;
+  r.live.push_back(this);
+  attached_.store(true, std::memory_order_release);
+}
+
+unsigned DelegateProfiler::sms_of(const delegate::CallRecord& record) {
+  if (!record.green_known || record.green_context == nullptr) return 0;
+  if (record.green_context != last_green_) {
+    Result<unsigned> sms = delegate::green_context_sms(record.green_context);
+    last_green_ = record.green_context;
+    last_green_sms_ = sms.ok() ? *sms : 0;
+  }
+  return last_green_sms_;
+}
+
+Status DelegateProfiler::log_known(et::EventTracer& tracer) {
+  timed_.clear();
+  const Status collected = calls_.collect(timed_);  // what it timed before an error is still logged
+  for (const delegate::TimedCall& call : timed_) log_timed_call(tracer, name_, call, sms_of(call.record));
+  return collected;
+}
+
+Status DelegateProfiler::run(et::EventTracer& tracer, delegate::Session& session, delegate::TensorView* args,
+                             std::size_t count) {
+  attach();
+  std::unique_ptr<delegate::CallMarks> marks;
+  HostCall host;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (tracer_ != &tracer) calls_.reset();  // calls traced into another tracer are not this one's to log
+    tracer_ = &tracer;
+    marks = calls_.take_marks();
+    host.sequence = ++sequence_;
+  }
+  delegate::CallRecord record;
+  record.marks = marks.get();
+  host.start = et::pal_current_ticks();
+  const Status status = session.execute(args, count, &record);
+  host.end = et::pal_current_ticks();
+  host.ok = status.ok();
+  host.record = record;
+  std::lock_guard<std::mutex> lock(mutex_);
+  host.green_sms = sms_of(record);
+  log_host_call(tracer, name_, host);
+  calls_.finish(std::move(marks), record, host.sequence, status.ok());
+  if (status.ok() && record.path != delegate::CallPath::kCaptured) {
+    const Status logged = log_known(tracer);
+    if (!logged.ok()) log(LogLevel::kDebug, "profiling %s: %s", name_.c_str(), logged.to_string().c_str());
+  }
+  return status;
+}
+
+Result<std::size_t> DelegateProfiler::flush(et::EventTracer* tracer) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (tracer_ == nullptr || tracer_ != tracer) return std::size_t{0};
+  TRTET_RETURN_IF_ERROR(log_known(*tracer));
+  return calls_.pending();
+}
+
+void DelegateProfiler::retire() noexcept {
+  std::vector<Parked> left;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (tracer_ == nullptr) return;
+    timed_.clear();
+    const Status collected = calls_.collect(timed_);
+    if (!collected.ok()) log(LogLevel::kDebug, "profiling %s at destroy: %s", name_.c_str(), collected.to_string().c_str());
+    for (const delegate::TimedCall& call : timed_) left.push_back({tracer_, name_, call, sms_of(call.record)});
+    calls_.reset();
+    tracer_ = nullptr;
+  }
+  if (left.empty()) return;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  const std::size_t room = Registry::kMaxParked - std::min(Registry::kMaxParked, r.parked.size());
+  if (left.size() > room) left.resize(room);
+  for (Parked& parked : left) r.parked.push_back(std::move(parked));
+}
+
+Result<std::size_t> flush_profiling(et::EventTracer* tracer) {
+  TRTET_CHECK_OR_RETURN(tracer != nullptr, kInvalidArgument, "flush_profiling needs the tracer to log into (got null)");
+  return without_exceptions("flush_profiling", [&]() -> Result<std::size_t> {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    for (const Parked& parked : r.parked) {
+      if (parked.tracer == tracer) log_timed_call(*tracer, parked.name, parked.call, parked.green_sms);
+    }
+    r.parked.erase(std::remove_if(r.parked.begin(), r.parked.end(),
+                                  [&](const Parked& parked) { return parked.tracer == tracer; }),
+                   r.parked.end());
+    std::size_t pending = 0;
+    Status first_error;
+    for (DelegateProfiler* profiler : r.live) {
+      Result<std::size_t> left = profiler->flush(tracer);
+      if (left.ok()) {
+        pending += *left;
+      } else if (first_error.ok()) {
+        first_error = left.status();
+      }
+    }
+    TRTET_RETURN_IF_ERROR(first_error);
+    return pending;
+  });
+}
+
+}  // namespace torch_tensorrt::executorch_backend
