@@ -12,8 +12,7 @@ struct DelegateHandle {
   DelegateHandle(engine::EnginePtr engine, delegate::SessionOptions options) noexcept
       : profiler(), session(std::move(engine), options) {}
 
-  /// Declared before the session, so it outlives it: destroy() retires it once the session has
-  /// waited for its work.
+  /// Declared before the session, so it outlives it (the session's marks come from it).
   DelegateProfiler profiler;
   delegate::Session session;
   /// Not Ok when the method loaded without a usable GPU: every execute() reports it.

@@ -15,21 +15,11 @@ namespace {
 
 namespace et = ::executorch::runtime;
 
-/// GPU times a destroyed delegate left for its tracer's next flush.
-struct Parked {
-  et::EventTracer* tracer = nullptr;
-  std::string name;
-  delegate::TimedCall call;
-  unsigned green_sms = 0;
-};
-
-/// Every live profiler (visited by flush_profiling) and what destroyed ones left. Lock order: this
-/// lock, then a profiler's; a profiler never takes this one while holding its own.
+/// Every live profiler, visited by flush_profiling. Lock order: this lock, then a profiler's; a
+/// profiler never takes this one while holding its own.
 struct Registry {
   std::mutex mutex;
   std::vector<DelegateProfiler*> live;
-  std::vector<Parked> parked;
-  static constexpr std::size_t kMaxParked = 65536;
 };
 
 Registry& registry() {
@@ -183,23 +173,13 @@ Result<std::size_t> DelegateProfiler::flush(et::EventTracer* tracer) {
 }
 
 void DelegateProfiler::retire() noexcept {
-  std::vector<Parked> left;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (tracer_ == nullptr) return;
-    timed_.clear();
-    const Status collected = calls_.collect(timed_);
-    if (!collected.ok()) log(LogLevel::kDebug, "profiling %s at destroy: %s", name_.c_str(), collected.to_string().c_str());
-    for (const delegate::TimedCall& call : timed_) left.push_back({tracer_, name_, call, sms_of(call.record)});
-    calls_.reset();
-    tracer_ = nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (calls_.pending() > 0) {
+    log(LogLevel::kDebug, "profiling %s: destroyed with %zu call(s) whose GPU times were not flushed; not logged",
+        name_.c_str(), calls_.pending());
   }
-  if (left.empty()) return;
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  const std::size_t room = Registry::kMaxParked - std::min(Registry::kMaxParked, r.parked.size());
-  if (left.size() > room) left.resize(room);
-  for (Parked& parked : left) r.parked.push_back(std::move(parked));
+  calls_.reset();
+  tracer_ = nullptr;
 }
 
 Result<std::size_t> flush_profiling(et::EventTracer* tracer) {
@@ -207,12 +187,6 @@ Result<std::size_t> flush_profiling(et::EventTracer* tracer) {
   return without_exceptions("flush_profiling", [&]() -> Result<std::size_t> {
     Registry& r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
-    for (const Parked& parked : r.parked) {
-      if (parked.tracer == tracer) log_timed_call(*tracer, parked.name, parked.call, parked.green_sms);
-    }
-    r.parked.erase(std::remove_if(r.parked.begin(), r.parked.end(),
-                                  [&](const Parked& parked) { return parked.tracer == tracer; }),
-                   r.parked.end());
     std::size_t pending = 0;
     Status first_error;
     for (DelegateProfiler* profiler : r.live) {

@@ -69,8 +69,9 @@ class DelegateProfiler {
   /// Logs into `tracer` what is known now, if this delegate traces into it; returns how many of
   /// its calls are still pending.
   Result<std::size_t> flush(::executorch::runtime::EventTracer* tracer);
-  /// At destroy, once the session has waited for its own work: every GPU time is known and is
-  /// kept for the tracer's next flush_profiling() (the tracer may no longer take events now).
+  /// At destroy: forgets the calls not logged yet and logs nothing. The tracer may have been
+  /// finalized (ETDumpGen aborts the process on an event added after get_etdump_data()) or
+  /// destroyed before the method; an application flushes before it destroys.
   void retire() noexcept;
 
  private:

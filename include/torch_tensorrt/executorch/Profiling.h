@@ -9,8 +9,9 @@
 //  - "<name> [gpu engine]", "<name> [gpu copy in]", "<name> [gpu copy out]": the GPU time of the
 //    engine and of the staging copies (where something was staged), measured with CUDA events on
 //    the stream the call ran on. A call returns before its GPU work is done, and nothing waits
-//    for these times: they are logged once known, by a later call of the same delegate, by
-//    flush_profiling() below, or (kept for the next flush) at the delegate's destroy.
+//    for these times: they are logged once known, by a later call of the same delegate or by
+//    flush_profiling() below. Destroying the method logs nothing (its tracer may already be
+//    finalized, and ETDumpGen aborts on an event added after get_etdump_data()): flush first.
 // Each event's metadata is text, "trtet call=N kind=... path=eager|graph_replay|repeat|captured
 // profile=P staged_bytes=B green_sms=S status=ok|failed" (green_sms 0: not a green-context stream;
 // gpu events add gpu_ns=...). A call recorded into the caller's graph logs one host event with
