@@ -15,8 +15,8 @@ namespace torch_tensorrt::executorch_backend::delegate {
 // marks: before and after the copies in, before and after the engine (after every wait the engine
 // is ordered behind, so the engine span is the engine's alone), and after the copies out. Nothing
 // ever waits for them: the profiler keeps the call and asks (cudaEventQuery on its last mark)
-// whenever it is given a chance, at a later call, at an explicit flush, at destroy (which has
-// waited for the session's own work anyway). Each call's durations are cudaEventElapsedTime
+// whenever it is given a chance, at a later call or at an explicit flush (destroy logs nothing: the
+// tracer may be finalized by then; src/executorch/profiling.h). Each call's durations are cudaEventElapsedTime
 // between its own marks, exact to CUDA's resolution (about half a microsecond).
 //
 // Where the spans sit on the host clock: the first timed call's first mark is the anchor, placed
@@ -161,7 +161,10 @@ void CallProfiler::finish(std::unique_ptr<CallMarks> marks, const CallRecord& re
 Result<GpuSpan> CallProfiler::span(const CallMarks& marks, Mark from, Mark to, double first_ticks) {
   GpuSpan span;
   if (!marks.recorded(from) || !marks.recorded(to)) return span;
-  TRTET_ASSIGN_OR_RETURN(const float offset_ms, reader_->elapsed_ms(marks, marks.first(), marks, from));
+  float offset_ms = 0;
+  if (from != marks.first()) {
+    TRTET_ASSIGN_OR_RETURN(offset_ms, reader_->elapsed_ms(marks, marks.first(), marks, from));
+  }
   TRTET_ASSIGN_OR_RETURN(const float duration_ms, reader_->elapsed_ms(marks, from, marks, to));
   span.present = true;
   span.duration_ns = static_cast<double>(duration_ms) * 1e6;
@@ -204,22 +207,23 @@ Status CallProfiler::time_call(Pending& call, TimedCall& timed) {
 }
 
 Status CallProfiler::collect(std::vector<TimedCall>& out) {
-  for (auto it = pending_.begin(); it != pending_.end();) {
-    TRTET_ASSIGN_OR_RETURN(const bool passed, reader_->passed(*it->marks, it->marks->last()));
-    if (!passed) {
-      ++it;
-      continue;
-    }
+  // In call order, up to the first call still running: calls on one stream pass their marks in
+  // order, so one query a call suffices however far the GPU is behind (a call on another stream
+  // that finished first waits for the earlier ones).
+  while (!pending_.empty()) {
+    Pending& call = pending_.front();
+    TRTET_ASSIGN_OR_RETURN(const bool passed, reader_->passed(*call.marks, call.marks->last()));
+    if (!passed) break;
     TimedCall timed;
-    const Status timed_ok = time_call(*it, timed);
+    const Status timed_ok = time_call(call, timed);
     if (timed_ok.ok()) {
       out.push_back(timed);
     } else {
       log(LogLevel::kDebug, "profiling: call %llu's GPU times could not be read (%s); not logged",
-          static_cast<unsigned long long>(it->sequence), timed_ok.to_string().c_str());
+          static_cast<unsigned long long>(call.sequence), timed_ok.to_string().c_str());
     }
-    give_back(std::move(it->marks));  // null when the call became the anchor
-    it = pending_.erase(it);
+    give_back(std::move(call.marks));  // null when the call became the anchor
+    pending_.pop_front();
   }
   return Status::Ok();
 }

@@ -136,8 +136,9 @@ class CallProfiler {
   /// The call is over: a successful call with marks waits for its GPU times; otherwise the marks go
   /// back (a failed call logs no GPU time; a captured one has none of its own).
   void finish(std::unique_ptr<CallMarks> marks, const CallRecord& record, std::uint64_t sequence, bool ok);
-  /// Appends to `out`, in call order, every kept call whose GPU work has passed its last mark, and
-  /// forgets them; calls not done yet stay. Queries only: never waits.
+  /// Appends to `out` the kept calls whose GPU work has passed their last mark, in call order up
+  /// to the first that has not (one query for a call still running), and forgets them. Queries
+  /// only: never waits.
   Status collect(std::vector<TimedCall>& out);
   /// Calls whose GPU times are not known yet.
   std::size_t pending() const noexcept { return pending_.size(); }

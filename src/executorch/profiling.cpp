@@ -27,49 +27,49 @@ Registry& registry() {
   return *instance;
 }
 
-void log_span(et::EventTracer& tracer, const std::string& name, const char* kind, const delegate::GpuSpan& span,
+void log_span(et::EventTracer& tracer, const std::string& event, const char* kind, const delegate::GpuSpan& span,
               const delegate::TimedCall& call, unsigned green_sms) {
   if (!span.present) return;
-  const std::string event = name + " [gpu " + kind + "]";
-  const std::string metadata = event_metadata((std::string("gpu_") + kind).c_str(), call.sequence, call.record,
-                                              green_sms, span.duration_ns, true);
-  tracer.log_profiling_delegate(event.c_str(), et::kUnsetDelegateDebugIntId, span.start_ticks, span.end_ticks,
-                                metadata.data(), metadata.size());
+  char metadata[kMetadataBytes];
+  const std::size_t length = event_metadata(metadata, kind, call.sequence, call.record, green_sms, span.duration_ns, true);
+  tracer.log_profiling_delegate(event.c_str(), et::kUnsetDelegateDebugIntId, span.start_ticks, span.end_ticks, metadata,
+                                length);
 }
 
 std::uint64_t tracer_ticks() { return et::pal_current_ticks(); }
 
 }  // namespace
 
-std::string event_metadata(const char* kind, std::uint64_t sequence, const delegate::CallRecord& record,
-                           unsigned green_sms, double gpu_ns, bool ok) {
-  char text[256];
-  int n = std::snprintf(text, sizeof text, "trtet call=%llu kind=%s", static_cast<unsigned long long>(sequence), kind);
-  if (ok && record.filled && n > 0 && static_cast<std::size_t>(n) < sizeof text) {
-    n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n),
-                       " path=%s profile=%d staged_bytes=%llu green_sms=%u", delegate::to_string(record.path),
-                       record.profile, static_cast<unsigned long long>(record.staged_bytes), green_sms);
+std::size_t event_metadata(char (&out)[kMetadataBytes], const char* kind, std::uint64_t sequence,
+                           const delegate::CallRecord& record, unsigned green_sms, double gpu_ns, bool ok) {
+  std::size_t n = 0;
+  auto append = [&](const char* format, auto... values) {
+    if (n >= sizeof out) return;
+    const int written = std::snprintf(out + n, sizeof out - n, format, values...);
+    n = written < 0 ? sizeof out : std::min(sizeof out - 1, n + static_cast<std::size_t>(written));
+  };
+  append("trtet call=%llu kind=%s", static_cast<unsigned long long>(sequence), kind);
+  if (ok && record.filled) {
+    append(" path=%s profile=%d staged_bytes=%llu green_sms=%u", delegate::to_string(record.path), record.profile,
+           static_cast<unsigned long long>(record.staged_bytes), green_sms);
   }
-  if (gpu_ns >= 0 && n > 0 && static_cast<std::size_t>(n) < sizeof text) {
-    n += std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), " gpu_ns=%.0f", gpu_ns);
-  }
-  if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
-    std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), " status=%s", ok ? "ok" : "failed");
-  }
-  return text;
+  if (gpu_ns >= 0) append(" gpu_ns=%.0f", gpu_ns);
+  append(" status=%s", ok ? "ok" : "failed");
+  return std::min(n, sizeof out - 1);
 }
 
-void log_host_call(et::EventTracer& tracer, const std::string& name, const HostCall& call) {
-  const std::string metadata = event_metadata("host", call.sequence, call.record, call.green_sms, -1, call.ok);
-  tracer.log_profiling_delegate(name.c_str(), et::kUnsetDelegateDebugIntId, call.start, call.end, metadata.data(),
-                                metadata.size());
+void log_host_call(et::EventTracer& tracer, const EventNames& names, const HostCall& call) {
+  char metadata[kMetadataBytes];
+  const std::size_t length = event_metadata(metadata, "host", call.sequence, call.record, call.green_sms, -1, call.ok);
+  tracer.log_profiling_delegate(names.host.c_str(), et::kUnsetDelegateDebugIntId, call.start, call.end, metadata,
+                                length);
 }
 
-void log_timed_call(et::EventTracer& tracer, const std::string& name, const delegate::TimedCall& call,
+void log_timed_call(et::EventTracer& tracer, const EventNames& names, const delegate::TimedCall& call,
                     unsigned green_sms) {
-  log_span(tracer, name, "copy_in", call.copy_in, call, green_sms);
-  log_span(tracer, name, "engine", call.engine, call, green_sms);
-  log_span(tracer, name, "copy_out", call.copy_out, call, green_sms);
+  log_span(tracer, names.copy_in, "gpu_copy_in", call.copy_in, call, green_sms);
+  log_span(tracer, names.engine, "gpu_engine", call.engine, call, green_sms);
+  log_span(tracer, names.copy_out, "gpu_copy_out", call.copy_out, call, green_sms);
 }
 
 delegate::TickClock tracer_clock() {
@@ -131,7 +131,7 @@ unsigned DelegateProfiler::sms_of(const delegate::CallRecord& record) {
 Status DelegateProfiler::log_known(et::EventTracer& tracer) {
   timed_.clear();
   const Status collected = calls_.collect(timed_);  // what it timed before an error is still logged
-  for (const delegate::TimedCall& call : timed_) log_timed_call(tracer, name_, call, sms_of(call.record));
+  for (const delegate::TimedCall& call : timed_) log_timed_call(tracer, names_, call, sms_of(call.record));
   return collected;
 }
 
@@ -156,11 +156,11 @@ Status DelegateProfiler::run(et::EventTracer& tracer, delegate::Session& session
   host.record = record;
   std::lock_guard<std::mutex> lock(mutex_);
   host.green_sms = sms_of(record);
-  log_host_call(tracer, name_, host);
+  log_host_call(tracer, names_, host);
   calls_.finish(std::move(marks), record, host.sequence, status.ok());
   if (status.ok() && record.path != delegate::CallPath::kCaptured) {
     const Status logged = log_known(tracer);
-    if (!logged.ok()) log(LogLevel::kDebug, "profiling %s: %s", name_.c_str(), logged.to_string().c_str());
+    if (!logged.ok()) log(LogLevel::kDebug, "profiling %s: %s", names_.host.c_str(), logged.to_string().c_str());
   }
   return status;
 }
@@ -176,7 +176,7 @@ void DelegateProfiler::retire() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (calls_.pending() > 0) {
     log(LogLevel::kDebug, "profiling %s: destroyed with %zu call(s) whose GPU times were not flushed; not logged",
-        name_.c_str(), calls_.pending());
+        names_.host.c_str(), calls_.pending());
   }
   calls_.reset();
   tracer_ = nullptr;

@@ -30,16 +30,25 @@ struct HostCall {
   unsigned green_sms = 0;       ///< of the stream's green context; 0: an ordinary stream or unknown
 };
 
-/// An event's metadata: "trtet call=N kind=KIND" then, for a call that succeeded, "path=... profile=P
-/// staged_bytes=B green_sms=S", then "gpu_ns=D" where `gpu_ns` >= 0, then "status=ok|failed".
-std::string event_metadata(const char* kind, std::uint64_t sequence, const delegate::CallRecord& record,
-                           unsigned green_sms, double gpu_ns, bool ok);
+/// An event's metadata, written into `out` (at most kMetadataBytes, NUL included); its length.
+/// "trtet call=N kind=KIND", then for a call that succeeded "path=... profile=P staged_bytes=B
+/// green_sms=S", then "gpu_ns=D" where `gpu_ns` >= 0, then "status=ok|failed".
+constexpr std::size_t kMetadataBytes = 192;
+std::size_t event_metadata(char (&out)[kMetadataBytes], const char* kind, std::uint64_t sequence,
+                           const delegate::CallRecord& record, unsigned green_sms, double gpu_ns, bool ok);
 
-/// The host event of a call: named `name`, from `call.start` to `call.end`.
-void log_host_call(::executorch::runtime::EventTracer& tracer, const std::string& name, const HostCall& call);
-/// The GPU events of a timed call present in it: "<name> [gpu engine]", "[gpu copy in]", "[gpu copy out]".
-void log_timed_call(::executorch::runtime::EventTracer& tracer, const std::string& name,
-                    const delegate::TimedCall& call, unsigned green_sms);
+/// A delegate's event names: the host event's, and its GPU events' ("<name> [gpu engine]", ...).
+struct EventNames {
+  explicit EventNames(const std::string& name = "TensorRTBackend")
+      : host(name), copy_in(name + " [gpu copy_in]"), engine(name + " [gpu engine]"), copy_out(name + " [gpu copy_out]") {}
+  std::string host, copy_in, engine, copy_out;
+};
+
+/// The host event of a call, from `call.start` to `call.end`.
+void log_host_call(::executorch::runtime::EventTracer& tracer, const EventNames& names, const HostCall& call);
+/// The GPU events present in a timed call: engine, copies in, copies out.
+void log_timed_call(::executorch::runtime::EventTracer& tracer, const EventNames& names, const delegate::TimedCall& call,
+                    unsigned green_sms);
 
 /// The tracer's clock: ExecuTorch's platform ticks and their rate.
 delegate::TickClock tracer_clock();
@@ -58,8 +67,8 @@ class DelegateProfiler {
   DelegateProfiler(const DelegateProfiler&) = delete;  // registered by address
   DelegateProfiler& operator=(const DelegateProfiler&) = delete;
 
-  void set_name(std::string name) { name_ = std::move(name); }
-  const std::string& name() const noexcept { return name_; }
+  void set_name(const std::string& name) { names_ = EventNames(name); }
+  const std::string& name() const noexcept { return names_.host; }
 
   /// One execute with `tracer` attached: the call runs through `session` with a record; its host
   /// event is logged at once, and the GPU events of this and earlier calls that are known. Nothing
@@ -81,7 +90,7 @@ class DelegateProfiler {
   unsigned sms_of(const delegate::CallRecord& record);
 
   std::mutex mutex_;
-  std::string name_ = "TensorRTBackend";
+  EventNames names_;
   delegate::CallProfiler calls_;
   ::executorch::runtime::EventTracer* tracer_ = nullptr;  ///< where this delegate's calls are logged
   std::uint64_t sequence_ = 0;

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -103,18 +104,23 @@ TEST_F(DeferredGpuTimes, ACallIsLoggedOnceItsGpuWorkHasPassedNeverBefore) {
   EXPECT_TRUE(collect().empty()) << "a call is logged once";
 }
 
-TEST_F(DeferredGpuTimes, LaterCallsDoneFirstAreLoggedWhileAnEarlierOneStillRuns) {
+TEST_F(DeferredGpuTimes, CallsAreLoggedInOrderWithOneQueryForTheFirstStillRunning) {
   call(1, engine(0.0, 50.0), record_of(CallPath::kEager));  // a long engine on one stream
-  call(2, engine(1.0, 2.0), record_of(CallPath::kEager));   // a short one on another
+  call(2, engine(1.0, 2.0), record_of(CallPath::kEager));   // a short one on another, done first
+  for (std::uint64_t i = 3; i <= 100; ++i) call(i, engine(60.0 + i, 61.0 + i), record_of(CallPath::kRepeat));
   gpu_.now_ms = 3.0;
+  gpu_.queries = 0;
+  EXPECT_TRUE(collect().empty());
+  EXPECT_EQ(gpu_.queries, 1) << "one query, whatever the number of calls behind the first";
+  EXPECT_EQ(profiler_.pending(), 100u);
+  gpu_.now_ms = 100.0;  // calls 1 to 39 are done
   auto timed = collect();
-  ASSERT_EQ(timed.size(), 1u);
-  EXPECT_EQ(timed[0].sequence, 2u);
-  EXPECT_EQ(profiler_.pending(), 1u);
-  gpu_.now_ms = 60.0;
+  ASSERT_EQ(timed.size(), 39u);
+  for (std::size_t i = 0; i < timed.size(); ++i) EXPECT_EQ(timed[i].sequence, i + 1);
+  gpu_.now_ms = 1000.0;
   timed = collect();
-  ASSERT_EQ(timed.size(), 1u);
-  EXPECT_EQ(timed[0].sequence, 1u);
+  ASSERT_EQ(timed.size(), 61u);
+  EXPECT_EQ(timed.back().sequence, 100u);
 }
 
 TEST_F(DeferredGpuTimes, FailedAndCapturedCallsKeepNothingToLog) {
@@ -185,13 +191,26 @@ TEST_F(DeferredGpuTimes, TheOldestCallGoesWhenTooManyWait) {
   EXPECT_EQ(timed.front().sequence, 4u);
 }
 
+std::string metadata(const char* kind, std::uint64_t sequence, const CallRecord& record, unsigned sms, double gpu_ns,
+                     bool ok) {
+  char text[ex::kMetadataBytes];
+  const std::size_t length = ex::event_metadata(text, kind, sequence, record, sms, gpu_ns, ok);
+  EXPECT_EQ(length, std::strlen(text));
+  return std::string(text, length);
+}
+
 TEST(DelegateEvents, MetadataSaysWhatTheCallDid) {
-  EXPECT_EQ(ex::event_metadata("host", 7, record_of(CallPath::kGraphReplay, 1, 2048), 16, -1, true),
+  EXPECT_EQ(metadata("host", 7, record_of(CallPath::kGraphReplay, 1, 2048), 16, -1, true),
             "trtet call=7 kind=host path=graph_replay profile=1 staged_bytes=2048 green_sms=16 status=ok");
-  EXPECT_EQ(ex::event_metadata("gpu_engine", 8, record_of(CallPath::kRepeat), 0, 1234.4, true),
+  EXPECT_EQ(metadata("gpu_engine", 8, record_of(CallPath::kRepeat), 0, 1234.4, true),
             "trtet call=8 kind=gpu_engine path=repeat profile=0 staged_bytes=0 green_sms=0 gpu_ns=1234 status=ok");
   // A failed call: nothing about a path it did not take.
-  EXPECT_EQ(ex::event_metadata("host", 9, CallRecord{}, 0, -1, false), "trtet call=9 kind=host status=failed");
+  EXPECT_EQ(metadata("host", 9, CallRecord{}, 0, -1, false), "trtet call=9 kind=host status=failed");
+  // The longest there is still fits.
+  const std::string longest = metadata("gpu_copy_out", ~0ull, record_of(CallPath::kGraphReplay, 1 << 30, ~0ull),
+                                       ~0u, 1e15, true);
+  EXPECT_LT(longest.size(), ex::kMetadataBytes);
+  EXPECT_EQ(longest.substr(longest.size() - 10), " status=ok") << longest;
 }
 
 TEST(DelegateEvents, NamesCountTheMethodsDelegatesInLoadOrder) {
@@ -213,6 +232,7 @@ TEST(DelegateEvents, AnETDumpOfTheDelegatesEventsReadsBackCallByCall) {
   d::CallProfiler profiler(d::TickClock{nullptr, 1.0}, gpu);
   ::executorch::etdump::ETDumpGen gen;
   const std::string name = "forward:TensorRTBackend#0";
+  const ex::EventNames names(name);
   const CallPath paths[] = {CallPath::kEager, CallPath::kGraphReplay, CallPath::kRepeat, CallPath::kRepeat};
   std::vector<d::TimedCall> timed;
   gen.create_event_block("Execute");
@@ -226,7 +246,7 @@ TEST(DelegateEvents, AnETDumpOfTheDelegatesEventsReadsBackCallByCall) {
     host.end = host.start + 100'000;  // 100 us of host time
     host.record = record_of(paths[i - 1], i == 4 ? 1 : 0, i == 1 ? 8192 : 0);
     host.green_sms = 16;
-    ex::log_host_call(gen, name, host);
+    ex::log_host_call(gen, names, host);
     std::unique_ptr<CallMarks> marks = profiler.take_marks();
     std::vector<std::pair<Mark, double>> script = {{Mark::kEngineStart, start}, {Mark::kEngineEnd, start + engine_ms}};
     if (i == 1) script = {{Mark::kCopyInStart, start - 0.2}, {Mark::kCopyInEnd, start}, {Mark::kEngineStart, start},
@@ -240,25 +260,25 @@ TEST(DelegateEvents, AnETDumpOfTheDelegatesEventsReadsBackCallByCall) {
     gpu.now_ms = start - 1.0;
     timed.clear();
     ASSERT_TRUE(profiler.collect(timed).ok());
-    for (const auto& t : timed) ex::log_timed_call(gen, name, t, 16);
+    for (const auto& t : timed) ex::log_timed_call(gen, names, t, 16);
   }
   gpu.now_ms = 1000;  // an explicit flush at the end: the last call's times
   timed.clear();
   ASSERT_TRUE(profiler.collect(timed).ok());
   ASSERT_EQ(timed.size(), 1u);
-  for (const auto& t : timed) ex::log_timed_call(gen, name, t, 16);
+  for (const auto& t : timed) ex::log_timed_call(gen, names, t, 16);
   // A failed call and a captured one: host events only.
   ex::HostCall failed;
   failed.sequence = 5;
   failed.start = 2'000'000'000ull;
   failed.end = failed.start + 50'000;
   failed.ok = false;
-  ex::log_host_call(gen, name, failed);
+  ex::log_host_call(gen, names, failed);
   ex::HostCall captured = failed;
   captured.sequence = 6;
   captured.ok = true;
   captured.record = record_of(CallPath::kCaptured);
-  ex::log_host_call(gen, name, captured);
+  ex::log_host_call(gen, names, captured);
 
   const std::string file = ::testing::TempDir() + "delegate_events.etdp";
   ASSERT_TRUE(write_etdump(gen, file));

@@ -41,9 +41,8 @@ class EtdumpGpu : public ::testing::Test {
  protected:
   void SetUp() override {
     TRTET_REQUIRE_GPU();
-    if (!have_test_programs()) GTEST_FAIL() << "no test programs: flatc or ExecuTorch's program.fbs was not found";
-    ensure_executorch_runtime();
-    clear_log();
+    ASSERT_TRUE(have_test_programs()) << "no test programs (flatc or ExecuTorch's program.fbs was not found)";
+    ensure_executorch_runtime();  // ExecuTorch's log captured: captured_log() in the messages below
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   }
 

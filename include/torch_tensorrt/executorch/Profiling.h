@@ -6,7 +6,7 @@
 // events named after the delegate ("<method>:TensorRTBackend#<k>", k counting the method's
 // TensorRT delegates in load order):
 //  - "<name>": the host time of execute, at once;
-//  - "<name> [gpu engine]", "<name> [gpu copy in]", "<name> [gpu copy out]": the GPU time of the
+//  - "<name> [gpu engine]", "<name> [gpu copy_in]", "<name> [gpu copy_out]": the GPU time of the
 //    engine and of the staging copies (where something was staged), measured with CUDA events on
 //    the stream the call ran on. A call returns before its GPU work is done, and nothing waits
 //    for these times: they are logged once known, by a later call of the same delegate or by
