@@ -183,7 +183,11 @@ TEST_F(EtdumpGpu, ALaterCallLogsTheGpuTimesThatBecameKnown) {
   ASSERT_FALSE(report.is_null());
   EXPECT_EQ(count_kind(report, "host"), 3);
   EXPECT_EQ(count_kind(report, "gpu_engine"), 2);
-  EXPECT_EQ(report["runs"], 3);
+  ASSERT_EQ(report["calls"].size(), 3u);
+  EXPECT_TRUE(report["calls"][0].contains("gpu_engine"));
+  EXPECT_TRUE(report["calls"][1].contains("gpu_engine"));
+  EXPECT_FALSE(report["calls"][2].contains("gpu_engine"));
+  EXPECT_GE(report["runs"], 3) << "one tracer block per execute (and ExecuTorch's own at load)";
 }
 
 // A call recorded into the caller's graph logs that it was captured, and no GPU time of its own;
@@ -260,6 +264,36 @@ TEST_F(EtdumpGpu, UnloadingAfterTheDumpWasTakenLogsNothing) {
   module_.reset();
   cudaStreamDestroy(stream_);
 }
+
+#ifdef TRTET_RUN_BINARY
+// trtet-run --etdump on a program whose I/O is memory-planned in host memory: every call stages
+// its inputs and outputs, so each logs its host time, its engine's GPU time and its copies'.
+TEST_F(EtdumpGpu, TrtetRunWritesAnETDumpOfEveryCall) {
+  const std::string file = ::testing::TempDir() + "trtet_run.etdp";
+  std::remove(file.c_str());
+  const Ran ran = run_shell(std::string("'") + TRTET_RUN_BINARY + "' '" + program_path("elementwise") +
+                            "' --test-engines -n 5 --warmup 1 --etdump '" + file + "'");
+  std::printf("%s\n", ran.output.c_str());
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find("ETDump of 6 calls written to"), std::string::npos) << ran.output;
+  std::string failure;
+  const nlohmann::json report = report_etdump(file, failure);
+  ASSERT_FALSE(report.is_null()) << failure;
+  ASSERT_EQ(report["calls"].size(), 6u) << report.dump(1);
+  for (const char* kind : {"host", "gpu_engine", "gpu_copy_in", "gpu_copy_out"}) {
+    EXPECT_EQ(count_kind(report, kind), 6) << kind;
+  }
+  for (const auto& call : report["calls"]) {
+    EXPECT_NE(call["staged_bytes"], "0") << call.dump();
+    EXPECT_EQ(call["green_sms"], "0") << "the whole GPU: an ordinary stream";
+  }
+  const Ran again = run_shell(std::string("'") + TRTET_RUN_BINARY + "' '" + program_path("elementwise") +
+                              "' --test-engines -n 1 --warmup 0 --etdump '" + file + "'");
+  EXPECT_NE(again.exit_code, 0) << "an existing file is replaced only with --overwrite";
+  EXPECT_NE(again.output.find("--overwrite"), std::string::npos) << again.output;
+  std::remove(file.c_str());
+}
+#endif
 
 }  // namespace
 }  // namespace trtet_test
