@@ -120,7 +120,7 @@ class Session {
   /// cudaStreamPerThread. Every check is made before any work is enqueued; a failed call leaves
   /// the session usable. With `record` (a profiler's), the call's path, profile, staged bytes and
   /// stream are written there when it succeeds, and its GPU marks recorded on its stream
-  /// (call_profile.h; Note [deferred GPU times]); without one, that costs a branch.
+  /// (call_profile.h; Note [deferred GPU times]); without one, a null test at each mark.
   Status execute(TensorView* args, std::size_t count, CallRecord* record = nullptr);
 
   /// Waits for this session's in-flight work (by event) and releases everything; later calls
