@@ -16,6 +16,7 @@
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
+#include "engines/kernels.h"
 #include "engines/probe_engine.h"
 
 namespace trtet_test {
@@ -192,6 +193,35 @@ TEST_P(ReplayFastPathModesGpu, EveryChangeTakesTheFullPathAndStaysRight) {
   if (!graphs()) {
     EXPECT_EQ(s.engine->enqueue_count(), static_cast<std::uint64_t>(calls));
   }
+}
+
+// A repeat is covered by the session's completion like any call (Note [repeated calls]: "then the
+// completion event, as the full path would queue them"), checked while it is still in flight: behind
+// 30 ms of caller work on stream 0, the repeat's engine is yet to run when a call on stream 1 takes
+// its output as input x. That engine must wait for the repeat's, which it finds through the
+// completion event; nothing is synchronized before both calls are queued.
+TEST_P(ReplayFastPathModesGpu, ARepeatStillInFlightOrdersTheNextCallOnAnotherStream) {
+  auto s = make_session("elementwise min=1x256 max=64x256", options());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  // Graph mode: eager, then captured (the call kept); eager: the first call is kept.
+  for (int call = 0; call < (graphs() ? 2 : 1); ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  const std::uint64_t repeats_before = s.session->stats().*repeats();
+  io.refresh();
+  TRTET_ASSERT_OK(launch_spin(30'000'000, 1, streams_[0]));  // the caller's work ahead of the repeat
+  TRTET_ASSERT_OK(execute_on(streams_[0], *s.session, io.args()));
+  ASSERT_EQ(s.session->stats().*repeats(), repeats_before + 1) << "the call was not a repeat";
+  OwnedTensor y(Memory::kDevice, io.shape), out(Memory::kDevice, io.shape);
+  const std::vector<float> yv = random_floats(io.xv.size(), fresh_seed());
+  y.write(yv);
+  out.poison();
+  TensorView next[3] = {io.out->view(), y.view(), out.view()};
+  TRTET_ASSERT_OK(execute_on(streams_[1], *s.session, next));
+  ASSERT_EQ(cudaStreamSynchronize(streams_[1]), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(streams_[0]), cudaSuccess);
+  ASSERT_TRUE(io.out_matches()) << "the repeat";
+  EXPECT_TRUE(axpby_matches(out.read(), io.out->read(), yv, 2.0f, -0.5f))
+      << "the call on stream 1 read the repeat's output before the repeat's engine wrote it";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ReplayFastPathModesGpu, ::testing::Bool(),
