@@ -151,10 +151,10 @@ TEST_F(GraphsGpu, TheCacheKeepsAtMostItsCapacity) {
 }
 
 TEST_F(GraphsGpu, ProfilesAndGraphsTogether) {
+  AxpbyIo small(Memory::kDevice, Memory::kDevice, Shape{8, 256});   // profile 0
+  AxpbyIo large(Memory::kDevice, Memory::kDevice, Shape{48, 256});  // profile 1
   auto s = make_session("elementwise min=1x256 max=16x256 profiles=17x256:64x256 kernels=2", graphs_on());
   ASSERT_TRUE(s.session);
-  AxpbyIo small(Memory::kDevice, Memory::kDevice, Shape{8, 256});
-  AxpbyIo large(Memory::kDevice, Memory::kDevice, Shape{48, 256});
   for (int call = 0; call < 10; ++call) {
     AxpbyIo& io = call % 2 == 0 ? small : large;
     TRTET_ASSERT_OK(run(*s.session, io, stream_));

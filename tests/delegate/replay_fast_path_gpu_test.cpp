@@ -91,6 +91,19 @@ void run_steps(Session& session, const std::vector<Step>& steps, std::uint64_t e
   }
 }
 
+/// `calls` calls with `io` on `stream` (fresh inputs, then a sync, each), after which the session's
+/// `counter` (repeated_replays or repeated_enqueues) must be `repeats`.
+::testing::AssertionResult calls_repeat(Session& session, AxpbyIo& io, cudaStream_t stream, int calls,
+                                        std::uint64_t ex::delegate::SessionStats::*counter, std::uint64_t repeats) {
+  for (int call = 0; call < calls; ++call) {
+    const ex::Status status = run_and_sync(session, io, stream);
+    if (!status.ok()) return ::testing::AssertionFailure() << "call " << call << ": " << status.to_string();
+  }
+  const std::uint64_t counted = session.stats().*counter;
+  if (counted != repeats) return ::testing::AssertionFailure() << counted << " repeats after " << calls << " calls, not " << repeats;
+  return ::testing::AssertionSuccess();
+}
+
 /// `calls` calls with the same tensors on `stream` (`repeats` of them counted in `counter`), then a
 /// caller's capture of one more: the capture records the call, and from then on (a graph of the
 /// caller's may replay) the caller's replays and the session's eager calls alternate, every output
@@ -100,8 +113,7 @@ void capture_after_repeats(cudaStream_t stream, ex::delegate::SessionOptions opt
   auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", options);
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
-  for (int call = 0; call < calls; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, stream));
-  ASSERT_EQ(s.session->stats().*counter, repeats);
+  ASSERT_TRUE(calls_repeat(*s.session, io, stream, calls, counter, repeats));
   const CapturedCall captured = capture_call(stream, *s.session, io.args());
   ASSERT_EQ(captured.ended, cudaSuccess);
   TRTET_ASSERT_OK(captured.status);
@@ -233,8 +245,7 @@ TEST_F(ReplayFastPathGpu, AnOutputOfAnotherCapacityOrTypeIsNotARepeat) {
   auto s = make_session("elementwise min=1x256 max=64x256", graphs_on());
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256}, /*out_capacity_elements=*/64 * 256);
-  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_replays, 1u);
+  ASSERT_TRUE(calls_repeat(*s.session, io, streams_[0], 3, &ex::delegate::SessionStats::repeated_replays, 1));
   // The same address with a smaller capacity: checked in full (and still large enough).
   io.refresh();
   io.views[2].capacity_bytes = 16 * 256 * sizeof(float);
@@ -267,8 +278,7 @@ TEST_F(ReplayFastPathGpu, TrimmingAndDestroyEndTheRepeat) {
   auto s = make_session("elementwise min=1x256 max=64x256", graphs_on());
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
-  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_replays, 1u);
+  ASSERT_TRUE(calls_repeat(*s.session, io, streams_[0], 3, &ex::delegate::SessionStats::repeated_replays, 1));
   TRTET_ASSERT_OK(s.session->release_unused_memory());
   TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
   EXPECT_TRUE(io.out_matches());
@@ -287,8 +297,7 @@ TEST_F(ReplayFastPathGpu, EagerARejectedCallEndsTheRepeatAndTheNextGoodCallIsRig
   auto s = make_session("elementwise min=1x256 max=64x256", graphs_off());
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
-  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_enqueues, 2u);
+  ASSERT_TRUE(calls_repeat(*s.session, io, streams_[0], 3, &ex::delegate::SessionStats::repeated_enqueues, 2));
   const ex::Status short_count = execute_on(streams_[0], *s.session, io.args(), 2);
   EXPECT_EQ(short_count.code(), ex::ErrorCode::kInvalidArgument) << short_count.to_string();
   const std::uint64_t enqueues = s.engine->enqueue_count();
@@ -311,8 +320,7 @@ TEST_F(ReplayFastPathGpu, EagerAnEngineThatThrowsInARepeatFailsTheCallAndTheNext
   auto s = make_session(std::unique_ptr<TestEngine>(std::move(engine).value()), graphs_off());
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{4096});
-  for (int call = 0; call < 2; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_enqueues, 1u);
+  ASSERT_TRUE(calls_repeat(*s.session, io, streams_[0], 2, &ex::delegate::SessionStats::repeated_enqueues, 1));
   probe->throw_in.store(ProbeEngine::Throw::kEnqueue);
   const ex::Status thrown = execute_on(streams_[0], *s.session, io.args());
   EXPECT_FALSE(thrown.ok());
