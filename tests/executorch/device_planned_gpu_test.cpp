@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/gpu.h"
+#include "common/memory.h"
 #include "common/stream_gpu_test.h"
 #include "delegate/boundary_transfers.h"
 #include "engines/cuda_test_engine.h"
@@ -42,6 +43,12 @@ constexpr std::size_t kCount = std::size_t{kRows} * kCols;  // 1 MiB of float32 
 /// Inputs that differ from one call to the next (`call`), so a stale output shows.
 void fill_inputs(std::vector<float>& x, std::vector<float>& y, int call, std::size_t count = kCount) {
   fill_elementwise_inputs(x, y, count, call);
+}
+
+/// Fills an output tensor's memory (host or device) with kPoison, so that the next call, which
+/// should write it (planned memory keeps its address from call to call), shows when it did not.
+void poison_output(const etr::etensor::Tensor& out) {
+  poison_floats(const_cast<void*>(out.const_data_ptr()), static_cast<std::size_t>(out.numel()));
 }
 
 /// cpu_ops_around: a = x + x on the CPU, the engine's 2a - 0.5y on the GPU, then + y on the CPU.

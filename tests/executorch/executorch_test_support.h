@@ -17,7 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include "common/memory.h"
 #include "engine/engine_factory.h"
 
 namespace trtet_test {
@@ -161,12 +160,6 @@ inline void fill_elementwise_inputs(std::vector<float>& x, std::vector<float>& y
     x[i] = 0.25f * static_cast<float>((i + 7 * static_cast<std::size_t>(call)) % 97);
     y[i] = 1.0f + static_cast<float>((i + static_cast<std::size_t>(call)) % 13) + static_cast<float>(call);
   }
-}
-
-/// Fills an output tensor's memory (host or device) with kPoison, so that a later call that should
-/// write it shows when it did not (planned memory keeps its address from call to call).
-inline void poison_output(const etr::etensor::Tensor& out) {
-  poison_floats(const_cast<void*>(out.const_data_ptr()), static_cast<std::size_t>(out.numel()));
 }
 
 }  // namespace trtet_test
