@@ -76,36 +76,70 @@ EngineModel::EngineModel(const EngineSpec& spec) : spec_(spec) {
   if (cache_ >= 0) roles_[static_cast<std::size_t>(cache_)].updated_in_place = true;
 }
 
-ex::Result<ex::engine::EnginePtr> EngineModel::make(int device) const {
-  const ex::Shape min_shape{0, 1};
-  const ex::Shape max_shape{kMaxRows, kMaxCols};
-  KernelOptions options;
-  options.spin_us = spec_.spin_us;
-  switch (spec_.kind) {
-    case EngineKind::kElementwise: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, ElementwiseEngine::create(device, min_shape, max_shape, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
-    case EngineKind::kAux: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, AuxStreamEngine::create(device, min_shape, max_shape, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
-    case EngineKind::kAliasing: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, AliasingEngine::create(device, min_shape, max_shape,
-                                                                 ex::engine::AliasKind::kKvCacheUpdate, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
-    case EngineKind::kSum: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, SumEngine::create(device, min_shape, max_shape, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
-    case EngineKind::kMulti: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, FuzzOutputsEngine::create(device, min_shape, max_shape, spec_.plain_outputs,
-                                                                    spec_.alias, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
+namespace {
+
+template <class E>
+ex::Result<std::unique_ptr<TestEngine>> as_test_engine(ex::Result<std::unique_ptr<E>> made) {
+  if (!made.ok()) return made.status();
+  return std::unique_ptr<TestEngine>(std::move(made).value());
+}
+
+/// The engine of `kind` with profile 0's bounds.
+ex::Result<std::unique_ptr<TestEngine>> make_engine(const EngineSpec& spec, int device, const ex::Shape& min_shape,
+                                                    const ex::Shape& max_shape, const KernelOptions& options) {
+  switch (spec.kind) {
+    case EngineKind::kElementwise: return as_test_engine(ElementwiseEngine::create(device, min_shape, max_shape, options));
+    case EngineKind::kAux: return as_test_engine(AuxStreamEngine::create(device, min_shape, max_shape, options));
+    case EngineKind::kAliasing:
+      return as_test_engine(
+          AliasingEngine::create(device, min_shape, max_shape, ex::engine::AliasKind::kKvCacheUpdate, options));
+    case EngineKind::kSum: return as_test_engine(SumEngine::create(device, min_shape, max_shape, options));
+    case EngineKind::kMulti:
+      return as_test_engine(FuzzOutputsEngine::create(
+          device, min_shape, max_shape, FuzzOutputsEngine::Outputs{spec.plain_outputs, spec.alias}, options));
   }
   return ex::make_error(ex::ErrorCode::kInvalidArgument, "unknown engine kind");
+}
+
+}  // namespace
+
+ex::Result<ex::engine::EnginePtr> EngineModel::make(int device) const {
+  KernelOptions options;
+  options.spin_us = spec_.spin_us;
+  options.record_sms = spec_.record_sms;
+  const auto profile0 = profile_bounds(0);
+  TRTET_ASSIGN_OR_RETURN(std::unique_ptr<TestEngine> engine,
+                         make_engine(spec_, device, profile0.first, profile0.second, options));
+  for (int p = 1; p < spec_.profiles; ++p) {
+    const auto bounds = profile_bounds(p);
+    engine->add_profile(bounds.first, bounds.second);
+  }
+  return ex::engine::EnginePtr(std::move(engine));
+}
+
+std::pair<ex::Shape, ex::Shape> EngineModel::profile_bounds(int profile) const {
+  const ex::Shape min_shape{0, 1};
+  switch (profile) {
+    case 1: return {min_shape, ex::Shape{1024, kMaxCols}};
+    case 2: return {min_shape, ex::Shape{spec_.max_rows / 16, 2}};
+    default: return {min_shape, ex::Shape{spec_.max_rows, kMaxCols}};
+  }
+}
+
+int EngineModel::profile_for(const InputShape& shape) const {
+  int best = -1;
+  std::int64_t best_numel = 0;
+  for (int p = 0; p < spec_.profiles; ++p) {
+    const auto bounds = profile_bounds(p);
+    const bool fits = shape.rows >= bounds.first[0] && shape.rows <= bounds.second[0] && shape.cols >= bounds.first[1] &&
+                      shape.cols <= bounds.second[1];
+    // Every input has the same bounds: the sum over inputs orders profiles as one input's maximum does.
+    if (fits && (best < 0 || bounds.second.numel() < best_numel)) {
+      best = p;
+      best_numel = bounds.second.numel();
+    }
+  }
+  return best;
 }
 
 ex::Shape EngineModel::output_shape(int binding, const InputShape& shape) const {
@@ -113,7 +147,7 @@ ex::Shape EngineModel::output_shape(int binding, const InputShape& shape) const 
   return ex::Shape{shape.rows, shape.cols};
 }
 
-float EngineModel::expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs,
+float EngineModel::expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs, int profile,
                             float* tolerance) const {
   const float x = inputs[static_cast<std::size_t>(x_)][i];
   float a = kA;
@@ -121,7 +155,7 @@ float EngineModel::expected(int binding, std::size_t i, const std::vector<std::v
   if (spec_.kind == EngineKind::kMulti) {
     const int first_output = spec_.alias ? 3 : 2;
     a = FuzzOutputsEngine::coefficient_a(binding - first_output);
-    b = FuzzOutputsEngine::coefficient_b(binding - first_output);
+    b = FuzzOutputsEngine::coefficient_b(binding - first_output, profile);
   }
   const float y = y_ >= 0 ? inputs[static_cast<std::size_t>(y_)][i] : 0.0f;
   // The kernel may fuse a*x + b*y into one FMA: allow the rounding of either form.
@@ -130,7 +164,7 @@ float EngineModel::expected(int binding, std::size_t i, const std::vector<std::v
 }
 
 std::string EngineModel::compare(int binding, const float* actual, std::size_t n,
-                                 const std::vector<std::vector<float>>& inputs) const {
+                                 const std::vector<std::vector<float>>& inputs, int profile) const {
   const BindingRole& r = role(binding);
   std::ostringstream out;
   auto describe = [&](std::size_t i, float got, float want) {
@@ -168,7 +202,7 @@ std::string EngineModel::compare(int binding, const float* actual, std::size_t n
   }
   for (std::size_t i = 0; i < n; ++i) {
     float tolerance = 0;
-    const float want = expected(binding, i, inputs, &tolerance);
+    const float want = expected(binding, i, inputs, profile, &tolerance);
     if (!(std::fabs(actual[i] - want) <= tolerance)) {
       describe(i, actual[i], want);
       return out.str();

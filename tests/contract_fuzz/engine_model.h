@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "contract_fuzz/sequence.h"
@@ -27,21 +28,37 @@ class EngineModel {
   int io_count() const noexcept { return static_cast<int>(roles_.size()); }
   const BindingRole& role(int binding) const { return roles_[static_cast<std::size_t>(binding)]; }
 
-  /// The engine on `device`, profile [0, 1] .. [kMaxRows, kMaxCols].
+  /// The engine on `device` with spec().profiles profiles (profile_bounds), recording SMs when
+  /// spec().record_sms.
   ex::Result<ex::engine::EnginePtr> make(int device) const;
+
+  /// Every input's bounds in `profile`: 0 is [0, 1] .. [max_rows, kMaxCols]; 1 is [0, 1] ..
+  /// [1024, kMaxCols]; 2 is [0, 1] .. [max_rows / 16, 2].
+  std::pair<ex::Shape, ex::Shape> profile_bounds(int profile) const;
+  /// The profile a call with inputs of `shape` must run under: the tightest whose bounds hold it
+  /// (the smallest maximum element count, docs/DESIGN.md "Optimization profiles"); -1: none (the
+  /// call must be refused).
+  int profile_for(const InputShape& shape) const;
+  bool in_profile(const InputShape& shape) const { return profile_for(shape) >= 0; }
+
+  /// The input every engine adds or scales, and the one updated in place (-1: none).
+  int x_binding() const noexcept { return x_; }
+  int cache_binding() const noexcept { return cache_; }
 
   /// Output `binding`'s shape for inputs of `shape` ([1] for scalar outputs).
   ex::Shape output_shape(int binding, const InputShape& shape) const;
 
   /// Compares output `binding` (`n` elements at `actual`) with the reference on `inputs` (indexed
-  /// by binding; outputs' entries unused). For an aliased output, `actual` is the input's memory
-  /// after the call and the reference is the in-place update. Empty when equal; else what differs.
-  std::string compare(int binding, const float* actual, std::size_t n,
-                      const std::vector<std::vector<float>>& inputs) const;
+  /// by binding; outputs' entries unused) run under `profile`. For an aliased output, `actual` is
+  /// the input's memory after the call and the reference is the in-place update. Empty when
+  /// equal; else what differs.
+  std::string compare(int binding, const float* actual, std::size_t n, const std::vector<std::vector<float>>& inputs,
+                      int profile = 0) const;
 
  private:
   /// The reference for element i of plain output `binding` (not for scalar outputs).
-  float expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs, float* tolerance) const;
+  float expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs, int profile,
+                 float* tolerance) const;
 
   EngineSpec spec_;
   std::vector<BindingRole> roles_;
