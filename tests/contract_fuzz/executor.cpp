@@ -145,16 +145,12 @@ RunResult Executor::run(const std::vector<std::size_t>& keep) {
     g_step_started_ns.store(std::chrono::steady_clock::now().time_since_epoch().count());
     g_current_step.store(static_cast<long>(index));
     Verdict v = step(index, sequence_.steps[index]);
-    std::size_t failed_at = index;
-    if (!v) {
-      for (const Pending& p : pending_) failed_at = p.step < index ? std::min(failed_at, p.step) : failed_at;
-      v = resolve_pending(index);  // the calls of earlier steps
-      if (!v) failed_at = index;
-    }
+    // The calls of earlier steps, now that this one queued its own (a failure there may need both).
+    if (!v) v = resolve_pending(index);
     pool_.release_all(pending_buffers());
     if (v) {
       result_.failure = v;
-      result_.step = failed_at;
+      result_.step = index;
       break;
     }
   }

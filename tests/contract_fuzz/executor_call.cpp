@@ -194,7 +194,7 @@ Verdict Executor::call(SessionSlot& slot, std::unique_ptr<CallArgs>& owned, cons
       }
     }
   }
-  if (!status.ok() && idle_before) {
+  if (!status.ok() && idle_before && expect != Expect::kSuccess) {
     const cudaError_t query = cudaStreamQuery(ordered);
     ++tally_.idle_after_reject;
     if (query != cudaSuccess) {
