@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <regex>
 #include <set>
 #include <string>
@@ -313,8 +314,32 @@ struct OptionDraws {
   int profile_calls[3] = {0, 0, 0};  ///< calls of each profile of 3-profile sessions
   int rejected_idle = 0;          ///< bad calls (idle-after-reject)
   int busy_candidates = 0;        ///< guarded device-only calls expected to succeed (busy-at-return)
+  int behind_held = 0;            ///< such a call right after one of its session on another stream (held gate)
+
+  /// A call whose gate the executor keeps closed until the session's next call (Executor::call).
+  static bool holdable(const EngineSpec& spec, const CallPlan& plan) {
+    bool device = true;
+    for (Mem mem : plan.mems) device = device && (mem == Mem::kDevice || mem == Mem::kManaged);
+    const bool sm_check = spec.record_sms && plan.guard && plan.stream.source == StreamSource::kGreen;
+    return device && plan.guard && EngineModel(spec).in_profile(plan.shape) && !sm_check;
+  }
 
   void add(const Sequence& sequence) {
+    const CallPlan* previous = nullptr;
+    int previous_session = -1;
+    for (const Step& step : sequence.steps) {
+      const CallPlan* plan = nullptr;
+      int session = -1;
+      if (auto* s = as<CallStep>(step)) plan = &s->call, session = s->session;
+      if (auto* s = as<RepeatStep>(step)) plan = &s->call, session = s->session;
+      const bool now = plan != nullptr && holdable(sequence.sessions[static_cast<std::size_t>(session)], *plan);
+      if (now && previous != nullptr && previous_session == session &&
+          to_string(previous->stream) != to_string(plan->stream)) {
+        ++behind_held;
+      }
+      previous = now ? plan : nullptr;
+      previous_session = session;
+    }
     for (const EngineSpec& spec : sequence.sessions) {
       profiles.insert(spec.profiles);
       slots.insert(spec.staging_slots);
@@ -421,12 +446,18 @@ TEST(ContractFuzzGenerator, CallsOverlapThroughSharedStateCallerWorkAndRepeats) 
   EXPECT_GT(seen.repeats_device_only, 100);
   EXPECT_GT(seen.green_sm_calls, 200);
   EXPECT_GT(seen.busy_candidates, 500);
+  EXPECT_GT(seen.behind_held, 50) << "a call on another stream right after a held one of its session";
 }
 
 // The GPU seed set must reach every new draw and check (run on the H200 in under a minute).
 TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
   OptionDraws seen;
   for (const FuzzConfig& config : regression_seed_set()) seen.add(generate(config));
+  std::cout << "seed set: " << seen.busy_candidates << " busy-at-return candidates, " << seen.rejected_idle
+            << " bad calls, " << seen.green_sm_calls << " green calls of SM-recording sessions, " << seen.behind_held
+            << " calls behind a held one, " << seen.repeats_device_only << " device-only repeats, "
+            << seen.shared_across_streams << " concurrent steps sharing a cache across streams, " << seen.shared_calls
+            << " shared-cache calls\n";
   EXPECT_EQ(seen.profiles, (std::set<int>{1, 2, 3}));
   EXPECT_EQ(seen.budgets, (std::set<std::size_t>{0, 4u << 20, 32u << 20}));
   EXPECT_EQ(seen.caller_spins, (std::set<std::int64_t>{20, 200, 2000}));
@@ -436,6 +467,7 @@ TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
   EXPECT_GT(seen.green_sm_calls, 0);
   EXPECT_GT(seen.rejected_idle, 0);
   EXPECT_GT(seen.busy_candidates, 0);
+  EXPECT_GT(seen.behind_held, 0);
   for (int p = 0; p < 3; ++p) EXPECT_GT(seen.profile_calls[p], 0) << "calls of profile " << p;
   std::set<EtProgram> programs;
   for (const FuzzConfig& config : et_regression_seed_set()) {

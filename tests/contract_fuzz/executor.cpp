@@ -70,6 +70,7 @@ Executor::Executor(const Sequence& sequence, Tally& tally)
 
 Executor::~Executor() {
   // Everything the sequence started is complete before anything is freed.
+  release_held();
   if (streams_) (void)streams_->synchronize_all();
   for (Pending& p : pending_) (void)cudaEventSynchronize(p.done);
   pending_.clear();
@@ -144,7 +145,10 @@ RunResult Executor::run(const std::vector<std::size_t>& keep) {
   for (std::size_t index : keep) {
     g_step_started_ns.store(std::chrono::steady_clock::now().time_since_epoch().count());
     g_current_step.store(static_cast<long>(index));
-    Verdict v = step(index, sequence_.steps[index]);
+    const Step& current = sequence_.steps[index];
+    // Only a call may be made while the last deferred call's gate is held (call() decides).
+    if (!std::holds_alternative<CallStep>(current) && !std::holds_alternative<RepeatStep>(current)) release_held();
+    Verdict v = step(index, current);
     // The calls of earlier steps, now that this one queued its own (a failure there may need both).
     if (!v) v = resolve_pending(index);
     pool_.release_all(pending_buffers());
@@ -160,6 +164,7 @@ RunResult Executor::run(const std::vector<std::size_t>& keep) {
       result_.step = keep.back();
     }
   }
+  release_held();
   g_current_step.store(-1);
   return result_;
 }

@@ -17,7 +17,11 @@
 //  - results are ready when the stream is: a guarded device-only call is checked through an event
 //    recorded on its stream right after it, once the next step has queued its own calls (no full
 //    sync between steps), latest call first, so a later call on another stream that did not wait
-//    for it, or a stream that does not follow every earlier call, changes what is read.
+//    for it, or a stream that does not follow every earlier call, changes what is read;
+//  - a later call waits for the earlier ones: such a call's gate stays closed while the next call
+//    of its session, on another stream, is made (when that one returns at once too); an event
+//    after that call must not complete while the gate holds the earlier call (polled for
+//    kBehindGateMs: with the orderings kept it never can, whatever the timing).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -104,6 +108,13 @@ class Executor {
     cudaEvent_t done = nullptr;       ///< recorded on the call's stream right after it
     std::size_t step = 0;
   };
+  /// The gate of the last deferred call, still closed (Note [promises when made]).
+  struct Held {
+    Gate::Ticket ticket;
+    cudaStream_t stream = nullptr;     ///< the stream the held call is ordered after
+    const SessionSlot* slot = nullptr;
+    int generation = 0;
+  };
   /// How call() makes a call.
   struct CallHow {
     bool may_defer = false;      ///< a guarded device-only call may be checked later (Pending)
@@ -140,6 +151,11 @@ class Executor {
   Verdict check_sms(SessionSlot& slot, int partition);
   /// The shared cache holds what the model says, read now (`when` names the moment).
   Verdict check_shared_cache(const SessionSlot& slot, const char* when);
+  /// Opens the held gate, if any.
+  void release_held() noexcept;
+  /// Right after a call ordered after `ordered` was queued behind the held call: an event there must
+  /// not complete while the held call cannot run.
+  Verdict check_behind_held(cudaStream_t ordered);
   /// Resolves the pending checks of steps before `before` (all with SIZE_MAX), latest first.
   Verdict resolve_pending(std::size_t before);
   /// Buffers the pending checks still use.
@@ -162,6 +178,7 @@ class Executor {
   std::vector<std::unique_ptr<SessionSlot>> sessions_;
   std::vector<std::unique_ptr<GraphRecord>> graphs_;  ///< by capture step index (null: none)
   std::vector<Pending> pending_;                      ///< oldest first
+  Held held_;
   RunResult result_;
 };
 

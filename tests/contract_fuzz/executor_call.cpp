@@ -3,6 +3,8 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <string>
 #include <utility>
 
@@ -159,6 +161,12 @@ Verdict Executor::call(SessionSlot& slot, std::unique_ptr<CallArgs>& owned, cons
 
   const int partition = green_partition(plan);
   const bool sm_check = slot.alive && slot.model.spec().record_sms && partition >= 0 && expect == Expect::kSuccess;
+  // Returns at once and is checked later: its gate may stay closed until the next call.
+  const bool holdable = slot.alive && plan.guard && expect == Expect::kSuccess && args.device_only() && how.may_defer &&
+                        !sm_check;
+  const bool behind_held = holdable && held_.ticket.valid() && held_.slot == &slot &&
+                           held_.generation == slot.generation && held_.stream != ordered;
+  if (!behind_held) release_held();  // this call (or its checks) may wait for the held one
   if (sm_check) {
     if (Verdict v = prepare_sm_check(slot, partition)) return v;
   } else if (expect != Expect::kFailure && (partition < 0 || partition != slot.sm_partition)) {
@@ -176,23 +184,32 @@ Verdict Executor::call(SessionSlot& slot, std::unique_ptr<CallArgs>& owned, cons
   }
   const bool idle_before = cudaStreamQuery(ordered) == cudaSuccess;
   const bool gated = plan.guard && expect == Expect::kSuccess && args.device_only();
+  Gate::Ticket gate;
   if (gated) {
-    const ex::Status closed = world_.gate().close(ordered);
-    if (!closed.ok()) return Failure{Category::kHarness, "closing the gate: " + closed.to_string()};
+    auto closed = world_.gate().close(ordered);
+    if (!closed.ok()) return Failure{Category::kHarness, "closing the gate: " + closed.status().to_string()};
+    gate = *closed;
   }
   const Counters before = counters(slot);
   const ex::Status status = execute_as(*slot.session, args, plan.guard, stream);
   if (gated) {
     const cudaError_t query = cudaStreamQuery(ordered);
-    world_.gate().open();
+    const bool hold = holdable && status.ok() && !behind_held;
+    if (!hold) world_.gate().open(gate);
     if (status.ok()) {
       ++tally_.busy_at_return;
       if (query != cudaErrorNotReady) {
+        world_.gate().open(gate);
         return promise("a guarded call with device-only I/O waited for its stream: right after it returned, "
                        "cudaStreamQuery gave " + error_name(query) + " though a gate held the stream (it opens after " +
                        std::to_string(kGateTimeoutMs) + " ms unless the caller opens it)");
       }
     }
+    if (behind_held && status.ok()) {
+      if (Verdict v = check_behind_held(ordered)) return v;
+    }
+    release_held();
+    if (hold) held_ = Held{gate, ordered, &slot, slot.generation};
   }
   if (!status.ok() && idle_before && expect != Expect::kSuccess) {
     const cudaError_t query = cudaStreamQuery(ordered);
@@ -241,7 +258,47 @@ Verdict Executor::call(SessionSlot& slot, std::unique_ptr<CallArgs>& owned, cons
   return std::nullopt;
 }
 
+void Executor::release_held() noexcept {
+  if (held_.ticket.valid()) world_.gate().open(held_.ticket);
+  held_ = Held{};
+}
+
+Verdict Executor::check_behind_held(cudaStream_t ordered) {
+  // The held gate lets its call through on its own only after kGateTimeoutMs (counted on the GPU
+  // from later than closed_at): what completes well before that did not wait for it.
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point valid_until = held_.ticket.closed_at + std::chrono::milliseconds(kGateTimeoutMs - 200);
+  if (Clock::now() + std::chrono::milliseconds(kBehindGateMs) >= valid_until) return std::nullopt;  // too late to tell
+  cudaEvent_t after = nullptr;
+  if (const cudaError_t e = cudaEventCreateWithFlags(&after, cudaEventDisableTiming); e != cudaSuccess) {
+    return Failure{Category::kHarness, "cudaEventCreate: " + error_name(e)};
+  }
+  Verdict verdict;
+  if (const cudaError_t e = cudaEventRecord(after, ordered); e != cudaSuccess) {
+    verdict = Failure{Category::kHarness, "cudaEventRecord after the call: " + error_name(e)};
+  }
+  const Clock::time_point until = Clock::now() + std::chrono::milliseconds(kBehindGateMs);
+  while (!verdict && Clock::now() < until) {
+    const cudaError_t query = cudaEventQuery(after);
+    if (query == cudaErrorNotReady) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      continue;
+    }
+    if (query != cudaSuccess) {
+      verdict = Failure{Category::kStatus, "cudaEventQuery after the call: " + error_name(query)};
+    } else if (Clock::now() < valid_until) {
+      verdict = promise("a call on another stream completed while the session's previous call, which a gate held, "
+                        "had not run: it did not wait for the earlier call (docs/DESIGN.md, \"Ordering between calls\")");
+    }
+    break;
+  }
+  ++tally_.behind_gate;
+  (void)cudaEventDestroy(after);
+  return verdict;
+}
+
 Verdict Executor::resolve_pending(std::size_t before) {
+  if (before == SIZE_MAX) release_held();
   Verdict first;
   // Latest first: its event alone must show every earlier call's effect on the shared cache.
   for (std::size_t i = pending_.size(); i-- > 0;) {

@@ -21,6 +21,9 @@ namespace ex = torch_tensorrt::executorch_backend;
 constexpr int kIoStreams = 5;
 /// How long a closed gate holds its stream at most: a call that waits for its stream returns after it.
 constexpr int kGateTimeoutMs = 1000;
+/// How long a call queued behind a held gate is watched: it must not complete (its own work takes
+/// a few milliseconds at most, so a call that did not wait for the held one completes well within).
+constexpr int kBehindGateMs = 50;
 
 /// False where this process makes no green contexts: under compute-sanitizer's initcheck
 /// (trtet_test::green_contexts_unsupported_here()), whose process dies at the first green-context

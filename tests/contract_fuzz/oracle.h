@@ -40,6 +40,7 @@ struct Tally {
   std::atomic<std::uint64_t> idle_after_reject{0}; ///< an idle stream still idle right after a rejected call
   std::atomic<std::uint64_t> sm_checks{0};         ///< a green call's recorded SMs within its partition's
   std::atomic<std::uint64_t> stream_checks{0};     ///< the engine ran on the stream the contract promised
+  std::atomic<std::uint64_t> behind_gate{0};       ///< a call stayed behind the earlier call a gate held
   std::atomic<std::uint64_t> deferred{0};          ///< calls checked only after later calls were queued
 };
 

@@ -190,7 +190,7 @@ std::string Runner::summary() const {
       << seeds_.executorch << " executorch seeds; " << graphs_.captured << " graphs captured, " << graphs_.replays
       << " replays, " << graphs_.retired << " graphs retired; promises checked: " << tally_.busy_at_return.load()
       << " busy-at-return, " << tally_.idle_after_reject.load() << " idle-after-reject, " << tally_.sm_checks.load()
-      << " SM, " << tally_.stream_checks.load() << " stream; " << tally_.deferred.load() << " calls checked late; "
+      << " SM, " << tally_.stream_checks.load() << " stream, " << tally_.behind_gate.load() << " behind-a-held-call; " << tally_.deferred.load() << " calls checked late; "
       << std::fixed << std::setprecision(1) << seconds_ << " s";
   return out.str();
 }

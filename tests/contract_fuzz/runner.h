@@ -39,7 +39,8 @@ class Runner {
 
   /// "contract-fuzz summary: <n> seeds, <calls> calls made, <tensors> tensors compared, <bytes>
   /// bytes checked, <failures> failures; legs: <s> session, <e> executorch seeds; ...; promises
-  /// checked: <b> busy-at-return, <i> idle-after-reject, <m> SM, <t> stream; <d> calls checked late"
+  /// checked: <b> busy-at-return, <i> idle-after-reject, <m> SM, <t> stream, <h> behind-a-held-call;
+  /// <d> calls checked late; <s> s"
   std::string summary() const;
   std::uint64_t failures() const noexcept { return seeds_.failed; }
   /// False once a failure left the CUDA context broken (a sticky error): later seeds cannot run.
