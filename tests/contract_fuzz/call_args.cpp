@@ -59,7 +59,7 @@ ex::Result<std::unique_ptr<SharedCache>> SharedCache::make(const InputShape& sha
 }
 
 void SharedCache::apply(const std::vector<float>& x) {
-  for (std::size_t i = 0; i < expected.size() && i < x.size(); ++i) expected[i] += x[i];
+  for (std::size_t i = 0; i < expected.size() && i < x.size(); ++i) expected[i] = negate ? x[i] - expected[i] : expected[i] + x[i];
   ++updates;
 }
 

@@ -26,17 +26,19 @@ struct TensorState {
 
 /// A session's shared in-place state (a KV cache): one buffer that every call with
 /// CallPlan::shared_cache updates in place, and the CPU model of what it holds. Its values, and
-/// the inputs added to it, are multiples of 1/4 of at most 4 (draw_dyadic), so the sum is exact in
-/// float whatever order concurrent calls land in.
+/// the inputs added to it, are multiples of 1/4 of at most 4 (draw_dyadic), so every update is
+/// exact in float: cache += x lands the same in whatever order concurrent calls run, and
+/// cache = x - cache shows the order the calls ran in.
 struct SharedCache {
   std::unique_ptr<Buffer> buffer;
   std::vector<float> expected;  ///< what the cache holds once every successful call so far has run
   std::uint64_t updates = 0;    ///< successful calls that updated it
+  bool negate = false;          ///< the update is cache = x - cache (EngineModel::negates_cache), else cache += x
 
   /// A cache of `shape` in `mem` (device or managed) holding values drawn from `seed`.
   static ex::Result<std::unique_ptr<SharedCache>> make(const InputShape& shape, Mem mem, std::uint64_t seed,
                                                        cudaStream_t io);
-  /// A successful call added `x`.
+  /// A successful call updated it with `x`.
   void apply(const std::vector<float>& x);
 };
 

@@ -275,7 +275,7 @@ TEST(ContractFuzzReference, CompareCatchesWrongValuesPoisonAndSwappedOutputs) {
   for (std::size_t i = 0; i < 64; ++i) {
     out0[i] = 1.0f * inputs[0][i] + 0.5f * inputs[1][i];
     out1[i] = 2.0f * inputs[0][i] - 0.5f * inputs[1][i];
-    cache[i] = inputs[2][i] + inputs[0][i];
+    cache[i] = inputs[0][i] - inputs[2][i];  // kMulti's in-place update: cache = x - cache
   }
   EXPECT_EQ(model.compare(3, out0.data(), 64, inputs), "");
   EXPECT_EQ(model.compare(4, out1.data(), 64, inputs), "");
@@ -315,6 +315,7 @@ struct OptionDraws {
   int rejected_idle = 0;          ///< bad calls (idle-after-reject)
   int busy_candidates = 0;        ///< guarded device-only calls expected to succeed (busy-at-return)
   int behind_held = 0;            ///< such a call right after one of its session on another stream (held gate)
+  int ordered_updates = 0;        ///< of those, both updating a shared cache whose result shows their order
 
   /// A call whose gate the executor keeps closed until the session's next call (Executor::call).
   static bool holdable(const EngineSpec& spec, const CallPlan& plan) {
@@ -336,6 +337,8 @@ struct OptionDraws {
       if (now && previous != nullptr && previous_session == session &&
           to_string(previous->stream) != to_string(plan->stream)) {
         ++behind_held;
+        const bool negates = EngineModel(sequence.sessions[static_cast<std::size_t>(session)]).negates_cache();
+        if (negates && previous->shared_cache && plan->shared_cache) ++ordered_updates;
       }
       previous = now ? plan : nullptr;
       previous_session = session;
@@ -447,6 +450,7 @@ TEST(ContractFuzzGenerator, CallsOverlapThroughSharedStateCallerWorkAndRepeats) 
   EXPECT_GT(seen.green_sm_calls, 200);
   EXPECT_GT(seen.busy_candidates, 500);
   EXPECT_GT(seen.behind_held, 50) << "a call on another stream right after a held one of its session";
+  EXPECT_GT(seen.ordered_updates, 10) << "two order-dependent updates of one cache from two streams in a row";
 }
 
 // The GPU seed set must reach every new draw and check (run on the H200 in under a minute).
@@ -455,7 +459,8 @@ TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
   for (const FuzzConfig& config : regression_seed_set()) seen.add(generate(config));
   std::cout << "seed set: " << seen.busy_candidates << " busy-at-return candidates, " << seen.rejected_idle
             << " bad calls, " << seen.green_sm_calls << " green calls of SM-recording sessions, " << seen.behind_held
-            << " calls behind a held one, " << seen.repeats_device_only << " device-only repeats, "
+            << " calls behind a held one (" << seen.ordered_updates << " with order-dependent cache updates), "
+            << seen.repeats_device_only << " device-only repeats, "
             << seen.shared_across_streams << " concurrent steps sharing a cache across streams, " << seen.shared_calls
             << " shared-cache calls\n";
   EXPECT_EQ(seen.profiles, (std::set<int>{1, 2, 3}));
@@ -468,6 +473,7 @@ TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
   EXPECT_GT(seen.rejected_idle, 0);
   EXPECT_GT(seen.busy_candidates, 0);
   EXPECT_GT(seen.behind_held, 0);
+  EXPECT_GT(seen.ordered_updates, 0);
   for (int p = 0; p < 3; ++p) EXPECT_GT(seen.profile_calls[p], 0) << "calls of profile " << p;
   std::set<EtProgram> programs;
   for (const FuzzConfig& config : et_regression_seed_set()) {
@@ -526,6 +532,17 @@ TEST(ContractFuzzReference, SharedCacheUpdatesAreExactInAnyOrder) {
   }
   EXPECT_EQ(forward.expected, backward.expected);
   EXPECT_EQ(forward.updates, 300u);
+  // cache = x - cache (kMulti): exact too, and two calls in the other order leave another cache.
+  SharedCache ab, ba;
+  ab.negate = ba.negate = true;
+  const std::vector<float> start = draw_dyadic(4096, 9);
+  ab.expected = ba.expected = start;
+  ab.apply(a);
+  ab.apply(b);
+  ba.apply(b);
+  ba.apply(a);
+  EXPECT_NE(ab.expected, ba.expected);
+  for (std::size_t i = 0; i < 4096; ++i) ASSERT_EQ(ab.expected[i], b[i] - (a[i] - start[i])) << i;
 }
 
 TEST(ContractFuzzEtGenerator, ProgramReferences) {

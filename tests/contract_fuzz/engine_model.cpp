@@ -188,12 +188,13 @@ std::string EngineModel::compare(int binding, const float* actual, std::size_t n
   if (r.aliased_input >= 0) {
     const std::vector<float>& cache = inputs[static_cast<std::size_t>(cache_)];
     const std::vector<float>& x = inputs[static_cast<std::size_t>(x_)];
+    const bool negate = negates_cache();
     for (std::size_t i = 0; i < n; ++i) {
-      const float want = cache[i] + x[i];  // one IEEE addition on either side: exact
+      const float want = negate ? x[i] - cache[i] : cache[i] + x[i];  // one IEEE operation on either side: exact
       if (!(actual[i] == want)) {
         out << "the aliased input (updated in place): ";
         describe(i, actual[i], want);
-        out << " (cache " << cache[i] << " + x " << x[i] << ")";
+        out << " (cache " << cache[i] << (negate ? ", x " : " + x ") << x[i] << ")";
         if (actual[i] == cache[i]) out << " (unchanged: the update did not land in the input's memory)";
         return out.str();
       }

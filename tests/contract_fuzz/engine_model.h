@@ -41,6 +41,8 @@ class EngineModel {
   int profile_for(const InputShape& shape) const;
   bool in_profile(const InputShape& shape) const { return profile_for(shape) >= 0; }
 
+  /// The in-place update: cache = x - cache (kMulti: the order of updates matters), else cache += x.
+  bool negates_cache() const noexcept { return spec_.kind == EngineKind::kMulti; }
   /// The input every engine adds or scales, and the one updated in place (-1: none).
   int x_binding() const noexcept { return x_; }
   int cache_binding() const noexcept { return cache_; }

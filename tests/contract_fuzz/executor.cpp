@@ -130,6 +130,7 @@ Verdict Executor::make_session(SessionSlot& slot) {
                                    world_.io(0));
     if (!cache.ok()) return harness("making the shared cache", cache.status());
     slot.cache = std::move(cache).value();
+    slot.cache->negate = slot.model.negates_cache();
   }
   return std::nullopt;
 }
@@ -266,6 +267,9 @@ Verdict Executor::repeat_step(std::size_t index, const RepeatStep& step) {
   SessionSlot& slot = *sessions_[static_cast<std::size_t>(step.session)];
   std::unique_ptr<CallArgs> args;
   if (Verdict v = prepare(slot, step.call, 0, args)) return v;
+  const char* reason = "";
+  const bool succeeds = expectation(slot, *args, /*capturing=*/false, &reason) == Expect::kSuccess;
+  const std::uint64_t launches = slot.alive ? slot.session->stats().graph_launches : 0;
   for (int r = 0; r < step.times; ++r) {
     CallHow how;
     how.step = index;
@@ -282,6 +286,12 @@ Verdict Executor::repeat_step(std::size_t index, const RepeatStep& step) {
       return v;
     }
     if (!args) break;  // deferred (the last)
+  }
+  if (succeeds && slot.model.spec().graphs && slot.session->stats().graph_launches == launches) {
+    // The second call of a signature captures it and launches the graph (Note [delegate graphs]); a
+    // capture that fails turns graphs off for good, with a warning only.
+    return Failure{Category::kCounters, "delegate graphs are on, and " + std::to_string(step.times) +
+                                            " calls with the same arguments on one stream launched no graph"};
   }
   return std::nullopt;
 }

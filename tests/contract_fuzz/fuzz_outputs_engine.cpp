@@ -72,7 +72,8 @@ Status FuzzOutputsEngine::enqueue(cudaStream_t stream) {
   if (outputs_.alias) {
     const auto* cache = static_cast<const float*>(addresses_[2]);
     auto* cache_out = static_cast<float*>(addresses_[static_cast<std::size_t>(io_count() - 1)]);
-    TRTET_RETURN_IF_ERROR(launch_add(cache, x, cache_out, n, 0, sm_flags(), stream));
+    // x - cache: an update whose result depends on the order of updates, as a real cache's does.
+    TRTET_RETURN_IF_ERROR(launch_axpby(cache, x, cache_out, n, -1.0f, 1.0f, 0, sm_flags(), stream));
   }
   return mark_sms(stream);
 }

@@ -12,7 +12,8 @@ namespace trtet_test {
 /// Bindings (every dtype float32, inputs first): 0 "x", 1 "y", with an alias 2 "cache" (each with
 /// the bounds [min_shape, max_shape] of profile 0; more with add_profile), then the plain outputs
 /// "out0".. with out_j = coefficient_a(j) * x + coefficient_b(j, p) * y (x's shape, p the selected
-/// profile), then with an alias "cache_out", aliased to "cache" (kKvCacheUpdate): cache += x.
+/// profile), then with an alias "cache_out", aliased to "cache" (kKvCacheUpdate): cache = x - cache,
+/// an update whose result depends on the order of the calls (AliasingEngine's cache += x does not).
 /// Each enqueue first spins options.spin_us (one block), so a delegate that returns before the
 /// engine is done is caught reading its outputs.
 class FuzzOutputsEngine : public CudaTestEngine {

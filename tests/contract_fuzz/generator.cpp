@@ -18,7 +18,7 @@ EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us, std::size_t cache_byt
   switch (rng.weighted({40, 15, 15, 15, 15})) {
     case 0: {
       spec.kind = EngineKind::kMulti;
-      spec.alias = rng.chance(0.4);
+      spec.alias = rng.chance(0.6);
       const int outputs = static_cast<int>(rng.uniform(1, 4));
       spec.plain_outputs = outputs - (spec.alias ? 1 : 0);
       break;
@@ -151,6 +151,30 @@ CallPlan draw_repeat_call(Rng& rng, const EngineModel& model, std::size_t max_by
   return call;
 }
 
+/// A call right after `previous` on its session, on another stream, that returns at once (guarded,
+/// device-accessible I/O): made while the previous call is still held back (Executor::call), it
+/// must wait for it on the GPU.
+CallPlan draw_follow_call(Rng& rng, const EngineModel& model, std::size_t max_bytes, const CallPlan& previous) {
+  CallPlan call = draw_repeat_call(rng, model, max_bytes);
+  call.guard = true;
+  if (previous.shared_cache && rng.chance(0.9)) {
+    call.shared_cache = true;  // the next update of the same cache, from another stream
+    call.shape = model.spec().cache_shape;
+  }
+  for (Mem& mem : call.mems) mem = rng.chance(0.8) ? Mem::kDevice : Mem::kManaged;
+  if (call.shared_cache) call.mems[static_cast<std::size_t>(model.cache_binding())] = model.spec().cache_mem;
+  if (!model.in_profile(call.shape)) call.shape = InputShape{1, 1};
+  if (rng.chance(0.15)) {
+    call.stream.source = StreamSource::kPerThread;  // a default-stream handle: the session's own stream
+  } else {
+    call.stream = draw_stream(rng, /*capturable=*/true);
+  }
+  if (previous.guard && to_string(call.stream) == to_string(previous.stream)) {
+    call.stream = StreamRef{StreamSource::kCreated, (previous.stream.slot + 1) % kCreatedSlots};
+  }
+  return call;
+}
+
 /// FuzzConfig::green == false: a green-context stream becomes the created stream of its slot.
 void without_green(StreamRef& ref) {
   if (ref.source == StreamSource::kGreen) ref.source = StreamSource::kCreated;
@@ -217,6 +241,21 @@ Sequence generate(const FuzzConfig& config) {
   }
   std::vector<std::size_t> captures;
   for (int i = 0; i < config.length; ++i) {
+    // Now and then a call of the previous call's session on another stream right after it.
+    if (!sequence.steps.empty()) {
+      const Step& last = sequence.steps.back();
+      const auto* call = std::get_if<CallStep>(&last);
+      const auto* repeat = std::get_if<RepeatStep>(&last);
+      // More often after an update of the shared cache: the next one must land after it.
+      const bool shared = (call != nullptr && call->call.shared_cache) || (repeat != nullptr && repeat->call.shared_cache);
+      if ((call != nullptr || repeat != nullptr) && rng.chance(shared ? 0.5 : 0.3)) {
+        const int session = call != nullptr ? call->session : repeat->session;
+        const CallPlan& previous = call != nullptr ? call->call : repeat->call;
+        const EngineModel& model = models[static_cast<std::size_t>(session)];
+        sequence.steps.push_back(CallStep{session, draw_follow_call(rng, model, config.concurrent_max_bytes, previous)});
+        continue;
+      }
+    }
     const int session = static_cast<int>(rng.uniform(0, sessions - 1));
     const EngineModel& model = models[static_cast<std::size_t>(session)];
     switch (rng.weighted({44, 10, 9, 8, 4, 4, 5, 7, 9})) {
@@ -235,9 +274,11 @@ Sequence generate(const FuzzConfig& config) {
         }
         step.destroy_during = rng.chance(0.2);
         step.destroy_delay_us = static_cast<int>(rng.uniform(0, 3000));
-        if (step.destroy_during) {
+        // A shared cache across threads only where its updates commute (cache += x), and not when the
+        // session goes.
+        if (step.destroy_during || model.negates_cache()) {
           for (auto& thread : step.threads) {
-            for (CallPlan& call : thread) call.shared_cache = false;  // the session goes: no shared state to check
+            for (CallPlan& call : thread) call.shared_cache = false;
           }
         }
         sequence.steps.push_back(std::move(step));
