@@ -515,6 +515,22 @@ TEST(ContractFuzzReference, TheTightestProfileIsSelectedAndChangesTheMultiEngine
   EXPECT_NE(model.compare(3, under1.data(), 64, inputs, 0), "") << "a call run under the wrong profile must differ";
 }
 
+TEST(ContractFuzzReference, TheBudgetTakesBindingsInOrderWhileTheyFit) {
+  EngineSpec spec;  // elementwise: x, y, out
+  spec.max_rows = kSmallMaxRows;
+  const std::size_t largest = static_cast<std::size_t>(kSmallMaxRows * kMaxCols) * sizeof(float);  // 1 MiB
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(0), 0u);
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 6 * largest) << "all three, twice each";
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(4u << 20), 4 * largest) << "x and y fit, out does not";
+  spec.kind = EngineKind::kAliasing;  // cache (in place), x, cache_out (aliased): only x is staged
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 2 * largest);
+  spec.kind = EngineKind::kSum;  // x, a one-element output
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 2 * largest + 2 * sizeof(float));
+  spec.kind = EngineKind::kElementwise;
+  spec.max_rows = kMaxRows;
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 0u) << "a large engine's bindings never fit";
+}
+
 TEST(ContractFuzzReference, SharedCacheUpdatesAreExactInAnyOrder) {
   const std::vector<float> a = draw_dyadic(4096, 1), b = draw_dyadic(4096, 2), c = draw_dyadic(4096, 3);
   EXPECT_EQ(a, draw_dyadic(4096, 1));

@@ -1,5 +1,6 @@
 #include "contract_fuzz/engine_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -140,6 +141,24 @@ int EngineModel::profile_for(const InputShape& shape) const {
     }
   }
   return best;
+}
+
+std::size_t EngineModel::budgeted_bytes(std::size_t budget) const {
+  std::size_t total = 0;
+  for (int b = 0; b < io_count(); ++b) {
+    const BindingRole& r = role(b);
+    if (r.updated_in_place || r.aliased_input >= 0) continue;
+    std::int64_t elements = 0;
+    if (r.input) {
+      for (int p = 0; p < spec_.profiles; ++p) elements = std::max(elements, profile_bounds(p).second.numel());
+    } else {
+      elements = r.scalar ? 1 : profile_bounds(0).second.numel();
+    }
+    const std::size_t bytes = static_cast<std::size_t>(elements) * sizeof(float);
+    if (bytes > (budget - total) / 2) continue;
+    total += 2 * bytes;
+  }
+  return total;
 }
 
 ex::Shape EngineModel::output_shape(int binding, const InputShape& shape) const {

@@ -47,6 +47,11 @@ class EngineModel {
   int x_binding() const noexcept { return x_; }
   int cache_binding() const noexcept { return cache_; }
 
+  /// The staging initialize() makes within `budget` (docs/DESIGN.md, "The staging budget"): in
+  /// binding order, every binding not written in place takes its largest size (inputs: over every
+  /// profile; outputs: at profile 0's maximum) twice while that fits what is left.
+  std::size_t budgeted_bytes(std::size_t budget) const;
+
   /// Output `binding`'s shape for inputs of `shape` ([1] for scalar outputs).
   ex::Shape output_shape(int binding, const InputShape& shape) const;
 

@@ -116,9 +116,12 @@ Verdict Executor::make_session(SessionSlot& slot) {
     return Failure{Category::kStatus, "Session::initialize for " + to_string(spec) + ": " + initialized.to_string()};
   }
   const std::uint64_t budgeted = slot.session->stats().budgeted_staging_bytes;
-  if (budgeted > spec.budget_bytes) {
-    return Failure{Category::kCounters, "initialize made " + std::to_string(budgeted) + " bytes of staging, over the "
-                                        "budget of " + std::to_string(spec.budget_bytes)};
+  if (budgeted != slot.model.budgeted_bytes(spec.budget_bytes)) {
+    return Failure{Category::kCounters, "initialize made " + std::to_string(budgeted) + " bytes of staging within the "
+                                        "budget of " + std::to_string(spec.budget_bytes) + ", expected " +
+                                        std::to_string(slot.model.budgeted_bytes(spec.budget_bytes)) +
+                                        " (each binding not written in place, in order, twice its largest size while "
+                                        "that fits)"};
   }
   slot.alive = true;
   ++slot.generation;
