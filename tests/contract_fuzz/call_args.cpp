@@ -10,7 +10,7 @@ namespace {
 ex::Status resize_callback(void* context, ex::delegate::TensorView& view, const ex::Shape& shape) {
   auto* tensor = static_cast<TensorState*>(context);
   ++tensor->resize_calls;
-  const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * sizeof(float);
+  const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * ex::element_size(view.dtype);
   TRTET_CHECK_OR_RETURN(bytes <= tensor->capacity, kInvalidArgument,
                         "fuzz tensor: resize to %s needs %zu bytes, capacity is %zu", shape.to_string().c_str(), bytes,
                         tensor->capacity);
@@ -78,11 +78,11 @@ ex::Result<std::unique_ptr<CallArgs>> CallArgs::prepare(const EngineModel& model
   args->inputs_.resize(static_cast<std::size_t>(count));
   for (int b = 0; b < count; ++b) {
     const BindingRole& role = model.role(b);
-    std::size_t bytes = input_elements * sizeof(float);
+    std::size_t bytes = input_elements * role.element_bytes();
     ex::Shape shape{plan.shape.rows, plan.shape.cols};
     if (!role.input) {
       shape = model.output_shape(b, plan.shape);
-      bytes = static_cast<std::size_t>(shape.numel()) * sizeof(float);
+      bytes = static_cast<std::size_t>(shape.numel()) * role.element_bytes();
       if (role.scalar && plan.stale_output_shapes) {
         shape = ex::Shape{2};
       } else if (role.scalar && (plan.data_seed & 1) != 0) {
@@ -168,12 +168,14 @@ ex::Status CallArgs::write_new_inputs(std::uint64_t data_seed, cudaStream_t io, 
   for (int b = 0; b < model_->io_count(); ++b) {
     if (!model_->role(b).input) continue;
     std::vector<float>& values = inputs_[static_cast<std::size_t>(b)];
+    // Floats; a binding of another dtype takes their bytes (as many words as cover it).
+    const std::size_t words = (bytes(b) + sizeof(float) - 1) / sizeof(float);
     if (is_shared_cache(b)) {
       values = cache_->expected;  // as earlier calls left it
     } else if (plan_.shared_cache) {
-      values = draw_dyadic(bytes(b) / sizeof(float), mix(data_seed, static_cast<std::uint64_t>(b)));
+      values = draw_dyadic(words, mix(data_seed, static_cast<std::uint64_t>(b)));
     } else {
-      values = draw_floats(bytes(b) / sizeof(float), mix(data_seed, static_cast<std::uint64_t>(b)));
+      values = draw_floats(words, mix(data_seed, static_cast<std::uint64_t>(b)));
     }
   }
   return write_inputs(io, queue, stale);
@@ -228,7 +230,7 @@ void CallArgs::build_views() {
     view.data = t.data;
     view.capacity_bytes = t.capacity;
     view.shape = t.shape;
-    view.dtype = ex::DataType::kFloat32;
+    view.dtype = model_->role(b).dtype;
     const Mem mem = plan_.mems[static_cast<std::size_t>(b)];
     const bool hint = b < static_cast<int>(plan_.hints.size()) && plan_.hints[static_cast<std::size_t>(b)];
     if (t.buffer != nullptr && t.buffer->mem() != mem) {

@@ -107,7 +107,7 @@ TEST(ContractFuzzGenerator, DrawsEveryStepMemoryStreamEngineAndBoundarySize) {
   EXPECT_EQ(seen.step_kinds.size(), std::variant_size_v<Step>) << "some step kind is never drawn";
   EXPECT_EQ(seen.mems.size(), 4u) << "some memory kind is never drawn";
   EXPECT_EQ(seen.streams.size(), 4u) << "some stream source is never drawn";
-  EXPECT_EQ(outputs, (std::set<int>{1, 2, 3, 4})) << "engines of 1 to 4 outputs";
+  EXPECT_EQ(outputs, (std::set<int>{1, 2, 3, 4, 5})) << "engines of 1 to 4 outputs, and one more of a side dtype";
   EXPECT_TRUE(alias && mixed && guard && no_guard && outside_profile && destroy_during);
   for (std::size_t boundary : {std::size_t{0}, std::size_t{(1u << 20) + 4}, std::size_t{(2u << 20) + 4},
                                std::size_t{64u << 20}}) {
@@ -303,6 +303,7 @@ TEST(ContractFuzzReference, DrawnFloatsAreDeterministicNonZeroAndBounded) {
 /// What a set of sequences draws of the session options and the overlap draws.
 struct OptionDraws {
   std::set<int> profiles, slots;
+  std::set<ex::DataType> dtypes;  ///< side dtypes
   std::set<std::size_t> budgets;
   std::set<Mem> cache_mems;
   std::set<std::int64_t> caller_spins;
@@ -351,6 +352,7 @@ struct OptionDraws {
       record_sms = record_sms || spec.record_sms;
       (spec.max_rows == kSmallMaxRows ? small : big) = true;
       if (spec.in_place()) cache_mems.insert(spec.cache_mem);
+      if (spec.has_side()) dtypes.insert(spec.side_dtype);
     }
     for (const Step& step : sequence.steps) {
       if (as<BadCallStep>(step)) ++rejected_idle;
@@ -410,6 +412,7 @@ TEST(ContractFuzzGenerator, SessionsDrawGraphsBudgetsSlotsProfilesAndSmRecording
   EXPECT_EQ(seen.cache_mems, (std::set<Mem>{Mem::kDevice, Mem::kManaged}));
   EXPECT_TRUE(seen.graphs && seen.record_sms && seen.small && seen.big);
   for (int p = 0; p < 3; ++p) EXPECT_GT(seen.profile_calls[p], 20) << "calls of profile " << p;
+  EXPECT_EQ(seen.dtypes.size(), 8u) << "every side dtype";
 }
 
 TEST(ContractFuzzGenerator, CallsOverlapThroughSharedStateCallerWorkAndRepeats) {
@@ -474,6 +477,9 @@ TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
   EXPECT_GT(seen.busy_candidates, 0);
   EXPECT_GT(seen.behind_held, 0);
   EXPECT_GT(seen.ordered_updates, 0);
+  std::set<std::size_t> element_sizes;
+  for (ex::DataType dtype : seen.dtypes) element_sizes.insert(ex::element_size(dtype));
+  for (std::size_t size : {1, 2, 8}) EXPECT_TRUE(element_sizes.count(size)) << "a side dtype of " << size << " bytes";
   for (int p = 0; p < 3; ++p) EXPECT_GT(seen.profile_calls[p], 0) << "calls of profile " << p;
   std::set<EtProgram> programs;
   for (const FuzzConfig& config : et_regression_seed_set()) {
@@ -513,6 +519,32 @@ TEST(ContractFuzzReference, TheTightestProfileIsSelectedAndChangesTheMultiEngine
   }
   EXPECT_EQ(model.compare(3, under1.data(), 64, inputs, 1), "");
   EXPECT_NE(model.compare(3, under1.data(), 64, inputs, 0), "") << "a call run under the wrong profile must differ";
+}
+
+TEST(ContractFuzzReference, ASideDtypeAddsABytewiseOutputOfItsElementSize) {
+  EngineSpec spec;
+  spec.kind = EngineKind::kMulti;
+  spec.plain_outputs = 1;
+  spec.alias = true;
+  spec.side_dtype = ex::DataType::kInt8;
+  const EngineModel model(spec);
+  ASSERT_EQ(model.io_count(), 7);  // x, y, cache, t -> out0, cache_out, t_out
+  EXPECT_TRUE(model.role(3).input);
+  EXPECT_EQ(model.role(3).dtype, ex::DataType::kInt8);
+  EXPECT_EQ(model.role(5).aliased_input, 2);
+  EXPECT_EQ(model.role(6).xor_of, 3);
+  EXPECT_EQ(model.role(6).element_bytes(), 1u);
+  std::vector<std::vector<float>> inputs(7);
+  inputs[3] = draw_floats(3, 5);  // 12 bytes, of which an int8 [11] tensor uses 11
+  std::vector<unsigned char> out(11);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = reinterpret_cast<const unsigned char*>(inputs[3].data())[i] ^ 0x5A;
+  EXPECT_EQ(model.compare_bytes(6, out.data(), out.size(), inputs), "");
+  out[10] ^= 1;
+  EXPECT_NE(model.compare_bytes(6, out.data(), out.size(), inputs).find("byte 10"), std::string::npos);
+  spec.max_rows = kSmallMaxRows;
+  spec.side_dtype = ex::DataType::kInt64;  // t and t_out take 8 bytes an element
+  const std::size_t largest = static_cast<std::size_t>(kSmallMaxRows * kMaxCols) * sizeof(float);
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 2 * (largest * 3 + 2 * 2 * largest));
 }
 
 TEST(ContractFuzzReference, TheBudgetTakesBindingsInOrderWhileTheyFit) {

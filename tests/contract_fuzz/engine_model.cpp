@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "contract_fuzz/fuzz_kernels.h"
 #include "contract_fuzz/fuzz_outputs_engine.h"
 #include "engines/aliasing_engine.h"
 #include "engines/aux_stream_engine.h"
@@ -62,7 +63,7 @@ EngineModel::EngineModel(const EngineSpec& spec) : spec_(spec) {
       x_ = 0;
       break;
     }
-    case EngineKind::kMulti:
+    case EngineKind::kMulti: {
       roles_ = {input(), input()};
       x_ = 0;
       y_ = 1;
@@ -70,9 +71,21 @@ EngineModel::EngineModel(const EngineSpec& spec) : spec_(spec) {
         roles_.push_back(input());
         cache_ = 2;
       }
+      const int t = static_cast<int>(roles_.size());
+      if (spec.has_side()) {
+        roles_.push_back(input());
+        roles_.back().dtype = spec.side_dtype;
+      }
       for (int j = 0; j < spec.plain_outputs; ++j) roles_.push_back(output());
       if (spec.alias) roles_.push_back(output(2));
+      if (spec.has_side()) {
+        BindingRole t_out = output();
+        t_out.xor_of = t;
+        t_out.dtype = spec.side_dtype;
+        roles_.push_back(t_out);
+      }
       break;
+    }
   }
   if (cache_ >= 0) roles_[static_cast<std::size_t>(cache_)].updated_in_place = true;
 }
@@ -97,7 +110,8 @@ ex::Result<std::unique_ptr<TestEngine>> make_engine(const EngineSpec& spec, int 
     case EngineKind::kSum: return as_test_engine(SumEngine::create(device, min_shape, max_shape, options));
     case EngineKind::kMulti:
       return as_test_engine(FuzzOutputsEngine::create(
-          device, min_shape, max_shape, FuzzOutputsEngine::Outputs{spec.plain_outputs, spec.alias}, options));
+          device, min_shape, max_shape, FuzzOutputsEngine::Outputs{spec.plain_outputs, spec.alias, spec.side_dtype},
+          options));
   }
   return ex::make_error(ex::ErrorCode::kInvalidArgument, "unknown engine kind");
 }
@@ -154,7 +168,7 @@ std::size_t EngineModel::budgeted_bytes(std::size_t budget) const {
     } else {
       elements = r.scalar ? 1 : profile_bounds(0).second.numel();
     }
-    const std::size_t bytes = static_cast<std::size_t>(elements) * sizeof(float);
+    const std::size_t bytes = static_cast<std::size_t>(elements) * r.element_bytes();
     if (bytes > (budget - total) / 2) continue;
     total += 2 * bytes;
   }
@@ -180,6 +194,22 @@ float EngineModel::expected(int binding, std::size_t i, const std::vector<std::v
   // The kernel may fuse a*x + b*y into one FMA: allow the rounding of either form.
   *tolerance = 1e-5f * (std::fabs(a * x) + std::fabs(b * y)) + 1e-6f;
   return a * x + b * y;
+}
+
+std::string EngineModel::compare_bytes(int binding, const unsigned char* actual, std::size_t bytes,
+                                       const std::vector<std::vector<float>>& inputs) const {
+  const auto* source = reinterpret_cast<const unsigned char*>(inputs[static_cast<std::size_t>(role(binding).xor_of)].data());
+  for (std::size_t i = 0; i < bytes; ++i) {
+    const unsigned char want = static_cast<unsigned char>(source[i] ^ kXorByte);
+    if (actual[i] != want) {
+      std::ostringstream out;
+      out << "byte " << i << " of " << bytes << " (" << ex::to_string(role(binding).dtype) << ") is 0x" << std::hex
+          << static_cast<int>(actual[i]) << (actual[i] == kPoisonByte ? " (the poison: never written?)" : "")
+          << ", expected 0x" << static_cast<int>(want);
+      return out.str();
+    }
+  }
+  return "";
 }
 
 std::string EngineModel::compare(int binding, const float* actual, std::size_t n,

@@ -18,6 +18,9 @@ struct BindingRole {
   int aliased_input = -1;        ///< outputs: the input updated in place (-1: a plain output)
   bool updated_in_place = false; ///< inputs: some output aliases it
   bool scalar = false;           ///< outputs: a one-element result ([1], or 0-d in the view)
+  int xor_of = -1;               ///< outputs: the input whose bytes XOR kXorByte it holds (-1: none)
+  ex::DataType dtype = ex::DataType::kFloat32;
+  std::size_t element_bytes() const noexcept { return ex::element_size(dtype); }
 };
 
 class EngineModel {
@@ -54,6 +57,11 @@ class EngineModel {
 
   /// Output `binding`'s shape for inputs of `shape` ([1] for scalar outputs).
   ex::Shape output_shape(int binding, const InputShape& shape) const;
+
+  /// Compares output `binding` of a role with xor_of (`bytes` bytes at `actual`) with its input's
+  /// bytes (`inputs`, by binding: the input's values as written). Empty when equal.
+  std::string compare_bytes(int binding, const unsigned char* actual, std::size_t bytes,
+                            const std::vector<std::vector<float>>& inputs) const;
 
   /// Compares output `binding` (`n` elements at `actual`) with the reference on `inputs` (indexed
   /// by binding; outputs' entries unused) run under `profile`. For an aliased output, `actual` is

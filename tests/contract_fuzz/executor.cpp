@@ -644,10 +644,12 @@ Verdict Executor::bad_call_step(const BadCallStep& step) {
       views.push_back(views.back());
       count += 1;
       break;
-    case BadCallStep::Kind::kWrongDtype:
-      context.failure_reason = "an argument of dtype int32 where the engine has float32";
-      views[step.call.data_seed % views.size()].dtype = ex::DataType::kInt32;
+    case BadCallStep::Kind::kWrongDtype: {
+      context.failure_reason = "an argument of another dtype than the engine's";
+      ex::DataType& dtype = views[step.call.data_seed % views.size()].dtype;
+      dtype = dtype == ex::DataType::kInt32 ? ex::DataType::kFloat32 : ex::DataType::kInt32;
       break;
+    }
     case BadCallStep::Kind::kGreenCurrentNoGuard:
       context.failure_reason = "a green context is current and no CudaStreamGuard selects a stream";
       context.guard = false;

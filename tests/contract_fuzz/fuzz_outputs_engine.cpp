@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "contract_fuzz/fuzz_kernels.h"
 #include "engines/kernels.h"
 
 namespace trtet_test {
@@ -12,17 +13,20 @@ std::vector<ex::engine::IoDesc> make_bindings(const Shape& min_shape, const Shap
                                               FuzzOutputsEngine::Outputs outputs) {
   std::vector<ex::engine::IoDesc> io = {input_desc("x", min_shape, max_shape), input_desc("y", min_shape, max_shape)};
   if (outputs.alias) io.push_back(input_desc("cache", min_shape, max_shape));
+  if (outputs.has_side()) io.push_back(input_desc("t", min_shape, max_shape, outputs.side));
   static const char* const kNames[FuzzOutputsEngine::kMaxOutputs] = {"out0", "out1", "out2", "out3"};
   for (int j = 0; j < outputs.plain && j < FuzzOutputsEngine::kMaxOutputs; ++j) {
     io.push_back(output_desc(kNames[j], min_shape.rank));
   }
   if (outputs.alias) io.push_back(output_desc("cache_out", min_shape.rank));
+  if (outputs.has_side()) io.push_back(output_desc("t_out", min_shape.rank, outputs.side));
   return io;
 }
 
 std::vector<ex::engine::Alias> make_aliases(FuzzOutputsEngine::Outputs outputs) {
   if (!outputs.alias) return {};
-  return {ex::engine::Alias{3 + outputs.plain, 2, ex::engine::AliasKind::kKvCacheUpdate}};
+  const int inputs = 3 + (outputs.has_side() ? 1 : 0);
+  return {ex::engine::Alias{inputs + outputs.plain, 2, ex::engine::AliasKind::kKvCacheUpdate}};
 }
 
 }  // namespace
@@ -71,9 +75,14 @@ Status FuzzOutputsEngine::enqueue(cudaStream_t stream) {
   }
   if (outputs_.alias) {
     const auto* cache = static_cast<const float*>(addresses_[2]);
-    auto* cache_out = static_cast<float*>(addresses_[static_cast<std::size_t>(io_count() - 1)]);
+    auto* cache_out = static_cast<float*>(addresses_[static_cast<std::size_t>(input_count() + outputs_.plain)]);
     // x - cache: an update whose result depends on the order of updates, as a real cache's does.
     TRTET_RETURN_IF_ERROR(launch_axpby(cache, x, cache_out, n, -1.0f, 1.0f, 0, sm_flags(), stream));
+  }
+  if (outputs_.has_side()) {
+    const std::size_t bytes = static_cast<std::size_t>(n) * ex::element_size(outputs_.side);
+    TRTET_RETURN_IF_ERROR(fuzz::launch_xor_bytes(addresses_[static_cast<std::size_t>(input_count() - 1)],
+                                                 addresses_[static_cast<std::size_t>(io_count() - 1)], bytes, stream));
   }
   return mark_sms(stream);
 }

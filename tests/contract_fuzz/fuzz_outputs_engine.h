@@ -9,11 +9,13 @@
 
 namespace trtet_test {
 
-/// Bindings (every dtype float32, inputs first): 0 "x", 1 "y", with an alias 2 "cache" (each with
-/// the bounds [min_shape, max_shape] of profile 0; more with add_profile), then the plain outputs
-/// "out0".. with out_j = coefficient_a(j) * x + coefficient_b(j, p) * y (x's shape, p the selected
-/// profile), then with an alias "cache_out", aliased to "cache" (kKvCacheUpdate): cache = x - cache,
-/// an update whose result depends on the order of the calls (AliasingEngine's cache += x does not).
+/// Bindings (inputs first): 0 "x", 1 "y", with an alias 2 "cache", with a side dtype "t" of that
+/// dtype (each with the bounds [min_shape, max_shape] of profile 0; more with add_profile), then
+/// the plain outputs "out0".. with out_j = coefficient_a(j) * x + coefficient_b(j, p) * y (x's
+/// shape, p the selected profile), then with an alias "cache_out", aliased to "cache"
+/// (kKvCacheUpdate): cache = x - cache, an update whose result depends on the order of the calls
+/// (AliasingEngine's cache += x does not), then with a side dtype "t_out": t's bytes XOR kXorByte.
+/// x, y, cache and the plain outputs are float32.
 /// Each enqueue first spins options.spin_us (one block), so a delegate that returns before the
 /// engine is done is caught reading its outputs.
 class FuzzOutputsEngine : public CudaTestEngine {
@@ -23,6 +25,8 @@ class FuzzOutputsEngine : public CudaTestEngine {
   struct Outputs {
     int plain = 1;
     bool alias = false;
+    DataType side = DataType::kFloat32;  ///< "t" and "t_out" of this dtype; none for float32
+    bool has_side() const noexcept { return side != DataType::kFloat32; }
   };
 
   static Result<std::unique_ptr<FuzzOutputsEngine>> create(int device, const Shape& min_shape, const Shape& max_shape,
@@ -41,7 +45,7 @@ class FuzzOutputsEngine : public CudaTestEngine {
  private:
   FuzzOutputsEngine(int device, const Shape& min_shape, const Shape& max_shape, Outputs outputs,
                     const KernelOptions& options);
-  int input_count() const noexcept { return outputs_.alias ? 3 : 2; }
+  int input_count() const noexcept { return 2 + (outputs_.alias ? 1 : 0) + (outputs_.has_side() ? 1 : 0); }
 
   Outputs outputs_;
 };

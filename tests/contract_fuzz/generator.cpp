@@ -21,6 +21,13 @@ EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us, std::size_t cache_byt
       spec.alias = rng.chance(0.6);
       const int outputs = static_cast<int>(rng.uniform(1, 4));
       spec.plain_outputs = outputs - (spec.alias ? 1 : 0);
+      if (rng.chance(0.5)) {
+        // A pair of bindings of another dtype (element sizes 1, 2 and 8 bytes as well as 4).
+        using torch_tensorrt::executorch_backend::DataType;
+        const DataType dtypes[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64, DataType::kInt8,
+                                   DataType::kUInt8,   DataType::kInt32,    DataType::kInt64,   DataType::kBool};
+        spec.side_dtype = dtypes[rng.uniform(0, 7)];
+      }
       break;
     }
     case 1: spec.kind = EngineKind::kElementwise; break;

@@ -19,8 +19,8 @@ Failure fail(Category category, std::string message) { return Failure{category, 
 std::string binding_name(const CallArgs& args, int b) {
   std::ostringstream out;
   const BindingRole& role = args.model().role(b);
-  out << (role.input ? "input " : "output ") << b << " ("
-      << to_string(args.plan().mems[static_cast<std::size_t>(b)]) << ", " << args.bytes(b) << " bytes)";
+  out << (role.input ? "input " : "output ") << b << " (" << to_string(args.plan().mems[static_cast<std::size_t>(b)])
+      << ", " << args.bytes(b) << " bytes" << (role.dtype != ex::DataType::kFloat32 ? std::string(" of ") + ex::to_string(role.dtype) : "") << ")";
   return out.str();
 }
 
@@ -65,12 +65,12 @@ Verdict check_input(CallArgs& args, int b, cudaStream_t io, Tally& tally) {
   ++tally.tensors;
   const std::vector<float>& original = args.inputs()[static_cast<std::size_t>(b)];
   if (std::memcmp(data.data(), original.data(), args.bytes(b)) == 0) return std::nullopt;
-  const auto* now = reinterpret_cast<const float*>(data.data());
+  const auto* was = reinterpret_cast<const unsigned char*>(original.data());
   std::size_t i = 0;
-  while (i < original.size() && std::memcmp(&now[i], &original[i], sizeof(float)) == 0) ++i;
+  while (i < args.bytes(b) && data[i] == was[i]) ++i;
   std::ostringstream out;
-  out << binding_name(args, b) << " was modified by the call: element " << i << " is " << now[i] << ", was "
-      << original[i];
+  out << binding_name(args, b) << " was modified by the call: byte " << i << " is 0x" << std::hex
+      << static_cast<int>(data[i]) << ", was 0x" << static_cast<int>(was[i]);
   return fail(Category::kInputs, out.str());
 }
 
@@ -92,8 +92,10 @@ Verdict check_plain_output(CallArgs& args, int b, cudaStream_t io, Tally& tally)
   std::vector<unsigned char> data;
   if (Verdict v = read(*t.buffer, 0, bytes, data, io, tally)) return v;
   ++tally.tensors;
-  const std::string mismatch = args.model().compare(b, reinterpret_cast<const float*>(data.data()),
-                                                    bytes / sizeof(float), args.inputs(), profile);
+  const std::string mismatch =
+      role.xor_of >= 0 ? args.model().compare_bytes(b, data.data(), bytes, args.inputs())
+                       : args.model().compare(b, reinterpret_cast<const float*>(data.data()), bytes / sizeof(float),
+                                              args.inputs(), profile);
   if (!mismatch.empty()) {
     return fail(Category::kOutputs, binding_name(args, b) + " (profile " + std::to_string(profile) + "): " + mismatch);
   }

@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include <torch_tensorrt/executorch/Engine.h>
+
 #include "common/memory.h"
 
 namespace trtet_test::fuzz {
@@ -68,6 +70,10 @@ struct EngineSpec {
   std::int64_t max_rows = kMaxRows;  ///< profile 0's largest rows (kMaxRows or kSmallMaxRows)
   int profiles = 1;        ///< optimization profiles, 1 to 3 (kMulti's outputs depend on the one selected)
   bool record_sms = false; ///< kernels record their SMs (checked against the green context's)
+  /// kMulti: one more input "t" and output "t_out" of this dtype (t_out: t's bytes XOR 0x5A); none
+  /// when float32.
+  torch_tensorrt::executorch_backend::DataType side_dtype = torch_tensorrt::executorch_backend::DataType::kFloat32;
+  bool has_side() const noexcept { return side_dtype != torch_tensorrt::executorch_backend::DataType::kFloat32; }
   // SessionOptions:
   bool graphs = false;             ///< use_cuda_graphs
   std::size_t budget_bytes = 0;    ///< staging_budget_bytes
