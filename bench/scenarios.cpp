@@ -351,8 +351,13 @@ void p5_cross_partition(const Config& config, std::vector<Row>& rows) {
   std::vector<double> warm, idle, idle_again, busy, busy_long;
   Samples warm_ops, idle_ops, idle_again_ops, busy_ops, busy_long_ops;
   workload(warm_ops, warm);  // pools, module load
-  workload(idle_ops, idle);
-  with_load(10, busy_ops, busy);
+  // B idle and B busy alternate for kRounds rounds, pooled per condition: a single pair of 340-op
+  // workloads drifted by up to 40 % between two idle runs on the 1xH200 (the noise floor below).
+  constexpr int kRounds = 3;
+  for (int round = 0; round < kRounds; ++round) {
+    workload(idle_ops, idle);
+    with_load(10, busy_ops, busy);
+  }
   workload(idle_again_ops, idle_again);  // the noise floor: idle against idle
   with_load(50, busy_long_ops, busy_long);
   const Percentiles pi = percentiles(idle), pb = percentiles(busy), pi2 = percentiles(idle_again),

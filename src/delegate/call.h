@@ -9,6 +9,7 @@
 
 #include "cuda/stream_facts.h"
 #include "cuda/stream_id.h"
+#include "delegate/call_profile.h"
 #include "delegate/graph_hold.h"
 #include "delegate/memory_kind.h"
 #include "delegate/policy.h"
@@ -53,6 +54,8 @@ struct Call {
   cudaGraphExec_t replayed = nullptr;  ///< the delegate-owned graph the call launched, if any
   bool enqueued_plainly = false;  ///< the engine was enqueued eagerly, with no aux streams or graph
   SharedEvent done;               ///< (graph_hold.h) recorded when the call's host data is done; waited on by the caller
+  CallRecord* record = nullptr;   ///< the caller's record of the call (call_profile.h), filled when it succeeds
+  CallMarks* marks = nullptr;     ///< the record's GPU marks, for a call that is not captured (else null)
 
   cudaStream_t stream() const noexcept { return where.stream; }
   bool capturing() const noexcept { return facts.capturing; }

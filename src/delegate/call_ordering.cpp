@@ -36,6 +36,9 @@ void CallOrdering::wait_for_all() noexcept {
 
 Status CallOrdering::join_caller(const Call& call) {
   if (!call.where.joined()) return Status::Ok();
+#ifdef TRTET_PLANT_NO_GUARD_NOT_JOINED
+  return Status::Ok();  // planted bug (docs/TESTING.md): the own stream does not wait for the caller's
+#endif
   TRTET_RETURN_IF_ERROR(join_in_.record(call.where.choice.caller));
   TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream(), join_in_.get(), 0));
   return Status::Ok();
@@ -130,7 +133,9 @@ Status CallOrdering::order_staging_writes(Call& call) {
   if (call.after_all || call.slot < 0 || !call.staged_inputs) return Status::Ok();
   const Slot& slot = slots_[static_cast<std::size_t>(call.slot)];
   if (!slot.engine_recorded || slot.engine_stream.same_as(call.where.id)) return Status::Ok();
+#ifndef TRTET_PLANT_STAGING_SLOT_REUSED_EARLY  // planted bug: copies into the slot before its last engine ends
   TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream(), slot.engine_done.get(), 0));
+#endif
   call.cross_stream = true;
   return Status::Ok();
 }
@@ -140,7 +145,11 @@ Status CallOrdering::order_engine(Call& call) {
   if (engine_pending_ && !engine_stream_.same_as(call.where.id)) {
     const cudaEvent_t engine_done =
         engine_slot_ >= 0 ? slots_[static_cast<std::size_t>(engine_slot_)].engine_done.get() : completion_->get();
+#ifndef TRTET_PLANT_MISSING_CROSS_STREAM_WAIT  // planted bug: counted, but not waited for
     TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream(), engine_done, 0));
+#else
+    (void)engine_done;
+#endif
     call.cross_stream = true;
   }
   if (call.slot < 0 || !call.staged_outputs) return Status::Ok();
@@ -204,7 +213,11 @@ Status CallOrdering::record_completion(Call& call, const Status& queued) {
 }
 
 Status CallOrdering::record_repeat(cudaStream_t stream) {
+#ifndef TRTET_PLANT_REPEAT_SKIPS_COMPLETION  // planted bug: completion_ does not cover the repeat
   TRTET_RETURN_IF_ERROR(completion_->record(stream));
+#else
+  (void)stream;
+#endif
   completion_pending_ = true;
   return Status::Ok();
 }

@@ -22,13 +22,13 @@ class NvtxRange {
 
 }  // namespace
 
-Status Session::execute(TensorView* args, std::size_t count) {
+Status Session::execute(TensorView* args, std::size_t count, CallRecord* record) {
   // An engine (or a runtime's resize callback) that throws fails the call; enqueue records the
   // completion event for whatever it queued before the throw.
-  return without_exceptions("execute", [&] { return execute_steps(args, count); });
+  return without_exceptions("execute", [&] { return execute_steps(args, count, record); });
 }
 
-Status Session::execute_steps(TensorView* args, std::size_t count) {
+Status Session::execute_steps(TensorView* args, std::size_t count, CallRecord* record) {
   TRTET_CHECK_OR_RETURN(!closing_.load(std::memory_order_acquire), kInvalidState,
                         "execute on a session that is being destroyed");
   NvtxRange range("trtet::execute");
@@ -45,6 +45,10 @@ Status Session::execute_steps(TensorView* args, std::size_t count) {
     TRTET_ASSIGN_OR_RETURN(call.where, streams_.resolve(engine_->device(), engine_->enqueue_is_synchronous()));
     call.facts.caller_selected = call.where.choice.selected;
     call.facts.capturing = call.where.facts.capturing;
+    if (record != nullptr) {  // profiled (call_profile.h): a capture records no marks of its own
+      call.record = record;
+      call.marks = call.capturing() ? nullptr : record->marks;
+    }
     // Frees of what released graphs held: never while this thread captures (in global capture mode
     // a cudaFreeAsync on any stream invalidates the capture).
     if (!call.capturing()) drain_released_graph_holds();
@@ -60,6 +64,10 @@ Status Session::execute_steps(TensorView* args, std::size_t count) {
     // Every check has passed: from here on the call queues work.
     TRTET_RETURN_IF_ERROR(enqueue(call));
     TRTET_RETURN_IF_ERROR(complete(call, wait_unlocked));
+    if (call.record != nullptr) {
+      fill_record(call, call.capturing() ? CallPath::kCaptured
+                        : call.replayed != nullptr ? CallPath::kGraphReplay : CallPath::kEager);
+    }
     last_call_.remember(args, count, call, ordering_.captured());
   }
   // The lock is released: other threads queue their calls while this one waits for its own host
@@ -265,12 +273,17 @@ Status Session::queue_work(Call& call) {
   TRTET_RETURN_IF_ERROR(ordering_.order_after_previous_calls(call, staging_.has_retired()));
   staging_.free_retired();  // outgrown staging: freed in order after every earlier use (waited for above)
   TRTET_RETURN_IF_ERROR(ordering_.order_staging_writes(call));
+  if (call.staged_inputs) record_mark(call.marks, Mark::kCopyInStart, call.stream());
   TRTET_RETURN_IF_ERROR(copy_inputs_in(call));
+  if (call.staged_inputs) record_mark(call.marks, Mark::kCopyInEnd, call.stream());
   if (call.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(call.done->record(call.stream()));
   TRTET_RETURN_IF_ERROR(ordering_.order_engine(call));
+  record_mark(call.marks, Mark::kEngineStart, call.stream());
   TRTET_RETURN_IF_ERROR(runner_.run(*engine_, call, bindings_));
+  record_mark(call.marks, Mark::kEngineEnd, call.stream());
   TRTET_RETURN_IF_ERROR(ordering_.record_progress(call, /*engine_done=*/true, /*copies_done=*/false));
   TRTET_RETURN_IF_ERROR(copy_outputs_out(call));
+  if (call.staged_outputs) record_mark(call.marks, Mark::kCopyOutEnd, call.stream());
   TRTET_RETURN_IF_ERROR(ordering_.record_progress(call, /*engine_done=*/false, /*copies_done=*/true));
   if (call.completion == Completion::kWaitOutputsReady) TRTET_RETURN_IF_ERROR(call.done->record(call.stream()));
   return Status::Ok();
@@ -354,11 +367,13 @@ Status Session::complete(Call& call, SharedEvent& wait_unlocked) {
 
 Status Session::repeat_call(Call& call, SharedEvent& wait_unlocked) {
   last_call_.forget();  // kept again once the work and its record are queued
+  record_mark(call.marks, Mark::kEngineStart, call.stream());
   const Status queued = without_exceptions("the engine", [&]() -> Status {
     if (last_call_.graph() == nullptr) return engine_->enqueue(call.stream());
     TRTET_CUDA_CHECK(cudaGraphLaunch(last_call_.graph(), call.stream()));
     return Status::Ok();
   });
+  record_mark(call.marks, Mark::kEngineEnd, call.stream());
   // As enqueue leaves a call that queued no host data: the completion event covers whatever was queued.
   TRTET_RETURN_IF_ERROR(ordering_.record_repeat(call.stream()));
   TRTET_RETURN_IF_ERROR(queued);
@@ -370,7 +385,22 @@ Status Session::repeat_call(Call& call, SharedEvent& wait_unlocked) {
   }
   last_call_.keep_again();
   call.profile = last_call_.profile();  // call.completion is kReturnAtOnce: nothing to wait for
-  return complete(call, wait_unlocked);
+  TRTET_RETURN_IF_ERROR(complete(call, wait_unlocked));
+  if (call.record != nullptr) fill_record(call, CallPath::kRepeat);
+  return Status::Ok();
+}
+
+void Session::fill_record(const Call& call, CallPath path) {
+  CallRecord& record = *call.record;
+  record.filled = true;
+  record.path = path;
+  record.profile = call.profile;
+  record.staged_bytes = 0;
+  for (const Binding& binding : bindings_) {
+    if (binding.staged && path != CallPath::kRepeat) record.staged_bytes += binding.bytes;  // a repeat stages nothing
+  }
+  record.green_known = call.where.green_known;
+  record.green_context = call.where.facts.green_context;
 }
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -118,8 +118,10 @@ class Session {
   /// Runs the engine on `args` (inputs then outputs, in binding order), on the caller stream of
   /// this thread (CudaStreamGuard) or, without one, ordered after this thread's
   /// cudaStreamPerThread. Every check is made before any work is enqueued; a failed call leaves
-  /// the session usable.
-  Status execute(TensorView* args, std::size_t count);
+  /// the session usable. With `record` (a profiler's), the call's path, profile, staged bytes and
+  /// stream are written there when it succeeds, and its GPU marks recorded on its stream
+  /// (call_profile.h; Note [deferred GPU times]); without one, a null test at each mark.
+  Status execute(TensorView* args, std::size_t count, CallRecord* record = nullptr);
 
   /// Waits for this session's in-flight work (by event) and releases everything; later calls
   /// fail with kInvalidState. Safe against a concurrent execute on another thread, which it
@@ -140,7 +142,7 @@ class Session {
  private:
   // The steps of execute(), in order. Everything up to bind_addresses only checks and decides;
   // from enqueue on, work is queued.
-  Status execute_steps(TensorView* args, std::size_t count);
+  Status execute_steps(TensorView* args, std::size_t count, CallRecord* record);
   Status classify_arguments(TensorView* args, Call& call);
   Result<MemoryKind> classify(const TensorView& view, bool capturing);
   void mark_host(int index, Call& call);
@@ -159,6 +161,8 @@ class Session {
   Status retain_for_graph(const Call& call);
   /// Note [repeated calls] (last_call.cpp): the kept call's work queued again.
   Status repeat_call(Call& call, SharedEvent& wait_unlocked);
+  /// What a profiler learns of a successful call (call.record).
+  void fill_record(const Call& call, CallPath path);
   void free_resources() noexcept;
 
   mutable std::mutex mutex_;

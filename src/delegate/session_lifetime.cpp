@@ -49,6 +49,7 @@ Status Session::initialize() {
     TRTET_RETURN_IF_ERROR(transfers_.ensure_chunk_events(chunks));
     // Made in order on our own stream; a first call on another stream does not wait for it.
     TRTET_CUDA_CHECK(cudaStreamSynchronize(streams_.own_stream()));  // our own stream only
+    staging_.touch_host_staging();
   }
   initialized_ = true;
   return Status::Ok();

@@ -1,6 +1,7 @@
 #include "delegate/staging_store.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/log.h"
 #include "cuda/check.h"
@@ -69,7 +70,10 @@ Status StagingStore::initialize(const engine::Engine& engine, int slots) {
 // profile should not hold. So the first call on another profile may grow an output's staging, to
 // that profile's output size and no further. Also made here: one chunk event per chunk of the
 // largest pageable outputs (by the caller, from the count returned), the process's host copy
-// workers, and the address bound to empty tensors where a profile allows an empty input.
+// workers, and the address bound to empty tensors where a profile allows an empty input. Once the
+// allocations are complete, the caller has every page of the pinned host staging written
+// (touch_host_staging): the host's first touch of a page costs a fault, and without it the first
+// pageable calls paid those faults inside their copies (P5ga, docs/PERFORMANCE.md).
 Result<std::size_t> StagingStore::prepare_budget(engine::Engine& engine, std::size_t budget, bool host_accessible,
                                                  cudaStream_t stream) {
   const int count = engine.io_count();
@@ -219,6 +223,13 @@ Status StagingStore::grow_host(int index, std::size_t bytes, cudaStream_t stream
   }
   ++grows_;
   return Status::Ok();
+}
+
+void StagingStore::touch_host_staging() noexcept {
+  for (int i = 0; i < bindings_; ++i) {
+    const Entry& staging = entries_[at(0, i)];
+    if (staging.host_size() > 0) std::memset(staging.host_data(), 0, staging.host_size());
+  }
 }
 
 unsigned char* StagingStore::host_data(int index) const noexcept {

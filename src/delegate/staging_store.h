@@ -84,6 +84,10 @@ class StagingStore {
 
   std::uint64_t grows() const noexcept { return grows_; }
   std::uint64_t budgeted_bytes() const noexcept { return budgeted_bytes_; }
+  /// Writes every page of the pinned host staging prepare_budget made, once its allocations are
+  /// complete (the caller synchronized their stream), so a first call does not meet the host's
+  /// first touch of those pages (Note [staging budget]).
+  void touch_host_staging() noexcept;
   StagingMemory memory() const;
   /// Gives the driver back what the pools hold but no staging uses (cudaMemPoolTrimTo).
   Status trim();

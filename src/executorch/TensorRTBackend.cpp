@@ -15,6 +15,7 @@
 #include "engine/engine_factory.h"
 #include "executorch/error_map.h"
 #include "executorch/load_options.h"
+#include "executorch/profiling.h"
 #include "executorch/registration.h"
 #include "executorch/tensor_views.h"
 
@@ -100,6 +101,7 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
   }
   TRTET_ASSIGN_OR_RETURN(DelegateHandle* handle,
                          place_handle(context, engine.ok() ? std::move(engine).value() : engine::EnginePtr(), options));
+  handle->profiler.set_name(delegate_event_name(context.get_method_name(), context.get_runtime_allocator(), handle));
   if (unavailable.ok()) {
     const Status initialized = handle->session.initialize();
     if (initialized.code() == ErrorCode::kNoDevice) {
@@ -117,12 +119,14 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
   return handle;
 }
 
-Status run(DelegateHandle& handle, et::Span<et::EValue*> args) {
+Status run(DelegateHandle& handle, et::EventTracer* tracer, et::Span<et::EValue*> args) {
   TRTET_RETURN_IF_ERROR(handle.no_gpu);
   // Per-thread scratch, reused across calls: ExecuTorch may call one handle from several threads,
   // and the session's lock is the only one a call takes.
   thread_local std::vector<delegate::TensorView> views;
   TRTET_RETURN_IF_ERROR(make_tensor_views(handle.session.engine(), args, views));
+  // With the method's tracer attached, the call's events go there (Profiling.h).
+  if (tracer != nullptr) return handle.profiler.run(*tracer, handle.session, views.data(), views.size());
   return handle.session.execute(views.data(), views.size());
 }
 
@@ -165,18 +169,22 @@ et::Result<et::DelegateHandle*> TensorRTBackend::init(et::BackendInitContext& co
 
 et::Error TensorRTBackend::execute(et::BackendExecutionContext& context, et::DelegateHandle* handle,
                                    et::Span<et::EValue*> args) const {
-  (void)context;
   if (handle == nullptr) {
     ET_LOG(Error, "TensorRTBackend execute: null delegate handle");
     return et::Error::DelegateInvalidHandle;
   }
   const Status status =
-      without_exceptions("execute", [&]() -> Status { return run(*static_cast<DelegateHandle*>(handle), args); });
+      without_exceptions("execute", [&]() -> Status {
+    return run(*static_cast<DelegateHandle*>(handle), context.event_tracer(), args);
+  });
   return report(status, DelegatePhase::kExecute, "execute");
 }
 
 void TensorRTBackend::destroy(et::DelegateHandle* handle) const {
-  if (handle != nullptr) static_cast<DelegateHandle*>(handle)->~DelegateHandle();
+  if (handle == nullptr) return;
+  auto* delegate_handle = static_cast<DelegateHandle*>(handle);
+  delegate_handle->profiler.retire();  // logs nothing: the tracer may be finalized or gone (Profiling.h)
+  delegate_handle->~DelegateHandle();
 }
 
 }  // namespace torch_tensorrt::executorch_backend

@@ -13,14 +13,23 @@ namespace trtet_test {
 /// Empty when a CUDA device is usable; otherwise why not (CUDA's own words).
 const std::string& no_gpu_reason();
 
+/// Strict mode, TRTET_STRICT_SKIPS=1 (scripts/gpu-test sets it on the GPU machine; sanitizer runs
+/// do not): skips that must not fire there fail instead. A test that needs the driver to reuse an
+/// address or a handle fails where it does not (TRTET_SKIP_UNLESS_STRICT), and a sanitizer variable
+/// (TRTET_UNDER_SANITIZER, TRTET_SANITIZER_TOOL) left set in a process compute-sanitizer does not
+/// run fails the test that reads it, rather than silently shrinking the suite.
+bool strict_skips();
+
 /// True when the process runs under compute-sanitizer: TRTET_UNDER_SANITIZER=1 (set by
 /// `scripts/gpu-test --sanitize`), or CUDA_INJECTION64_PATH naming the sanitizer's injection
 /// library (how compute-sanitizer attaches to the process). Its tools slow kernels and API calls
-/// 10-100x, so timing assertions cannot hold there.
+/// 10-100x, so timing assertions cannot hold there. In strict mode TRTET_UNDER_SANITIZER alone,
+/// without the injection library, is a test failure (ADD_FAILURE) and counts for nothing.
 bool under_sanitizer();
 
 /// The compute-sanitizer tool this process runs under, as scripts/gpu-sanitize names it in
-/// TRTET_SANITIZER_TOOL (memcheck, initcheck, racecheck or synccheck); empty where it is not set.
+/// TRTET_SANITIZER_TOOL (memcheck, initcheck, racecheck or synccheck); empty where it is not set
+/// (and, in strict mode, where no sanitizer runs the process: a test failure, as above).
 std::string sanitizer_tool();
 
 /// True where this process must make no green contexts: under compute-sanitizer's initcheck
@@ -45,6 +54,16 @@ extern const char* const kGreenUnsupportedReason;
     if (::trtet_test::green_contexts_unsupported_here()) {                             \
       GTEST_SKIP() << ::trtet_test::kGreenUnsupportedReason;                           \
     }                                                                                  \
+  } while (0)
+
+/// Skips the test with `reason` (a stream expression), or fails it in strict mode (strict_skips()):
+/// for skips the GPU machine must never take, such as a driver that reused no address.
+#define TRTET_SKIP_UNLESS_STRICT(reason)                                               \
+  do {                                                                                 \
+    if (::trtet_test::strict_skips()) {                                                \
+      GTEST_FAIL() << reason << " (a failure, not a skip: TRTET_STRICT_SKIPS=1)";      \
+    }                                                                                  \
+    GTEST_SKIP() << reason;                                                            \
   } while (0)
 
 /// First statement of a GPU test whose assertions are about elapsed time (an upper bound on how

@@ -2,8 +2,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
+#include <vector>
 
 #include "cuda/check.h"
 
@@ -17,6 +19,26 @@ const char* to_string(Memory memory) noexcept {
     case Memory::kManaged: return "managed";
   }
   return "?";
+}
+
+void poison_floats(void* data, std::size_t count) {
+  if (count == 0) return;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+    (void)cudaGetLastError();
+    attributes.type = cudaMemoryTypeUnregistered;
+  }
+  if (attributes.type != cudaMemoryTypeDevice) {
+    std::fill_n(static_cast<float*>(data), count, kPoison);  // host or managed memory
+    return;
+  }
+  const std::vector<float> poison(count, kPoison);
+  // From pageable memory cudaMemcpy may return before its transfer lands, and the legacy stream does
+  // not order the non-blocking streams tests run on: wait for it.
+  if (cudaMemcpy(data, poison.data(), count * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaStreamSynchronize(cudaStreamLegacy) != cudaSuccess) {
+    std::abort();
+  }
 }
 
 ex::Result<MemoryBlock> MemoryBlock::allocate(Memory memory, std::size_t bytes) {

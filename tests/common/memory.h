@@ -10,6 +10,13 @@ namespace trtet_test {
 
 namespace ex = torch_tensorrt::executorch_backend;
 
+/// The value outputs are filled with before a call, so an untouched output is recognisable.
+constexpr float kPoison = -12345.5f;
+
+/// Fills `count` floats at `data` (host, managed or device memory) with kPoison, written when it
+/// returns. Between calls (nothing in flight on that memory), never inside a timed section or a capture.
+void poison_floats(void* data, std::size_t count);
+
 /// In the order the contract fuzzer draws them (a seed's draws depend on it).
 enum class Memory : std::uint8_t { kDevice, kPinned, kPageable, kManaged };
 /// "device", "pinned", "pageable" or "managed".

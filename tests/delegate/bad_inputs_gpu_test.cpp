@@ -1,11 +1,15 @@
 // A table of bad calls: each returns its error code and a message naming what is wrong, enqueues
-// nothing (engine counter, output poison intact), and the next good call on the same session
-// succeeds with right outputs.
+// nothing (its stream idle right after the call, before any sync, though the engine runs 20 ms; the
+// engine's counter; the poison of every output, the fixture's and the ones a case swaps in; every
+// input and in-place cache unchanged), and the next good call on the same session succeeds with right
+// outputs.
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/gpu.h"
 #include "delegate/session_fixture.h"
@@ -15,8 +19,9 @@ namespace {
 
 using ex::ErrorCode;
 
-constexpr const char* kElementwise = "elementwise min=1x4 max=64x4096";
-constexpr const char* kAliasing = "aliasing n=1024";
+// 20 ms engines: work a rejected call queued would still be running when the test queries its stream.
+constexpr const char* kElementwise = "elementwise min=1x4 max=64x4096 spin_us=20000";
+constexpr const char* kAliasing = "aliasing n=1024 spin_us=20000";
 
 /// A session, a stream and device arguments for it: x, y -> out (elementwise, [8, 64]) or
 /// cache, x -> cache_out (aliasing, [1024]).
@@ -43,11 +48,31 @@ struct BadEnv {
   }
   ex::Status execute(TensorView* args, std::size_t count) { return execute_on(stream, *s.session, args, count); }
   ex::Status execute() { return execute(views.data(), 3); }
-  /// True when no call wrote anything the table's calls could reach.
+  /// A tensor of `memory` in place of argument `index` for the case's call, kept until the test
+  /// ends: an output is poisoned, an input holds what the fixture's did (v0 or v1).
+  OwnedTensor& swap_in(int index, Memory memory, const Shape& shape) {
+    swapped.push_back({index, std::make_unique<OwnedTensor>(memory, shape)});
+    OwnedTensor& tensor = *swapped.back().second;
+    if (index == 2) {
+      tensor.poison();
+    } else {
+      tensor.write(index == 0 ? v0 : v1);
+    }
+    views[static_cast<std::size_t>(index)] = tensor.view();
+    return tensor;
+  }
+  /// True when no call wrote anything the table's calls could reach: the fixture's tensors and the
+  /// swapped-in ones.
   ::testing::AssertionResult nothing_written() {
     if (cudaStreamSynchronize(stream) != cudaSuccess) return ::testing::AssertionFailure() << "stream failed";
     if (!tensors[2]->poison_intact()) return ::testing::AssertionFailure() << "the output's poison was overwritten";
-    if (aliasing && tensors[0]->read() != v0) return ::testing::AssertionFailure() << "the cache was updated";
+    if (tensors[0]->read() != v0 || tensors[1]->read() != v1) {
+      return ::testing::AssertionFailure() << "an input (or the in-place cache) was written";
+    }
+    for (const auto& [index, tensor] : swapped) {
+      const bool intact = index == 2 ? tensor->poison_intact() : tensor->read() == (index == 0 ? v0 : v1);
+      if (!intact) return ::testing::AssertionFailure() << "the tensor swapped in for argument " << index << " was written";
+    }
     return ::testing::AssertionSuccess();
   }
   void expect_good_call() {
@@ -69,6 +94,7 @@ struct BadEnv {
   std::unique_ptr<OwnedTensor> tensors[3];
   std::vector<float> v0, v1;
   std::array<TensorView, 3> views{};
+  std::vector<std::pair<int, std::unique_ptr<OwnedTensor>>> swapped;  ///< argument index, tensor
 };
 
 /// Runs `call` while `stream` captures (global mode); the capture must end and instantiate.
@@ -165,8 +191,7 @@ std::vector<BadCase> bad_cases() {
        }},
       {"OutputResizeRefused", kElementwise, ErrorCode::kInvalidArgument, "resize to [8, 64]",
        [](BadEnv& e) {
-         OwnedTensor small(Memory::kDevice, Shape{1, 4});
-         e.views[2] = small.view();  // capacity 16 bytes, cannot grow
+         e.swap_in(2, Memory::kDevice, Shape{1, 4});  // capacity 16 bytes, cannot grow
          return e.execute();
        }},
       {"NullInputData", kElementwise, ErrorCode::kInvalidArgument, "no data pointer",
@@ -182,16 +207,12 @@ std::vector<BadCase> bad_cases() {
        }},
       {"AliasedInputOnHost", kAliasing, ErrorCode::kInvalidArgument, "must be device-resident",
        [](BadEnv& e) {
-         OwnedTensor host_cache(Memory::kPageable, Shape{1024});
-         host_cache.write(e.v0);
-         e.views[0] = host_cache.view();
+         e.swap_in(0, Memory::kPageable, Shape{1024});
          return e.execute();
        }},
       {"AliasedInputPinned", kAliasing, ErrorCode::kInvalidArgument, "pinned host",
        [](BadEnv& e) {
-         OwnedTensor pinned_cache(Memory::kPinned, Shape{1024});
-         pinned_cache.write(e.v0);
-         e.views[0] = pinned_cache.view();
+         e.swap_in(0, Memory::kPinned, Shape{1024});
          return e.execute();
        }},
       {"AliasedOutputCannotBeRepointed", kAliasing, ErrorCode::kInvalidArgument, "cannot point it",
@@ -201,16 +222,12 @@ std::vector<BadCase> bad_cases() {
        }},
       {"PageableInputDuringCapture", kElementwise, ErrorCode::kInvalidArgument, "pageable",
        [](BadEnv& e) {
-         OwnedTensor x(Memory::kPageable, Shape{8, 64});
-         x.write(e.v0);
-         e.views[0] = x.view();
+         e.swap_in(0, Memory::kPageable, Shape{8, 64});
          return in_capture(e, [&] { return e.execute(); });
        }},
       {"PageableOutputDuringCapture", kElementwise, ErrorCode::kInvalidArgument, "pageable",
        [](BadEnv& e) {
-         OwnedTensor out(Memory::kPageable, Shape{8, 64});
-         out.poison();
-         e.views[2] = out.view();
+         e.swap_in(2, Memory::kPageable, Shape{8, 64});
          return in_capture(e, [&] { return e.execute(); });
        }},
       {"InvalidatedCapture", kElementwise, ErrorCode::kInvalidArgument, "invalidated",
@@ -283,6 +300,8 @@ TEST_P(BadInputsGpu, FailsEnqueuesNothingAndTheNextGoodCallSucceeds) {
   const auto calls = env.s.session->stats().calls;
 
   const ex::Status status = c.call(env);
+  // Before any sync: a rejected call queued nothing (a 20 ms engine would still be running).
+  EXPECT_EQ(cudaStreamQuery(env.stream), cudaSuccess) << "the rejected call left work on its stream";
   EXPECT_EQ(status.code(), c.code) << status.to_string();
   EXPECT_NE(status.message().find(c.fragment), std::string::npos)
       << "message \"" << status.message() << "\" lacks \"" << c.fragment << "\"";

@@ -42,15 +42,28 @@ class ContractGpu : public StreamGpuTest {
 };
 
 // Row 1: no guard, host (pageable) I/O -> ordered after cudaStreamPerThread, outputs ready on return.
-// The engine gets the session's own stream, never a default-stream handle.
+// The engine gets the session's own stream, never a default-stream handle. Caller work is queued on
+// cudaStreamPerThread first: a 30 ms spin, then a write of input y (device memory; x and out are
+// pageable), so the output is right only if the engine ran after that work.
 TEST_F(ContractGpu, NoGuardPageableHostIoOutputsReadyOnReturn) {
   auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=20000");
   ASSERT_TRUE(s.session);
-  AxpbyIo io(Memory::kPageable, Memory::kPageable, Shape{33, 100});
-  TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
-  EXPECT_TRUE(io.out_matches());  // no synchronization of any kind
+  const Shape shape{33, 100};
+  const std::size_t n = static_cast<std::size_t>(shape.numel());
+  OwnedTensor x(Memory::kPageable, shape), y(Memory::kDevice, shape), out(Memory::kPageable, shape);
+  const std::vector<float> xv = random_floats(n, fresh_seed()), yv = random_floats(n, fresh_seed());
+  x.write(xv);
+  y.write(random_floats(n, fresh_seed()));  // what y holds until the caller's write lands
+  out.poison();
+  auto written = queue_spin_then_write(cudaStreamPerThread, 30000, y, yv);
+  TRTET_ASSERT_OK(written);
+  TensorView args[3] = {x.view(), y.view(), out.view()};
+  TRTET_ASSERT_OK(s.session->execute(args, 3));
+  // No synchronization of any kind.
+  EXPECT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the engine did not wait for cudaStreamPerThread";
   EXPECT_TRUE(is_stream_object(s.engine->last_stream())) << "the engine got a default-stream handle";
   EXPECT_EQ(s.session->stats().last_completion, Completion::kWaitOutputsReady);
+  ASSERT_EQ(cudaStreamSynchronize(cudaStreamPerThread), cudaSuccess);
 }
 
 TEST_F(ContractGpu, NoGuardPinnedHostIoOutputsReadyOnReturn) {
@@ -62,19 +75,25 @@ TEST_F(ContractGpu, NoGuardPinnedHostIoOutputsReadyOnReturn) {
   EXPECT_TRUE(is_stream_object(s.engine->last_stream())) << "the engine got a default-stream handle";
 }
 
-// Row 1 with device I/O: still ready on return (the per-thread stream is idle).
+// Row 1 with device I/O: outputs ready on return, ordered after the caller's work on
+// cudaStreamPerThread (a 30 ms spin, then a write of input x), which is idle on return.
 TEST_F(ContractGpu, NoGuardDeviceIoReadyOnReturn) {
   auto s = make_session("elementwise min=1x4 max=64x4096 spin_us=20000");
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{17, 256});
+  std::vector<float> xv = random_floats(io.xv.size(), fresh_seed());
   const auto start = Clock::now();
+  auto written = queue_spin_then_write(cudaStreamPerThread, 30000, *io.x, xv);
+  TRTET_ASSERT_OK(written);
   TRTET_ASSERT_OK(s.session->execute(io.args(), 3));
   const double elapsed = ms_since(start);
   EXPECT_EQ(cudaStreamQuery(cudaStreamPerThread), cudaSuccess) << "work still queued after an unguarded execute";
-  EXPECT_GE(elapsed, 19.0) << "returned before a 20 ms engine could have finished";
+  EXPECT_GE(elapsed, 49.0) << "returned before the caller's 30 ms of work and a 20 ms engine could have finished";
   EXPECT_TRUE(is_stream_object(s.engine->last_stream())) << "the engine got a default-stream handle";
   EXPECT_EQ(s.session->stats().last_completion, Completion::kWaitOutputsReady);
-  EXPECT_TRUE(io.out_matches());
+  io.xv = std::move(xv);
+  EXPECT_TRUE(io.out_matches()) << "the engine read x before the caller's write on cudaStreamPerThread";
+  ASSERT_EQ(cudaStreamSynchronize(cudaStreamPerThread), cudaSuccess);
 }
 
 // Row 2: guard + all device-resident -> returns at once; right after the caller synchronizes.

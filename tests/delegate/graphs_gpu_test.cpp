@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
@@ -128,23 +129,32 @@ TEST_F(GraphsGpu, TheCacheKeepsAtMostItsCapacity) {
   AxpbyIo a(Memory::kDevice, Memory::kDevice, Shape{8, 256});
   AxpbyIo b(Memory::kDevice, Memory::kDevice, Shape{16, 256});
   AxpbyIo c(Memory::kDevice, Memory::kDevice, Shape{32, 256});
-  for (int round = 0; round < 4; ++round) {
-    for (AxpbyIo* io : {&a, &b, &c}) {
-      TRTET_ASSERT_OK(run(*s.session, *io, stream_));
-      ASSERT_TRUE(io->out_matches()) << "round " << round;
+  auto run_all = [&](std::initializer_list<AxpbyIo*> ios, int rounds) {
+    for (int round = 0; round < rounds; ++round) {
+      for (AxpbyIo* io : ios) {
+        TRTET_ASSERT_OK(run(*s.session, *io, stream_));
+        ASSERT_TRUE(io->out_matches()) << io->shape.to_string() << ", round " << round;
+      }
     }
-  }
-  // Three signatures cycling through two slots: each is evicted before it comes back, so none is
-  // ever seen twice in a row of the cache: nothing is captured, every call is eager and right.
-  EXPECT_EQ(s.session->stats().graph_captures, 0u);
-  EXPECT_EQ(s.engine->enqueue_count(), 12u);
+  };
+  // Two signatures fit: each eager, then captured, then replayed without the engine.
+  ASSERT_NO_FATAL_FAILURE(run_all({&a, &b}, 3));
+  EXPECT_EQ(s.session->stats().graph_captures, 2u) << "two signatures in a cache of two were not kept";
+  EXPECT_EQ(s.session->stats().graph_launches, 4u);
+  EXPECT_EQ(s.engine->enqueue_count(), 4u) << "two eager calls and two captured enqueues";
+  // Three signatures cycling through two slots: each is evicted before it comes back (a's graph
+  // too), so none is seen twice in a row of the cache: nothing more is captured, every call is eager.
+  ASSERT_NO_FATAL_FAILURE(run_all({&c, &a, &b}, 4));
+  EXPECT_EQ(s.session->stats().graph_captures, 2u);
+  EXPECT_EQ(s.session->stats().graph_launches, 4u) << "a graph outlived the cache's capacity";
+  EXPECT_EQ(s.engine->enqueue_count(), 16u);
 }
 
 TEST_F(GraphsGpu, ProfilesAndGraphsTogether) {
+  AxpbyIo small(Memory::kDevice, Memory::kDevice, Shape{8, 256});   // profile 0
+  AxpbyIo large(Memory::kDevice, Memory::kDevice, Shape{48, 256});  // profile 1
   auto s = make_session("elementwise min=1x256 max=16x256 profiles=17x256:64x256 kernels=2", graphs_on());
   ASSERT_TRUE(s.session);
-  AxpbyIo small(Memory::kDevice, Memory::kDevice, Shape{8, 256});
-  AxpbyIo large(Memory::kDevice, Memory::kDevice, Shape{48, 256});
   for (int call = 0; call < 10; ++call) {
     AxpbyIo& io = call % 2 == 0 ? small : large;
     TRTET_ASSERT_OK(run(*s.session, io, stream_));

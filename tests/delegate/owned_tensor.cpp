@@ -32,16 +32,9 @@ ex::Status OwnedTensor::allocate(std::size_t bytes) {
 }
 
 ex::delegate::TensorView OwnedTensor::view() {
-  ex::delegate::TensorView view;
-  view.data = current_;
-  view.capacity_bytes = capacity_bytes_;
-  view.shape = shape_;
-  view.dtype = dtype_;
-  view.hint = hint;
-  view.resize = resizable ? &OwnedTensor::resize_callback : nullptr;
-  view.set_data = can_set_data ? &OwnedTensor::set_data_callback : nullptr;
-  view.context = this;
-  return view;
+  return ex::delegate::TensorView{current_, capacity_bytes_, shape_, dtype_, hint,
+                                  resizable ? &OwnedTensor::resize_callback : nullptr,
+                                  can_set_data ? &OwnedTensor::set_data_callback : nullptr, this};
 }
 
 ex::Status OwnedTensor::resize_callback(void* context, ex::delegate::TensorView& view, const ex::Shape& shape) {
@@ -109,10 +102,7 @@ std::vector<float> OwnedTensor::read() const {
   return values;
 }
 
-void OwnedTensor::poison() {
-  std::vector<float> values(capacity_bytes_ / sizeof(float), kPoison);
-  copy_in(block_.data(), values.data(), values.size() * sizeof(float));
-}
+void OwnedTensor::poison() { poison_floats(block_.data(), capacity_bytes_ / sizeof(float)); }
 
 bool OwnedTensor::poison_intact() const {
   std::vector<float> values(capacity_bytes_ / sizeof(float));

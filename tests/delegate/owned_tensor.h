@@ -15,9 +15,6 @@ namespace trtet_test {
 
 namespace ex = torch_tensorrt::executorch_backend;
 
-/// The value outputs are filled with before a call, so an untouched output is recognisable.
-constexpr float kPoison = -12345.5f;
-
 /// Not copyable or movable: views point back at it through their context.
 class OwnedTensor {
  public:

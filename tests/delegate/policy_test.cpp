@@ -102,13 +102,7 @@ TEST(DecideCompletion, EveryRow) {
 
 TEST(DecideCompletion, NamedRows) {
   auto row = [](bool selected, bool capturing, bool host_in, bool host_out, bool pageable) {
-    CallFacts f;
-    f.caller_selected = selected;
-    f.capturing = capturing;
-    f.host_inputs = host_in;
-    f.host_outputs = host_out;
-    f.pageable = pageable;
-    return decide_completion(f);
+    return decide_completion(CallFacts{selected, capturing, host_in, host_out, pageable});
   };
   // none | any | no -> outputs ready on return
   EXPECT_EQ(*row(false, false, false, false, false), Completion::kWaitOutputsReady);

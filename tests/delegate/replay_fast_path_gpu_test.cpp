@@ -16,6 +16,7 @@
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
+#include "engines/kernels.h"
 #include "engines/probe_engine.h"
 
 namespace trtet_test {
@@ -90,6 +91,19 @@ void run_steps(Session& session, const std::vector<Step>& steps, std::uint64_t e
   }
 }
 
+/// `calls` calls with `io` on `stream` (fresh inputs, then a sync, each), after which the session's
+/// `counter` (repeated_replays or repeated_enqueues) must be `repeats`.
+::testing::AssertionResult calls_repeat(Session& session, AxpbyIo& io, cudaStream_t stream, int calls,
+                                        std::uint64_t ex::delegate::SessionStats::*counter, std::uint64_t repeats) {
+  for (int call = 0; call < calls; ++call) {
+    const ex::Status status = run_and_sync(session, io, stream);
+    if (!status.ok()) return ::testing::AssertionFailure() << "call " << call << ": " << status.to_string();
+  }
+  const std::uint64_t counted = session.stats().*counter;
+  if (counted != repeats) return ::testing::AssertionFailure() << counted << " repeats after " << calls << " calls, not " << repeats;
+  return ::testing::AssertionSuccess();
+}
+
 /// `calls` calls with the same tensors on `stream` (`repeats` of them counted in `counter`), then a
 /// caller's capture of one more: the capture records the call, and from then on (a graph of the
 /// caller's may replay) the caller's replays and the session's eager calls alternate, every output
@@ -99,8 +113,7 @@ void capture_after_repeats(cudaStream_t stream, ex::delegate::SessionOptions opt
   auto s = make_session("elementwise min=1x256 max=64x256 kernels=2", options);
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
-  for (int call = 0; call < calls; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, stream));
-  ASSERT_EQ(s.session->stats().*counter, repeats);
+  ASSERT_TRUE(calls_repeat(*s.session, io, stream, calls, counter, repeats));
   const CapturedCall captured = capture_call(stream, *s.session, io.args());
   ASSERT_EQ(captured.ended, cudaSuccess);
   TRTET_ASSERT_OK(captured.status);
@@ -194,6 +207,35 @@ TEST_P(ReplayFastPathModesGpu, EveryChangeTakesTheFullPathAndStaysRight) {
   }
 }
 
+// A repeat is covered by the session's completion like any call (Note [repeated calls]: "then the
+// completion event, as the full path would queue them"), checked while it is still in flight: behind
+// 30 ms of caller work on stream 0, the repeat's engine is yet to run when a call on stream 1 takes
+// its output as input x. That engine must wait for the repeat's, which it finds through the
+// completion event; nothing is synchronized before both calls are queued.
+TEST_P(ReplayFastPathModesGpu, ARepeatStillInFlightOrdersTheNextCallOnAnotherStream) {
+  auto s = make_session("elementwise min=1x256 max=64x256", options());
+  ASSERT_TRUE(s.session);
+  AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  // Graph mode: eager, then captured (the call kept); eager: the first call is kept.
+  for (int call = 0; call < (graphs() ? 2 : 1); ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
+  const std::uint64_t repeats_before = s.session->stats().*repeats();
+  io.refresh();
+  TRTET_ASSERT_OK(launch_spin(30'000'000, 1, streams_[0]));  // the caller's work ahead of the repeat
+  TRTET_ASSERT_OK(execute_on(streams_[0], *s.session, io.args()));
+  ASSERT_EQ(s.session->stats().*repeats(), repeats_before + 1) << "the call was not a repeat";
+  OwnedTensor y(Memory::kDevice, io.shape), out(Memory::kDevice, io.shape);
+  const std::vector<float> yv = random_floats(io.xv.size(), fresh_seed());
+  y.write(yv);
+  out.poison();
+  TensorView next[3] = {io.out->view(), y.view(), out.view()};
+  TRTET_ASSERT_OK(execute_on(streams_[1], *s.session, next));
+  ASSERT_EQ(cudaStreamSynchronize(streams_[1]), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(streams_[0]), cudaSuccess);
+  ASSERT_TRUE(io.out_matches()) << "the repeat";
+  EXPECT_TRUE(axpby_matches(out.read(), io.out->read(), yv, 2.0f, -0.5f))
+      << "the call on stream 1 read the repeat's output before the repeat's engine wrote it";
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, ReplayFastPathModesGpu, ::testing::Bool(),
                          [](const auto& info) { return info.param ? std::string("Graphs") : std::string("Eager"); });
 
@@ -203,8 +245,7 @@ TEST_F(ReplayFastPathGpu, AnOutputOfAnotherCapacityOrTypeIsNotARepeat) {
   auto s = make_session("elementwise min=1x256 max=64x256", graphs_on());
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256}, /*out_capacity_elements=*/64 * 256);
-  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_replays, 1u);
+  ASSERT_TRUE(calls_repeat(*s.session, io, streams_[0], 3, &ex::delegate::SessionStats::repeated_replays, 1));
   // The same address with a smaller capacity: checked in full (and still large enough).
   io.refresh();
   io.views[2].capacity_bytes = 16 * 256 * sizeof(float);
@@ -237,8 +278,7 @@ TEST_F(ReplayFastPathGpu, TrimmingAndDestroyEndTheRepeat) {
   auto s = make_session("elementwise min=1x256 max=64x256", graphs_on());
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
-  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_replays, 1u);
+  ASSERT_TRUE(calls_repeat(*s.session, io, streams_[0], 3, &ex::delegate::SessionStats::repeated_replays, 1));
   TRTET_ASSERT_OK(s.session->release_unused_memory());
   TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
   EXPECT_TRUE(io.out_matches());
@@ -257,8 +297,7 @@ TEST_F(ReplayFastPathGpu, EagerARejectedCallEndsTheRepeatAndTheNextGoodCallIsRig
   auto s = make_session("elementwise min=1x256 max=64x256", graphs_off());
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{16, 256});
-  for (int call = 0; call < 3; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_enqueues, 2u);
+  ASSERT_TRUE(calls_repeat(*s.session, io, streams_[0], 3, &ex::delegate::SessionStats::repeated_enqueues, 2));
   const ex::Status short_count = execute_on(streams_[0], *s.session, io.args(), 2);
   EXPECT_EQ(short_count.code(), ex::ErrorCode::kInvalidArgument) << short_count.to_string();
   const std::uint64_t enqueues = s.engine->enqueue_count();
@@ -281,8 +320,7 @@ TEST_F(ReplayFastPathGpu, EagerAnEngineThatThrowsInARepeatFailsTheCallAndTheNext
   auto s = make_session(std::unique_ptr<TestEngine>(std::move(engine).value()), graphs_off());
   ASSERT_TRUE(s.session);
   AxpbyIo io(Memory::kDevice, Memory::kDevice, Shape{4096});
-  for (int call = 0; call < 2; ++call) TRTET_ASSERT_OK(run_and_sync(*s.session, io, streams_[0]));
-  ASSERT_EQ(s.session->stats().repeated_enqueues, 1u);
+  ASSERT_TRUE(calls_repeat(*s.session, io, streams_[0], 2, &ex::delegate::SessionStats::repeated_enqueues, 1));
   probe->throw_in.store(ProbeEngine::Throw::kEnqueue);
   const ex::Status thrown = execute_on(streams_[0], *s.session, io.args());
   EXPECT_FALSE(thrown.ok());

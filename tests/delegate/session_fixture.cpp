@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
+#include "cuda/check.h"
 #include "cuda/driver.h"
+#include "engines/kernels.h"
 #include "engines/test_engine_factory.h"
 #include "green/probe.h"
 
@@ -43,6 +46,19 @@ SessionUnderTest make_session_on(int device, std::string_view spec, ex::delegate
 ex::Status execute_on(cudaStream_t stream, Session& session, TensorView* args, std::size_t count) {
   ex::CudaStreamGuard guard(stream);
   return session.execute(args, count);
+}
+
+ex::Result<MemoryBlock> queue_spin_then_write(cudaStream_t stream, std::int64_t spin_us, OwnedTensor& input,
+                                              const std::vector<float>& values) {
+  const std::size_t bytes = values.size() * sizeof(float);
+  TRTET_CHECK_OR_RETURN(input.memory() == Memory::kDevice && bytes > 0 && bytes <= input.capacity_bytes(),
+                        kInvalidArgument, "test: queue_spin_then_write writes 1 to %zu bytes of device memory",
+                        input.capacity_bytes());
+  TRTET_ASSIGN_OR_RETURN(MemoryBlock pinned, MemoryBlock::allocate(Memory::kPinned, bytes));
+  std::memcpy(pinned.data(), values.data(), bytes);
+  TRTET_RETURN_IF_ERROR(launch_spin(spin_us * 1000, 1, stream));
+  TRTET_CUDA_CHECK(cudaMemcpyAsync(input.data(), pinned.data(), bytes, cudaMemcpyHostToDevice, stream));
+  return pinned;
 }
 
 CapturedCall capture_call(cudaStream_t stream, Session& session, TensorView* args, std::size_t count) {

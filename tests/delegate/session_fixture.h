@@ -57,6 +57,13 @@ struct AxpbyIo {
   std::array<TensorView, 3> views{};
 };
 
+/// Caller work queued on `stream` before a call (issue 29): one block spinning `spin_us`, then
+/// `values` written into the device tensor `input` from pinned memory that the returned block owns
+/// (keep it until `stream` is synchronized). A call ordered after `stream` reads `values`; one that
+/// is not reads what `input` held before, while the spin still runs.
+ex::Result<MemoryBlock> queue_spin_then_write(cudaStream_t stream, std::int64_t spin_us, OwnedTensor& input,
+                                              const std::vector<float>& values);
+
 /// One call recorded into a global-mode capture on `stream` (begun before the call, ended after).
 struct CapturedCall {
   ex::Status status;                ///< the call's

@@ -88,27 +88,14 @@ void TestEngine::set_output_shape(int index, const Shape& shape) {
 }
 
 ex::engine::IoDesc input_desc(const char* name, const Shape& min_shape, const Shape& max_shape, DataType dtype) {
-  ex::engine::IoDesc desc;
-  desc.name = name;
-  desc.is_input = true;
-  desc.dtype = dtype;
-  desc.min_shape = min_shape;
-  desc.max_shape = max_shape;
-  return desc;
+  return ex::engine::IoDesc{name, /*is_input=*/true, dtype, min_shape, max_shape};
 }
 
 ex::engine::IoDesc output_desc(const char* name, int rank, DataType dtype) {
-  ex::engine::IoDesc desc;
-  desc.name = name;
-  desc.is_input = false;
-  desc.dtype = dtype;
-  desc.min_shape.rank = rank;
-  desc.max_shape.rank = rank;
-  for (int d = 0; d < rank; ++d) {
-    desc.min_shape[d] = -1;
-    desc.max_shape[d] = -1;
-  }
-  return desc;
+  Shape dims;  // -1 in every dimension: they follow the inputs
+  dims.rank = rank;
+  for (int d = 0; d < rank; ++d) dims[d] = -1;
+  return ex::engine::IoDesc{name, /*is_input=*/false, dtype, dims, dims};
 }
 
 }  // namespace trtet_test

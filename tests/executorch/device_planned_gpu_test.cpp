@@ -2,7 +2,8 @@
 // "Device-planned programs"): arenas planned on the GPU with et_copy boundary copies around the
 // delegate, the same with the copies skipped (device I/O), CPU operators around the delegate, and
 // bad arenas. The test engine spins 2 ms per call, so a copy out that does not wait for it reads
-// the previous call's output; every call gets fresh inputs. Label gpu: skips without a GPU.
+// the previous call's output; every call gets fresh inputs, and each output is poisoned once
+// checked, so the next call's shows whether it was written. Label gpu: skips without a GPU.
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <cuda_runtime_api.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "common/gpu.h"
+#include "common/memory.h"
 #include "common/stream_gpu_test.h"
 #include "delegate/boundary_transfers.h"
 #include "engines/cuda_test_engine.h"
@@ -41,6 +43,12 @@ constexpr std::size_t kCount = std::size_t{kRows} * kCols;  // 1 MiB of float32 
 /// Inputs that differ from one call to the next (`call`), so a stale output shows.
 void fill_inputs(std::vector<float>& x, std::vector<float>& y, int call, std::size_t count = kCount) {
   fill_elementwise_inputs(x, y, count, call);
+}
+
+/// Fills an output tensor's memory (host or device) with kPoison, so that the next call, which
+/// should write it (planned memory keeps its address from call to call), shows when it did not.
+void poison_output(const etr::etensor::Tensor& out) {
+  poison_floats(const_cast<void*>(out.const_data_ptr()), static_cast<std::size_t>(out.numel()));
 }
 
 /// cpu_ops_around: a = x + x on the CPU, the engine's 2a - 0.5y on the GPU, then + y on the CPU.
@@ -96,6 +104,7 @@ class DevicePlannedGpu : public ::testing::Test {
     EXPECT_EQ(out.device_type(), ::executorch::runtime::etensor::DeviceType::CPU);
     EXPECT_EQ(first_wrong(out.const_data_ptr<float>(), x, y, count), -1)
         << "call " << call << ": the output was read before the engine finished";
+    poison_output(out);  // for the next call
   }
 
   RecordingFactory factory_;
@@ -166,6 +175,7 @@ TEST_F(DevicePlannedGpu, FourMebibyteTensorsThroughTheBoundaryCopies) {
     auto outputs = module.forward(std::vector<etr::EValue>{etr::EValue(*tx), etr::EValue(*ty)});
     ASSERT_TRUE(outputs.ok()) << captured_log();
     EXPECT_EQ(first_wrong(outputs->at(0).toTensor().const_data_ptr<float>(), x, y, count), -1) << "call " << call;
+    poison_output(outputs->at(0).toTensor());  // for the next call
   }
 }
 
@@ -210,6 +220,7 @@ TEST_F(DevicePlannedGpu, SkippedCopiesDeviceIoReturnsAtOnce) {
     std::vector<float> out(kCount);
     ASSERT_EQ(cudaMemcpy(out.data(), out_data, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(first_wrong(out.data(), x, y, kCount), -1) << "call " << call;
+    poison_floats(const_cast<void*>(out_data), kCount);  // for the next call
   }
   EXPECT_EQ(transfers_->stats().staged_copies, before.staged_copies);
   EXPECT_EQ(transfers_->stats().direct_copies, before.direct_copies);
@@ -285,6 +296,7 @@ TEST_F(DevicePlannedGpu, TwoThreadsOnTwoPartitions) {
           return;
         }
       }
+      poison_output(outputs->at(0).toTensor());  // for the next call
     }
   };
   std::thread a(run, 0, std::ref(first));
@@ -347,6 +359,7 @@ TEST_F(DevicePlannedGpu, CapturesTakeWhatTheCopiesAllow) {
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   for (int replay = 0; replay < 3; ++replay) {
     fill_inputs(x, y, 10 + replay);
+    poison_floats(const_cast<void*>(dout), kCount);
     ASSERT_EQ(cudaMemcpyAsync(dx, x.data(), bytes, cudaMemcpyHostToDevice, own_), cudaSuccess);
     ASSERT_EQ(cudaMemcpyAsync(dy, y.data(), bytes, cudaMemcpyHostToDevice, own_), cudaSuccess);
     ASSERT_EQ(cudaGraphLaunch(exec, own_), cudaSuccess);
@@ -358,6 +371,7 @@ TEST_F(DevicePlannedGpu, CapturesTakeWhatTheCopiesAllow) {
   // Eager calls after the capture.
   {
     fill_inputs(x, y, 20);
+    poison_floats(const_cast<void*>(dout), kCount);
     ASSERT_EQ(cudaMemcpy(dx, x.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(dy, y.data(), bytes, cudaMemcpyHostToDevice), cudaSuccess);
     ex::CudaStreamGuard guard(own_);

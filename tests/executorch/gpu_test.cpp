@@ -1,6 +1,7 @@
 // The .pte programs run end to end on a GPU through the real ExecuTorch runtime, in the three
-// cases of Note [Execute contract], and README's usage snippet as written. Label gpu: each test
-// skips, with CUDA's reason, where no GPU is usable.
+// cases of Note [Execute contract], and README's usage snippet as written. Every call's output is
+// poisoned first (kPoison) and its inputs differ from the previous call's, so an output left over
+// shows. Label gpu: each test skips, with CUDA's reason, where no GPU is usable.
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <cuda_runtime_api.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/gpu.h"
+#include "common/memory.h"
 #include "common/stream_gpu_test.h"
 #include "engines/cuda_test_engine.h"
 #include "executorch/executorch_test_support.h"
@@ -77,7 +79,7 @@ class ExecuTorchGpu : public ::testing::Test {
     // The copies above may still be landing (pageable source); the green streams do not wait for
     // the legacy stream.
     ASSERT_EQ(cudaStreamSynchronize(cudaStreamLegacy), cudaSuccess);
-    ASSERT_EQ(cudaMemset(dout_, 0, kBytes), cudaSuccess);
+    poison_floats(dout_, kCount);
   }
 
   /// Binds the device buffers to `method` (the program's I/O is not memory-planned).
@@ -167,13 +169,20 @@ TEST_F(ExecuTorchGpu, NoGuardDynamicShapeResizesTheOutput) {
 TEST_F(ExecuTorchGpu, TheShapesOfEachCallChooseTheOptimizationProfile) {
   Module module(program_path("elementwise_profiles"));
   std::vector<float> x, y;
-  fill_inputs(x, y);
+  float* last_out = nullptr;  // the planned output memory, poisoned before each later call
+  std::size_t last_count = 0;
+  int call = 0;
   for (const std::int32_t rows : {2, 32, 8, 9, 2}) {
+    fill_elementwise_inputs(x, y, kCount, call++);
+    if (last_out != nullptr) poison_floats(last_out, last_count);
     auto tx = from_blob(x.data(), {rows, 16});
     auto ty = from_blob(y.data(), {rows, 16});
     auto outputs = module.forward(std::vector<etr::EValue>{etr::EValue(*tx), etr::EValue(*ty)});
     ASSERT_TRUE(outputs.ok()) << rows << " rows: " << captured_log();
-    expect_elementwise(outputs->at(0).toTensor().const_data_ptr<float>(), x, y, static_cast<std::size_t>(rows) * 16);
+    auto& out = outputs->at(0).toTensor();
+    expect_elementwise(out.const_data_ptr<float>(), x, y, static_cast<std::size_t>(rows) * 16);
+    last_out = out.mutable_data_ptr<float>();
+    last_count = static_cast<std::size_t>(out.numel());
     ASSERT_NE(engine(), nullptr);
     EXPECT_EQ(engine()->selected_profile(), rows <= 8 ? 0 : 1) << rows << " rows";
   }
@@ -190,6 +199,7 @@ TEST_F(ExecuTorchGpu, OutOfProfileInputIsInvalidArgumentAndTheMethodStaysUsable)
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error(), Error::InvalidArgument);
   EXPECT_NE(captured_log().find("outside the engine's profile"), std::string::npos) << captured_log();
+  fill_elementwise_inputs(x, y, kCount, 1);  // other values than the refused call's
   auto tx = from_blob(x.data(), {kRows, kCols});
   auto ty = from_blob(y.data(), {kRows, kCols});
   auto outputs = module.forward(std::vector<etr::EValue>{etr::EValue(*tx), etr::EValue(*ty)});

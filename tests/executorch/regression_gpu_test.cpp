@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/gpu.h"
+#include "common/memory.h"
 #include "engines/probe_engine.h"
 #include "executorch/executorch_test_support.h"
 
@@ -47,11 +48,8 @@ TEST_P(ExecuTorchRegressionGpu, AnExceptionFromTheEngineDoesNotEscapeExecute) {
   ASSERT_NE(probe, nullptr);
 
   constexpr int kRows = 8, kCols = 64;
-  std::vector<float> x(kRows * kCols), y(kRows * kCols), out(kRows * kCols, -1.0f);
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    x[i] = 0.25f * static_cast<float>(i % 97);
-    y[i] = 1.0f + static_cast<float>(i % 13);
-  }
+  std::vector<float> x, y, out(kRows * kCols, kPoison);
+  fill_elementwise_inputs(x, y, out.size());
   using ::executorch::extension::from_blob;
   auto tx = from_blob(x.data(), {kRows, kCols});
   auto ty = from_blob(y.data(), {kRows, kCols});
@@ -77,6 +75,8 @@ TEST_P(ExecuTorchRegressionGpu, AnExceptionFromTheEngineDoesNotEscapeExecute) {
   }
 
   probe->throw_in.store(ProbeEngine::Throw::kNever);
+  fill_elementwise_inputs(x, y, x.size(), 1);  // other inputs, the output poisoned: nothing left over counts
+  poison_floats(out.data(), out.size());
   ASSERT_EQ(harness.backend().execute(context, harness.handle(), span), Error::Ok) << captured_log();
   for (std::size_t i = 0; i < out.size(); ++i) {
     ASSERT_FLOAT_EQ(out[i], 2.0f * x[i] - 0.5f * y[i]) << "element " << i << " of the call after the throw";

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <string>
 
 #include "green/contains.h"
@@ -62,6 +63,19 @@ std::string edited(const std::string& from, const std::string& to) {
   return text;
 }
 
+// One hostile edit of a valid plan and the words its refusal must contain.
+struct Edit {
+  std::string from, to, refused_with;
+};
+
+// Each edit applied alone to a valid plan is refused with its words.
+void expect_refused(std::initializer_list<Edit> edits) {
+  for (const Edit& edit : edits) {
+    SCOPED_TRACE(edit.from + " -> " + edit.to.substr(0, 80));
+    EXPECT_CONTAINS(refusal(edited(edit.from, edit.to)), edit.refused_with);
+  }
+}
+
 TEST(PlanFile, WrittenAndReadBackUnchanged) {
   const PartitionPlan plan = three_models();
   const std::string text = json_of(plan);
@@ -106,64 +120,70 @@ TEST(PlanFile, MalformedJsonIsRefused) {
   EXPECT_CONTAINS(refusal("[]"), "the plan must be an object");
   EXPECT_CONTAINS(refusal("42"), "the plan must be an object");
   EXPECT_CONTAINS(refusal("{}"), "the plan has no \"format\"");
-  EXPECT_CONTAINS(refusal(edited("trtet-partition-plan", "something-else")), "\"format\" must be");
-  EXPECT_CONTAINS(refusal(edited("\"version\": 1", "\"version\": 2")), "version 2; this library reads version 1");
-  EXPECT_CONTAINS(refusal(edited("\"version\": 1", "\"version\": \"1\"")), "version must be a whole number");
+  expect_refused({
+      {"trtet-partition-plan", "something-else", "\"format\" must be"},
+      {"\"version\": 1", "\"version\": 2", "version 2; this library reads version 1"},
+      {"\"version\": 1", "\"version\": \"1\"", "version must be a whole number"},
+  });
 }
 
 TEST(PlanFile, UnknownAndRepeatedKeysAreRefused) {
-  EXPECT_CONTAINS(refusal(edited("\"version\": 1", "\"version\": 1, \"extra\": 0")), "unknown key \"extra\"");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 16, \"smz\": 16")), "partitions[0] has an unknown key \"smz\"");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 16, \"sms\": 128")), "the key \"sms\" appears twice");
-  EXPECT_CONTAINS(refusal(edited("\"version\": 1", "\"version\": 1, \"version\": 1")), "\"version\" appears twice");
-  EXPECT_CONTAINS(refusal(edited("\"sm_count\": 132", "\"sm_count\": 132, \"cores\": 1")), "gpu has an unknown key");
-  EXPECT_CONTAINS(refusal(edited("\"name\": \"latency\"", "\"nome\": \"latency\"")), "partitions[0] has no \"name\"");
-  EXPECT_CONTAINS(refusal(edited("\"max_partitioned_sms\": 128", "\"x\": 128")), "gpu has no \"max_partitioned_sms\"");
+  expect_refused({
+      {"\"version\": 1", "\"version\": 1, \"extra\": 0", "unknown key \"extra\""},
+      {"\"sms\": 16", "\"sms\": 16, \"smz\": 16", "partitions[0] has an unknown key \"smz\""},
+      {"\"sms\": 16", "\"sms\": 16, \"sms\": 128", "the key \"sms\" appears twice"},
+      {"\"version\": 1", "\"version\": 1, \"version\": 1", "\"version\" appears twice"},
+      {"\"sm_count\": 132", "\"sm_count\": 132, \"cores\": 1", "gpu has an unknown key"},
+      {"\"name\": \"latency\"", "\"nome\": \"latency\"", "partitions[0] has no \"name\""},
+      {"\"max_partitioned_sms\": 128", "\"x\": 128", "gpu has no \"max_partitioned_sms\""},
+  });
 }
 
 TEST(PlanFile, EverySizeIsChecked) {
   // Partition sizes: whole numbers, multiples of the granularity, within one split.
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 12")), "partition 'latency' has 12 SMs; sizes are multiples of 8");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 0")), "has 0 SMs");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": -16")), "partitions[0].sms is -16");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 16.5")), "partitions[0].sms must be a whole number");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 1e3")), "must be a whole number");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": \"16\"")), "must be a whole number");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 18446744073709551615")), "at most 65536");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 99999999999999999999999")), "must be a whole number");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 136")), "sizes are multiples of 8 from 8 to 128");
-  EXPECT_CONTAINS(refusal(edited("\"sms\": 16", "\"sms\": 80")), "ask for 136 SMs in all (80,24,32)");
-  // The GPU's fields.
-  EXPECT_CONTAINS(refusal(edited("\"sm_count\": 132", "\"sm_count\": 0")), "gpu.sm_count is 0");
-  EXPECT_CONTAINS(refusal(edited("\"sm_count\": 132", "\"sm_count\": 70000")), "gpu.sm_count is 70000");
-  EXPECT_CONTAINS(refusal(edited("\"granularity\": 8", "\"granularity\": 4")), "gpu.granularity is 4");
-  EXPECT_CONTAINS(refusal(edited("\"max_partitioned_sms\": 128", "\"max_partitioned_sms\": 136")),
-                  "gpu.max_partitioned_sms is 136");
-  EXPECT_CONTAINS(refusal(edited("\"max_partitioned_sms\": 128", "\"max_partitioned_sms\": 100")),
-                  "must be a multiple of the granularity");
-  EXPECT_CONTAINS(refusal(edited("\"max_partitioned_sms\": 128", "\"max_partitioned_sms\": 64")), "ask for 72 SMs in all");
-  // Times and rates: finite, >= 0, targets > 0.
-  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": 0")), "p99_target_us must be a number in (0");
-  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": -5")), "must be a number in [0, 1e12]");
-  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": 1e300")), "must be a number in [0, 1e12]");
-  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": 1e999")), "not valid JSON");
-  EXPECT_CONTAINS(refusal(edited("\"p99_target_us\": 200.0", "\"p99_target_us\": null")), "must be a number");
-  EXPECT_CONTAINS(refusal(edited("\"min_calls_per_s\": 1000.0", "\"min_calls_per_s\": -1")), "min_calls_per_s must be");
+  expect_refused({
+      {"\"sms\": 16", "\"sms\": 12", "partition 'latency' has 12 SMs; sizes are multiples of 8"},
+      {"\"sms\": 16", "\"sms\": 0", "has 0 SMs"},
+      {"\"sms\": 16", "\"sms\": -16", "partitions[0].sms is -16"},
+      {"\"sms\": 16", "\"sms\": 16.5", "partitions[0].sms must be a whole number"},
+      {"\"sms\": 16", "\"sms\": 1e3", "must be a whole number"},
+      {"\"sms\": 16", "\"sms\": \"16\"", "must be a whole number"},
+      {"\"sms\": 16", "\"sms\": 18446744073709551615", "at most 65536"},
+      {"\"sms\": 16", "\"sms\": 99999999999999999999999", "must be a whole number"},
+      {"\"sms\": 16", "\"sms\": 136", "sizes are multiples of 8 from 8 to 128"},
+      {"\"sms\": 16", "\"sms\": 80", "ask for 136 SMs in all (80,24,32)"},
+      // The GPU's fields.
+      {"\"sm_count\": 132", "\"sm_count\": 0", "gpu.sm_count is 0"},
+      {"\"sm_count\": 132", "\"sm_count\": 70000", "gpu.sm_count is 70000"},
+      {"\"granularity\": 8", "\"granularity\": 4", "gpu.granularity is 4"},
+      {"\"max_partitioned_sms\": 128", "\"max_partitioned_sms\": 136", "gpu.max_partitioned_sms is 136"},
+      {"\"max_partitioned_sms\": 128", "\"max_partitioned_sms\": 100", "must be a multiple of the granularity"},
+      {"\"max_partitioned_sms\": 128", "\"max_partitioned_sms\": 64", "ask for 72 SMs in all"},
+      // Times and rates: finite, >= 0, targets > 0.
+      {"\"p99_target_us\": 200.0", "\"p99_target_us\": 0", "p99_target_us must be a number in (0"},
+      {"\"p99_target_us\": 200.0", "\"p99_target_us\": -5", "must be a number in [0, 1e12]"},
+      {"\"p99_target_us\": 200.0", "\"p99_target_us\": 1e300", "must be a number in [0, 1e12]"},
+      {"\"p99_target_us\": 200.0", "\"p99_target_us\": 1e999", "not valid JSON"},
+      {"\"p99_target_us\": 200.0", "\"p99_target_us\": null", "must be a number"},
+      {"\"min_calls_per_s\": 1000.0", "\"min_calls_per_s\": -1", "min_calls_per_s must be"},
+  });
 }
 
 TEST(PlanFile, NamesAreCheckedAndUnique) {
-  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"\"")), "partitions[0].name must be 1 to 64");
-  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"" + std::string(65, 'a') + "\"")), "partitions[0].name is longer than 64");
-  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"has space\"")), "partitions[0].name must be 1 to 64");
-  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"caf\\u00e9\"")), "partitions[0].name must be 1 to 64");
-  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"a\\u0000b\"")), "control characters");
-  EXPECT_CONTAINS(refusal(edited("\"latency\"", "\"memory\"")), "two partitions are named 'memory'");
-  EXPECT_CONTAINS(refusal(edited("\"headroom\"", "\"compute\"")), "the remainder is named 'compute', like a partition");
-  EXPECT_CONTAINS(refusal(edited("\"headroom\"", "\"\"")), "remainder must be null or a name");
-  EXPECT_CONTAINS(refusal(edited("\"headroom\"", "7")), "remainder must be a string");
-  EXPECT_CONTAINS(refusal(edited("\"NVIDIA H200\"", "\"\"")), "gpu.name must be 1 to 256");
-  EXPECT_CONTAINS(refusal(edited("\"NVIDIA H200\"", "\"NVIDIA\\nH200\"")), "gpu.name has control characters");
-  EXPECT_CONTAINS(refusal(edited("\"latency.pte\"", "\"" + std::string(5000, 'p') + "\"")), "longer than 4096 bytes");
+  expect_refused({
+      {"\"latency\"", "\"\"", "partitions[0].name must be 1 to 64"},
+      {"\"latency\"", "\"" + std::string(65, 'a') + "\"", "partitions[0].name is longer than 64"},
+      {"\"latency\"", "\"has space\"", "partitions[0].name must be 1 to 64"},
+      {"\"latency\"", "\"caf\\u00e9\"", "partitions[0].name must be 1 to 64"},
+      {"\"latency\"", "\"a\\u0000b\"", "control characters"},
+      {"\"latency\"", "\"memory\"", "two partitions are named 'memory'"},
+      {"\"headroom\"", "\"compute\"", "the remainder is named 'compute', like a partition"},
+      {"\"headroom\"", "\"\"", "remainder must be null or a name"},
+      {"\"headroom\"", "7", "remainder must be a string"},
+      {"\"NVIDIA H200\"", "\"\"", "gpu.name must be 1 to 256"},
+      {"\"NVIDIA H200\"", "\"NVIDIA\\nH200\"", "gpu.name has control characters"},
+      {"\"latency.pte\"", "\"" + std::string(5000, 'p') + "\"", "longer than 4096 bytes"},
+  });
 }
 
 TEST(PlanFile, HostileShapesAreRefusedBeforeParsing) {

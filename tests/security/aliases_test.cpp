@@ -23,13 +23,7 @@ using ex::engine::Alias;
 using ex::engine::AliasKind;
 
 Binding input(const char* name, Shape min, Shape max, ex::DataType dtype = ex::DataType::kFloat32) {
-  Binding b;
-  b.name = name;
-  b.is_input = true;
-  b.dtype = dtype;
-  b.min = min;
-  b.max = max;
-  return b;
+  return Binding{name, /*is_input=*/true, dtype, min, max};
 }
 
 Binding output(const char* name, Shape shape, ex::DataType dtype = ex::DataType::kFloat32) {

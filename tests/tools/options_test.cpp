@@ -60,6 +60,12 @@ TEST(RunOptions, EveryOptionParses) {
   EXPECT_EQ(o.options.method, "decode");
 }
 
+TEST(RunOptions, EtdumpNamesTheFileOfASingleRun) {
+  const ParseOutcome o = parse({program(), "--sms", "32", "--etdump", "run.etdp"});
+  ASSERT_TRUE(o.run) << o.message;
+  EXPECT_EQ(o.options.etdump, "run.etdp");
+}
+
 TEST(RunOptions, SweepRangeExpands) {
   const ParseOutcome o = parse({program(), "--sweep-sms", "8:132:8", "--p99-target-us", "200", "--csv", "c.csv"});
   ASSERT_TRUE(o.run) << o.message;
@@ -120,6 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Refused{{"@P", "--input", "@P", "--shape", "8x64"}, "--shape applies to random inputs"},
                       Refused{{"@P", "--sms", "32", "--compare", "--save-outputs", "/tmp"}, "excludes"},
                       Refused{{"@P", "--sweep-sms", "8:16:8", "--save-outputs", "/tmp"}, "excludes"},
+                      Refused{{"@P", "--sms", "32", "--compare", "--etdump", "run.etdp"}, "excludes"},
+                      Refused{{"@P", "--sweep-sms", "8:16:8", "--etdump", "run.etdp"}, "excludes"},
                       Refused{{"@P", "--bogus"}, "--bogus"}));
 
 TEST(RunOptions, TestEnginesAreRefusedWhereTheBuildHasNone) {

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,11 @@ int run_single(Runner& runner, const RunOptions& o, const et::GreenContextLimits
     label = partition_label(sms);
   }
   if (stream == nullptr) return fail("making a stream", ex::make_error(ex::ErrorCode::kInternal, "no stream"));
+  std::error_code ignored;
+  if (!o.etdump.empty() && !o.overwrite && std::filesystem::exists(std::filesystem::symlink_status(o.etdump, ignored))) {
+    std::fprintf(stderr, "trtet-run: --etdump %s exists: pass --overwrite to replace it\n", o.etdump.c_str());
+    return kExitUsage;
+  }
   auto m = runner.measure(stream, o.iterations, o.warmup);
   if (!m.ok()) return fail("running on the " + label, m.status());
   std::printf("%s\n%s\n\n", table_header("run").c_str(), table_row(label, sms, m->stats, m->engine_sms).c_str());
@@ -97,6 +103,12 @@ int run_single(Runner& runner, const RunOptions& o, const et::GreenContextLimits
     const bool met = m->stats.p99_us <= o.p99_target_us;
     std::printf("p99 target %.1f us: %s (p99 %.1f us)\n", o.p99_target_us, met ? "met" : "NOT met", m->stats.p99_us);
     if (!met) code = kExitTargetMissed;
+  }
+  if (!o.etdump.empty()) {
+    const ex::Status written = runner.write_etdump(o.etdump, o.overwrite);
+    if (!written.ok()) return fail("writing the ETDump " + o.etdump, written);
+    std::printf("ETDump of %d calls written to %s (table and timeline: tools/etdump_report.py %s --plot timeline.png)\n",
+                o.warmup + o.iterations, o.etdump.c_str(), o.etdump.c_str());
   }
   if (!o.save_outputs.empty()) {
     const ex::Status saved = runner.save_outputs(o.save_outputs, stream);

@@ -23,6 +23,7 @@ constexpr char kDescription[] =
     "  trtet-run model.pte --sms 32 --compare             # alone vs. beside a load on the other SMs\n"
     "  trtet-run model.pte --sweep-sms 8:132:8 --p99-target-us 200 --csv sweep.csv\n"
     "                                                     # the smallest partition meeting a p99 target\n"
+    "  trtet-run model.pte --sms 32 --etdump run.etdp     # profile: tools/etdump_report.py run.etdp\n"
     "\n"
     "Exit status: 0 ok; 1 bad arguments or a partition the GPU cannot make; 2 no GPU; 3 the program\n"
     "failed to load or run; 4 --p99-target-us not met.\n";
@@ -119,6 +120,10 @@ ParseOutcome parse_options(int argc, const char* const* argv, bool have_test_eng
                  "the latency target: with --sweep-sms, recommend the smallest partition whose p99 meets it")
       ->check(CLI::Range(0.001, 1e9));
   auto* csv = app.add_option("--csv", o.csv, "write the sweep's curve as CSV (plot it with tools/plot_sweep.py)");
+  auto* etdump = app.add_option("--etdump", o.etdump,
+                                "attach ExecuTorch's ETDumpGen to the method and write the ETDump of every call "
+                                "(warm-up included) to FILE: each delegate call's host time and its engine's GPU "
+                                "time; read it with tools/etdump_report.py FILE");
   auto* test = app.add_flag("--test-engines", o.test_engines,
                             "build engines with the project's test-engine factory (the engine bytes of the "
                             "programs tests/ generates are test-engine specs)");
@@ -128,6 +133,8 @@ ParseOutcome parse_options(int argc, const char* const* argv, bool have_test_eng
   csv->needs(sweep);
   save->excludes(compare);
   save->excludes(sweep);
+  etdump->excludes(compare);
+  etdump->excludes(sweep);
 
   try {
     app.parse(argc, argv);

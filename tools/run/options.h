@@ -35,6 +35,7 @@ struct RunOptions {
   double p99_target_us = 0;         ///< 0: none
   std::string csv;                  ///< the sweep's curve as CSV
   bool test_engines = false;        ///< build engines with the project's test-engine factory
+  std::string etdump;               ///< ETDumpGen attached to the method, its ETDump written here
 };
 
 /// What parse_options decided: run, or exit with `exit_code` after printing `message`

@@ -3,10 +3,14 @@
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <executorch/runtime/platform/runtime.h>
+#if TRTET_RUN_HAVE_ETDUMP
+#include <executorch/devtools/etdump/etdump_flatcc.h>
+#endif
 
 #include <chrono>
 
 #include "run/engines.h"
+#include "run/npy.h"
 
 namespace trtet_run {
 namespace {
@@ -27,7 +31,17 @@ ex::Result<std::unique_ptr<Runner>> Runner::load(const RunOptions& options) {
   TRTET_RETURN_IF_ERROR(cuda_status(cudaSetDevice(options.device), "selecting the device"));
   std::unique_ptr<Runner> runner(new Runner());
   runner->options_ = options;
-  runner->module_ = std::make_unique<Module>(options.program);
+  std::unique_ptr<etr::EventTracer> tracer;
+  if (!options.etdump.empty()) {
+#if TRTET_RUN_HAVE_ETDUMP
+    tracer = std::make_unique<::executorch::etdump::ETDumpGen>();
+#else
+    return ex::make_error(ex::ErrorCode::kNotSupported,
+                          "--etdump: this build has no ExecuTorch ETDump library (libexecutorch_etdump.so; run "
+                          "scripts/install-executorch)");
+#endif
+  }
+  runner->module_ = std::make_unique<Module>(options.program, Module::LoadMode::File, std::move(tracer));
   const etr::Error loaded = runner->module_->load_method(options.method);
   TRTET_CHECK_OR_RETURN(loaded == etr::Error::Ok, kInternal,
                         "loading method '%s' of %s failed: ExecuTorch error %s (0x%x); ExecuTorch's log above says "
@@ -69,6 +83,25 @@ ex::Result<Measurement> Runner::measure(cudaStream_t stream, int iterations, int
   m.stats = summarize(std::move(samples), wall_s);
   TRTET_ASSIGN_OR_RETURN(m.engine_sms, engine_sms());
   return m;
+}
+
+ex::Status Runner::write_etdump(const std::string& path, bool overwrite) {
+#if TRTET_RUN_HAVE_ETDUMP
+  auto* gen = static_cast<::executorch::etdump::ETDumpGen*>(module_->event_tracer());
+  TRTET_CHECK_OR_RETURN(gen != nullptr, kInvalidState, "no ETDumpGen is attached (--etdump was not given at load)");
+  TRTET_ASSIGN_OR_RETURN(const std::size_t pending, ex::flush_profiling(gen));
+  TRTET_CHECK_OR_RETURN(pending == 0, kInternal, "%zu call(s) still running after their stream was synchronized",
+                        pending);
+  const ::executorch::etdump::ETDumpResult dump = gen->get_etdump_data();
+  TRTET_CHECK_OR_RETURN(dump.buf != nullptr && dump.size > 0, kInternal, "ETDumpGen produced no data");
+  const ex::Status written = write_file(path, dump.buf, dump.size, overwrite);
+  free(dump.buf);  // ETDumpGen without a static buffer hands over a malloc'ed copy
+  return written;
+#else
+  (void)path;
+  (void)overwrite;
+  return ex::make_error(ex::ErrorCode::kNotSupported, "--etdump: this build has no ExecuTorch ETDump library");
+#endif
 }
 
 ex::Status Runner::save_outputs(const std::string& dir, cudaStream_t stream) const {

@@ -33,6 +33,10 @@ class Runner {
   /// followed by a synchronization of `stream` (host time of execute + sync).
   ex::Result<Measurement> measure(cudaStream_t stream, int iterations, int warmup);
 
+  /// With --etdump: logs the GPU times still pending (the calls were waited for) and writes the
+  /// ETDump to `path` (an existing file only with `overwrite`, never through a symbolic link).
+  ex::Status write_etdump(const std::string& path, bool overwrite);
+
   /// Writes the last call's outputs to dir/output_<i>.npy.
   ex::Status save_outputs(const std::string& dir, cudaStream_t stream) const;
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
+#include <torch_tensorrt/executorch/Profiling.h>  // flush_profiling: the GPU times of traced calls
 
 #if defined(TORCHTRT_EXECUTORCH_WITH_RUNTIME) && TORCHTRT_EXECUTORCH_WITH_RUNTIME
 // Defined (PUBLIC) by the torchtrt::executorch_backend target when it was built with ExecuTorch.

@@ -1,0 +1,240 @@
+// P11: what profiling into ExecuTorch's ETDump costs a call (include/torch_tensorrt/executorch/
+// Profiling.h, docs/PERFORMANCE.md).
+//
+//   trtet-etdump [--calls N] [--batches B] [--etdump FILE]
+//
+// Three Modules of program etdump_fast (the elementwise engine without a spin on 1 MiB float32
+// tensors; x and y are the caller's device tensors, the output stays in the program's CUDA arena):
+// one without a tracer, one with a tracer that only counts the delegate's events (what the delegate
+// itself costs: marks, queries, GPU times, metadata; ExecuTorch's own hooks then cost a virtual
+// call each), one with ETDumpGen attached (what an application profiling with ETDump pays,
+// ExecuTorch's own events included). Each call is forward() under a CudaStreamGuard on a stream of
+// the caller's; a batch of N calls is timed on the host as a whole (its calls queue and return at
+// once) and the stream is synchronized after it, untimed. Batches rotate between the Modules, so
+// drift on the host hits all. After each batch the traced Modules' GPU times are flushed, and
+// ETDumpGen's dump taken (untimed), so its buffer stays small. Prints the median over batches of
+// the host time per call of each and the ratios: P11 (ETDumpGen / none, goal <= 1.10) and P11a
+// (counting tracer / none); checks every output and that each call logged one host event and one
+// engine GPU event.
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <cuda_runtime_api.h>
+#include <executorch/devtools/etdump/etdump_flatcc.h>
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor.h>
+#include <executorch/runtime/platform/runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/engine_factory.h"
+#include "engines/test_engine_factory.h"
+
+namespace {
+
+namespace ex = torch_tensorrt::executorch_backend;
+namespace etr = ::executorch::runtime;
+using ::executorch::etdump::ETDumpGen;
+using ::executorch::extension::from_blob;
+using ::executorch::extension::Module;
+
+constexpr int kRows = 64;
+constexpr int kCols = 4096;
+constexpr std::size_t kCount = std::size_t{kRows} * kCols;
+constexpr std::size_t kBytes = kCount * sizeof(float);
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+/// An EventTracer that counts the delegate's events and does nothing else.
+class CountingTracer final : public etr::EventTracer {
+ public:
+  void create_event_block(const char*) override {}
+  etr::EventTracerEntry start_profiling(const char*, etr::ChainID, etr::DebugHandle) override { return {}; }
+  etr::EventTracerEntry start_profiling_delegate(const char*, etr::DelegateDebugIntId) override { return {}; }
+  void end_profiling_delegate(etr::EventTracerEntry, const void*, size_t) override {}
+  void log_profiling_delegate(const char* name, etr::DelegateDebugIntId, et_timestamp_t, et_timestamp_t, const void*,
+                              size_t) override {
+    if (std::strstr(name, " [gpu engine]") != nullptr) ++engine_events;
+    if (std::strstr(name, " [gpu ") == nullptr) ++host_events;
+  }
+  void end_profiling(etr::EventTracerEntry) override {}
+  void track_allocation(etr::AllocatorID, size_t) override {}
+  etr::AllocatorID track_allocator(const char*) override { return 0; }
+  etr::Result<bool> log_evalue(const etr::EValue&, etr::LoggedEValueType) override { return false; }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
+                                                     const ::executorch::aten::Tensor&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
+                                                     const etr::ArrayRef<::executorch::aten::Tensor>) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const int&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const bool&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const double&) override {
+    return false;
+  }
+  void set_delegation_intermediate_output_filter(etr::EventTracerFilterBase*) override {}
+
+  long host_events = 0;
+  long engine_events = 0;
+};
+
+struct Variant {
+  const char* name;
+  std::unique_ptr<Module> module;
+  etr::EventTracer* tracer = nullptr;  ///< owned by module; null: no tracer
+  ETDumpGen* gen = nullptr;            ///< the tracer, where it is ETDumpGen
+  std::vector<double> us_per_call;
+  const void* out = nullptr;
+  long calls = 0;
+};
+
+/// `calls` forward()s, host time per call in microseconds (or a negative value on failure).
+double run_batch(Variant& v, cudaStream_t stream, int calls, std::vector<etr::EValue>& inputs) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int c = 0; c < calls; ++c) {
+    ex::CudaStreamGuard guard(stream);
+    auto outputs = v.module->forward(inputs);
+    if (!outputs.ok()) {
+      std::fprintf(stderr, "trtet-etdump: %s: forward failed (%d)\n", v.name, static_cast<int>(outputs.error()));
+      return -1;
+    }
+    v.out = outputs->at(0).toTensor().const_data_ptr();
+  }
+  v.calls += calls;
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  if (cudaStreamSynchronize(stream) != cudaSuccess) return -1;  // untimed
+  return us / calls;
+}
+
+/// Flushes the GPU times (every call was waited for) and, for ETDumpGen, takes the dump (written to
+/// `file` if given); false on failure.
+bool flush(Variant& v, const std::string& file, std::size_t& dump_bytes) {
+  if (v.tracer == nullptr) return true;
+  auto pending = ex::flush_profiling(v.tracer);
+  if (!pending.ok() || *pending != 0) {
+    std::fprintf(stderr, "trtet-etdump: %s: flush_profiling: %s\n", v.name,
+                 pending.ok() ? "calls still pending after a synchronize" : pending.status().to_string().c_str());
+    return false;
+  }
+  if (v.gen == nullptr) return true;
+  const auto dump = v.gen->get_etdump_data();
+  if (dump.buf == nullptr) return false;
+  if (!file.empty()) std::ofstream(file, std::ios::binary).write(static_cast<const char*>(dump.buf), dump.size);
+  free(dump.buf);
+  dump_bytes = dump.size;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int calls = 500;
+  int batches = 40;
+  std::string etdump_file;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--calls") == 0) calls = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--batches") == 0) batches = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--etdump") == 0) etdump_file = argv[i + 1];
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "trtet-etdump: no GPU\n");
+    return 2;
+  }
+  etr::runtime_init();
+  ex::ScopedEngineFactory factory([](const ex::EngineRequest& request) {
+    return trtet_test::make_test_engine(
+        std::string_view(reinterpret_cast<const char*>(request.engine_bytes), request.engine_size), request.device);
+  });
+  const std::string program = std::string(TRTET_TEST_PROGRAM_DIR) + "/etdump_fast.pte";
+  auto counting = std::make_unique<CountingTracer>();
+  CountingTracer* counter = counting.get();
+  auto gen = std::make_unique<ETDumpGen>();
+  Variant variants[3] = {{"without a tracer", nullptr}, {"counting tracer", nullptr}, {"ETDumpGen attached", nullptr}};
+  variants[0].module = std::make_unique<Module>(program);
+  variants[1].tracer = counter;
+  variants[1].module = std::make_unique<Module>(program, Module::LoadMode::File, std::move(counting));
+  variants[2].tracer = variants[2].gen = gen.get();
+  variants[2].module = std::make_unique<Module>(program, Module::LoadMode::File, std::move(gen));
+
+  void* dx = nullptr;
+  void* dy = nullptr;
+  cudaStream_t stream = nullptr;
+  if (cudaMalloc(&dx, kBytes) != cudaSuccess || cudaMalloc(&dy, kBytes) != cudaSuccess ||
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    std::fprintf(stderr, "trtet-etdump: no device memory or stream\n");
+    return 1;
+  }
+  std::vector<float> x(kCount), y(kCount);
+  for (std::size_t i = 0; i < kCount; ++i) {
+    x[i] = 0.25f * static_cast<float>(i % 97);
+    y[i] = 1.0f + static_cast<float>(i % 13);
+  }
+  cudaMemcpy(dx, x.data(), kBytes, cudaMemcpyHostToDevice);
+  cudaMemcpy(dy, y.data(), kBytes, cudaMemcpyHostToDevice);
+  const auto cuda = ::executorch::aten::Device(::executorch::aten::DeviceType::CUDA, 0);
+  auto tx = from_blob(dx, {kRows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+  auto ty = from_blob(dy, {kRows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+  std::vector<etr::EValue> inputs{etr::EValue(*tx), etr::EValue(*ty)};
+
+  for (Variant& v : variants) {
+    if (v.module->load_method("forward") != etr::Error::Ok || run_batch(v, stream, 200, inputs) < 0) {
+      std::fprintf(stderr, "trtet-etdump: %s: %s does not load or run\n", v.name, program.c_str());
+      return 1;
+    }
+  }
+  std::size_t dump_bytes = 0;
+  for (Variant& v : variants) {
+    if (!flush(v, "", dump_bytes)) return 1;
+  }
+  for (int b = 0; b < batches; ++b) {
+    for (int k = 0; k < 3; ++k) {
+      Variant& v = variants[(b + k) % 3];
+      const double us = run_batch(v, stream, calls, inputs);
+      if (us < 0) return 1;
+      v.us_per_call.push_back(us);
+      if (!flush(v, b + 1 == batches ? etdump_file : "", dump_bytes)) return 1;
+    }
+  }
+  long wrong = 0;
+  for (const Variant& v : variants) {
+    std::vector<float> out(kCount);
+    cudaMemcpy(out.data(), v.out, kBytes, cudaMemcpyDeviceToHost);
+    for (std::size_t i = 0; i < kCount; ++i) wrong += out[i] != 2.0f * x[i] - 0.5f * y[i] ? 1 : 0;
+  }
+  const double plain = median(variants[0].us_per_call), counted = median(variants[1].us_per_call),
+               traced = median(variants[2].us_per_call);
+  std::printf("%-28s %18s\n", "device I/O, under a guard", "host us per call");
+  for (const Variant& v : variants) std::printf("%-28s %18.3f\n", v.name, median(v.us_per_call));
+  std::printf("delegate events of the counting tracer: %ld host, %ld engine GPU, for %ld calls\n", counter->host_events,
+              counter->engine_events, variants[1].calls);
+  std::printf("ETDump of the last batch: %zu bytes for %d calls%s%s\n", dump_bytes, calls,
+              etdump_file.empty() ? "" : ", written to ", etdump_file.c_str());
+  const bool logged = counter->host_events == variants[1].calls && counter->engine_events == variants[1].calls;
+  std::printf("P11a host time per call with a counting tracer / without: %.3f us / %.3f us = %.3f (the delegate's "
+              "own profiling)\n",
+              counted, plain, counted / plain);
+  const double ratio = traced / plain;
+  std::printf("P11 host time per call with ETDumpGen attached / without: %.3f us / %.3f us = %.3f (goal <= 1.10: %s); "
+              "%d batches of %d calls; %ld wrong outputs; every call logged: %s\n",
+              traced, plain, ratio, ratio <= 1.10 ? "met" : "missed", batches, calls, wrong, logged ? "yes" : "NO");
+  cudaStreamDestroy(stream);
+  cudaFree(dx);
+  cudaFree(dy);
+  return wrong == 0 && logged ? 0 : 1;
+}
