@@ -14,10 +14,11 @@
 //    default-stream handle) the session's own stream, one non-default stream per session;
 //  - kernels stay on the green context's SMs: a session recording SMs, called on a green stream,
 //    recorded only SMs of that partition (measured at start by the SM probe);
-//  - results are ready when the stream is: a guarded device-only call is checked through an event
-//    recorded on its stream right after it, once the next step has queued its own calls (no full
-//    sync between steps), latest call first, so a later call on another stream that did not wait
-//    for it, or a stream that does not follow every earlier call, changes what is read;
+//  - results are ready when the stream is: a guarded call without host outputs is checked through
+//    an event recorded on its stream right after it, once the next step has queued its own calls
+//    (no full sync between steps), latest call first, so a later call on another stream that did
+//    not wait for it (its engine, or its copies into shared staging), or a stream that does not
+//    follow every earlier call, changes what is read;
 //  - a later call waits for the earlier ones: such a call's gate stays closed while the next call
 //    of its session, on another stream, is made (when that one returns at once too); an event
 //    after that call must not complete while the gate holds the earlier call (polled for
@@ -95,7 +96,7 @@ class Executor {
     std::uint64_t enqueues = 0;
     std::uint64_t graph_captures = 0;  ///< delegate-owned graphs (the engine is handed a capture stream)
   };
-  /// A guarded device-only call checked later (Note [promises when made]).
+  /// A guarded call without host outputs, checked later (Note [promises when made]).
   struct Pending {
     Pending() = default;
     Pending(Pending&& other) noexcept;
@@ -117,7 +118,7 @@ class Executor {
   };
   /// How call() makes a call.
   struct CallHow {
-    bool may_defer = false;      ///< a guarded device-only call may be checked later (Pending)
+    bool may_defer = false;      ///< a guarded call without host outputs may be checked later (Pending)
     bool work_queued = false;    ///< the caller work is already queued (a repeat's requeue)
     std::size_t step = 0;
   };

@@ -231,7 +231,9 @@ Verdict Executor::call(SessionSlot& slot, std::unique_ptr<CallArgs>& owned, cons
   context.io = io;
   context.scribble = plan.scribble;
   context.failure_reason = reason;
-  context.defer_device = how.may_defer && status.ok() && plan.guard && args.device_only() && !sm_check;
+  // Device-side results of a guarded call without host outputs (it returned at once, or once its
+  // host inputs were read) are checked later, after the next step's calls were queued.
+  context.defer_device = how.may_defer && status.ok() && plan.guard && !args.host_outputs() && !sm_check;
   if (Verdict v = check_call(args, status, expect, context, tally_)) return v;
   if (status.ok() && plan.shared_cache) {
     slot.cache->apply(args.inputs()[static_cast<std::size_t>(slot.model.x_binding())]);

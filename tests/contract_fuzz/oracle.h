@@ -56,8 +56,8 @@ struct CallContext {
   /// Compare the in-place update's values (false where later calls may have updated the shared
   /// cache too, or calls of other threads: their sum is checked at the end instead).
   bool alias_values = true;
-  /// A guarded device-only call whose device-side checks come later (check_device_results after
-  /// an event recorded on the stream): only the status is checked now.
+  /// A guarded call without host outputs whose device-side checks come later (check_device_results
+  /// after an event recorded on the stream): only the status, and host inputs, are checked now.
   bool defer_device = false;
 };
 
