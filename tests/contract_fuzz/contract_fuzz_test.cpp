@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #if TRTET_FUZZ_HAVE_EXECUTORCH
 #include <executorch/extension/module/module.h>
@@ -470,13 +471,15 @@ TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
   EXPECT_EQ(seen.budgets, (std::set<std::size_t>{0, 4u << 20, 32u << 20}));
   EXPECT_EQ(seen.caller_spins, (std::set<std::int64_t>{20, 200, 2000}));
   EXPECT_TRUE(seen.graphs && seen.record_sms && seen.small && seen.big);
-  EXPECT_GT(seen.shared_across_streams, 0);
-  EXPECT_GT(seen.repeats_device_only, 0);
-  EXPECT_GT(seen.green_sm_calls, 0);
-  EXPECT_GT(seen.rejected_idle, 0);
-  EXPECT_GT(seen.busy_candidates, 0);
-  EXPECT_GT(seen.behind_held, 0);
-  EXPECT_GT(seen.ordered_updates, 0);
+  const std::pair<int, const char*> reached[] = {
+      {seen.shared_across_streams, "a cache shared across threads and streams"},
+      {seen.repeats_device_only, "a repeat the repeat path can take"},
+      {seen.green_sm_calls, "an SM check"},
+      {seen.rejected_idle, "an idle stream after a rejected call"},
+      {seen.busy_candidates, "a busy stream at return"},
+      {seen.behind_held, "a call behind a held one"},
+      {seen.ordered_updates, "two order-dependent updates from two streams"}};
+  for (const auto& [count, what] : reached) EXPECT_GT(count, 0) << "the seed set never reaches " << what;
   std::set<std::size_t> element_sizes;
   for (ex::DataType dtype : seen.dtypes) element_sizes.insert(ex::element_size(dtype));
   for (std::size_t size : {1, 2, 8}) EXPECT_TRUE(element_sizes.count(size)) << "a side dtype of " << size << " bytes";
