@@ -194,16 +194,24 @@ Verdict Executor::call(SessionSlot& slot, std::unique_ptr<CallArgs>& owned, cons
   const ex::Status status = execute_as(*slot.session, args, plan.guard, stream);
   if (gated) {
     const cudaError_t query = cudaStreamQuery(ordered);
+    // The gate lets the stream through on its own after its timeout (counted on the GPU from later
+    // than closed_at): a call that took nearly that long cannot be judged.
+    const bool in_time = std::chrono::steady_clock::now() <
+                         gate.closed_at + std::chrono::milliseconds(world_.gate().timeout_ms() - 200);
     const bool hold = holdable && status.ok() && !behind_held;
     if (!hold) world_.gate().open(gate);
-    if (status.ok()) {
+    if (status.ok() && in_time) {
       ++tally_.busy_at_return;
       if (query != cudaErrorNotReady) {
         world_.gate().open(gate);
         return promise("a guarded call with device-only I/O waited for its stream: right after it returned, "
                        "cudaStreamQuery gave " + error_name(query) + " though a gate held the stream (it opens after " +
-                       std::to_string(kGateTimeoutMs) + " ms unless the caller opens it)");
+                       std::to_string(world_.gate().timeout_ms()) + " ms unless the caller opens it)");
       }
+    } else if (status.ok() && query != cudaErrorNotReady) {
+      world_.gate().open(gate);
+      return promise("a guarded call with device-only I/O returned only after its stream's gate timed out (" +
+                     std::to_string(world_.gate().timeout_ms()) + " ms): it waited for its stream");
     }
     if (behind_held && status.ok()) {
       if (Verdict v = check_behind_held(ordered)) return v;
@@ -266,10 +274,11 @@ void Executor::release_held() noexcept {
 }
 
 Verdict Executor::check_behind_held(cudaStream_t ordered) {
-  // The held gate lets its call through on its own only after kGateTimeoutMs (counted on the GPU
+  // The held gate lets its call through on its own only after its timeout (counted on the GPU
   // from later than closed_at): what completes well before that did not wait for it.
   using Clock = std::chrono::steady_clock;
-  const Clock::time_point valid_until = held_.ticket.closed_at + std::chrono::milliseconds(kGateTimeoutMs - 200);
+  const Clock::time_point valid_until =
+      held_.ticket.closed_at + std::chrono::milliseconds(world_.gate().timeout_ms() - 200);
   if (Clock::now() + std::chrono::milliseconds(kBehindGateMs) >= valid_until) return std::nullopt;  // too late to tell
   cudaEvent_t after = nullptr;
   if (const cudaError_t e = cudaEventCreateWithFlags(&after, cudaEventDisableTiming); e != cudaSuccess) {

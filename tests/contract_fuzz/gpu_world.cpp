@@ -27,7 +27,7 @@ ex::Status make_world(std::vector<ex::green::Partition>& partitions, std::vector
     }
   }
   for (int i = 0; i < kIoStreams; ++i) TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&io[i], cudaStreamNonBlocking));
-  TRTET_ASSIGN_OR_RETURN(gate, Gate::create(kGateTimeoutMs));
+  TRTET_ASSIGN_OR_RETURN(gate, Gate::create(trtet_test::under_sanitizer() ? kSanitizerGateTimeoutMs : kGateTimeoutMs));
   return ex::Status::Ok();
 }
 

@@ -19,8 +19,10 @@ namespace ex = torch_tensorrt::executorch_backend;
 
 /// Fuzzer threads: the main thread (0) and up to 4 workers of a concurrent step (1..4).
 constexpr int kIoStreams = 5;
-/// How long a closed gate holds its stream at most: a call that waits for its stream returns after it.
+/// How long a closed gate holds its stream at most: a call that waits for its stream returns after
+/// it. Under compute-sanitizer (calls 10-100x slower) kSanitizerGateTimeoutMs.
 constexpr int kGateTimeoutMs = 1000;
+constexpr int kSanitizerGateTimeoutMs = 30000;
 /// How long a call queued behind a held gate is watched: it must not complete (its own work takes
 /// a few milliseconds at most, so a call that did not wait for the held one completes well within).
 constexpr int kBehindGateMs = 50;
@@ -52,7 +54,7 @@ class GpuWorld {
   /// The SM ids (sorted) a saturating kernel on partition `index` ran on (green/probe.h).
   const std::vector<int>& partition_sms(int index) const { return sms_[static_cast<std::size_t>(index)]; }
   cudaStream_t io(int thread) const noexcept { return io_[thread]; }
-  /// The main thread's gate (timeout kGateTimeoutMs).
+  /// The main thread's gate (timeout kGateTimeoutMs, or kSanitizerGateTimeoutMs).
   Gate& gate() noexcept { return gate_; }
 
  private:
