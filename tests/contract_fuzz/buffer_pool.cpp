@@ -1,5 +1,7 @@
 #include "contract_fuzz/buffer_pool.h"
 
+#include <algorithm>
+
 namespace trtet_test::fuzz {
 
 ex::Result<Buffer*> BufferPool::lend(Mem mem, std::size_t bytes) {
@@ -20,9 +22,11 @@ ex::Result<Buffer*> BufferPool::lend(Mem mem, std::size_t bytes) {
   return best->buffer.get();
 }
 
-void BufferPool::release_all() {
+void BufferPool::release_all(const std::vector<const Buffer*>& keep) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (Entry& entry : entries_) entry.lent = false;
+  for (Entry& entry : entries_) {
+    entry.lent = std::find(keep.begin(), keep.end(), entry.buffer.get()) != keep.end();
+  }
 }
 
 std::size_t BufferPool::held_bytes() const {

@@ -17,8 +17,9 @@ class BufferPool {
   /// A buffer of `mem` with at least `bytes` (rounded up to a power of two, at least 4 KiB) not
   /// lent since the last release_all(). Allocates (possibly synchronizing the device) when none is free.
   ex::Result<Buffer*> lend(Mem mem, std::size_t bytes);
-  /// Every buffer free again (the calls that used them are complete).
-  void release_all();
+  /// Every buffer free again but those in `keep` (the calls that used them are complete; those of
+  /// `keep` may still be in flight).
+  void release_all(const std::vector<const Buffer*>& keep = {});
   /// Bytes held, all kinds.
   std::size_t held_bytes() const;
 

@@ -1,6 +1,8 @@
 #include "contract_fuzz/call_args.h"
 
 #include "contract_fuzz/rng.h"
+#include "cuda/check.h"
+#include "engines/kernels.h"
 
 namespace trtet_test::fuzz {
 namespace {
@@ -8,7 +10,7 @@ namespace {
 ex::Status resize_callback(void* context, ex::delegate::TensorView& view, const ex::Shape& shape) {
   auto* tensor = static_cast<TensorState*>(context);
   ++tensor->resize_calls;
-  const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * sizeof(float);
+  const std::size_t bytes = static_cast<std::size_t>(shape.numel()) * ex::element_size(view.dtype);
   TRTET_CHECK_OR_RETURN(bytes <= tensor->capacity, kInvalidArgument,
                         "fuzz tensor: resize to %s needs %zu bytes, capacity is %zu", shape.to_string().c_str(), bytes,
                         tensor->capacity);
@@ -35,9 +37,40 @@ std::vector<float> draw_floats(std::size_t n, std::uint64_t seed) {
   return values;
 }
 
+std::vector<float> draw_dyadic(std::size_t n, std::uint64_t seed) {
+  std::vector<float> values(n);
+  std::uint64_t state = mix(seed, 0xd1ad1c);
+  for (float& v : values) {
+    const std::uint64_t r = splitmix64(state += kSplitMixGamma);
+    const int k = 1 + static_cast<int>(r % 16);  // 1..16
+    v = static_cast<float>((r >> 32) & 1 ? k : -k) * 0.25f;
+  }
+  return values;
+}
+
+ex::Result<std::unique_ptr<SharedCache>> SharedCache::make(const InputShape& shape, Mem mem, std::uint64_t seed,
+                                                           cudaStream_t io) {
+  auto cache = std::make_unique<SharedCache>();
+  const std::size_t n = static_cast<std::size_t>(shape.numel());
+  TRTET_ASSIGN_OR_RETURN(cache->buffer, Buffer::allocate(mem, std::max<std::size_t>(n * sizeof(float), 1)));
+  cache->expected = draw_dyadic(n, seed);
+  TRTET_RETURN_IF_ERROR(cache->buffer->write(cache->expected.data(), n * sizeof(float), io));
+  return cache;
+}
+
+void SharedCache::apply(const std::vector<float>& x) {
+  for (std::size_t i = 0; i < expected.size() && i < x.size(); ++i) expected[i] = negate ? x[i] - expected[i] : expected[i] + x[i];
+  ++updates;
+}
+
 ex::Result<std::unique_ptr<CallArgs>> CallArgs::prepare(const EngineModel& model, const CallPlan& plan,
-                                                        BufferPool& pool, cudaStream_t io) {
+                                                        BufferPool& pool, cudaStream_t io, const SharedCache* cache) {
   std::unique_ptr<CallArgs> args(new CallArgs(model, plan));
+  args->pool_ = &pool;
+  TRTET_CHECK_OR_RETURN(!plan.shared_cache || (cache != nullptr && model.cache_binding() >= 0), kInvalidArgument,
+                        "a shared-cache call needs the session's cache and an in-place engine");
+  args->cache_ = plan.shared_cache ? cache : nullptr;
+  args->sources_.assign(static_cast<std::size_t>(model.io_count()), nullptr);
   const int count = model.io_count();
   TRTET_CHECK_OR_RETURN(static_cast<int>(plan.mems.size()) == count, kInvalidArgument,
                         "plan has %zu memory kinds for %d bindings", plan.mems.size(), count);
@@ -45,11 +78,11 @@ ex::Result<std::unique_ptr<CallArgs>> CallArgs::prepare(const EngineModel& model
   args->inputs_.resize(static_cast<std::size_t>(count));
   for (int b = 0; b < count; ++b) {
     const BindingRole& role = model.role(b);
-    std::size_t bytes = input_elements * sizeof(float);
+    std::size_t bytes = input_elements * role.element_bytes();
     ex::Shape shape{plan.shape.rows, plan.shape.cols};
     if (!role.input) {
       shape = model.output_shape(b, plan.shape);
-      bytes = static_cast<std::size_t>(shape.numel()) * sizeof(float);
+      bytes = static_cast<std::size_t>(shape.numel()) * role.element_bytes();
       if (role.scalar && plan.stale_output_shapes) {
         shape = ex::Shape{2};
       } else if (role.scalar && (plan.data_seed & 1) != 0) {
@@ -60,7 +93,13 @@ ex::Result<std::unique_ptr<CallArgs>> CallArgs::prepare(const EngineModel& model
     }
     auto tensor = std::make_unique<TensorState>();
     tensor->shape = shape;
-    if (!(bytes == 0 && plan.null_empty)) {
+    if (args->is_shared_cache(b)) {
+      TRTET_CHECK_OR_RETURN(cache->buffer->capacity() >= bytes, kInvalidArgument,
+                            "the shared cache holds %zu bytes, the call's input %zu", cache->buffer->capacity(), bytes);
+      tensor->buffer = cache->buffer.get();
+      tensor->data = tensor->buffer->data();
+      tensor->capacity = tensor->buffer->capacity();
+    } else if (!(bytes == 0 && plan.null_empty)) {
       TRTET_ASSIGN_OR_RETURN(tensor->buffer, pool.lend(plan.mems[static_cast<std::size_t>(b)], bytes));
       tensor->data = tensor->buffer->data();
       tensor->capacity = tensor->buffer->capacity();
@@ -69,8 +108,50 @@ ex::Result<std::unique_ptr<CallArgs>> CallArgs::prepare(const EngineModel& model
     args->initial_shapes_.push_back(shape);
     args->tensors_.push_back(std::move(tensor));
   }
-  TRTET_RETURN_IF_ERROR(args->refresh(plan.data_seed, io));
+  TRTET_RETURN_IF_ERROR(args->write_new_inputs(plan.data_seed, io, /*queue=*/plan.caller_spin_us > 0, /*stale=*/true));
+  TRTET_RETURN_IF_ERROR(args->repoison(io));
   return args;
+}
+
+bool CallArgs::queued(int binding) const {
+  const TensorState& t = tensor(binding);
+  return plan_.caller_spin_us > 0 && model_->role(binding).input && !is_shared_cache(binding) && t.buffer != nullptr &&
+         t.buffer->mem() != Mem::kPageable && bytes(binding) > 0;
+}
+
+ex::Status CallArgs::queue_caller_work(cudaStream_t stream) {
+  if (plan_.caller_spin_us <= 0) return ex::Status::Ok();
+  TRTET_RETURN_IF_ERROR(launch_spin(plan_.caller_spin_us * 1000, 1, stream));
+  for (int b = 0; b < model_->io_count(); ++b) {
+    Buffer* source = sources_[static_cast<std::size_t>(b)];
+    if (source == nullptr) continue;
+    TRTET_CUDA_CHECK(cudaMemcpyAsync(tensor(b).buffer->data(), source->data(), bytes(b), cudaMemcpyDefault, stream));
+  }
+  return ex::Status::Ok();
+}
+
+ex::Status CallArgs::requeue(std::uint64_t data_seed, cudaStream_t stream, cudaStream_t io) {
+  // No other values first: the previous call may still be reading these buffers (its stream
+  // orders the queued writes after it).
+  TRTET_RETURN_IF_ERROR(write_new_inputs(data_seed, io, /*queue=*/true, /*stale=*/false));
+  return queue_caller_work(stream);
+}
+
+bool CallArgs::device_only() const {
+  for (int b = 0; b < model_->io_count(); ++b) {
+    const TensorState& t = tensor(b);
+    if (t.buffer != nullptr && t.buffer->mem() != Mem::kDevice && t.buffer->mem() != Mem::kManaged) return false;
+  }
+  return true;
+}
+
+std::vector<const Buffer*> CallArgs::buffers() const {
+  std::vector<const Buffer*> all;
+  for (int b = 0; b < model_->io_count(); ++b) {
+    if (tensor(b).buffer != nullptr) all.push_back(tensor(b).buffer);
+    if (sources_[static_cast<std::size_t>(b)] != nullptr) all.push_back(sources_[static_cast<std::size_t>(b)]);
+  }
+  return all;
 }
 
 ex::Status CallArgs::refresh(std::uint64_t data_seed, cudaStream_t io) {
@@ -83,12 +164,21 @@ ex::Status CallArgs::refresh_data(std::uint64_t data_seed, cudaStream_t io) {
   return poison_outputs(io);
 }
 
-ex::Status CallArgs::write_new_inputs(std::uint64_t data_seed, cudaStream_t io) {
+ex::Status CallArgs::write_new_inputs(std::uint64_t data_seed, cudaStream_t io, bool queue, bool stale) {
   for (int b = 0; b < model_->io_count(); ++b) {
     if (!model_->role(b).input) continue;
-    inputs_[static_cast<std::size_t>(b)] = draw_floats(bytes(b) / sizeof(float), mix(data_seed, static_cast<std::uint64_t>(b)));
+    std::vector<float>& values = inputs_[static_cast<std::size_t>(b)];
+    // Floats; a binding of another dtype takes their bytes (as many words as cover it).
+    const std::size_t words = (bytes(b) + sizeof(float) - 1) / sizeof(float);
+    if (is_shared_cache(b)) {
+      values = cache_->expected;  // as earlier calls left it
+    } else if (plan_.shared_cache) {
+      values = draw_dyadic(words, mix(data_seed, static_cast<std::uint64_t>(b)));
+    } else {
+      values = draw_floats(words, mix(data_seed, static_cast<std::uint64_t>(b)));
+    }
   }
-  return write_inputs(io);
+  return write_inputs(io, queue, stale);
 }
 
 ex::Status CallArgs::repoison(cudaStream_t io) {
@@ -102,10 +192,24 @@ ex::Status CallArgs::repoison(cudaStream_t io) {
   return ex::Status::Ok();
 }
 
-ex::Status CallArgs::write_inputs(cudaStream_t io) {
+ex::Status CallArgs::write_inputs(cudaStream_t io, bool queue, bool stale) {
   for (int b = 0; b < model_->io_count(); ++b) {
-    if (!model_->role(b).input || tensor(b).buffer == nullptr) continue;
-    TRTET_RETURN_IF_ERROR(tensor(b).buffer->write(inputs_[static_cast<std::size_t>(b)].data(), bytes(b), io));
+    Buffer*& source = sources_[static_cast<std::size_t>(b)];
+    source = nullptr;
+    if (!model_->role(b).input || tensor(b).buffer == nullptr || is_shared_cache(b)) continue;
+    const std::vector<float>& values = inputs_[static_cast<std::size_t>(b)];
+    if (!(queue && queued(b))) {
+      TRTET_RETURN_IF_ERROR(tensor(b).buffer->write(values.data(), bytes(b), io));
+      continue;
+    }
+    // Other values until the caller's queued write lands (a new source each time: an earlier
+    // queued copy may not have run yet).
+    if (stale) {
+      const std::vector<float> other = draw_floats(values.size(), mix(plan_.data_seed, 0x57a1e + static_cast<std::uint64_t>(b)));
+      TRTET_RETURN_IF_ERROR(tensor(b).buffer->write(other.data(), bytes(b), io));
+    }
+    TRTET_ASSIGN_OR_RETURN(source, pool_->lend(Mem::kDevice, bytes(b)));
+    TRTET_RETURN_IF_ERROR(source->write(values.data(), bytes(b), io));
   }
   return ex::Status::Ok();
 }
@@ -126,7 +230,7 @@ void CallArgs::build_views() {
     view.data = t.data;
     view.capacity_bytes = t.capacity;
     view.shape = t.shape;
-    view.dtype = ex::DataType::kFloat32;
+    view.dtype = model_->role(b).dtype;
     const Mem mem = plan_.mems[static_cast<std::size_t>(b)];
     const bool hint = b < static_cast<int>(plan_.hints.size()) && plan_.hints[static_cast<std::size_t>(b)];
     if (t.buffer != nullptr && t.buffer->mem() != mem) {

@@ -5,9 +5,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <regex>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #if TRTET_FUZZ_HAVE_EXECUTORCH
 #include <executorch/extension/module/module.h>
@@ -18,7 +21,9 @@
 #include "contract_fuzz/engine_model.h"
 #include "contract_fuzz/et_executor.h"
 #include "contract_fuzz/et_sequence.h"
+#include "contract_fuzz/fuzz_outputs_engine.h"
 #include "contract_fuzz/generator.h"
+#include "contract_fuzz/seed_sets.h"
 #include "contract_fuzz/shrink.h"
 
 namespace trtet_test::fuzz {
@@ -35,6 +40,7 @@ std::vector<const CallPlan*> plans_of(const Step& step) {
   if (auto* s = as<CaptureStep>(step)) plans.push_back(&s->call);
   if (auto* s = as<DestroyStep>(step)) plans.push_back(&s->call);
   if (auto* s = as<BadCallStep>(step)) plans.push_back(&s->call);
+  if (auto* s = as<RepeatStep>(step)) plans.push_back(&s->call);
   if (auto* s = as<ConcurrentStep>(step)) {
     for (const auto& thread : s->threads) {
       for (const CallPlan& plan : thread) plans.push_back(&plan);
@@ -102,7 +108,7 @@ TEST(ContractFuzzGenerator, DrawsEveryStepMemoryStreamEngineAndBoundarySize) {
   EXPECT_EQ(seen.step_kinds.size(), std::variant_size_v<Step>) << "some step kind is never drawn";
   EXPECT_EQ(seen.mems.size(), 4u) << "some memory kind is never drawn";
   EXPECT_EQ(seen.streams.size(), 4u) << "some stream source is never drawn";
-  EXPECT_EQ(outputs, (std::set<int>{1, 2, 3, 4})) << "engines of 1 to 4 outputs";
+  EXPECT_EQ(outputs, (std::set<int>{1, 2, 3, 4, 5})) << "engines of 1 to 4 outputs, and one more of a side dtype";
   EXPECT_TRUE(alias && mixed && guard && no_guard && outside_profile && destroy_during);
   for (std::size_t boundary : {std::size_t{0}, std::size_t{(1u << 20) + 4}, std::size_t{(2u << 20) + 4},
                                std::size_t{64u << 20}}) {
@@ -181,7 +187,8 @@ TEST(ContractFuzzGenerator, SizesStayWithinTheConfiguredMaximum) {
   for (std::uint64_t seed = 1; seed <= 100; ++seed) {
     config.seed = seed;
     for (const Step& step : generate(config).steps) {
-      const bool small = as<ConcurrentStep>(step) || as<CaptureStep>(step) || as<DestroyStep>(step);
+      const bool small = as<ConcurrentStep>(step) || as<CaptureStep>(step) || as<DestroyStep>(step) ||
+                         as<RepeatStep>(step);
       for (const CallPlan* plan : plans_of(step)) {
         EXPECT_LE(static_cast<std::size_t>(plan->shape.numel()) * 4, small ? config.concurrent_max_bytes : config.max_bytes)
             << to_string(step);
@@ -269,7 +276,7 @@ TEST(ContractFuzzReference, CompareCatchesWrongValuesPoisonAndSwappedOutputs) {
   for (std::size_t i = 0; i < 64; ++i) {
     out0[i] = 1.0f * inputs[0][i] + 0.5f * inputs[1][i];
     out1[i] = 2.0f * inputs[0][i] - 0.5f * inputs[1][i];
-    cache[i] = inputs[2][i] + inputs[0][i];
+    cache[i] = inputs[0][i] - inputs[2][i];  // kMulti's in-place update: cache = x - cache
   }
   EXPECT_EQ(model.compare(3, out0.data(), 64, inputs), "");
   EXPECT_EQ(model.compare(4, out1.data(), 64, inputs), "");
@@ -289,6 +296,316 @@ TEST(ContractFuzzReference, DrawnFloatsAreDeterministicNonZeroAndBounded) {
     EXPECT_GE(std::fabs(v), 0.25f);
     EXPECT_LE(std::fabs(v), 4.0f);
   }
+}
+
+
+// ---- sessions with options, shared state, caller work, repeats (issue 29) ----
+
+/// What a set of sequences draws of the session options and the overlap draws.
+struct OptionDraws {
+  std::set<int> profiles, slots;
+  std::set<ex::DataType> dtypes;  ///< side dtypes
+  std::set<std::size_t> budgets;
+  std::set<Mem> cache_mems;
+  std::set<std::int64_t> caller_spins;
+  bool graphs = false, record_sms = false, small = false, big = false;
+  int shared_calls = 0;           ///< calls on the shared cache
+  int shared_across_streams = 0;  ///< concurrent steps with shared-cache calls of 2+ threads on 2+ streams
+  int repeats_device_only = 0;    ///< repeat steps a repeat path could take (guarded, stream object, device-accessible)
+  int green_sm_calls = 0;         ///< guarded green calls of an SM-recording session
+  int profile_calls[3] = {0, 0, 0};  ///< calls of each profile of 3-profile sessions
+  int rejected_idle = 0;          ///< bad calls (idle-after-reject)
+  int busy_candidates = 0;        ///< guarded device-only calls expected to succeed (busy-at-return)
+  int behind_held = 0;            ///< such a call right after one of its session on another stream (held gate)
+  int ordered_updates = 0;        ///< of those, both updating a shared cache whose result shows their order
+
+  /// A call whose gate the executor keeps closed until the session's next call (Executor::call).
+  static bool holdable(const EngineSpec& spec, const CallPlan& plan) {
+    bool device = true;
+    for (Mem mem : plan.mems) device = device && (mem == Mem::kDevice || mem == Mem::kManaged);
+    const bool sm_check = spec.record_sms && plan.guard && plan.stream.source == StreamSource::kGreen;
+    return device && plan.guard && EngineModel(spec).in_profile(plan.shape) && !sm_check;
+  }
+
+  void add(const Sequence& sequence) {
+    const CallPlan* previous = nullptr;
+    int previous_session = -1;
+    for (const Step& step : sequence.steps) {
+      const CallPlan* plan = nullptr;
+      int session = -1;
+      if (auto* s = as<CallStep>(step)) plan = &s->call, session = s->session;
+      if (auto* s = as<RepeatStep>(step)) plan = &s->call, session = s->session;
+      const bool now = plan != nullptr && holdable(sequence.sessions[static_cast<std::size_t>(session)], *plan);
+      if (now && previous != nullptr && previous_session == session &&
+          to_string(previous->stream) != to_string(plan->stream)) {
+        ++behind_held;
+        const bool negates = EngineModel(sequence.sessions[static_cast<std::size_t>(session)]).negates_cache();
+        if (negates && previous->shared_cache && plan->shared_cache) ++ordered_updates;
+      }
+      previous = now ? plan : nullptr;
+      previous_session = session;
+    }
+    for (const EngineSpec& spec : sequence.sessions) {
+      profiles.insert(spec.profiles);
+      slots.insert(spec.staging_slots);
+      budgets.insert(spec.budget_bytes);
+      graphs = graphs || spec.graphs;
+      record_sms = record_sms || spec.record_sms;
+      (spec.max_rows == kSmallMaxRows ? small : big) = true;
+      if (spec.in_place()) cache_mems.insert(spec.cache_mem);
+      if (spec.has_side()) dtypes.insert(spec.side_dtype);
+    }
+    for (const Step& step : sequence.steps) {
+      if (as<BadCallStep>(step)) ++rejected_idle;
+      if (auto* s = as<RepeatStep>(step)) {
+        bool device = true;
+        for (Mem mem : s->call.mems) device = device && (mem == Mem::kDevice || mem == Mem::kManaged);
+        if (device && s->call.guard && s->call.stream.capturable()) ++repeats_device_only;
+      }
+      if (auto* s = as<ConcurrentStep>(step)) {
+        std::set<std::size_t> threads;
+        std::set<std::string> streams;
+        for (std::size_t t = 0; t < s->threads.size(); ++t) {
+          for (const CallPlan& plan : s->threads[t]) {
+            if (!plan.shared_cache) continue;
+            threads.insert(t);
+            streams.insert(plan.guard ? to_string(plan.stream) : "per-thread of t" + std::to_string(t));
+          }
+        }
+        if (threads.size() >= 2 && streams.size() >= 2) ++shared_across_streams;
+      }
+      const int session = std::visit([](const auto& s) { return session_of(s); }, step);
+      for (const CallPlan* plan : plans_of(step)) {
+        if (plan->caller_spin_us > 0) caller_spins.insert(plan->caller_spin_us);
+        if (plan->shared_cache) ++shared_calls;
+        if (session < 0) continue;
+        const EngineSpec& spec = sequence.sessions[static_cast<std::size_t>(session)];
+        const EngineModel model(spec);
+        if (spec.record_sms && plan->guard && plan->stream.source == StreamSource::kGreen) ++green_sm_calls;
+        if (spec.profiles == 3 && model.profile_for(plan->shape) >= 0) ++profile_calls[model.profile_for(plan->shape)];
+        bool device = true;
+        for (Mem mem : plan->mems) device = device && (mem == Mem::kDevice || mem == Mem::kManaged);
+        if (device && plan->guard && model.in_profile(plan->shape) && !as<BadCallStep>(step)) ++busy_candidates;
+      }
+    }
+  }
+
+  template <class S>
+  static int session_of(const S& s) {
+    if constexpr (std::is_same_v<S, ReplayStep> || std::is_same_v<S, RecreateStreamStep>) {
+      return -1;
+    } else {
+      return s.session;
+    }
+  }
+};
+
+TEST(ContractFuzzGenerator, SessionsDrawGraphsBudgetsSlotsProfilesAndSmRecording) {
+  OptionDraws seen;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    FuzzConfig config;
+    config.seed = seed;
+    seen.add(generate(config));
+  }
+  EXPECT_EQ(seen.profiles, (std::set<int>{1, 2, 3}));
+  EXPECT_EQ(seen.slots, (std::set<int>{1, 2, 3, 4}));
+  EXPECT_EQ(seen.budgets, (std::set<std::size_t>{0, 4u << 20, 32u << 20}));
+  EXPECT_EQ(seen.cache_mems, (std::set<Mem>{Mem::kDevice, Mem::kManaged}));
+  EXPECT_TRUE(seen.graphs && seen.record_sms && seen.small && seen.big);
+  for (int p = 0; p < 3; ++p) EXPECT_GT(seen.profile_calls[p], 20) << "calls of profile " << p;
+  EXPECT_EQ(seen.dtypes.size(), 8u) << "every side dtype";
+}
+
+TEST(ContractFuzzGenerator, CallsOverlapThroughSharedStateCallerWorkAndRepeats) {
+  OptionDraws seen;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    FuzzConfig config;
+    config.seed = seed;
+    const Sequence sequence = generate(config);
+    seen.add(sequence);
+    for (const Step& step : sequence.steps) {
+      const int session = std::visit([](const auto& s) { return OptionDraws::session_of(s); }, step);
+      for (const CallPlan* plan : plans_of(step)) {
+        if (!plan->shared_cache) continue;
+        const EngineSpec& spec = sequence.sessions[static_cast<std::size_t>(session)];
+        const EngineModel model(spec);
+        ASSERT_TRUE(spec.in_place()) << to_string(step);
+        EXPECT_EQ(plan->shape.rows, spec.cache_shape.rows) << "a shared-cache call has the cache's shape";
+        EXPECT_EQ(plan->shape.cols, spec.cache_shape.cols);
+        EXPECT_EQ(plan->mems[static_cast<std::size_t>(model.cache_binding())], spec.cache_mem);
+        EXPECT_TRUE(model.in_profile(plan->shape)) << to_string(spec);
+        EXPECT_FALSE(as<BadCallStep>(step) || as<DestroyStep>(step) || as<CaptureStep>(step)) << to_string(step);
+      }
+      if (auto* s = as<BadCallStep>(step)) {
+        EXPECT_EQ(s->call.caller_spin_us, 0) << "the stream must be idle before a bad call";
+        EXPECT_TRUE(EngineModel(sequence.sessions[static_cast<std::size_t>(s->session)]).in_profile(s->call.shape));
+      }
+      if (auto* s = as<RepeatStep>(step)) {
+        EXPECT_GE(s->times, 2);
+        EXPECT_GT(s->call.caller_spin_us, 0) << "each repeat's inputs are queued on its stream";
+      }
+      if (auto* s = as<CaptureStep>(step)) EXPECT_EQ(s->call.caller_spin_us, 0);
+    }
+  }
+  EXPECT_EQ(seen.caller_spins, (std::set<std::int64_t>{20, 200, 2000}));
+  EXPECT_GT(seen.shared_calls, 300);
+  EXPECT_GT(seen.shared_across_streams, 20) << "in-place updates of one cache from several threads and streams";
+  EXPECT_GT(seen.repeats_device_only, 100);
+  EXPECT_GT(seen.green_sm_calls, 200);
+  EXPECT_GT(seen.busy_candidates, 500);
+  EXPECT_GT(seen.behind_held, 50) << "a call on another stream right after a held one of its session";
+  EXPECT_GT(seen.ordered_updates, 10) << "two order-dependent updates of one cache from two streams in a row";
+}
+
+// The GPU seed set must reach every new draw and check (run on the H200 in under a minute).
+TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
+  OptionDraws seen;
+  for (const FuzzConfig& config : regression_seed_set()) seen.add(generate(config));
+  std::cout << "seed set: " << seen.busy_candidates << " busy-at-return candidates, " << seen.rejected_idle
+            << " bad calls, " << seen.green_sm_calls << " green calls of SM-recording sessions, " << seen.behind_held
+            << " calls behind a held one (" << seen.ordered_updates << " with order-dependent cache updates), "
+            << seen.repeats_device_only << " device-only repeats, "
+            << seen.shared_across_streams << " concurrent steps sharing a cache across streams, " << seen.shared_calls
+            << " shared-cache calls\n";
+  EXPECT_EQ(seen.profiles, (std::set<int>{1, 2, 3}));
+  EXPECT_EQ(seen.budgets, (std::set<std::size_t>{0, 4u << 20, 32u << 20}));
+  EXPECT_EQ(seen.caller_spins, (std::set<std::int64_t>{20, 200, 2000}));
+  EXPECT_TRUE(seen.graphs && seen.record_sms && seen.small && seen.big);
+  const std::pair<int, const char*> reached[] = {
+      {seen.shared_across_streams, "a cache shared across threads and streams"},
+      {seen.repeats_device_only, "a repeat the repeat path can take"},
+      {seen.green_sm_calls, "an SM check"},
+      {seen.rejected_idle, "an idle stream after a rejected call"},
+      {seen.busy_candidates, "a busy stream at return"},
+      {seen.behind_held, "a call behind a held one"},
+      {seen.ordered_updates, "two order-dependent updates from two streams"}};
+  for (const auto& [count, what] : reached) EXPECT_GT(count, 0) << "the seed set never reaches " << what;
+  std::set<std::size_t> element_sizes;
+  for (ex::DataType dtype : seen.dtypes) element_sizes.insert(ex::element_size(dtype));
+  for (std::size_t size : {1, 2, 8}) EXPECT_TRUE(element_sizes.count(size)) << "a side dtype of " << size << " bytes";
+  for (int p = 0; p < 3; ++p) EXPECT_GT(seen.profile_calls[p], 0) << "calls of profile " << p;
+  std::set<EtProgram> programs;
+  for (const FuzzConfig& config : et_regression_seed_set()) {
+    const EtSequence sequence = generate_et(config);
+    for (const EtStep& step : sequence.steps) {
+      if (auto* s = std::get_if<EtCallStep>(&step)) programs.insert(sequence.modules[static_cast<std::size_t>(s->module)]);
+      if (auto* s = std::get_if<EtThreadsStep>(&step)) {
+        for (const EtThread& thread : s->threads) programs.insert(thread.program);
+      }
+    }
+  }
+  EXPECT_EQ(programs.size(), static_cast<std::size_t>(kEtPrograms)) << "every program is called by the ET seed set";
+}
+
+TEST(ContractFuzzReference, TheTightestProfileIsSelectedAndChangesTheMultiEnginesOutputs) {
+  EngineSpec spec;
+  spec.kind = EngineKind::kMulti;
+  spec.plain_outputs = 2;
+  spec.profiles = 3;
+  const EngineModel model(spec);
+  EXPECT_EQ(model.profile_for(InputShape{10, 4}), 1) << "[1024, 4] is the tightest";
+  EXPECT_EQ(model.profile_for(InputShape{5000, 2}), 2);
+  EXPECT_EQ(model.profile_for(InputShape{5000, 3}), 0);
+  EXPECT_EQ(model.profile_for(InputShape{kMaxRows, 4}), 0);
+  EXPECT_EQ(model.profile_for(InputShape{10, 5}), -1) << "outside every profile";
+  spec.max_rows = kSmallMaxRows;
+  EXPECT_EQ(EngineModel(spec).profile_for(InputShape{kSmallMaxRows + 1, 1}), -1);
+  spec.profiles = 1;
+  EXPECT_EQ(EngineModel(spec).profile_for(InputShape{10, 4}), 0) << "one profile: profile 0";
+
+  std::vector<std::vector<float>> inputs(4);
+  inputs[0] = draw_floats(64, 1);
+  inputs[1] = draw_floats(64, 2);
+  std::vector<float> under1(64);
+  for (std::size_t i = 0; i < 64; ++i) {
+    under1[i] = FuzzOutputsEngine::coefficient_a(1) * inputs[0][i] + FuzzOutputsEngine::coefficient_b(1, 1) * inputs[1][i];
+  }
+  EXPECT_EQ(model.compare(3, under1.data(), 64, inputs, 1), "");
+  EXPECT_NE(model.compare(3, under1.data(), 64, inputs, 0), "") << "a call run under the wrong profile must differ";
+}
+
+TEST(ContractFuzzReference, ASideDtypeAddsABytewiseOutputOfItsElementSize) {
+  EngineSpec spec;
+  spec.kind = EngineKind::kMulti;
+  spec.plain_outputs = 1;
+  spec.alias = true;
+  spec.side_dtype = ex::DataType::kInt8;
+  const EngineModel model(spec);
+  ASSERT_EQ(model.io_count(), 7);  // x, y, cache, t -> out0, cache_out, t_out
+  EXPECT_TRUE(model.role(3).input);
+  EXPECT_EQ(model.role(3).dtype, ex::DataType::kInt8);
+  EXPECT_EQ(model.role(5).aliased_input, 2);
+  EXPECT_EQ(model.role(6).xor_of, 3);
+  EXPECT_EQ(model.role(6).element_bytes(), 1u);
+  std::vector<std::vector<float>> inputs(7);
+  inputs[3] = draw_floats(3, 5);  // 12 bytes, of which an int8 [11] tensor uses 11
+  std::vector<unsigned char> out(11);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = reinterpret_cast<const unsigned char*>(inputs[3].data())[i] ^ 0x5A;
+  EXPECT_EQ(model.compare_bytes(6, out.data(), out.size(), inputs), "");
+  out[10] ^= 1;
+  EXPECT_NE(model.compare_bytes(6, out.data(), out.size(), inputs).find("byte 10"), std::string::npos);
+  spec.max_rows = kSmallMaxRows;
+  spec.side_dtype = ex::DataType::kInt64;  // t and t_out take 8 bytes an element
+  const std::size_t largest = static_cast<std::size_t>(kSmallMaxRows * kMaxCols) * sizeof(float);
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 2 * (largest * 3 + 2 * 2 * largest));
+}
+
+TEST(ContractFuzzReference, TheBudgetTakesBindingsInOrderWhileTheyFit) {
+  EngineSpec spec;  // elementwise: x, y, out
+  spec.max_rows = kSmallMaxRows;
+  const std::size_t largest = static_cast<std::size_t>(kSmallMaxRows * kMaxCols) * sizeof(float);  // 1 MiB
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(0), 0u);
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 6 * largest) << "all three, twice each";
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(4u << 20), 4 * largest) << "x and y fit, out does not";
+  spec.kind = EngineKind::kAliasing;  // cache (in place), x, cache_out (aliased): only x is staged
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 2 * largest);
+  spec.kind = EngineKind::kSum;  // x, a one-element output
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 2 * largest + 2 * sizeof(float));
+  spec.kind = EngineKind::kElementwise;
+  spec.max_rows = kMaxRows;
+  EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 0u) << "a large engine's bindings never fit";
+}
+
+TEST(ContractFuzzReference, SharedCacheUpdatesAreExactInAnyOrder) {
+  const std::vector<float> a = draw_dyadic(4096, 1), b = draw_dyadic(4096, 2), c = draw_dyadic(4096, 3);
+  EXPECT_EQ(a, draw_dyadic(4096, 1));
+  for (float v : a) {
+    EXPECT_GE(std::fabs(v), 0.25f);
+    EXPECT_LE(std::fabs(v), 4.0f);
+    EXPECT_EQ(v * 4, std::round(v * 4)) << "a multiple of 1/4";
+  }
+  SharedCache forward, backward;
+  forward.expected = draw_dyadic(4096, 9);
+  backward.expected = forward.expected;
+  for (int round = 0; round < 100; ++round) {  // 300 updates, in two orders
+    for (const auto* x : {&a, &b, &c}) forward.apply(*x);
+    for (const auto* x : {&c, &b, &a}) backward.apply(*x);
+  }
+  EXPECT_EQ(forward.expected, backward.expected);
+  EXPECT_EQ(forward.updates, 300u);
+  // cache = x - cache (kMulti): exact too, and two calls in the other order leave another cache.
+  SharedCache ab, ba;
+  ab.negate = ba.negate = true;
+  const std::vector<float> start = draw_dyadic(4096, 9);
+  ab.expected = ba.expected = start;
+  ab.apply(a);
+  ab.apply(b);
+  ba.apply(b);
+  ba.apply(a);
+  EXPECT_NE(ab.expected, ba.expected);
+  for (std::size_t i = 0; i < 4096; ++i) ASSERT_EQ(ab.expected[i], b[i] - (a[i] - start[i])) << i;
+}
+
+TEST(ContractFuzzEtGenerator, ProgramReferences) {
+  float tolerance = 0;
+  EXPECT_EQ(et_reference(EtProgram::kPlanned, 1, 2, &tolerance), 1.0f);          // 2x - 0.5y
+  EXPECT_EQ(et_reference(EtProgram::kDevicePlanned, 1, 2, &tolerance), 1.0f);
+  EXPECT_EQ(et_reference(EtProgram::kCpuOps, 1, 2, &tolerance), 5.0f);           // 4x + 0.5y
+  EXPECT_EQ(et_reference(EtProgram::kTwoDelegates, 1, 2, &tolerance), 7.0f);     // 8x - 0.5y
+  EXPECT_LT(tolerance, 1e-3f);
+  EXPECT_GT(tolerance, 0.0f);
+  EXPECT_TRUE(is_planned(EtProgram::kCpuOps) && is_planned(EtProgram::kTwoDelegates));
+  EXPECT_EQ(planned_output_slot(EtProgram::kTwoDelegates), 4);
 }
 
 // ---- the executorch leg's generator ----
@@ -458,6 +775,31 @@ TEST(ContractFuzzEtPrograms, ExecuTorchAcceptsEveryDrawnShapeAndTheFuzzersOutput
   EXPECT_GT(checked, 100);
 }
 
+TEST(ContractFuzzEtPrograms, ProgramsHaveTheirOperatorsDelegatesAndDeviceArenas) {
+  ensure_et_runtime();
+  struct Want {
+    EtProgram program;
+    std::size_t backends;
+    bool cuda_arena;
+    std::size_t instructions;
+  };
+  for (const Want& want : {Want{EtProgram::kPlanned, 1, false, 1}, Want{EtProgram::kDevicePlanned, 1, true, 4},
+                           Want{EtProgram::kCpuOps, 1, true, 6}, Want{EtProgram::kTwoDelegates, 2, true, 7}}) {
+    Module module(et_program_path(want.program));
+    auto meta = module.method_meta("forward");
+    ASSERT_TRUE(meta.ok()) << et_program_path(want.program);
+    EXPECT_EQ(meta->num_backends(), want.backends) << to_string(want.program);
+    EXPECT_TRUE(meta->uses_backend("TensorRTBackend"));
+    EXPECT_EQ(meta->num_instructions(), want.instructions) << to_string(want.program);
+    bool cuda = false;
+    for (std::size_t b = 0; b < meta->num_memory_planned_buffers(); ++b) {
+      auto device = meta->memory_planned_buffer_device(b);
+      cuda = cuda || (device.ok() && device->type() == ::executorch::aten::DeviceType::CUDA);
+    }
+    EXPECT_EQ(cuda, want.cuda_arena) << to_string(want.program);
+  }
+}
+
 TEST(ContractFuzzEtPrograms, PlannedInputsSitWherePlannedInputAddressSays) {
   ensure_et_runtime();
   Module module(et_program_path(EtProgram::kPlanned));
@@ -466,8 +808,8 @@ TEST(ContractFuzzEtPrograms, PlannedInputsSitWherePlannedInputAddressSays) {
   auto ty = from_blob(const_cast<float*>(y.data()), {1000, 3});
   ASSERT_EQ(module.set_input("forward", etr::EValue(*tx), 0), etr::Error::Ok);
   ASSERT_EQ(module.set_input("forward", etr::EValue(*ty), 1), etr::Error::Ok);
-  const void* at_x = planned_input_address(module, 0);
-  const void* at_y = planned_input_address(module, 1);
+  const void* at_x = planned_input_address(module, EtProgram::kPlanned, 0);
+  const void* at_y = planned_input_address(module, EtProgram::kPlanned, 1);
   ASSERT_NE(at_x, nullptr);
   ASSERT_NE(at_y, nullptr);
   EXPECT_EQ(std::memcmp(at_x, x.data(), x.size() * sizeof(float)), 0) << "x is not where the memory plan puts it";

@@ -1,9 +1,11 @@
 #include "contract_fuzz/engine_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
+#include "contract_fuzz/fuzz_kernels.h"
 #include "contract_fuzz/fuzz_outputs_engine.h"
 #include "engines/aliasing_engine.h"
 #include "engines/aux_stream_engine.h"
@@ -61,7 +63,7 @@ EngineModel::EngineModel(const EngineSpec& spec) : spec_(spec) {
       x_ = 0;
       break;
     }
-    case EngineKind::kMulti:
+    case EngineKind::kMulti: {
       roles_ = {input(), input()};
       x_ = 0;
       y_ = 1;
@@ -69,43 +71,108 @@ EngineModel::EngineModel(const EngineSpec& spec) : spec_(spec) {
         roles_.push_back(input());
         cache_ = 2;
       }
+      const int t = static_cast<int>(roles_.size());
+      if (spec.has_side()) {
+        roles_.push_back(input());
+        roles_.back().dtype = spec.side_dtype;
+      }
       for (int j = 0; j < spec.plain_outputs; ++j) roles_.push_back(output());
       if (spec.alias) roles_.push_back(output(2));
+      if (spec.has_side()) {
+        BindingRole t_out = output();
+        t_out.xor_of = t;
+        t_out.dtype = spec.side_dtype;
+        roles_.push_back(t_out);
+      }
       break;
+    }
   }
   if (cache_ >= 0) roles_[static_cast<std::size_t>(cache_)].updated_in_place = true;
 }
 
-ex::Result<ex::engine::EnginePtr> EngineModel::make(int device) const {
-  const ex::Shape min_shape{0, 1};
-  const ex::Shape max_shape{kMaxRows, kMaxCols};
-  KernelOptions options;
-  options.spin_us = spec_.spin_us;
-  switch (spec_.kind) {
-    case EngineKind::kElementwise: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, ElementwiseEngine::create(device, min_shape, max_shape, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
-    case EngineKind::kAux: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, AuxStreamEngine::create(device, min_shape, max_shape, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
-    case EngineKind::kAliasing: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, AliasingEngine::create(device, min_shape, max_shape,
-                                                                 ex::engine::AliasKind::kKvCacheUpdate, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
-    case EngineKind::kSum: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, SumEngine::create(device, min_shape, max_shape, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
-    case EngineKind::kMulti: {
-      TRTET_ASSIGN_OR_RETURN(auto engine, FuzzOutputsEngine::create(device, min_shape, max_shape, spec_.plain_outputs,
-                                                                    spec_.alias, options));
-      return ex::engine::EnginePtr(std::move(engine));
-    }
+namespace {
+
+template <class E>
+ex::Result<std::unique_ptr<TestEngine>> as_test_engine(ex::Result<std::unique_ptr<E>> made) {
+  if (!made.ok()) return made.status();
+  return std::unique_ptr<TestEngine>(std::move(made).value());
+}
+
+/// The engine of `kind` with profile 0's bounds.
+ex::Result<std::unique_ptr<TestEngine>> make_engine(const EngineSpec& spec, int device, const ex::Shape& min_shape,
+                                                    const ex::Shape& max_shape, const KernelOptions& options) {
+  switch (spec.kind) {
+    case EngineKind::kElementwise: return as_test_engine(ElementwiseEngine::create(device, min_shape, max_shape, options));
+    case EngineKind::kAux: return as_test_engine(AuxStreamEngine::create(device, min_shape, max_shape, options));
+    case EngineKind::kAliasing:
+      return as_test_engine(
+          AliasingEngine::create(device, min_shape, max_shape, ex::engine::AliasKind::kKvCacheUpdate, options));
+    case EngineKind::kSum: return as_test_engine(SumEngine::create(device, min_shape, max_shape, options));
+    case EngineKind::kMulti:
+      return as_test_engine(FuzzOutputsEngine::create(
+          device, min_shape, max_shape, FuzzOutputsEngine::Outputs{spec.plain_outputs, spec.alias, spec.side_dtype},
+          options));
   }
   return ex::make_error(ex::ErrorCode::kInvalidArgument, "unknown engine kind");
+}
+
+}  // namespace
+
+ex::Result<ex::engine::EnginePtr> EngineModel::make(int device) const {
+  KernelOptions options;
+  options.spin_us = spec_.spin_us;
+  options.record_sms = spec_.record_sms;
+  const auto profile0 = profile_bounds(0);
+  TRTET_ASSIGN_OR_RETURN(std::unique_ptr<TestEngine> engine,
+                         make_engine(spec_, device, profile0.first, profile0.second, options));
+  for (int p = 1; p < spec_.profiles; ++p) {
+    const auto bounds = profile_bounds(p);
+    engine->add_profile(bounds.first, bounds.second);
+  }
+  return ex::engine::EnginePtr(std::move(engine));
+}
+
+std::pair<ex::Shape, ex::Shape> EngineModel::profile_bounds(int profile) const {
+  const ex::Shape min_shape{0, 1};
+  switch (profile) {
+    case 1: return {min_shape, ex::Shape{1024, kMaxCols}};
+    case 2: return {min_shape, ex::Shape{spec_.max_rows / 16, 2}};
+    default: return {min_shape, ex::Shape{spec_.max_rows, kMaxCols}};
+  }
+}
+
+int EngineModel::profile_for(const InputShape& shape) const {
+  int best = -1;
+  std::int64_t best_numel = 0;
+  for (int p = 0; p < spec_.profiles; ++p) {
+    const auto bounds = profile_bounds(p);
+    const bool fits = shape.rows >= bounds.first[0] && shape.rows <= bounds.second[0] && shape.cols >= bounds.first[1] &&
+                      shape.cols <= bounds.second[1];
+    // Every input has the same bounds: the sum over inputs orders profiles as one input's maximum does.
+    if (fits && (best < 0 || bounds.second.numel() < best_numel)) {
+      best = p;
+      best_numel = bounds.second.numel();
+    }
+  }
+  return best;
+}
+
+std::size_t EngineModel::budgeted_bytes(std::size_t budget) const {
+  std::size_t total = 0;
+  for (int b = 0; b < io_count(); ++b) {
+    const BindingRole& r = role(b);
+    if (r.updated_in_place || r.aliased_input >= 0) continue;
+    std::int64_t elements = 0;
+    if (r.input) {
+      for (int p = 0; p < spec_.profiles; ++p) elements = std::max(elements, profile_bounds(p).second.numel());
+    } else {
+      elements = r.scalar ? 1 : profile_bounds(0).second.numel();
+    }
+    const std::size_t bytes = static_cast<std::size_t>(elements) * r.element_bytes();
+    if (bytes > (budget - total) / 2) continue;
+    total += 2 * bytes;
+  }
+  return total;
 }
 
 ex::Shape EngineModel::output_shape(int binding, const InputShape& shape) const {
@@ -113,7 +180,7 @@ ex::Shape EngineModel::output_shape(int binding, const InputShape& shape) const 
   return ex::Shape{shape.rows, shape.cols};
 }
 
-float EngineModel::expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs,
+float EngineModel::expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs, int profile,
                             float* tolerance) const {
   const float x = inputs[static_cast<std::size_t>(x_)][i];
   float a = kA;
@@ -121,7 +188,7 @@ float EngineModel::expected(int binding, std::size_t i, const std::vector<std::v
   if (spec_.kind == EngineKind::kMulti) {
     const int first_output = spec_.alias ? 3 : 2;
     a = FuzzOutputsEngine::coefficient_a(binding - first_output);
-    b = FuzzOutputsEngine::coefficient_b(binding - first_output);
+    b = FuzzOutputsEngine::coefficient_b(binding - first_output, profile);
   }
   const float y = y_ >= 0 ? inputs[static_cast<std::size_t>(y_)][i] : 0.0f;
   // The kernel may fuse a*x + b*y into one FMA: allow the rounding of either form.
@@ -129,8 +196,24 @@ float EngineModel::expected(int binding, std::size_t i, const std::vector<std::v
   return a * x + b * y;
 }
 
+std::string EngineModel::compare_bytes(int binding, const unsigned char* actual, std::size_t bytes,
+                                       const std::vector<std::vector<float>>& inputs) const {
+  const auto* source = reinterpret_cast<const unsigned char*>(inputs[static_cast<std::size_t>(role(binding).xor_of)].data());
+  for (std::size_t i = 0; i < bytes; ++i) {
+    const unsigned char want = static_cast<unsigned char>(source[i] ^ kXorByte);
+    if (actual[i] != want) {
+      std::ostringstream out;
+      out << "byte " << i << " of " << bytes << " (" << ex::to_string(role(binding).dtype) << ") is 0x" << std::hex
+          << static_cast<int>(actual[i]) << (actual[i] == kPoisonByte ? " (the poison: never written?)" : "")
+          << ", expected 0x" << static_cast<int>(want);
+      return out.str();
+    }
+  }
+  return "";
+}
+
 std::string EngineModel::compare(int binding, const float* actual, std::size_t n,
-                                 const std::vector<std::vector<float>>& inputs) const {
+                                 const std::vector<std::vector<float>>& inputs, int profile) const {
   const BindingRole& r = role(binding);
   std::ostringstream out;
   auto describe = [&](std::size_t i, float got, float want) {
@@ -154,12 +237,13 @@ std::string EngineModel::compare(int binding, const float* actual, std::size_t n
   if (r.aliased_input >= 0) {
     const std::vector<float>& cache = inputs[static_cast<std::size_t>(cache_)];
     const std::vector<float>& x = inputs[static_cast<std::size_t>(x_)];
+    const bool negate = negates_cache();
     for (std::size_t i = 0; i < n; ++i) {
-      const float want = cache[i] + x[i];  // one IEEE addition on either side: exact
+      const float want = negate ? x[i] - cache[i] : cache[i] + x[i];  // one IEEE operation on either side: exact
       if (!(actual[i] == want)) {
         out << "the aliased input (updated in place): ";
         describe(i, actual[i], want);
-        out << " (cache " << cache[i] << " + x " << x[i] << ")";
+        out << " (cache " << cache[i] << (negate ? ", x " : " + x ") << x[i] << ")";
         if (actual[i] == cache[i]) out << " (unchanged: the update did not land in the input's memory)";
         return out.str();
       }
@@ -168,7 +252,7 @@ std::string EngineModel::compare(int binding, const float* actual, std::size_t n
   }
   for (std::size_t i = 0; i < n; ++i) {
     float tolerance = 0;
-    const float want = expected(binding, i, inputs, &tolerance);
+    const float want = expected(binding, i, inputs, profile, &tolerance);
     if (!(std::fabs(actual[i] - want) <= tolerance)) {
       describe(i, actual[i], want);
       return out.str();

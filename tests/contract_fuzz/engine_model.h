@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "contract_fuzz/sequence.h"
@@ -17,6 +18,9 @@ struct BindingRole {
   int aliased_input = -1;        ///< outputs: the input updated in place (-1: a plain output)
   bool updated_in_place = false; ///< inputs: some output aliases it
   bool scalar = false;           ///< outputs: a one-element result ([1], or 0-d in the view)
+  int xor_of = -1;               ///< outputs: the input whose bytes XOR kXorByte it holds (-1: none)
+  ex::DataType dtype = ex::DataType::kFloat32;
+  std::size_t element_bytes() const noexcept { return ex::element_size(dtype); }
 };
 
 class EngineModel {
@@ -27,21 +31,49 @@ class EngineModel {
   int io_count() const noexcept { return static_cast<int>(roles_.size()); }
   const BindingRole& role(int binding) const { return roles_[static_cast<std::size_t>(binding)]; }
 
-  /// The engine on `device`, profile [0, 1] .. [kMaxRows, kMaxCols].
+  /// The engine on `device` with spec().profiles profiles (profile_bounds), recording SMs when
+  /// spec().record_sms.
   ex::Result<ex::engine::EnginePtr> make(int device) const;
+
+  /// Every input's bounds in `profile`: 0 is [0, 1] .. [max_rows, kMaxCols]; 1 is [0, 1] ..
+  /// [1024, kMaxCols]; 2 is [0, 1] .. [max_rows / 16, 2].
+  std::pair<ex::Shape, ex::Shape> profile_bounds(int profile) const;
+  /// The profile a call with inputs of `shape` must run under: the tightest whose bounds hold it
+  /// (the smallest maximum element count, docs/DESIGN.md "Optimization profiles"); -1: none (the
+  /// call must be refused).
+  int profile_for(const InputShape& shape) const;
+  bool in_profile(const InputShape& shape) const { return profile_for(shape) >= 0; }
+
+  /// The in-place update: cache = x - cache (kMulti: the order of updates matters), else cache += x.
+  bool negates_cache() const noexcept { return spec_.kind == EngineKind::kMulti; }
+  /// The input every engine adds or scales, and the one updated in place (-1: none).
+  int x_binding() const noexcept { return x_; }
+  int cache_binding() const noexcept { return cache_; }
+
+  /// The staging initialize() makes within `budget` (docs/DESIGN.md, "The staging budget"): in
+  /// binding order, every binding not written in place takes its largest size (inputs: over every
+  /// profile; outputs: at profile 0's maximum) twice while that fits what is left.
+  std::size_t budgeted_bytes(std::size_t budget) const;
 
   /// Output `binding`'s shape for inputs of `shape` ([1] for scalar outputs).
   ex::Shape output_shape(int binding, const InputShape& shape) const;
 
+  /// Compares output `binding` of a role with xor_of (`bytes` bytes at `actual`) with its input's
+  /// bytes (`inputs`, by binding: the input's values as written). Empty when equal.
+  std::string compare_bytes(int binding, const unsigned char* actual, std::size_t bytes,
+                            const std::vector<std::vector<float>>& inputs) const;
+
   /// Compares output `binding` (`n` elements at `actual`) with the reference on `inputs` (indexed
-  /// by binding; outputs' entries unused). For an aliased output, `actual` is the input's memory
-  /// after the call and the reference is the in-place update. Empty when equal; else what differs.
-  std::string compare(int binding, const float* actual, std::size_t n,
-                      const std::vector<std::vector<float>>& inputs) const;
+  /// by binding; outputs' entries unused) run under `profile`. For an aliased output, `actual` is
+  /// the input's memory after the call and the reference is the in-place update. Empty when
+  /// equal; else what differs.
+  std::string compare(int binding, const float* actual, std::size_t n, const std::vector<std::vector<float>>& inputs,
+                      int profile = 0) const;
 
  private:
   /// The reference for element i of plain output `binding` (not for scalar outputs).
-  float expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs, float* tolerance) const;
+  float expected(int binding, std::size_t i, const std::vector<std::vector<float>>& inputs, int profile,
+                 float* tolerance) const;
 
   EngineSpec spec_;
   std::vector<BindingRole> roles_;

@@ -9,6 +9,7 @@
 #include <executorch/runtime/platform/runtime.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
@@ -382,11 +383,21 @@ class EtRun {
     // Where the delegate reads the inputs: a planned program's copies (their memory plan).
     Region read_from[2] = {in[0], in[1]};
     if (planned) {
-      for (int b = 0; b < 2; ++b) read_from[b] = Region{planned_input_address(module, b), Mem::kPageable};
+      for (int b = 0; b < 2; ++b) read_from[b] = Region{planned_input_address(module, program, b), Mem::kPageable};
     }
 
     // The call.
     const cudaStream_t stream = streams_->get(plan.stream);
+    // A call the delegate must refuse, from the main thread (no other thread queues meanwhile), of
+    // a program with no copies before the delegate: its stream, idle now, must be idle right after.
+    const cudaStream_t ordered = plan.guard ? (stream != nullptr ? stream : cudaStreamLegacy) : cudaStreamPerThread;
+    bool idle_before = false;
+    if (!in_profile && !planned && thread == 0) {
+      if (const cudaError_t e = cudaStreamSynchronize(ordered); e != cudaSuccess) {
+        return fail(Category::kStatus, std::string("synchronizing before a call that must fail: ") + cudaGetErrorString(e));
+      }
+      idle_before = cudaStreamQuery(ordered) == cudaSuccess;
+    }
     auto execute = [&] {
       return module.execute("forward", std::vector<etr::EValue>{etr::EValue(*tensors[0]), etr::EValue(*tensors[1])});
     };
@@ -414,9 +425,18 @@ class EtRun {
       std::vector<unsigned char> data(poisoned);
       if (Verdict v = region_read(out, 0, poisoned, data.data(), io, tally_)) return v;
       ++tally_.tensors;
-      static const EngineModel model(EngineSpec{});  // elementwise: out = 2x - 0.5y (aux: the same)
-      const std::string mismatch = model.compare(2, reinterpret_cast<const float*>(data.data()), n, values);
-      if (!mismatch.empty()) return fail(Category::kOutputs, binding(2) + ": " + mismatch + " [checked " + when + "]");
+      const auto* got = reinterpret_cast<const float*>(data.data());
+      for (std::size_t i = 0; i < n; ++i) {
+        float tolerance = 0;
+        const float want = et_reference(program, values[0][i], values[1][i], &tolerance);
+        if (!(std::fabs(got[i] - want) <= tolerance)) {
+          std::ostringstream text;
+          text << binding(2) << ": element " << i << " of " << n << " is " << got[i]
+               << (is_poison(got[i]) ? " (the poison: never written)" : "") << ", expected " << want << " ("
+               << to_string(program) << " of x " << values[0][i] << ", y " << values[1][i] << ") [checked " << when << "]";
+          return fail(Category::kOutputs, text.str());
+        }
+      }
       for (std::size_t i = bytes; i < poisoned; ++i) {
         if (data[i] != kPoisonByte) {
           return fail(Category::kOutputs, binding(2) + " past its end: byte " + std::to_string(i) +
@@ -451,6 +471,14 @@ class EtRun {
       if (result.error() != etr::Error::InvalidArgument) {
         return fail(Category::kStatus, "a call outside the engine's profile failed with " + et_error(result.error()) +
                                            ", expected InvalidArgument (caller misuse)");
+      }
+      if (idle_before) {
+        const cudaError_t query = cudaStreamQuery(ordered);
+        ++tally_.idle_after_reject;
+        if (query != cudaSuccess) {
+          return fail(Category::kPromise, std::string("a rejected call left work on its stream, idle before the call: "
+                                                      "cudaStreamQuery right after it gave ") + cudaGetErrorName(query));
+        }
       }
       // Nothing may have been enqueued: whatever was would have landed once the stream is idle.
       if (Verdict v = synchronize(plan.guard ? stream : cudaStreamPerThread, "the call's stream")) return v;
@@ -558,12 +586,12 @@ void ensure_et_runtime() {
   (void)ready;
 }
 
-void* planned_input_address(Module& module, int index) {
+void* planned_input_address(Module& module, EtProgram program, int index) {
   if (module.load_method("forward") != etr::Error::Ok) return nullptr;
   auto out = module.get_output("forward", 0);
   if (!out.ok() || !out->isTensor()) return nullptr;
   auto* out_address = static_cast<unsigned char*>(out->toTensor().mutable_data_ptr());
-  return out_address - (2 - index) * kEtBoundBytes;
+  return out_address - static_cast<std::size_t>(planned_output_slot(program) - index) * kEtBoundBytes;
 }
 
 RunResult run_et(const EtSequence& sequence, const std::vector<std::size_t>& keep, Tally& tally) {

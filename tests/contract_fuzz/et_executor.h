@@ -38,10 +38,11 @@ std::string et_program_path(EtProgram program);
 /// bytes are test-engine specs, tests/engines/test_engine_factory.h). No GPU needed.
 void ensure_et_runtime();
 
-/// Where the delegate reads input `index` (0: x, 1: y) of a planned program's loaded "forward":
-/// the program's memory plan (programs/fuzz_planned.json) puts x, y and out back to back,
-/// kEtBoundBytes apart, so x is out's address minus 2 * kEtBoundBytes. Null if the method cannot load.
-void* planned_input_address(::executorch::extension::Module& module, int index);
+/// Where input `index` (0: x, 1: y) of a planned program's loaded "forward" is: the programs'
+/// memory plans put x, y, ... out in the host arena kEtBoundBytes apart, x at 0 and out at
+/// planned_output_slot(program), so x is out's address minus that many tensors. Null if the
+/// method cannot load.
+void* planned_input_address(::executorch::extension::Module& module, EtProgram program, int index);
 #endif
 
 }  // namespace trtet_test::fuzz

@@ -75,7 +75,7 @@ void without_green(EtCallPlan& call) {
   if (call.stream.source == StreamSource::kGreen) call.stream.source = StreamSource::kCreated;
 }
 
-EtProgram draw_program(Rng& rng) { return static_cast<EtProgram>(rng.weighted({25, 30, 20, 25})); }
+EtProgram draw_program(Rng& rng) { return static_cast<EtProgram>(rng.weighted({15, 25, 15, 15, 15, 15})); }
 
 std::string hex(std::uint64_t value) {
   char text[32];
@@ -91,8 +91,25 @@ const char* to_string(EtProgram program) noexcept {
     case EtProgram::kUnplanned: return "unplanned";
     case EtProgram::kUnplannedAux: return "unplanned-aux";
     case EtProgram::kDevicePlanned: return "device-planned";
+    case EtProgram::kCpuOps: return "cpu-ops";
+    case EtProgram::kTwoDelegates: return "two-delegates";
   }
   return "?";
+}
+
+float et_reference(EtProgram program, float x, float y, float* tolerance) noexcept {
+  const double dx = x, dy = y;
+  double result = 2 * dx - 0.5 * dy;
+  double terms = 2 * std::fabs(dx) + 0.5 * std::fabs(dy);  // the largest terms rounded along the way
+  if (program == EtProgram::kCpuOps) {
+    result = 2 * (dx + dx) - 0.5 * dy + dy;
+    terms = 4 * std::fabs(dx) + 1.5 * std::fabs(dy);
+  } else if (program == EtProgram::kTwoDelegates) {
+    result = 2 * (2 * (dx + dx) - 0.5 * dy) - 0.5 * dy + dy;
+    terms = 8 * std::fabs(dx) + 2.5 * std::fabs(dy);
+  }
+  *tolerance = static_cast<float>(1e-5 * terms + 1e-6);
+  return static_cast<float>(result);
 }
 
 const char* program_file(EtProgram program) noexcept {
@@ -101,6 +118,8 @@ const char* program_file(EtProgram program) noexcept {
     case EtProgram::kUnplanned: return "fuzz_unplanned.pte";
     case EtProgram::kUnplannedAux: return "fuzz_unplanned_aux.pte";
     case EtProgram::kDevicePlanned: return "fuzz_device_planned.pte";
+    case EtProgram::kCpuOps: return "fuzz_cpu_ops.pte";
+    case EtProgram::kTwoDelegates: return "fuzz_two_delegates.pte";
   }
   return "?";
 }

@@ -26,14 +26,27 @@ enum class EtProgram : std::uint8_t {
   /// et_copy::_h2d_copy.out into a CUDA-planned arena (the project's CUDA allocator), the delegate on
   /// device tensors, et_copy::_d2h_copy.out back to a host-planned out; spin 200 us
   kDevicePlanned,
+  /// fuzz_cpu_ops.pte: as kDevicePlanned with CPU operators around it (aten::add.out):
+  /// xx = x + x before the copies in, result = out + y after the copy out (result = 4x + 0.5y)
+  kCpuOps,
+  /// fuzz_two_delegates.pte: as kCpuOps with two delegates in a row on the device (two sessions):
+  /// o1 = 2xx - 0.5y, o2 = 2 o1 - 0.5y, result = o2 + y
+  kTwoDelegates,
 };
-constexpr int kEtPrograms = 4;
+constexpr int kEtPrograms = 6;
 const char* to_string(EtProgram program) noexcept;
 /// The program's file name without the directory ("fuzz_planned.pte").
 const char* program_file(EtProgram program) noexcept;
 constexpr bool is_planned(EtProgram program) noexcept {
-  return program == EtProgram::kPlanned || program == EtProgram::kDevicePlanned;
+  return program != EtProgram::kUnplanned && program != EtProgram::kUnplannedAux;
 }
+/// Where a planned program's host arena holds its output, in tensors of kEtBoundBytes (x at 0, y at 1).
+constexpr int planned_output_slot(EtProgram program) noexcept {
+  return program == EtProgram::kCpuOps || program == EtProgram::kTwoDelegates ? 4 : 2;
+}
+/// The program's result for inputs x, y (element i), and how far the GPU's rounding (a fused
+/// multiply-add or not, at each delegate) may put it from there.
+float et_reference(EtProgram program, float x, float y, float* tolerance) noexcept;
 
 constexpr std::int64_t kEtMaxRows = 1024 * 1024;
 constexpr std::int64_t kEtMaxCols = 64;

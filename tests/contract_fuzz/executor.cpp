@@ -70,7 +70,10 @@ Executor::Executor(const Sequence& sequence, Tally& tally)
 
 Executor::~Executor() {
   // Everything the sequence started is complete before anything is freed.
+  release_held();
   if (streams_) (void)streams_->synchronize_all();
+  for (Pending& p : pending_) (void)cudaEventSynchronize(p.done);
+  pending_.clear();
   for (auto& graph : graphs_) {
     if (graph) release_graph(*graph);
   }
@@ -99,18 +102,39 @@ Verdict Executor::setup() {
 }
 
 Verdict Executor::make_session(SessionSlot& slot) {
+  const EngineSpec& spec = slot.model.spec();
   auto engine = slot.model.make(0);
-  if (!engine.ok()) return harness("making engine " + to_string(slot.model.spec()), engine.status());
+  if (!engine.ok()) return harness("making engine " + to_string(spec), engine.status());
   slot.engine = dynamic_cast<TestEngine*>(engine->get());
-  slot.session = std::make_unique<ex::delegate::Session>(std::move(engine).value());
+  ex::delegate::SessionOptions options;
+  options.use_cuda_graphs = spec.graphs;
+  options.staging_budget_bytes = spec.budget_bytes;
+  options.staging_slots = spec.staging_slots;
+  slot.session = std::make_unique<ex::delegate::Session>(std::move(engine).value(), options);
   const ex::Status initialized = slot.session->initialize();
   if (!initialized.ok()) {
-    return Failure{Category::kStatus, "Session::initialize for " + to_string(slot.model.spec()) + ": " +
-                                          initialized.to_string()};
+    return Failure{Category::kStatus, "Session::initialize for " + to_string(spec) + ": " + initialized.to_string()};
+  }
+  const std::uint64_t budgeted = slot.session->stats().budgeted_staging_bytes;
+  if (budgeted != slot.model.budgeted_bytes(spec.budget_bytes)) {
+    return Failure{Category::kCounters, "initialize made " + std::to_string(budgeted) + " bytes of staging within the "
+                                        "budget of " + std::to_string(spec.budget_bytes) + ", expected " +
+                                        std::to_string(slot.model.budgeted_bytes(spec.budget_bytes)) +
+                                        " (each binding not written in place, in order, twice its largest size while "
+                                        "that fits)"};
   }
   slot.alive = true;
   ++slot.generation;
-  slot.staged.assign(static_cast<std::size_t>(slot.model.io_count()), 0);
+  slot.own_stream = nullptr;
+  slot.sm_partition = kSmClean;
+  if (spec.in_place()) {
+    auto cache = SharedCache::make(spec.cache_shape, spec.cache_mem,
+                                   mix(sequence_.config.seed, 0xcac4e + static_cast<std::uint64_t>(slot.generation)),
+                                   world_.io(0));
+    if (!cache.ok()) return harness("making the shared cache", cache.status());
+    slot.cache = std::move(cache).value();
+    slot.cache->negate = slot.model.negates_cache();
+  }
   return std::nullopt;
 }
 
@@ -120,28 +144,38 @@ RunResult Executor::run(const std::vector<std::size_t>& keep) {
     result_.failure = v;
     return result_;
   }
+  // No synchronization between steps: every check waits only for what its promise names, and the
+  // guarded device-only calls of a step are checked once the next step has queued its own calls.
   for (std::size_t index : keep) {
     g_step_started_ns.store(std::chrono::steady_clock::now().time_since_epoch().count());
     g_current_step.store(static_cast<long>(index));
-    Verdict v = step(index, sequence_.steps[index]);
-    pool_.release_all();
-    if (!v) {
-      const ex::Status synced = streams_->synchronize_all();
-      if (!synced.ok()) v = Failure{Category::kStatus, "synchronizing after the step: " + synced.to_string()};
-    }
+    const Step& current = sequence_.steps[index];
+    // Only a call may be made while the last deferred call's gate is held (call() decides).
+    if (!std::holds_alternative<CallStep>(current) && !std::holds_alternative<RepeatStep>(current)) release_held();
+    Verdict v = step(index, current);
+    // The calls of earlier steps, now that this one queued its own (a failure there may need both).
+    if (!v) v = resolve_pending(index);
+    pool_.release_all(pending_buffers());
     if (v) {
       result_.failure = v;
       result_.step = index;
       break;
     }
   }
+  if (!result_.failure && !keep.empty()) {
+    if (Verdict v = resolve_pending(SIZE_MAX)) {
+      result_.failure = v;
+      result_.step = keep.back();
+    }
+  }
+  release_held();
   g_current_step.store(-1);
   return result_;
 }
 
 Verdict Executor::step(std::size_t index, const Step& step) {
   return std::visit(Overloaded{
-                        [&](const CallStep& s) { return call_step(s); },
+                        [&](const CallStep& s) { return call_step(index, s); },
                         [&](const CaptureStep& s) { return capture_step(index, s); },
                         [&](const ReplayStep& s) { return replay_step(s); },
                         [&](const ConcurrentStep& s) { return concurrent_step(s); },
@@ -149,12 +183,13 @@ Verdict Executor::step(std::size_t index, const Step& step) {
                         [&](const RecreateSessionStep& s) { return recreate_session_step(s); },
                         [&](const RecreateStreamStep& s) { return recreate_stream_step(s); },
                         [&](const BadCallStep& s) { return bad_call_step(s); },
+                        [&](const RepeatStep& s) { return repeat_step(index, s); },
                     },
                     step);
 }
 
 Verdict Executor::prepare(const SessionSlot& slot, const CallPlan& plan, int thread, std::unique_ptr<CallArgs>& out) {
-  auto args = CallArgs::prepare(slot.model, plan, pool_, world_.io(thread));
+  auto args = CallArgs::prepare(slot.model, plan, pool_, world_.io(thread), slot.cache.get());
   if (!args.ok()) return harness("preparing arguments", args.status());
   out = std::move(args).value();
   return std::nullopt;
@@ -165,8 +200,8 @@ Expect Executor::expectation(const SessionSlot& slot, const CallArgs& args, bool
     *reason = "the session was destroyed";
     return Expect::kFailure;
   }
-  if (!args.plan().shape.in_profile()) {
-    *reason = "the input shape is outside the engine's profile";
+  if (!args.model().in_profile(args.plan().shape)) {
+    *reason = "the input shape is outside every optimization profile of the engine";
     return Expect::kFailure;
   }
   Expect expect = Expect::kSuccess;
@@ -192,7 +227,9 @@ Expect Executor::expectation(const SessionSlot& slot, const CallArgs& args, bool
 Executor::Counters Executor::counters(const SessionSlot& slot) const {
   Counters c;
   if (!slot.alive) return c;
-  c.calls = slot.session->stats().calls;
+  const ex::delegate::SessionStats stats = slot.session->stats();
+  c.calls = stats.calls;
+  c.graph_captures = stats.graph_captures;
   c.enqueues = slot.engine != nullptr ? slot.engine->enqueue_count() : 0;
   return c;
 }
@@ -206,44 +243,60 @@ Verdict Executor::check_counters(const SessionSlot& slot, const Counters& before
                                             " to " + std::to_string(after.calls) + ", expected +" +
                                             std::to_string(successes) + " (one per successful execute)"};
   }
-  if (after.enqueues != before.enqueues + enqueues) {
-    return Failure{Category::kCounters, std::string(what) + ": the engine was enqueued " +
-                                            std::to_string(after.enqueues - before.enqueues) + " times, expected " +
-                                            std::to_string(enqueues) + (enqueues == 0 ? " (a rejected call enqueues nothing)" : "")};
+  // With delegate graphs a call may launch a graph instead (no enqueue), or capture one (one more).
+  const std::uint64_t enqueued = after.enqueues - before.enqueues;
+  const std::uint64_t captured = after.graph_captures - before.graph_captures;
+  const bool ok = slot.model.spec().graphs ? enqueued <= enqueues + captured : enqueued == enqueues;
+  if (!ok) {
+    return Failure{Category::kCounters, std::string(what) + ": the engine was enqueued " + std::to_string(enqueued) +
+                                            " times, expected " + (slot.model.spec().graphs ? "at most " : "") +
+                                            std::to_string(enqueues) +
+                                            (enqueues == 0 ? " (a rejected call enqueues nothing)" : "")};
   }
   return std::nullopt;
 }
 
-void Executor::note_staging(SessionSlot& slot, const CallArgs& args) {
-  for (int b = 0; b < args.model().io_count(); ++b) {
-    if (args.model().role(b).aliased_input >= 0 || !args.host_binding(b)) continue;
-    std::size_t& staged = slot.staged[static_cast<std::size_t>(b)];
-    staged = std::max(staged, args.bytes(b));
-  }
-}
-
-Verdict Executor::call(SessionSlot& slot, CallArgs& args, int thread) {
-  const CallPlan& plan = args.plan();
-  const char* reason = "";
-  const Expect expect = expectation(slot, args, /*capturing=*/false, &reason);
-  CallContext context;
-  context.guard = plan.guard;
-  context.stream = streams_->get(plan.stream);
-  context.io = world_.io(thread);
-  context.scribble = plan.scribble;
-  context.failure_reason = reason;
-  const Counters before = counters(slot);
-  const ex::Status status = execute(*slot.session, args.views(), args.count(), plan.guard, context.stream);
-  if (Verdict v = check_call(args, status, expect, context, tally_)) return v;
-  if (status.ok()) note_staging(slot, args);
-  return check_counters(slot, before, status.ok() ? 1 : 0, status.ok() ? 1 : 0, "a call");
-}
-
-Verdict Executor::call_step(const CallStep& step) {
+Verdict Executor::call_step(std::size_t index, const CallStep& step) {
   SessionSlot& slot = *sessions_[static_cast<std::size_t>(step.session)];
   std::unique_ptr<CallArgs> args;
   if (Verdict v = prepare(slot, step.call, 0, args)) return v;
-  return call(slot, *args, 0);
+  CallHow how;
+  how.may_defer = true;
+  how.step = index;
+  return call(slot, args, how);
+}
+
+Verdict Executor::repeat_step(std::size_t index, const RepeatStep& step) {
+  SessionSlot& slot = *sessions_[static_cast<std::size_t>(step.session)];
+  std::unique_ptr<CallArgs> args;
+  if (Verdict v = prepare(slot, step.call, 0, args)) return v;
+  const char* reason = "";
+  const bool succeeds = expectation(slot, *args, /*capturing=*/false, &reason) == Expect::kSuccess;
+  const std::uint64_t launches = slot.alive ? slot.session->stats().graph_launches : 0;
+  for (int r = 0; r < step.times; ++r) {
+    CallHow how;
+    how.step = index;
+    how.may_defer = r + 1 == step.times;  // the last one overlaps the next step
+    if (r > 0) {
+      // Same tensors, same stream: new values queued on the stream the call is ordered after.
+      const ex::Status requeued = args->requeue(mix(step.call.data_seed, 200 + static_cast<std::uint64_t>(r)),
+                                                ordered_stream(step.call), world_.io(0));
+      if (!requeued.ok()) return harness("queueing a repeat's inputs", requeued);
+      how.work_queued = true;
+    }
+    if (Verdict v = call(slot, args, how)) {
+      v->message = "repeat " + std::to_string(r) + " of " + std::to_string(step.times) + ": " + v->message;
+      return v;
+    }
+    if (!args) break;  // deferred (the last)
+  }
+  if (succeeds && slot.model.spec().graphs && slot.session->stats().graph_launches == launches) {
+    // The second call of a signature captures it and launches the graph (Note [delegate graphs]); a
+    // capture that fails turns graphs off for good, with a warning only.
+    return Failure{Category::kCounters, "delegate graphs are on, and " + std::to_string(step.times) +
+                                            " calls with the same arguments on one stream launched no graph"};
+  }
+  return std::nullopt;
 }
 
 Verdict Executor::capture_step(std::size_t index, const CaptureStep& step) {
@@ -253,7 +306,7 @@ Verdict Executor::capture_step(std::size_t index, const CaptureStep& step) {
   std::unique_ptr<CallArgs> args;
   if (Verdict v = prepare(slot, step.call, 0, args)) return v;
   if (step.warmup) {
-    if (Verdict v = call(slot, *args, 0)) {
+    if (Verdict v = call(slot, args, CallHow{})) {
       v->message = "warm-up before the capture: " + v->message;
       return v;
     }
@@ -278,6 +331,7 @@ Verdict Executor::capture_step(std::size_t index, const CaptureStep& step) {
   if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) {
     return Failure{Category::kStatus, std::string("synchronizing before the capture: ") + cudaGetErrorString(e)};
   }
+  slot.sm_partition = kSmMixed;
   const Counters before = counters(slot);
   if (const cudaError_t e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal); e != cudaSuccess) {
     return Failure{Category::kHarness, std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(e)};
@@ -335,6 +389,13 @@ Verdict Executor::capture_step(std::size_t index, const CaptureStep& step) {
     release_graph(*graph_record);
     return v;
   }
+  if (status.ok() && slot.engine != nullptr) {
+    // Recorded into the caller's capture: the engine was handed the capturing stream itself.
+    if (Verdict v = check_engine_stream(slot, step.call, slot.engine->last_stream())) {
+      release_graph(*graph_record);
+      return v;
+    }
+  }
   if (!status.ok()) {
     std::size_t nodes = 0;
     const cudaError_t e = cudaGraphGetNodes(graph, nullptr, &nodes);
@@ -355,7 +416,6 @@ Verdict Executor::capture_step(std::size_t index, const CaptureStep& step) {
   graph_record->session = step.session;
   graph_record->generation = slot.generation;
   graph_record->stream = step.call.stream;
-  graph_record->staged = slot.staged;
   graph_record->args = std::move(args);
   graphs_[index] = std::move(graph_record);
   for (int r = 0; r < step.replays; ++r) {
@@ -370,21 +430,16 @@ Verdict Executor::capture_step(std::size_t index, const CaptureStep& step) {
 Verdict Executor::replay_step(const ReplayStep& step) {
   std::unique_ptr<GraphRecord>& record = graphs_[step.capture_step];
   if (!record) return std::nullopt;  // never captured (the capture step was deleted or failed)
-  const SessionSlot& slot = *sessions_[static_cast<std::size_t>(record->session)];
-  bool grown = false;
-  for (int b = 0; b < record->args->model().io_count(); ++b) {
-    // A pinned binding's graph copies through the session's staging: once a later call needed more,
-    // the staging it captured may be gone.
-    if (record->args->host_binding(b) && slot.staged[static_cast<std::size_t>(b)] > record->staged[static_cast<std::size_t>(b)]) {
-      grown = true;
-    }
-  }
-  if (!slot.alive || slot.generation != record->generation || grown) {
+  SessionSlot& slot = *sessions_[static_cast<std::size_t>(record->session)];
+  // A graph keeps the staging it captured, also once later calls outgrew it (docs/DESIGN.md, "A
+  // graph keeps what it uses"): replayed for as long as its session lives.
+  if (!slot.alive || slot.generation != record->generation) {
     release_graph(*record);
     record.reset();
     ++result_.retired;
     return std::nullopt;
   }
+  slot.sm_partition = kSmMixed;
   const cudaStream_t stream = streams_->get(record->stream);
   const cudaStream_t io = world_.io(0);
   const Counters before = counters(slot);
@@ -415,6 +470,9 @@ Verdict Executor::concurrent_step(const ConcurrentStep& step) {
     }
   }
   const Counters before = counters(slot);
+  slot.sm_partition = kSmMixed;
+  std::vector<std::vector<char>> succeeded(static_cast<std::size_t>(threads));
+  for (int t = 0; t < threads; ++t) succeeded[static_cast<std::size_t>(t)].assign(args[static_cast<std::size_t>(t)].size(), 0);
   std::atomic<bool> destroyed{false};
   std::atomic<std::uint64_t> successes{0};
   std::mutex mutex;
@@ -426,7 +484,8 @@ Verdict Executor::concurrent_step(const ConcurrentStep& step) {
       std::unique_lock<std::mutex> lock(mutex);
       go.wait(lock, [&] { return started; });
     }
-    for (auto& a : args[static_cast<std::size_t>(t)]) {
+    for (std::size_t c = 0; c < args[static_cast<std::size_t>(t)].size(); ++c) {
+      auto& a = args[static_cast<std::size_t>(t)][c];
       const bool after_destroy = destroyed.load();
       const CallPlan& plan = a->plan();
       const char* reason = "";
@@ -443,9 +502,19 @@ Verdict Executor::concurrent_step(const ConcurrentStep& step) {
       context.io = world_.io(1 + t);
       context.scribble = plan.scribble;
       context.failure_reason = reason;
-      const ex::Status status = execute(*slot.session, a->views(), a->count(), plan.guard, context.stream);
-      if (status.ok()) ++successes;
-      Verdict v = check_call(*a, status, expect, context, tally_);
+      context.alias_values = !plan.shared_cache;  // other threads update it too: the sum is checked at the end
+      Verdict v;
+      const ex::Status queued = a->queue_caller_work(ordered_stream(plan));  // this thread's per-thread stream
+      if (!queued.ok()) v = Failure{Category::kHarness, "queueing the caller's work: " + queued.to_string()};
+      ex::Status status = ex::make_error(ex::ErrorCode::kInternal, "not called");
+      if (!v) {
+        status = execute(*slot.session, a->views(), a->count(), plan.guard, context.stream);
+        if (status.ok()) {
+          ++successes;
+          succeeded[static_cast<std::size_t>(t)][c] = 1;
+        }
+        v = check_call(*a, status, expect, context, tally_);
+      }
       if (v) {
         v->message = "thread " + std::to_string(t) + ": " + v->message;
         std::lock_guard<std::mutex> lock(mutex);
@@ -472,10 +541,23 @@ Verdict Executor::concurrent_step(const ConcurrentStep& step) {
     slot.engine = nullptr;
     retire_graphs_of(step.session);
   } else if (!first) {
-    for (auto& per_thread : args) {
-      for (auto& a : per_thread) note_staging(slot, *a);  // conservative: as if every call staged
-    }
     first = check_counters(slot, before, successes.load(), successes.load(), "concurrent calls");
+  }
+  if (!first && slot.cache) {
+    // The shared cache: every successful call's update, in whatever order they landed. Each thread
+    // waited for its own calls only; the last call queued followed every earlier one.
+    bool shared = false;
+    for (int t = 0; t < threads; ++t) {
+      for (std::size_t c = 0; c < args[static_cast<std::size_t>(t)].size(); ++c) {
+        const CallArgs& a = *args[static_cast<std::size_t>(t)][c];
+        if (!a.plan().shared_cache) continue;
+        shared = true;
+        if (succeeded[static_cast<std::size_t>(t)][c] != 0) {
+          slot.cache->apply(a.inputs()[static_cast<std::size_t>(slot.model.x_binding())]);
+        }
+      }
+    }
+    if (shared) first = check_shared_cache(slot, "after concurrent calls updated it from several threads and streams");
   }
   return first;
 }
@@ -493,6 +575,8 @@ Verdict Executor::destroy_step(const DestroyStep& step) {
     context.stream = streams_->get(step.call.stream);
     context.io = world_.io(0);
     context.failure_reason = reason;
+    const ex::Status queued = args->queue_caller_work(ordered_stream(step.call));
+    if (!queued.ok()) return harness("queueing the caller's work", queued);
     const ex::Status status = execute(*slot.session, args->views(), args->count(), step.call.guard, context.stream);
     slot.session->destroy();
     if (Verdict v = check_call(*args, status, expect, context, tally_)) {
@@ -505,21 +589,20 @@ Verdict Executor::destroy_step(const DestroyStep& step) {
   slot.alive = false;
   slot.engine = nullptr;
   retire_graphs_of(step.session);
-  // Every later call fails cleanly. Inputs are written anew first: the call before destroy may have
-  // updated an aliased input in place.
-  const ex::Status rewritten = args->refresh(mix(step.call.data_seed, 1), world_.io(0));
-  if (!rewritten.ok()) return harness("rewriting inputs", rewritten);
-  const ex::Status repoisoned = args->repoison(world_.io(0));
-  if (!repoisoned.ok()) return harness("re-poisoning outputs", repoisoned);
-  CallContext context;
-  context.guard = false;
-  context.io = world_.io(0);
-  context.failure_reason = "the session was destroyed";
-  const ex::Status status = slot.session->execute(args->views(), args->count());
-  return check_call(*args, status, Expect::kFailure, context, tally_);
+  // Every later call fails cleanly, with new arguments (the call before destroy may have updated
+  // its aliased input in place), its stream idle before and right after it.
+  CallPlan after = step.call;
+  after.guard = false;
+  after.caller_spin_us = 0;
+  auto again = CallArgs::prepare(slot.model, after, pool_, world_.io(0), nullptr);
+  if (!again.ok()) return harness("preparing arguments", again.status());
+  std::unique_ptr<CallArgs> late = std::move(again).value();
+  return call(slot, late, CallHow{});  // expected to fail: the stream idle right after it
 }
 
 Verdict Executor::recreate_session_step(const RecreateSessionStep& step) {
+  // The pending checks may read the shared cache the new session replaces.
+  if (Verdict v = resolve_pending(SIZE_MAX)) return v;
   SessionSlot& slot = *sessions_[static_cast<std::size_t>(step.session)];
   slot.session->destroy();
   slot.session.reset();
@@ -540,9 +623,13 @@ Verdict Executor::bad_call_step(const BadCallStep& step) {
   std::unique_ptr<CallArgs> args;
   if (Verdict v = prepare(slot, step.call, 0, args)) return v;
   CallContext context;
-  context.guard = step.call.guard;
+  context.guard = step.call.guard && step.kind != BadCallStep::Kind::kGreenCurrentNoGuard;
   context.stream = streams_->get(step.call.stream);
   context.io = world_.io(0);
+  const cudaStream_t ordered = context.guard ? ordered_stream(step.call) : cudaStreamPerThread;
+  if (const cudaError_t e = cudaStreamSynchronize(ordered); e != cudaSuccess) {
+    return Failure{Category::kStatus, std::string("synchronizing before a bad call: ") + cudaGetErrorString(e)};
+  }
   const Counters before = counters(slot);
   std::vector<ex::delegate::TensorView> views(args->views(), args->views() + args->count());
   std::size_t count = views.size();
@@ -557,10 +644,12 @@ Verdict Executor::bad_call_step(const BadCallStep& step) {
       views.push_back(views.back());
       count += 1;
       break;
-    case BadCallStep::Kind::kWrongDtype:
-      context.failure_reason = "an argument of dtype int32 where the engine has float32";
-      views[step.call.data_seed % views.size()].dtype = ex::DataType::kInt32;
+    case BadCallStep::Kind::kWrongDtype: {
+      context.failure_reason = "an argument of another dtype than the engine's";
+      ex::DataType& dtype = views[step.call.data_seed % views.size()].dtype;
+      dtype = dtype == ex::DataType::kInt32 ? ex::DataType::kFloat32 : ex::DataType::kInt32;
       break;
+    }
     case BadCallStep::Kind::kGreenCurrentNoGuard:
       context.failure_reason = "a green context is current and no CudaStreamGuard selects a stream";
       context.guard = false;
@@ -572,6 +661,16 @@ Verdict Executor::bad_call_step(const BadCallStep& step) {
     status = slot.session->execute(views.data(), count);
   } else {
     status = execute(*slot.session, views.data(), count, context.guard, context.stream);
+  }
+  if (!status.ok()) {
+    // Before anything synchronizes it: a rejected call enqueued nothing.
+    const cudaError_t query = cudaStreamQuery(ordered);
+    ++tally_.idle_after_reject;
+    if (query != cudaSuccess) {
+      return Failure{Category::kPromise, std::string("a rejected call (") + to_string(step.kind) +
+                                             ") left work on its stream, idle before the call: cudaStreamQuery "
+                                             "right after it gave " + cudaGetErrorName(query)};
+    }
   }
   if (Verdict v = check_call(*args, status, Expect::kFailure, context, tally_)) return v;
   if (slot.alive && step.kind == BadCallStep::Kind::kGreenCurrentNoGuard &&

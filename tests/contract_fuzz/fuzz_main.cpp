@@ -124,35 +124,33 @@ bool parse(int argc, char** argv, Options& options) {
   return standalone;
 }
 
-int standalone(const Options& options) {
-  if (options.print && options.leg == fuzz::Leg::kExecuTorch) {
-    fuzz::FuzzConfig config = fuzz::as_run_here(options.config);
-    config.seed = *options.seed;
-    config.leg = fuzz::Leg::kExecuTorch;
-    const fuzz::EtSequence sequence = fuzz::generate_et(config);
-    std::cout << "seed " << config.seed << " (" << fuzz::to_string(config) << ")\nmodules:";
-    for (std::size_t m = 0; m < sequence.modules.size(); ++m) {
-      std::cout << " m" << m << " = " << fuzz::to_string(sequence.modules[m]) << ";";
-    }
-    std::cout << "\n";
-    for (std::size_t i = 0; i < sequence.steps.size(); ++i) {
-      std::cout << "[" << i << "] " << fuzz::to_string(sequence.steps[i]) << "\n";
-    }
-    return 0;
+/// --print: the sequence of `config`, its slots (sessions or modules) and steps, one a line.
+template <class S>
+int print_sequence(const fuzz::FuzzConfig& config, const S& sequence, const char* slots,
+                   const std::vector<std::string>& slot_texts) {
+  std::cout << "seed " << config.seed << " (" << fuzz::to_string(config) << ")\n" << slots << ":";
+  for (std::size_t i = 0; i < slot_texts.size(); ++i) std::cout << " " << slots[0] << i << " = " << slot_texts[i] << ";";
+  std::cout << "\n";
+  for (std::size_t i = 0; i < sequence.steps.size(); ++i) {
+    std::cout << "[" << i << "] " << fuzz::to_string(sequence.steps[i]) << "\n";
   }
+  return 0;
+}
+
+int standalone(const Options& options) {
   if (options.print) {
     fuzz::FuzzConfig config = fuzz::as_run_here(options.config);
     config.seed = *options.seed;
+    std::vector<std::string> slots;
+    if (options.leg == fuzz::Leg::kExecuTorch) {
+      config.leg = fuzz::Leg::kExecuTorch;
+      const fuzz::EtSequence sequence = fuzz::generate_et(config);
+      for (fuzz::EtProgram program : sequence.modules) slots.push_back(fuzz::to_string(program));
+      return print_sequence(config, sequence, "modules", slots);
+    }
     const fuzz::Sequence sequence = fuzz::generate(config);
-    std::cout << "seed " << config.seed << " (" << fuzz::to_string(config) << ")\nsessions:";
-    for (std::size_t s = 0; s < sequence.sessions.size(); ++s) {
-      std::cout << " s" << s << " = " << fuzz::to_string(sequence.sessions[s]) << ";";
-    }
-    std::cout << "\n";
-    for (std::size_t i = 0; i < sequence.steps.size(); ++i) {
-      std::cout << "[" << i << "] " << fuzz::to_string(sequence.steps[i]) << "\n";
-    }
-    return 0;
+    for (const fuzz::EngineSpec& spec : sequence.sessions) slots.push_back(fuzz::to_string(spec));
+    return print_sequence(config, sequence, "sessions", slots);
   }
   if (!trtet_test::no_gpu_reason().empty()) {
     std::cerr << "contract_fuzz: needs a GPU: " << trtet_test::no_gpu_reason() << "\n";

@@ -12,14 +12,22 @@ namespace {
 
 constexpr std::size_t kMiB = 1 << 20;
 
-EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us) {
+/// `cache_bytes`: the largest shared cache (a cache is a call's input: within every call's maximum).
+EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us, std::size_t cache_bytes) {
   EngineSpec spec;
   switch (rng.weighted({40, 15, 15, 15, 15})) {
     case 0: {
       spec.kind = EngineKind::kMulti;
-      spec.alias = rng.chance(0.4);
+      spec.alias = rng.chance(0.6);
       const int outputs = static_cast<int>(rng.uniform(1, 4));
       spec.plain_outputs = outputs - (spec.alias ? 1 : 0);
+      if (rng.chance(0.5)) {
+        // A pair of bindings of another dtype (element sizes 1, 2 and 8 bytes as well as 4).
+        using torch_tensorrt::executorch_backend::DataType;
+        const DataType dtypes[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64, DataType::kInt8,
+                                   DataType::kUInt8,   DataType::kInt32,    DataType::kInt64,   DataType::kBool};
+        spec.side_dtype = dtypes[rng.uniform(0, 7)];
+      }
       break;
     }
     case 1: spec.kind = EngineKind::kElementwise; break;
@@ -29,6 +37,27 @@ EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us) {
   }
   const std::int64_t spins[] = {0, 0, 0, 50, 50, 500, 5000};
   spec.spin_us = std::min(max_spin_us, spins[rng.uniform(0, 6)]);
+  // The session around it (docs/DESIGN.md): profiles, SM recording, graphs, staging budgets and slots.
+  const bool small = rng.chance(0.3);
+  spec.max_rows = small ? kSmallMaxRows : kMaxRows;
+  spec.profiles = static_cast<int>(rng.weighted({45, 30, 25})) + 1;
+  spec.record_sms = rng.chance(0.4);
+  spec.graphs = rng.chance(0.3);
+  // A budget covers bindings whose largest size (over every profile) fits twice: only a small
+  // engine's (1 MiB per input) do, so only they draw one: part of the staging, or all of it.
+  if (small) {
+    const std::size_t budgets[] = {0, 4 * kMiB, 32 * kMiB};
+    spec.budget_bytes = budgets[rng.weighted({40, 25, 35})];
+  }
+  spec.staging_slots = static_cast<int>(rng.weighted({15, 15, 55, 15})) + 1;
+  if (spec.in_place()) {
+    // The shared cache: up to 4 MiB, never empty, within profile 0.
+    const std::size_t bytes = log_uniform(rng, 16, std::max<std::size_t>(16, std::min(cache_bytes, 4 * kMiB)));
+    spec.cache_shape.cols = rng.chance(0.5) ? 1 : rng.uniform(2, kMaxCols);
+    spec.cache_shape.rows = std::max<std::int64_t>(
+        1, std::min<std::int64_t>(spec.max_rows, static_cast<std::int64_t>(bytes / sizeof(float)) / spec.cache_shape.cols));
+    spec.cache_mem = rng.chance(0.7) ? Mem::kDevice : Mem::kManaged;
+  }
   return spec;
 }
 
@@ -68,7 +97,8 @@ StreamRef draw_stream(Rng& rng, bool capturable) {
   return ref;
 }
 
-/// `capture`: device or pinned memory only, the in-place input on the device, a capturable stream.
+/// `capture`: device or pinned memory only, the in-place input on the device, a capturable stream,
+/// no caller work, no shared cache.
 CallPlan draw_call(Rng& rng, const EngineModel& model, std::size_t max_bytes, bool capture) {
   CallPlan call;
   call.guard = capture || rng.chance(0.6);
@@ -90,11 +120,65 @@ CallPlan draw_call(Rng& rng, const EngineModel& model, std::size_t max_bytes, bo
     call.hints.push_back(rng.chance(0.25));
   }
   call.shape = draw_shape(rng, max_bytes);
-  if (capture && !call.shape.in_profile()) call.shape.cols = 1;
+  const EngineSpec& spec = model.spec();
+  // A small engine mostly gets shapes it takes (now and then a larger one, which it must refuse).
+  if (call.shape.in_profile() && call.shape.rows > spec.max_rows && (capture || rng.chance(0.9))) {
+    call.shape.rows = rng.uniform(0, spec.max_rows);
+  }
+  if (capture && !model.in_profile(call.shape)) call.shape.cols = 1;
   call.data_seed = rng.next();
   call.scribble = rng.chance(0.5);
   call.stale_output_shapes = rng.chance(0.5);
   call.null_empty = rng.chance(0.5);
+  if (!capture && rng.chance(0.45)) {
+    const std::int64_t spins[] = {20, 200, 2000};
+    call.caller_spin_us = spins[rng.weighted({40, 40, 20})];
+  }
+  if (!capture && spec.in_place() && rng.chance(0.6)) {
+    call.shared_cache = true;
+    call.shape = spec.cache_shape;
+    call.mems[static_cast<std::size_t>(model.cache_binding())] = spec.cache_mem;
+  }
+  return call;
+}
+
+/// A call of the repeat path (Note [repeated calls]): mostly guarded, on a stream object, every
+/// tensor device-accessible; sometimes not, where the repeat must not be taken.
+CallPlan draw_repeat_call(Rng& rng, const EngineModel& model, std::size_t max_bytes) {
+  CallPlan call = draw_call(rng, model, max_bytes, false);
+  if (rng.chance(0.8)) {
+    call.guard = true;
+    if (!call.stream.capturable()) call.stream = draw_stream(rng, /*capturable=*/true);
+  }
+  if (rng.chance(0.7)) {
+    for (Mem& mem : call.mems) mem = rng.chance(0.8) ? Mem::kDevice : Mem::kManaged;
+    if (call.shared_cache) call.mems[static_cast<std::size_t>(model.cache_binding())] = model.spec().cache_mem;
+  }
+  if (call.caller_spin_us == 0) call.caller_spin_us = 20;  // each repeat's new inputs are queued on the stream
+  return call;
+}
+
+/// A call right after `previous` on its session, on another stream, that returns at once (guarded,
+/// device-accessible I/O): made while the previous call is still held back (Executor::call), it
+/// must wait for it on the GPU.
+CallPlan draw_follow_call(Rng& rng, const EngineModel& model, std::size_t max_bytes, const CallPlan& previous) {
+  CallPlan call = draw_repeat_call(rng, model, max_bytes);
+  call.guard = true;
+  if (previous.shared_cache && rng.chance(0.9)) {
+    call.shared_cache = true;  // the next update of the same cache, from another stream
+    call.shape = model.spec().cache_shape;
+  }
+  for (Mem& mem : call.mems) mem = rng.chance(0.8) ? Mem::kDevice : Mem::kManaged;
+  if (call.shared_cache) call.mems[static_cast<std::size_t>(model.cache_binding())] = model.spec().cache_mem;
+  if (!model.in_profile(call.shape)) call.shape = InputShape{1, 1};
+  if (rng.chance(0.15)) {
+    call.stream.source = StreamSource::kPerThread;  // a default-stream handle: the session's own stream
+  } else {
+    call.stream = draw_stream(rng, /*capturable=*/true);
+  }
+  if (previous.guard && to_string(call.stream) == to_string(previous.stream)) {
+    call.stream = StreamRef{StreamSource::kCreated, (previous.stream.slot + 1) % kCreatedSlots};
+  }
   return call;
 }
 
@@ -115,6 +199,7 @@ void without_green(Step& step) {
                    }
                  },
                  [](DestroyStep& s) { without_green(s.call.stream); },
+                 [](RepeatStep& s) { without_green(s.call.stream); },
                  [](RecreateSessionStep&) {},
                  [](RecreateStreamStep& s) { without_green(s.stream); },
                  [](BadCallStep& s) {
@@ -157,14 +242,30 @@ Sequence generate(const FuzzConfig& config) {
   const int sessions = static_cast<int>(rng.uniform(1, 3));
   std::vector<EngineModel> models;
   for (int s = 0; s < sessions; ++s) {
-    sequence.sessions.push_back(draw_engine(rng, config.max_spin_us));
+    sequence.sessions.push_back(
+        draw_engine(rng, config.max_spin_us, std::min(config.max_bytes, config.concurrent_max_bytes)));
     models.emplace_back(sequence.sessions.back());
   }
   std::vector<std::size_t> captures;
   for (int i = 0; i < config.length; ++i) {
+    // Now and then a call of the previous call's session on another stream right after it.
+    if (!sequence.steps.empty()) {
+      const Step& last = sequence.steps.back();
+      const auto* call = std::get_if<CallStep>(&last);
+      const auto* repeat = std::get_if<RepeatStep>(&last);
+      // More often after an update of the shared cache: the next one must land after it.
+      const bool shared = (call != nullptr && call->call.shared_cache) || (repeat != nullptr && repeat->call.shared_cache);
+      if ((call != nullptr || repeat != nullptr) && rng.chance(shared ? 0.5 : 0.3)) {
+        const int session = call != nullptr ? call->session : repeat->session;
+        const CallPlan& previous = call != nullptr ? call->call : repeat->call;
+        const EngineModel& model = models[static_cast<std::size_t>(session)];
+        sequence.steps.push_back(CallStep{session, draw_follow_call(rng, model, config.concurrent_max_bytes, previous)});
+        continue;
+      }
+    }
     const int session = static_cast<int>(rng.uniform(0, sessions - 1));
     const EngineModel& model = models[static_cast<std::size_t>(session)];
-    switch (rng.weighted({52, 9, 9, 8, 4, 5, 6, 7})) {
+    switch (rng.weighted({44, 10, 9, 8, 4, 4, 5, 7, 9})) {
       case 0:
         sequence.steps.push_back(CallStep{session, draw_call(rng, model, config.max_bytes, false)});
         break;
@@ -180,6 +281,13 @@ Sequence generate(const FuzzConfig& config) {
         }
         step.destroy_during = rng.chance(0.2);
         step.destroy_delay_us = static_cast<int>(rng.uniform(0, 3000));
+        // A shared cache across threads only where its updates commute (cache += x), and not when the
+        // session goes.
+        if (step.destroy_during || model.negates_cache()) {
+          for (auto& thread : step.threads) {
+            for (CallPlan& call : thread) call.shared_cache = false;
+          }
+        }
         sequence.steps.push_back(std::move(step));
         break;
       }
@@ -221,6 +329,7 @@ Sequence generate(const FuzzConfig& config) {
         step.in_flight = rng.chance(0.5);
         step.call = draw_call(rng, model, config.concurrent_max_bytes, false);
         step.call.guard = true;
+        step.call.shared_cache = false;
         sequence.steps.push_back(std::move(step));
         break;
       }
@@ -232,12 +341,23 @@ Sequence generate(const FuzzConfig& config) {
         sequence.steps.push_back(step);
         break;
       }
+      case 8: {
+        RepeatStep step;
+        step.session = session;
+        step.call = draw_repeat_call(rng, model, config.concurrent_max_bytes);
+        step.times = static_cast<int>(rng.uniform(2, 4));
+        sequence.steps.push_back(std::move(step));
+        break;
+      }
       default: {
         BadCallStep step;
         step.session = session;
         step.kind = static_cast<BadCallStep::Kind>(rng.uniform(0, 3));
         step.call = draw_call(rng, model, std::min<std::size_t>(config.max_bytes, 4 * kMiB), false);
-        if (!step.call.shape.in_profile()) step.call.shape.cols = 1;
+        if (!model.in_profile(step.call.shape)) step.call.shape = InputShape{1, 1};
+        step.call.caller_spin_us = 0;   // the stream is idle before the call: it must be right after it
+        step.call.shared_cache = false; // a private cache: it must be left untouched
+        if (model.spec().in_place()) step.call.mems[static_cast<std::size_t>(model.cache_binding())] = Mem::kDevice;
         step.call.guard = step.kind != BadCallStep::Kind::kGreenCurrentNoGuard && step.call.guard;
         sequence.steps.push_back(std::move(step));
         break;

@@ -5,19 +5,29 @@
 
 #include "common/gpu.h"
 #include "cuda/check.h"
+#include "green/probe.h"
 
 namespace trtet_test::fuzz {
 namespace {
 
-ex::Status make_world(std::vector<ex::green::Partition>& partitions, cudaStream_t* io) {
+ex::Status make_world(std::vector<ex::green::Partition>& partitions, std::vector<std::vector<int>>& sms,
+                      cudaStream_t* io, Gate& gate) {
   TRTET_CUDA_CHECK(cudaSetDevice(0));
   if (green_contexts_here()) {
     TRTET_ASSIGN_OR_RETURN(partitions,
                            ex::green::split_device(0, ex::green::SplitRequest::counts({16}, /*remainder=*/true)));
     TRTET_CHECK_OR_RETURN(partitions.size() == 2, kInternal, "split_device made %zu partitions, expected 2",
                           partitions.size());
+    for (ex::green::Partition& partition : partitions) {
+      TRTET_ASSIGN_OR_RETURN(cudaStream_t stream, partition.context.make_stream());
+      auto probed = ex::green::probe_sms(stream);
+      TRTET_RETURN_IF_ERROR(partition.context.destroy_stream(stream));
+      TRTET_RETURN_IF_ERROR(probed.status());
+      sms.push_back(std::move(probed).value());
+    }
   }
   for (int i = 0; i < kIoStreams; ++i) TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&io[i], cudaStreamNonBlocking));
+  TRTET_ASSIGN_OR_RETURN(gate, Gate::create(trtet_test::under_sanitizer() ? kSanitizerGateTimeoutMs : kGateTimeoutMs));
   return ex::Status::Ok();
 }
 
@@ -43,7 +53,7 @@ FuzzConfig as_run_here(FuzzConfig config) {
   return config;
 }
 
-GpuWorld::GpuWorld() { status_ = make_world(partitions_, io_); }
+GpuWorld::GpuWorld() { status_ = make_world(partitions_, sms_, io_, gate_); }
 
 GpuWorld& GpuWorld::get() {
   // Never destroyed: streams and green contexts live until the process ends.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "contract_fuzz/gate.h"
 #include "contract_fuzz/sequence.h"
 #include "green/split.h"
 
@@ -18,6 +19,13 @@ namespace ex = torch_tensorrt::executorch_backend;
 
 /// Fuzzer threads: the main thread (0) and up to 4 workers of a concurrent step (1..4).
 constexpr int kIoStreams = 5;
+/// How long a closed gate holds its stream at most: a call that waits for its stream returns after
+/// it. Under compute-sanitizer (calls 10-100x slower) kSanitizerGateTimeoutMs.
+constexpr int kGateTimeoutMs = 1000;
+constexpr int kSanitizerGateTimeoutMs = 30000;
+/// How long a call queued behind a held gate is watched: it must not complete (its own work takes
+/// a few milliseconds at most, so a call that did not wait for the held one completes well within).
+constexpr int kBehindGateMs = 50;
 
 /// False where this process makes no green contexts: under compute-sanitizer's initcheck
 /// (trtet_test::green_contexts_unsupported_here()), whose process dies at the first green-context
@@ -43,12 +51,18 @@ class GpuWorld {
   bool has_green() const noexcept { return !partitions_.empty(); }
   /// Partition 0: 16 SMs; partition 1: the remainder.
   ex::green::Partition& partition(int index) { return partitions_[static_cast<std::size_t>(index)]; }
+  /// The SM ids (sorted) a saturating kernel on partition `index` ran on (green/probe.h).
+  const std::vector<int>& partition_sms(int index) const { return sms_[static_cast<std::size_t>(index)]; }
   cudaStream_t io(int thread) const noexcept { return io_[thread]; }
+  /// The main thread's gate (timeout kGateTimeoutMs, or kSanitizerGateTimeoutMs).
+  Gate& gate() noexcept { return gate_; }
 
  private:
   GpuWorld();
   ex::Status status_;
   std::vector<ex::green::Partition> partitions_;
+  std::vector<std::vector<int>> sms_;
+  Gate gate_;
   cudaStream_t io_[kIoStreams] = {};
 };
 

@@ -19,8 +19,8 @@ Failure fail(Category category, std::string message) { return Failure{category, 
 std::string binding_name(const CallArgs& args, int b) {
   std::ostringstream out;
   const BindingRole& role = args.model().role(b);
-  out << (role.input ? "input " : "output ") << b << " ("
-      << to_string(args.plan().mems[static_cast<std::size_t>(b)]) << ", " << args.bytes(b) << " bytes)";
+  out << (role.input ? "input " : "output ") << b << " (" << to_string(args.plan().mems[static_cast<std::size_t>(b)])
+      << ", " << args.bytes(b) << " bytes" << (role.dtype != ex::DataType::kFloat32 ? std::string(" of ") + ex::to_string(role.dtype) : "") << ")";
   return out.str();
 }
 
@@ -65,16 +65,17 @@ Verdict check_input(CallArgs& args, int b, cudaStream_t io, Tally& tally) {
   ++tally.tensors;
   const std::vector<float>& original = args.inputs()[static_cast<std::size_t>(b)];
   if (std::memcmp(data.data(), original.data(), args.bytes(b)) == 0) return std::nullopt;
-  const auto* now = reinterpret_cast<const float*>(data.data());
+  const auto* was = reinterpret_cast<const unsigned char*>(original.data());
   std::size_t i = 0;
-  while (i < original.size() && std::memcmp(&now[i], &original[i], sizeof(float)) == 0) ++i;
+  while (i < args.bytes(b) && data[i] == was[i]) ++i;
   std::ostringstream out;
-  out << binding_name(args, b) << " was modified by the call: element " << i << " is " << now[i] << ", was "
-      << original[i];
+  out << binding_name(args, b) << " was modified by the call: byte " << i << " is 0x" << std::hex
+      << static_cast<int>(data[i]) << ", was 0x" << static_cast<int>(was[i]);
   return fail(Category::kInputs, out.str());
 }
 
 Verdict check_plain_output(CallArgs& args, int b, cudaStream_t io, Tally& tally) {
+  const int profile = args.model().profile_for(args.plan().shape);
   const TensorState& t = args.tensor(b);
   const BindingRole& role = args.model().role(b);
   ex::Shape want = args.model().output_shape(b, args.plan().shape);
@@ -92,13 +93,17 @@ Verdict check_plain_output(CallArgs& args, int b, cudaStream_t io, Tally& tally)
   if (Verdict v = read(*t.buffer, 0, bytes, data, io, tally)) return v;
   ++tally.tensors;
   const std::string mismatch =
-      args.model().compare(b, reinterpret_cast<const float*>(data.data()), bytes / sizeof(float), args.inputs());
-  if (!mismatch.empty()) return fail(Category::kOutputs, binding_name(args, b) + ": " + mismatch);
+      role.xor_of >= 0 ? args.model().compare_bytes(b, data.data(), bytes, args.inputs())
+                       : args.model().compare(b, reinterpret_cast<const float*>(data.data()), bytes / sizeof(float),
+                                              args.inputs(), profile);
+  if (!mismatch.empty()) {
+    return fail(Category::kOutputs, binding_name(args, b) + " (profile " + std::to_string(profile) + "): " + mismatch);
+  }
   const std::size_t tail = std::min(kTailBytes, t.buffer->capacity() - bytes);
   return check_poison(*t.buffer, bytes, tail, binding_name(args, b) + " past its end", io, tally);
 }
 
-Verdict check_aliased_output(CallArgs& args, int b, cudaStream_t io, Tally& tally) {
+Verdict check_aliased_output(CallArgs& args, int b, cudaStream_t io, Tally& tally, bool values) {
   const TensorState& t = args.tensor(b);
   const int input = args.model().role(b).aliased_input;
   const TensorState& target = args.tensor(input);
@@ -115,25 +120,28 @@ Verdict check_aliased_output(CallArgs& args, int b, cudaStream_t io, Tally& tall
     }
   }
   const std::size_t bytes = args.bytes(input);
-  if (target.buffer == nullptr || bytes == 0) return std::nullopt;
+  if (!values || target.buffer == nullptr || bytes == 0) return std::nullopt;
   std::vector<unsigned char> data;
   if (Verdict v = read(*target.buffer, 0, bytes, data, io, tally)) return v;
   ++tally.tensors;
   const std::string mismatch =
       args.model().compare(b, reinterpret_cast<const float*>(data.data()), bytes / sizeof(float), args.inputs());
-  if (!mismatch.empty()) return fail(Category::kOutputs, binding_name(args, b) + ": " + mismatch);
+  if (!mismatch.empty()) {
+    return fail(Category::kOutputs, binding_name(args, b) + (args.is_shared_cache(input) ? " (the shared cache)" : "") +
+                                        ": " + mismatch);
+  }
   return std::nullopt;
 }
 
 /// Outputs and inputs on `side`; `when` says at which moment (for the message).
 Verdict check_results(CallArgs& args, Side side, const char* when, cudaStream_t io, Tally& tally,
-                      const std::vector<bool>& scribbled) {
+                      const std::vector<bool>& scribbled, bool alias_values = true) {
   for (int b = 0; b < args.model().io_count(); ++b) {
     const BindingRole& role = args.model().role(b);
     if (role.input) continue;
     Verdict v;
     if (role.aliased_input >= 0) {
-      if (side != Side::kHost) v = check_aliased_output(args, b, io, tally);  // the input is device-resident
+      if (side != Side::kHost) v = check_aliased_output(args, b, io, tally, alias_values);  // device-resident input
     } else if (on_side(args, b, side)) {
       v = check_plain_output(args, b, io, tally);
     }
@@ -175,6 +183,7 @@ const char* to_string(Category category) noexcept {
     case Category::kCounters: return "counters";
     case Category::kCrashOrHang: return "crash-or-hang";
     case Category::kHarness: return "harness";
+    case Category::kPromise: return "promise";
   }
   return "?";
 }
@@ -215,7 +224,10 @@ Verdict check_call(CallArgs& args, const ex::Status& status, Expect expect, cons
     }
     return std::nullopt;
   }
-  if (!context.guard) return check_results(args, Side::kAll, "right after an unguarded execute returned", context.io, tally, none);
+  if (!context.guard) {
+    return check_results(args, Side::kAll, "right after an unguarded execute returned", context.io, tally, none,
+                         context.alias_values);
+  }
 
   std::vector<bool> scribbled = none;
   if (args.host_inputs() || args.host_outputs()) {
@@ -232,11 +244,18 @@ Verdict check_call(CallArgs& args, const ex::Status& status, Expect expect, cons
       }
     }
   }
-  if (Verdict v = synchronize(context.stream, "the guard's stream")) return v;
+  if (context.defer_device) return std::nullopt;
+  // A guard on a default-stream handle (null: the legacy stream) is synchronized as that stream.
+  if (Verdict v = synchronize(context.stream != nullptr ? context.stream : cudaStreamLegacy, "the guard's stream")) return v;
   return check_results(args, Side::kDevice,
                        context.scribble ? "after synchronizing the guard's stream (host inputs were overwritten at return)"
                                         : "after synchronizing the guard's stream",
-                       context.io, tally, scribbled);
+                       context.io, tally, scribbled, context.alias_values);
+}
+
+Verdict check_device_results(CallArgs& args, cudaStream_t io, Tally& tally, bool alias_values, const char* when) {
+  const std::vector<bool> none(static_cast<std::size_t>(args.model().io_count()), false);
+  return check_results(args, Side::kDevice, when, io, tally, none, alias_values);
 }
 
 Verdict check_replay(CallArgs& args, cudaStream_t stream, cudaStream_t io, Tally& tally) {

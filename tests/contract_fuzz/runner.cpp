@@ -117,12 +117,12 @@ SeedOutcome Runner::run(const FuzzConfig& given, const std::vector<std::size_t>*
   const auto start = std::chrono::steady_clock::now();
   outcome.result = execute(steps);
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ++seeds_;
-  ++(config.leg == Leg::kExecuTorch ? et_seeds_ : session_seeds_);
+  ++seeds_.all;
+  ++(config.leg == Leg::kExecuTorch ? seeds_.executorch : seeds_.session);
   seconds_ += outcome.seconds;
-  graphs_ += outcome.result.graphs;
-  replays_ += outcome.result.replays;
-  retired_ += outcome.result.retired;
+  graphs_.captured += outcome.result.graphs;
+  graphs_.replays += outcome.result.replays;
+  graphs_.retired += outcome.result.retired;
   if (options_.verbose) {
     out_ << "contract-fuzz " << to_string(config.leg) << " seed " << config.seed << ": "
          << (outcome.result.failure ? "FAILED" : "ok") << " in " << std::fixed << std::setprecision(2)
@@ -133,7 +133,7 @@ SeedOutcome Runner::run(const FuzzConfig& given, const std::vector<std::size_t>*
     out_ << ")\n" << std::flush;
   }
   if (outcome.result.failure) {
-    ++failures_;
+    ++seeds_.failed;
     outcome.shrunk = steps;
     report(texts, slots, outcome, steps);
     // A sticky error (an illegal address, say) breaks the context for every later seed.
@@ -184,11 +184,14 @@ void Runner::report(const std::vector<std::string>& texts, const std::string& sl
 
 std::string Runner::summary() const {
   std::ostringstream out;
-  out << "contract-fuzz summary: " << seeds_ << " seeds, " << tally_.calls.load() << " calls made, "
+  out << "contract-fuzz summary: " << seeds_.all << " seeds, " << tally_.calls.load() << " calls made, "
       << tally_.tensors.load() << " tensors compared, " << tally_.bytes.load() << " bytes checked ("
-      << gib(tally_.bytes.load()) << "), " << failures_ << " failures; legs: " << session_seeds_ << " session, "
-      << et_seeds_ << " executorch seeds; " << graphs_ << " graphs captured, " << replays_
-      << " replays, " << retired_ << " graphs retired; " << std::fixed << std::setprecision(1) << seconds_ << " s";
+      << gib(tally_.bytes.load()) << "), " << seeds_.failed << " failures; legs: " << seeds_.session << " session, "
+      << seeds_.executorch << " executorch seeds; " << graphs_.captured << " graphs captured, " << graphs_.replays
+      << " replays, " << graphs_.retired << " graphs retired; promises checked: " << tally_.busy_at_return.load()
+      << " busy-at-return, " << tally_.idle_after_reject.load() << " idle-after-reject, " << tally_.sm_checks.load()
+      << " SM, " << tally_.stream_checks.load() << " stream, " << tally_.behind_gate.load() << " behind-a-held-call; " << tally_.deferred.load() << " calls checked late; "
+      << std::fixed << std::setprecision(1) << seconds_ << " s";
   return out.str();
 }
 

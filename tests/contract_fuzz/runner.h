@@ -38,9 +38,11 @@ class Runner {
   SeedOutcome run(const FuzzConfig& config, const std::vector<std::size_t>* keep = nullptr);
 
   /// "contract-fuzz summary: <n> seeds, <calls> calls made, <tensors> tensors compared, <bytes>
-  /// bytes checked, <failures> failures; legs: <s> session, <e> executorch seeds; ..."
+  /// bytes checked, <failures> failures; legs: <s> session, <e> executorch seeds; ...; promises
+  /// checked: <b> busy-at-return, <i> idle-after-reject, <m> SM, <t> stream, <h> behind-a-held-call;
+  /// <d> calls checked late; <s> s"
   std::string summary() const;
-  std::uint64_t failures() const noexcept { return failures_; }
+  std::uint64_t failures() const noexcept { return seeds_.failed; }
   /// False once a failure left the CUDA context broken (a sticky error): later seeds cannot run.
   bool usable() const noexcept { return usable_; }
   const Tally& tally() const noexcept { return tally_; }
@@ -50,16 +52,20 @@ class Runner {
   void report(const std::vector<std::string>& texts, const std::string& slots, const SeedOutcome& outcome,
               const std::vector<std::size_t>& ran);
 
+  /// Seeds run, by leg, and their failures.
+  struct Seeds {
+    std::uint64_t all = 0, session = 0, executorch = 0, failed = 0;
+  };
+  /// The session leg's graphs: captured, replayed, dropped with their session.
+  struct Graphs {
+    std::uint64_t captured = 0, replays = 0, retired = 0;
+  };
+
   RunnerOptions options_;
   std::ostream& out_;
   Tally tally_;
-  std::uint64_t seeds_ = 0;
-  std::uint64_t session_seeds_ = 0;
-  std::uint64_t et_seeds_ = 0;
-  std::uint64_t failures_ = 0;
-  std::uint64_t graphs_ = 0;
-  std::uint64_t replays_ = 0;
-  std::uint64_t retired_ = 0;
+  Seeds seeds_;
+  Graphs graphs_;
   double seconds_ = 0;
   bool usable_ = true;
 };

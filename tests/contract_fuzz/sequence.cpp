@@ -59,7 +59,17 @@ std::string to_string(const EngineSpec& spec) {
   std::ostringstream out;
   out << to_string(spec.kind);
   if (spec.kind == EngineKind::kMulti) out << " outputs=" << spec.plain_outputs << (spec.alias ? "+alias" : "");
+  if (spec.has_side()) out << " side=" << torch_tensorrt::executorch_backend::to_string(spec.side_dtype);
   out << " spin_us=" << spec.spin_us;
+  if (spec.max_rows != kMaxRows) out << " max_rows=" << spec.max_rows;
+  if (spec.profiles > 1) out << " profiles=" << spec.profiles;
+  if (spec.record_sms) out << " record_sms";
+  if (spec.graphs) out << " graphs";
+  if (spec.budget_bytes > 0) out << " budget=" << bytes_text(static_cast<std::int64_t>(spec.budget_bytes));
+  if (spec.staging_slots != 3) out << " slots=" << spec.staging_slots;
+  if (spec.in_place()) {
+    out << " cache=[" << spec.cache_shape.rows << "," << spec.cache_shape.cols << "]:" << to_string(spec.cache_mem);
+  }
   return out.str();
 }
 
@@ -75,6 +85,8 @@ std::string to_string(const CallPlan& call) {
   if (call.scribble) out << " scribble";
   if (call.stale_output_shapes) out << " stale-shapes";
   if (call.null_empty) out << " null-empty";
+  if (call.caller_spin_us > 0) out << " caller-work=" << call.caller_spin_us << "us";
+  if (call.shared_cache) out << " shared-cache";
   return out.str();
 }
 
@@ -117,6 +129,9 @@ std::string to_string(const Step& step) {
           [](const RecreateSessionStep& s) { return "recreate-session s" + std::to_string(s.session); },
           [](const RecreateStreamStep& s) {
             return "recreate-stream " + to_string(s.stream) + (s.non_blocking ? " non-blocking" : " blocking");
+          },
+          [](const RepeatStep& s) {
+            return "repeat s" + std::to_string(s.session) + " x" + std::to_string(s.times) + " " + to_string(s.call);
           },
           [](const BadCallStep& s) {
             return std::string("bad-call s") + std::to_string(s.session) + " " + to_string(s.kind) + " " +

@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include <torch_tensorrt/executorch/Engine.h>
+
 #include "common/memory.h"
 
 namespace trtet_test::fuzz {
@@ -46,23 +48,43 @@ std::string to_string(const StreamRef& stream);
 enum class EngineKind : std::uint8_t { kElementwise, kAux, kAliasing, kSum, kMulti };
 const char* to_string(EngineKind kind) noexcept;
 
+/// The input shape every input of a call gets: [rows, cols]. Profile 0 is [0, 1] .. [max_rows, kMaxCols]
+/// (EngineSpec::max_rows); further profiles are tighter (EngineModel::profile_bounds).
+constexpr std::int64_t kMaxRows = 16 * 1024 * 1024;
+constexpr std::int64_t kSmallMaxRows = 64 * 1024;  ///< a small engine: 1 MiB per input at kMaxCols
+constexpr std::int64_t kMaxCols = 4;
+struct InputShape {
+  std::int64_t rows = 0;
+  std::int64_t cols = 1;
+  /// Within profile 0 of an engine of kMaxRows rows (EngineModel::profile_for says which profile).
+  bool in_profile() const noexcept { return rows >= 0 && rows <= kMaxRows && cols >= 1 && cols <= kMaxCols; }
+  std::int64_t numel() const noexcept { return rows * cols; }
+};
+
+/// An engine and the session that runs it.
 struct EngineSpec {
   EngineKind kind = EngineKind::kElementwise;
   int plain_outputs = 1;   ///< kMulti: outputs not aliased (0..4)
   bool alias = false;      ///< kMulti: a last output aliased to input "cache"
   std::int64_t spin_us = 0;
+  std::int64_t max_rows = kMaxRows;  ///< profile 0's largest rows (kMaxRows or kSmallMaxRows)
+  int profiles = 1;        ///< optimization profiles, 1 to 3 (kMulti's outputs depend on the one selected)
+  bool record_sms = false; ///< kernels record their SMs (checked against the green context's)
+  /// kMulti: one more input "t" and output "t_out" of this dtype (t_out: t's bytes XOR 0x5A); none
+  /// when float32.
+  torch_tensorrt::executorch_backend::DataType side_dtype = torch_tensorrt::executorch_backend::DataType::kFloat32;
+  bool has_side() const noexcept { return side_dtype != torch_tensorrt::executorch_backend::DataType::kFloat32; }
+  // SessionOptions:
+  bool graphs = false;             ///< use_cuda_graphs
+  std::size_t budget_bytes = 0;    ///< staging_budget_bytes
+  int staging_slots = 3;
+  /// In-place engines (kAliasing, kMulti with alias): the session's shared cache (a KV cache that
+  /// calls with CallPlan::shared_cache update in turn, across threads and streams): its shape and memory.
+  InputShape cache_shape;
+  Mem cache_mem = Mem::kDevice;
+  bool in_place() const noexcept { return kind == EngineKind::kAliasing || (kind == EngineKind::kMulti && alias); }
 };
 std::string to_string(const EngineSpec& spec);
-
-/// The input shape every input of a call gets: [rows, cols]. The profile is [0, 1] .. [kMaxRows, kMaxCols].
-constexpr std::int64_t kMaxRows = 16 * 1024 * 1024;
-constexpr std::int64_t kMaxCols = 4;
-struct InputShape {
-  std::int64_t rows = 0;
-  std::int64_t cols = 1;
-  bool in_profile() const noexcept { return rows >= 0 && rows <= kMaxRows && cols >= 1 && cols <= kMaxCols; }
-  std::int64_t numel() const noexcept { return rows * cols; }
-};
 
 /// One execute() with freshly drawn arguments.
 struct CallPlan {
@@ -75,6 +97,13 @@ struct CallPlan {
   bool scribble = false;         ///< overwrite host inputs as soon as the contract allows
   bool stale_output_shapes = false;  ///< output views start with a wrong shape (the delegate resizes)
   bool null_empty = false;       ///< empty (0-byte) tensors get a null data pointer
+  /// Caller work: > 0 queues, on the stream the call is ordered after (the guard's, or
+  /// cudaStreamPerThread without one), a spin of this long and then the input writes, right before
+  /// the call; the inputs hold other values until then. 0: inputs written before the call.
+  std::int64_t caller_spin_us = 0;
+  /// In-place engines: the input updated in place is the session's shared cache (the call's shape
+  /// is EngineSpec::cache_shape), so the update lands on what earlier calls left there.
+  bool shared_cache = false;
 };
 std::string to_string(const CallPlan& call);
 
@@ -102,6 +131,9 @@ struct ConcurrentStep {
 };
 /// destroy(), optionally while a call is in flight (its outputs must still be right afterwards).
 struct DestroyStep { int session = 0; bool in_flight = false; CallPlan call; };
+/// The same call `times` times on one stream with the same tensors (the repeat path, Note [repeated
+/// calls]), new input values queued on the stream before each.
+struct RepeatStep { int session = 0; CallPlan call; int times = 2; };
 /// A fresh session (new engine of the same spec) in the slot.
 struct RecreateSessionStep { int session = 0; };
 /// Synchronize, destroy and recreate a created or green stream.
@@ -117,7 +149,7 @@ struct BadCallStep {
 const char* to_string(BadCallStep::Kind kind) noexcept;
 
 using Step = std::variant<CallStep, CaptureStep, ReplayStep, ConcurrentStep, DestroyStep, RecreateSessionStep,
-                          RecreateStreamStep, BadCallStep>;
+                          RecreateStreamStep, BadCallStep, RepeatStep>;
 std::string to_string(const Step& step);
 
 /// Which runtime a sequence drives: the delegate's Session directly, or ExecuTorch's Module over

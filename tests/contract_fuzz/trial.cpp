@@ -59,7 +59,7 @@ std::optional<Category> run_trial(const std::string& self, const FuzzConfig& con
   if (WIFSIGNALED(status)) return Category::kCrashOrHang;
   if (!WIFEXITED(status)) return std::nullopt;
   const int code = WEXITSTATUS(status);
-  if (code > kTrialExitBase && code <= kTrialExitBase + static_cast<int>(Category::kHarness)) {
+  if (code > kTrialExitBase && code <= kTrialExitBase + static_cast<int>(Category::kPromise)) {
     return static_cast<Category>(code - kTrialExitBase);
   }
   return std::nullopt;
