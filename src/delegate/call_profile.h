@@ -97,8 +97,7 @@ Result<unsigned> green_context_sms(CUgreenCtx context);
 /// measured it (exact, unlike the placement, which is as good as the anchor; Note [deferred GPU times]).
 struct GpuSpan {
   bool present = false;
-  std::uint64_t start_ticks = 0;
-  std::uint64_t end_ticks = 0;
+  std::uint64_t start_ticks = 0, end_ticks = 0;
   double duration_ns = 0;
 };
 

@@ -24,16 +24,13 @@
 #include "delegate/boundary_transfers.h"
 #include "engines/cuda_test_engine.h"
 #include "executorch/cuda_allocator.h"
-#include "executorch/executorch_test_support.h"
+#include "executorch/module_test_support.h"
 #include "green/probe.h"
 #include "green/split.h"
 
 namespace trtet_test {
 namespace {
 
-using etr::Error;
-using ::executorch::extension::from_blob;
-using ::executorch::extension::Module;
 namespace green = ex::green;
 
 constexpr int kRows = 64;

@@ -13,13 +13,11 @@
 #include <vector>
 
 #include "common/gpu.h"
-#include "executorch/executorch_test_support.h"
+#include "executorch/module_test_support.h"
 
 namespace trtet_test {
 namespace {
 
-using etr::Error;
-using ::executorch::extension::Module;
 using ::executorch::runtime::etensor::DeviceType;
 
 constexpr std::int64_t kMiB = 1 << 20;

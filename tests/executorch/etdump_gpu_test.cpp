@@ -19,16 +19,13 @@
 
 #include "common/gpu.h"
 #include "executorch/etdump_support.h"
-#include "executorch/executorch_test_support.h"
+#include "executorch/module_test_support.h"
 #include "green/split.h"
 
 namespace trtet_test {
 namespace {
 
-using etr::Error;
 using ::executorch::etdump::ETDumpGen;
-using ::executorch::extension::from_blob;
-using ::executorch::extension::Module;
 namespace green = ex::green;
 
 constexpr int kRows = 64;

@@ -18,7 +18,7 @@
 #include "common/memory.h"
 #include "common/stream_gpu_test.h"
 #include "engines/cuda_test_engine.h"
-#include "executorch/executorch_test_support.h"
+#include "executorch/module_test_support.h"
 #include "executorch/readme_usage.h"
 #include "green/probe.h"
 #include "green/split.h"
@@ -26,9 +26,6 @@
 namespace trtet_test {
 namespace {
 
-using etr::Error;
-using ::executorch::extension::from_blob;
-using ::executorch::extension::Module;
 namespace green = ex::green;
 
 constexpr int kRows = 8;

@@ -5,13 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "common/gpu.h"
-#include "executorch/executorch_test_support.h"
+#include "executorch/module_test_support.h"
 
 namespace trtet_test {
 namespace {
 
-using etr::Error;
-using ::executorch::extension::Module;
 
 class ProgramTest : public ::testing::Test {
  protected:
