@@ -550,6 +550,49 @@ TEST(ContractFuzzReference, ASideDtypeAddsABytewiseOutputOfItsElementSize) {
   EXPECT_EQ(EngineModel(spec).budgeted_bytes(32u << 20), 2 * (largest * 3 + 2 * 2 * largest));
 }
 
+TEST(ContractFuzzReference, EachPlainOutputHasItsOwnCoefficientsWhateverInputsComeFirst) {
+  // FuzzOutputsEngine writes out_j at binding input_count() + j: after x, y, "cache" and "t" alike
+  // (the model once counted "cache" but not "t", and expected out1's values in out0).
+  for (const bool alias : {false, true}) {
+    for (const ex::DataType side : {ex::DataType::kFloat32, ex::DataType::kInt8, ex::DataType::kBFloat16}) {
+      for (int plain = 1; plain + (alias ? 1 : 0) <= FuzzOutputsEngine::kMaxOutputs; ++plain) {
+        EngineSpec spec;
+        spec.kind = EngineKind::kMulti;
+        spec.plain_outputs = plain;
+        spec.alias = alias;
+        spec.side_dtype = side;
+        spec.profiles = 3;
+        const EngineModel model(spec);
+        int inputs_before = 0;
+        while (model.role(inputs_before).input) ++inputs_before;
+        ASSERT_EQ(inputs_before, 2 + (alias ? 1 : 0) + (spec.has_side() ? 1 : 0));
+        std::vector<std::vector<float>> inputs(static_cast<std::size_t>(model.io_count()));
+        inputs[0] = draw_floats(32, 1);
+        inputs[1] = draw_floats(32, 2);
+        for (int j = 0; j < plain; ++j) {
+          const int binding = inputs_before + j;
+          ASSERT_FALSE(model.role(binding).input);
+          ASSERT_LT(model.role(binding).aliased_input, 0);
+          ASSERT_LT(model.role(binding).xor_of, 0);
+          for (int profile = 0; profile < 3; ++profile) {
+            std::vector<float> out(32);
+            for (std::size_t i = 0; i < out.size(); ++i) {
+              out[i] = FuzzOutputsEngine::coefficient_a(j) * inputs[0][i] +
+                       FuzzOutputsEngine::coefficient_b(j, profile) * inputs[1][i];
+            }
+            EXPECT_EQ(model.compare(binding, out.data(), out.size(), inputs, profile), "")
+                << "out" << j << " of " << to_string(spec) << " under profile " << profile;
+            if (j + 1 < plain) {
+              EXPECT_NE(model.compare(binding + 1, out.data(), out.size(), inputs, profile), "")
+                  << "out" << j << "'s values must not pass as out" << j + 1 << "'s";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(ContractFuzzReference, TheBudgetTakesBindingsInOrderWhileTheyFit) {
   EngineSpec spec;  // elementwise: x, y, out
   spec.max_rows = kSmallMaxRows;

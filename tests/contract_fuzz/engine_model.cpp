@@ -76,6 +76,7 @@ EngineModel::EngineModel(const EngineSpec& spec) : spec_(spec) {
         roles_.push_back(input());
         roles_.back().dtype = spec.side_dtype;
       }
+      first_plain_ = static_cast<int>(roles_.size());  // out0 follows every input, "t" included
       for (int j = 0; j < spec.plain_outputs; ++j) roles_.push_back(output());
       if (spec.alias) roles_.push_back(output(2));
       if (spec.has_side()) {
@@ -186,9 +187,8 @@ float EngineModel::expected(int binding, std::size_t i, const std::vector<std::v
   float a = kA;
   float b = kB;
   if (spec_.kind == EngineKind::kMulti) {
-    const int first_output = spec_.alias ? 3 : 2;
-    a = FuzzOutputsEngine::coefficient_a(binding - first_output);
-    b = FuzzOutputsEngine::coefficient_b(binding - first_output, profile);
+    a = FuzzOutputsEngine::coefficient_a(binding - first_plain_);
+    b = FuzzOutputsEngine::coefficient_b(binding - first_plain_, profile);
   }
   const float y = y_ >= 0 ? inputs[static_cast<std::size_t>(y_)][i] : 0.0f;
   // The kernel may fuse a*x + b*y into one FMA: allow the rounding of either form.

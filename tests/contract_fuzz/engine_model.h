@@ -80,6 +80,9 @@ class EngineModel {
   int x_ = 0;      ///< binding of x (the input every engine adds or scales)
   int y_ = -1;     ///< binding of y (-1: none)
   int cache_ = -1; ///< binding of the input updated in place (-1: none)
+  /// kMulti: binding of "out0", right after the inputs (x, y, then "cache" and "t" where present),
+  /// as FuzzOutputsEngine lays them out; plain output j is first_plain_ + j.
+  int first_plain_ = -1;
 };
 
 /// The sum kernel's exact order (256 strided partial sums, then a tree), on the CPU.

@@ -247,9 +247,10 @@ Verdict check_call(CallArgs& args, const ex::Status& status, Expect expect, cons
   if (context.defer_device) return std::nullopt;
   // A guard on a default-stream handle (null: the legacy stream) is synchronized as that stream.
   if (Verdict v = synchronize(context.stream != nullptr ? context.stream : cudaStreamLegacy, "the guard's stream")) return v;
+  const bool any_scribbled = std::find(scribbled.begin(), scribbled.end(), true) != scribbled.end();
   return check_results(args, Side::kDevice,
-                       context.scribble ? "after synchronizing the guard's stream (host inputs were overwritten at return)"
-                                        : "after synchronizing the guard's stream",
+                       any_scribbled ? "after synchronizing the guard's stream (host inputs were overwritten at return)"
+                                     : "after synchronizing the guard's stream",
                        context.io, tally, scribbled, context.alias_values);
 }
 
