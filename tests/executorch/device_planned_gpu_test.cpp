@@ -59,14 +59,11 @@ long first_wrong(const float* out, const std::vector<float>& x, const std::vecto
   return -1;
 }
 
-class DevicePlannedGpu : public ::testing::Test {
+class DevicePlannedGpu : public ModuleGpuTest {
  protected:
   void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    if (!have_test_programs()) GTEST_FAIL() << "no test programs: flatc or ExecuTorch's program.fbs was not found";
-    ensure_executorch_runtime();
-    clear_log();
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ModuleGpuTest::SetUp();
+    if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
     auto transfers = ex::delegate::BoundaryTransfers::of_device(0);
     TRTET_ASSERT_OK(transfers);
     transfers_ = *transfers;

@@ -41,15 +41,8 @@ void expect_elementwise(const float* out, const std::vector<float>& x, const std
   }
 }
 
-class ExecuTorchGpu : public ::testing::Test {
+class ExecuTorchGpu : public ModuleGpuTest {
  protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    if (!have_test_programs()) GTEST_FAIL() << "no test programs: flatc or ExecuTorch's program.fbs was not found";
-    ensure_executorch_runtime();
-    clear_log();
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  }
 
   CudaTestEngine* engine() { return dynamic_cast<CudaTestEngine*>(factory_.last_engine()); }
 
