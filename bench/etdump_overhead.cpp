@@ -94,7 +94,7 @@ class CountingTracer final : public etr::EventTracer {
 };
 
 struct Variant {
-  const char* name;
+  const char* name = "";
   std::unique_ptr<Module> module;
   etr::EventTracer* tracer = nullptr;  ///< owned by module; null: no tracer
   ETDumpGen* gen = nullptr;            ///< the tracer, where it is ETDumpGen
@@ -165,7 +165,10 @@ int main(int argc, char** argv) {
   auto counting = std::make_unique<CountingTracer>();
   CountingTracer* counter = counting.get();
   auto gen = std::make_unique<ETDumpGen>();
-  Variant variants[3] = {{"without a tracer", nullptr}, {"counting tracer", nullptr}, {"ETDumpGen attached", nullptr}};
+  Variant variants[3];
+  variants[0].name = "without a tracer";
+  variants[1].name = "counting tracer";
+  variants[2].name = "ETDumpGen attached";
   variants[0].module = std::make_unique<Module>(program);
   variants[1].tracer = counter;
   variants[1].module = std::make_unique<Module>(program, Module::LoadMode::File, std::move(counting));
