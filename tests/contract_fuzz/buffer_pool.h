@@ -18,7 +18,8 @@ class BufferPool {
   /// lent since the last release_all(). Allocates (possibly synchronizing the device) when none is free.
   ex::Result<Buffer*> lend(Mem mem, std::size_t bytes);
   /// Every buffer free again but those in `keep` (the calls that used them are complete; those of
-  /// `keep` may still be in flight).
+  /// `keep` may still be in flight, or a live graph still addresses them: Note [buffers in use] in
+  /// executor_call.cpp).
   void release_all(const std::vector<const Buffer*>& keep = {});
   /// Bytes held, all kinds.
   std::size_t held_bytes() const;

@@ -155,7 +155,7 @@ RunResult Executor::run(const std::vector<std::size_t>& keep) {
     Verdict v = step(index, current);
     // The calls of earlier steps, now that this one queued its own (a failure there may need both).
     if (!v) v = resolve_pending(index);
-    pool_.release_all(pending_buffers());
+    pool_.release_all(buffers_in_use());
     if (v) {
       result_.failure = v;
       result_.step = index;

@@ -159,8 +159,8 @@ class Executor {
   Verdict check_behind_held(cudaStream_t ordered);
   /// Resolves the pending checks of steps before `before` (all with SIZE_MAX), latest first.
   Verdict resolve_pending(std::size_t before);
-  /// Buffers the pending checks still use.
-  std::vector<const Buffer*> pending_buffers() const;
+  /// Buffers not to lend again yet (Note [buffers in use]).
+  std::vector<const Buffer*> buffers_in_use() const;
   /// What the contract says `args` must give; `reason` says why for an expected failure.
   Expect expectation(const SessionSlot& slot, const CallArgs& args, bool capturing, const char** reason) const;
   Counters counters(const SessionSlot& slot) const;

@@ -332,11 +332,25 @@ Verdict Executor::resolve_pending(std::size_t before) {
   return first;
 }
 
-std::vector<const Buffer*> Executor::pending_buffers() const {
+// Note [buffers in use]
+// After each step the pool lends every buffer again but those still in use: a pending call's
+// (its check has not read them yet; the call may still be in flight) and a live graph's. A graph
+// holds the addresses it captured: every replay writes new inputs there from the host
+// (refresh_data), poisons its outputs and runs the captured kernels on them. Lent to a later call
+// meanwhile, such a buffer would be rewritten under that call by the replay, which no contract
+// orders the call against (the soak's late-checked failures of seeds 5723170679020815903,
+// 4204049634323805431, 1830942898573476094, 4581569510697142803, 1766355874267772439: a call's
+// output, aliased input or caller-work source lent from the graph of an earlier capture, then
+// that graph replayed before the call's check).
+std::vector<const Buffer*> Executor::buffers_in_use() const {
   std::vector<const Buffer*> buffers;
-  for (const Pending& p : pending_) {
-    const std::vector<const Buffer*> used = p.args->buffers();
+  auto add = [&buffers](const CallArgs& args) {
+    const std::vector<const Buffer*> used = args.buffers();
     buffers.insert(buffers.end(), used.begin(), used.end());
+  };
+  for (const Pending& p : pending_) add(*p.args);
+  for (const auto& graph : graphs_) {
+    if (graph && graph->args) add(*graph->args);  // live until retired (reset)
   }
   return buffers;
 }
