@@ -26,6 +26,15 @@ Failure harness(const std::string& what, const ex::Status& status) {
 
 Failure capture_failure(const std::string& message) { return Failure{Category::kCapture, message}; }
 
+/// The input an output updates in place is missing or in host memory (refused with the arguments).
+bool in_place_input_off_device(const CallArgs& args) {
+  for (int b = 0; b < args.model().io_count(); ++b) {
+    const TensorState& t = args.tensor(b);
+    if (args.model().role(b).updated_in_place && (t.buffer == nullptr || is_host(t.buffer->mem()))) return true;
+  }
+  return false;
+}
+
 /// execute() under a CudaStreamGuard on `stream` when `guard`, else with no selection.
 ex::Status execute(ex::delegate::Session& session, ex::delegate::TensorView* views, std::size_t count, bool guard,
                    cudaStream_t stream) {
@@ -127,6 +136,8 @@ Verdict Executor::make_session(SessionSlot& slot) {
   ++slot.generation;
   slot.own_stream = nullptr;
   slot.sm_partition = kSmClean;
+  slot.profile_used.assign(static_cast<std::size_t>(spec.profiles), false);
+  slot.profile_used[0] = true;  // selected when the engine was made
   if (spec.in_place()) {
     auto cache = SharedCache::make(spec.cache_shape, spec.cache_mem,
                                    mix(sequence_.config.seed, 0xcac4e + static_cast<std::uint64_t>(slot.generation)),
@@ -195,6 +206,32 @@ Verdict Executor::prepare(const SessionSlot& slot, const CallPlan& plan, int thr
   return std::nullopt;
 }
 
+// Note [profiles used]
+// The session picks a call's optimization profile with the argument checks and selects it after
+// classifying where in-place inputs live, before it binds outputs and refuses pageable memory in a
+// capture (Session::execute_steps: check_arguments, classify_arguments, select_profile, then
+// resolve_shapes, where bind_output and decide_completion refuse pageable memory). A profile's
+// first use may allocate, so it is refused inside a capture (docs/DESIGN.md, "Optimization
+// profiles"). A capture whose profile the session has not used is therefore refused for that,
+// whatever memory it has: the message names the profile, not pageable memory. The fuzzer keeps
+// which profiles each session has used: profile 0 from the start, and a call's profile once the
+// call succeeded outside a capture. That is exactly "the call selected it": every eager call the
+// fuzzer expects to fail is refused before selection (a destroyed session, shapes outside every
+// profile, an in-place input off the device), every other one must succeed, and a capture adds
+// none (its profile was used, or it was refused). A session destroyed while calls race it is made
+// afresh, with only profile 0 used.
+int Executor::unused_profile(const SessionSlot& slot, const CallArgs& args) const {
+  if (!slot.alive) return -1;
+  const int profile = args.model().profile_for(args.plan().shape);
+  if (profile < 0 || slot.profile_used[static_cast<std::size_t>(profile)]) return -1;
+  return in_place_input_off_device(args) ? -1 : profile;
+}
+
+void Executor::note_profile_used(SessionSlot& slot, const CallArgs& args) {
+  const int profile = args.model().profile_for(args.plan().shape);
+  if (slot.alive && profile >= 0) slot.profile_used[static_cast<std::size_t>(profile)] = true;
+}
+
 Expect Executor::expectation(const SessionSlot& slot, const CallArgs& args, bool capturing, const char** reason) const {
   if (!slot.alive) {
     *reason = "the session was destroyed";
@@ -204,15 +241,19 @@ Expect Executor::expectation(const SessionSlot& slot, const CallArgs& args, bool
     *reason = "the input shape is outside every optimization profile of the engine";
     return Expect::kFailure;
   }
+  if (in_place_input_off_device(args)) {
+    *reason = "the input updated in place is not in device memory";
+    return Expect::kFailure;
+  }
+  if (capturing && unused_profile(slot, args) >= 0) {
+    *reason = "the call needs an optimization profile the session has not used, whose first use is refused inside "
+              "a capture";
+    return Expect::kFailure;
+  }
   Expect expect = Expect::kSuccess;
   for (int b = 0; b < args.model().io_count(); ++b) {
-    const BindingRole& role = args.model().role(b);
     const TensorState& t = args.tensor(b);
-    if (role.updated_in_place && (t.buffer == nullptr || is_host(t.buffer->mem()))) {
-      *reason = "the input updated in place is not in device memory";
-      return Expect::kFailure;
-    }
-    if (capturing && role.aliased_input < 0 && t.buffer != nullptr && t.buffer->mem() == Mem::kPageable) {
+    if (capturing && args.model().role(b).aliased_input < 0 && t.buffer != nullptr && t.buffer->mem() == Mem::kPageable) {
       if (args.bytes(b) > 0) {
         *reason = "pageable host memory is used while the stream is being captured";
         return Expect::kFailure;
@@ -366,8 +407,18 @@ Verdict Executor::capture_step(std::size_t index, const CaptureStep& step) {
       return Failure{Category::kStatus, std::string("a call inside the capture succeeded where it must fail: ") +
                                             probe_reason};
     }
-    const bool for_pageable = slot.alive && probe->plan().shape.in_profile();
-    if (!probe_status.ok() && for_pageable && probe_status.message().find("pageable") == std::string::npos) {
+    // Refused for its profile's first use before its memory is looked at (Note [profiles used]).
+    const int unused = unused_profile(slot, *probe);
+    const std::string profile_named = "optimization profile " + std::to_string(unused);
+    const bool for_pageable = slot.alive && slot.model.in_profile(probe->plan().shape);
+    if (!probe_status.ok() && unused >= 0 && probe_status.message().find(profile_named) == std::string::npos) {
+      release_graph(*graph_record);
+      return Failure{Category::kStatus, "a call inside a capture whose " + profile_named + " the session had not used "
+                                        "was rejected without naming it (a profile's first use is refused in a "
+                                        "capture, before memory is looked at): " + probe_status.to_string()};
+    }
+    if (!probe_status.ok() && unused < 0 && for_pageable &&
+        probe_status.message().find("pageable") == std::string::npos) {
       release_graph(*graph_record);
       return Failure{Category::kStatus, "a call with pageable memory during a capture was rejected without saying "
                                         "so (the message must name pageable memory): " + probe_status.to_string()};
@@ -542,6 +593,11 @@ Verdict Executor::concurrent_step(const ConcurrentStep& step) {
     retire_graphs_of(step.session);
   } else if (!first) {
     first = check_counters(slot, before, successes.load(), successes.load(), "concurrent calls");
+    for (int t = 0; t < threads; ++t) {
+      for (std::size_t c = 0; c < args[static_cast<std::size_t>(t)].size(); ++c) {
+        if (succeeded[static_cast<std::size_t>(t)][c] != 0) note_profile_used(slot, *args[static_cast<std::size_t>(t)][c]);
+      }
+    }
   }
   if (!first && slot.cache) {
     // The shared cache: every successful call's update, in whatever order they landed. Each thread

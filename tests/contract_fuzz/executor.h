@@ -82,6 +82,10 @@ class Executor {
     std::unique_ptr<SharedCache> cache;      ///< in-place engines: the shared cache
     cudaStream_t own_stream = nullptr;       ///< the session's own stream, as the engine was handed it
     int sm_partition = kSmClean;
+    /// Per optimization profile: selected by an earlier call of this session (profile 0 from the
+    /// start). A profile's first use is refused inside a capture (docs/DESIGN.md, "Optimization
+    /// profiles"); only a call that succeeds outside a capture makes it (Note [profiles used]).
+    std::vector<bool> profile_used;
   };
   struct GraphRecord {
     int session = 0;
@@ -163,6 +167,11 @@ class Executor {
   std::vector<const Buffer*> buffers_in_use() const;
   /// What the contract says `args` must give; `reason` says why for an expected failure.
   Expect expectation(const SessionSlot& slot, const CallArgs& args, bool capturing, const char** reason) const;
+  /// The profile a call on `args` selects, if the session has not used it yet (-1: it has, or the
+  /// call is refused before a profile is selected). Such a call is refused inside a capture.
+  int unused_profile(const SessionSlot& slot, const CallArgs& args) const;
+  /// A call on `args` succeeded outside a capture: its profile counts as used (Note [profiles used]).
+  static void note_profile_used(SessionSlot& slot, const CallArgs& args);
   Counters counters(const SessionSlot& slot) const;
   /// `successes` more calls; as many engine enqueues, or at most as many with delegate graphs
   /// (a replay enqueues nothing).

@@ -192,6 +192,7 @@ Verdict Executor::call(SessionSlot& slot, std::unique_ptr<CallArgs>& owned, cons
   }
   const Counters before = counters(slot);
   const ex::Status status = execute_as(*slot.session, args, plan.guard, stream);
+  if (status.ok()) note_profile_used(slot, args);
   if (gated) {
     const cudaError_t query = cudaStreamQuery(ordered);
     // The gate lets the stream through on its own after its timeout (counted on the GPU from later
