@@ -10,7 +10,11 @@ Exit status: 0 plotted; 1 bad arguments or CSV; 3 matplotlib is not installed (i
 """
 import argparse
 import csv
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from plotting import pyplot  # noqa: E402  (tools/plotting.py)
 
 
 def read_samples(path):
@@ -40,13 +44,8 @@ def main(argv):
     except (OSError, ValueError, KeyError) as error:
         print(f"plot_cdf: {error}", file=sys.stderr)
         return 1
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_cdf: matplotlib is not installed (apt-get install python3-matplotlib); no plot", file=sys.stderr)
+    plt = pyplot("plot_cdf")
+    if plt is None:
         return 3
     output = args.output or (args.csv.rsplit(".", 1)[0] + ".png")
     figure, axes = plt.subplots(figsize=(9, 5.2))

@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from plotting import pyplot
+
 SCHEMA = "etdump_schema_flatcc.fbs"
 GPU_KINDS = ("gpu_copy_in", "gpu_engine", "gpu_copy_out")
 
@@ -161,12 +163,9 @@ def print_table(calls, out=sys.stdout):
 
 
 def plot(calls, events, ns_per_tick, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        sys.exit("etdump_report: --plot needs matplotlib (apt-get install python3-matplotlib)")
+    plt = pyplot("etdump_report")
+    if plt is None:
+        sys.exit(1)
     rows = []  # (label, [(start, width)], colour)
     origin = min([e["start"] for e in events] or [0]) * ns_per_tick / 1e3
     method = [(e["start"] * ns_per_tick / 1e3 - origin, (e["end"] - e["start"]) * ns_per_tick / 1e3)

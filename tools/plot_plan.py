@@ -15,6 +15,8 @@ import csv
 import math
 import sys
 
+from plotting import pyplot
+
 CURVE_COLUMNS = {"model", "sms", "p50_us", "p99_us", "p99_target_us"}
 VERIFY_COLUMNS = {"round", "model", "sms", "p99_target_us", "p99_alone_us", "p99_beside_us", "meets"}
 
@@ -70,16 +72,10 @@ def main(argv):
     except (OSError, ValueError, KeyError) as e:
         print(f"plot_plan: {e}", file=sys.stderr)
         return 1
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import ScalarFormatter
-    except ImportError:
-        print("plot_plan: matplotlib is not installed (apt-get install python3-matplotlib, or pip install "
-              "matplotlib); no plot drawn", file=sys.stderr)
+    plt = pyplot("plot_plan")
+    if plt is None:
         return 3
+    from matplotlib.ticker import ScalarFormatter
 
     last_round = max((v["round"] for v in verify), default=0)
     last = {v["model"]: v for v in verify if v["round"] == last_round}

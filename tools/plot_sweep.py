@@ -12,6 +12,8 @@ import argparse
 import csv
 import sys
 
+from plotting import pyplot
+
 
 def read_curve(path):
     partitions, whole = [], None
@@ -44,16 +46,10 @@ def main(argv):
     except (OSError, ValueError, KeyError) as e:
         print(f"plot_sweep: {e}", file=sys.stderr)
         return 1
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import ScalarFormatter
-    except ImportError:
-        print("plot_sweep: matplotlib is not installed (apt-get install python3-matplotlib, or pip install "
-              "matplotlib); no plot drawn", file=sys.stderr)
+    plt = pyplot("plot_sweep")
+    if plt is None:
         return 3
+    from matplotlib.ticker import ScalarFormatter
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     sms = [p["sms"] for p in partitions]
