@@ -1,10 +1,7 @@
 #include "delegate/boundary_transfers.h"
 
-#include <torch_tensorrt/executorch/CudaStreamGuard.h>
-
 #include <algorithm>
 #include <cstring>
-#include <optional>
 
 #include "common/log.h"
 #include "cuda/check.h"
@@ -14,7 +11,7 @@
 #include "delegate/memory_kind.h"
 #include "delegate/policy.h"
 #include "delegate/staging_layout.h"
-#include "green/current.h"
+#include "delegate/stream_resolution.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 namespace {
@@ -31,14 +28,9 @@ void add_slices(std::vector<CopyTask>& tasks, unsigned char* to, const unsigned 
 }  // namespace
 
 Result<CopyRoute> route_copy(int device) {
-  // The same choice as the delegate's (policy.h): nothing runs on a default stream while a green
-  // context is current (Note [green context current] in green/current.h).
-  const std::optional<cudaStream_t> selected = caller_stream();
-  bool green_current = false;
-  if (needs_green_context_query(selected)) {
-    TRTET_ASSIGN_OR_RETURN(green_current, green::is_green_context_current());
-  }
-  TRTET_ASSIGN_OR_RETURN(const StreamChoice choice, choose_stream(selected, green_current));
+  // The same choice as the delegate's: nothing runs on a default stream while a green context is
+  // current.
+  TRTET_ASSIGN_OR_RETURN(const StreamChoice choice, current_stream_choice());
   CopyRoute route;
   // A copy is no engine and may run on the per-thread stream itself; never on the legacy stream,
   // which would order it with every blocking stream of the device.

@@ -27,14 +27,18 @@ void StreamResolver::reset() noexcept {
   placements_ = {};
 }
 
-Result<ResolvedStream> StreamResolver::resolve(int engine_device, bool synchronous_enqueue) {
-  ResolvedStream where;
+Result<StreamChoice> current_stream_choice() {
   const std::optional<cudaStream_t> selected = caller_stream();
   bool green_current = false;
   if (needs_green_context_query(selected)) {
     TRTET_ASSIGN_OR_RETURN(green_current, green::is_green_context_current());
   }
-  TRTET_ASSIGN_OR_RETURN(where.choice, choose_stream(selected, green_current));
+  return choose_stream(selected, green_current);
+}
+
+Result<ResolvedStream> StreamResolver::resolve(int engine_device, bool synchronous_enqueue) {
+  ResolvedStream where;
+  TRTET_ASSIGN_OR_RETURN(where.choice, current_stream_choice());
   TRTET_ASSIGN_OR_RETURN(where.facts.capturing, cuda::stream_is_capturing(where.choice.caller));
   if (where.joined()) {
     // The engine never gets a default stream (TensorRT adds device-wide synchronization for one):

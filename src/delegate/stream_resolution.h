@@ -13,6 +13,11 @@
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
+/// The stream choice of work queued now on this thread (choose_stream): the CudaStreamGuard's
+/// stream or the fallback, refused where a green context is current and the choice is a
+/// default-stream handle (Note [green context current] in green/current.h).
+Result<StreamChoice> current_stream_choice();
+
 /// Resolves each call's stream for one engine: the caller's choice (policy.h, choose_stream), the
 /// session's own stream where that choice is a default-stream handle (an engine never receives
 /// one), the stream's device checked against the engine's, its id, green context and capture
