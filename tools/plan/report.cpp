@@ -1,22 +1,10 @@
 #include "plan/report.h"
 
-#include <cstdarg>
-#include <cstdio>
+#include "green/partition_plan_rules.h"
 
 namespace trtet_plan {
-namespace {
 
-std::string line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string line(const char* fmt, ...) {
-  char text[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(text, sizeof(text), fmt, args);
-  va_end(args);
-  return std::string(text) + "\n";
-}
-
-}  // namespace
+using torch_tensorrt::executorch_backend::green::plan_rules::format;
 
 bool meets_targets(double p99_us, double calls_per_s, double p99_target_us, double min_calls_per_s) {
   return p99_us > 0 && p99_us <= p99_target_us && (min_calls_per_s <= 0 || calls_per_s >= min_calls_per_s);
@@ -28,7 +16,7 @@ std::string curves_csv(const std::vector<ModelNeeds>& models, const std::vector<
     for (std::size_t i = 0; i < models[m].curve.size(); ++i) {
       const CurvePoint& p = models[m].curve[i];
       const double p50 = m < p50_us.size() && i < p50_us[m].size() ? p50_us[m][i] : 0.0;
-      text += line("%s,%u,%.3f,%.3f,%.1f,%.3f,%.1f", models[m].name.c_str(), p.sms, p50, p.p99_us, p.calls_per_s,
+      text += format("%s,%u,%.3f,%.3f,%.1f,%.3f,%.1f\n", models[m].name.c_str(), p.sms, p50, p.p99_us, p.calls_per_s,
                    models[m].p99_target_us, models[m].min_calls_per_s);
     }
   }
@@ -39,7 +27,7 @@ std::string verify_csv(const std::vector<VerifyRow>& rows) {
   std::string text =
       "round,model,sms,p99_target_us,min_calls_per_s,p99_alone_us,p50_beside_us,p99_beside_us,calls_per_s_beside,meets\n";
   for (const VerifyRow& r : rows) {
-    text += line("%d,%s,%u,%.3f,%.1f,%.3f,%.3f,%.3f,%.1f,%d", r.round, r.model.c_str(), r.sms, r.p99_target_us,
+    text += format("%d,%s,%u,%.3f,%.1f,%.3f,%.3f,%.3f,%.1f,%d\n", r.round, r.model.c_str(), r.sms, r.p99_target_us,
                  r.min_calls_per_s, r.p99_alone_us, r.p50_beside_us, r.p99_beside_us, r.calls_per_s_beside,
                  r.meets ? 1 : 0);
   }
@@ -47,34 +35,33 @@ std::string verify_csv(const std::vector<VerifyRow>& rows) {
 }
 
 std::string search_table(const std::vector<ModelNeeds>& models, const SearchResult& result, const GpuShape& gpu) {
-  std::string text = line("%-24s %12s %5s %14s %12s %8s", "model", "target (us)", "SMs", "predicted p99", "interference",
+  std::string text = format("%-24s %12s %5s %14s %12s %8s\n", "model", "target (us)", "SMs", "predicted p99", "interference",
                           "ratio");
   for (std::size_t i = 0; i < models.size() && i < result.choices.size(); ++i) {
     const Choice& c = result.choices[i];
-    text += line("%-24s %12.1f %5u %14.1f %12.2f %8.2f%s", models[i].name.c_str(), models[i].p99_target_us, c.sms,
+    text += format("%-24s %12.1f %5u %14.1f %12.2f %8.2f%s\n", models[i].name.c_str(), models[i].p99_target_us, c.sms,
                  c.p99_us, models[i].interference, c.ratio, c.meets ? "" : "  (misses)");
   }
-  text += line("total %u SMs of the %u one split hands out (%u on the GPU)", result.total_sms, gpu.capacity,
+  text += format("total %u SMs of the %u one split hands out (%u on the GPU)\n", result.total_sms, gpu.capacity,
                gpu.sm_count);
   return text;
 }
 
 std::string final_table(const std::vector<VerifyRow>& rows, const GpuShape& gpu, const std::string& remainder_name) {
-  std::string text = line("%-24s %11s %5s %15s %16s %15s %10s  %s", "model", "target (us)", "SMs", "p99 alone (us)",
+  std::string text = format("%-24s %11s %5s %15s %16s %15s %10s  %s\n", "model", "target (us)", "SMs", "p99 alone (us)",
                           "p99 beside (us)", "calls/s beside", "headroom", "meets");
   unsigned total = 0;
   for (const VerifyRow& r : rows) {
     total += r.sms;
     const double headroom = r.p99_target_us > 0 ? (r.p99_target_us - r.p99_beside_us) / r.p99_target_us * 100.0 : 0;
-    std::string target = line("%.1f", r.p99_target_us);
-    target.pop_back();
-    text += line("%-24s %11s %5u %15.1f %16.1f %15.0f %9.1f%%  %s", r.model.c_str(), target.c_str(), r.sms,
+    const std::string target = format("%.1f", r.p99_target_us);
+    text += format("%-24s %11s %5u %15.1f %16.1f %15.0f %9.1f%%  %s\n", r.model.c_str(), target.c_str(), r.sms,
                  r.p99_alone_us, r.p99_beside_us, r.calls_per_s_beside, headroom,
                  r.meets ? "yes" : (r.min_calls_per_s > 0 ? "NO (p99 or calls/s)" : "NO"));
-    if (r.min_calls_per_s > 0) text += line("%-24s   (minimum %.0f calls/s)", "", r.min_calls_per_s);
+    if (r.min_calls_per_s > 0) text += format("%-24s   (minimum %.0f calls/s)\n", "", r.min_calls_per_s);
   }
   const unsigned left = gpu.sm_count >= total ? gpu.sm_count - total : 0;
-  text += line("SMs: %u planned, of the %u one split hands out (%u on the GPU); %u left over%s", total, gpu.capacity,
+  text += format("SMs: %u planned, of the %u one split hands out (%u on the GPU); %u left over%s\n", total, gpu.capacity,
                gpu.sm_count, left,
                remainder_name.empty() ? " (no remainder partition)"
                                       : (" as the remainder partition '" + remainder_name + "'").c_str());
