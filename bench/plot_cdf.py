@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from plotting import pyplot  # noqa: E402  (tools/plotting.py)
+from plotting import pyplot, save  # noqa: E402  (tools/plotting.py)
 
 
 def read_samples(path):
@@ -60,9 +60,7 @@ def main(argv):
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(loc="lower right")
     axes.set_title(args.title or title or "latency per call")
-    figure.tight_layout()
-    figure.savefig(output)
-    print(f"plot_cdf: {output}")
+    save(figure, output, "plot_cdf")
     return 0
 
 

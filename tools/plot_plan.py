@@ -15,7 +15,7 @@ import csv
 import math
 import sys
 
-from plotting import pyplot
+from plotting import pyplot, save
 
 CURVE_COLUMNS = {"model", "sms", "p50_us", "p99_us", "p99_target_us"}
 VERIFY_COLUMNS = {"round", "model", "sms", "p99_target_us", "p99_alone_us", "p99_beside_us", "meets"}
@@ -127,9 +127,7 @@ def main(argv):
     for ax in flat[panels:]:
         ax.axis("off")
     fig.suptitle(args.title)
-    fig.tight_layout()
-    fig.savefig(out)
-    print(f"plot_plan: wrote {out}")
+    save(fig, out, "plot_plan")
     return 0
 
 

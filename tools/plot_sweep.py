@@ -12,7 +12,7 @@ import argparse
 import csv
 import sys
 
-from plotting import pyplot
+from plotting import pyplot, save
 
 
 def read_curve(path):
@@ -74,9 +74,7 @@ def main(argv):
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title(args.title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out)
-    print(f"plot_sweep: wrote {out}")
+    save(fig, out, "plot_sweep")
     return 0
 
 

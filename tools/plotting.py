@@ -16,3 +16,10 @@ def pyplot(tool):
               "matplotlib); no plot drawn", file=sys.stderr)
         return None
     return plt
+
+
+def save(figure, path, tool):
+    """Lays `figure` out, writes it to `path` and says so, as `tool`."""
+    figure.tight_layout()
+    figure.savefig(path)
+    print(f"{tool}: wrote {path}")
