@@ -47,16 +47,18 @@ Status EngineRunner::run(engine::Engine& engine, Call& call, const std::vector<B
     graphs_.insert(key_);
     return engine.enqueue(call.stream());
   }
-  if (entry->exec == nullptr) {
-    const Status captured = capture(engine, capture_stream, entry->exec);
-    if (!captured.ok()) {
-      // An engine that cannot be captured still runs: eagerly, from now on.
+  if (entry->eager) return engine.enqueue(call.stream());  // its entry's spare graph took no update
+  if (!entry->current) {
+    const Status made = make_graph(engine, capture_stream, *entry);
+    if (!made.ok()) {
+      // An engine that cannot be captured still runs: eagerly, from now on. Its graphs go with
+      // the session (Note [no graph destroyed in a call]).
       log(LogLevel::kWarning, "CUDA graphs turned off for this engine, whose enqueue could not be captured: %s",
-          captured.to_string().c_str());
+          made.to_string().c_str());
       use_graphs_ = false;
-      graphs_.clear();
       return engine.enqueue(call.stream());
     }
+    if (!entry->current) return engine.enqueue(call.stream());  // the update was refused: eager
     ++graph_captures_;
   }
   TRTET_CUDA_CHECK(cudaGraphLaunch(entry->exec, call.stream()));
@@ -65,7 +67,7 @@ Status EngineRunner::run(engine::Engine& engine, Call& call, const std::vector<B
   return Status::Ok();
 }
 
-Status EngineRunner::capture(engine::Engine& engine, cudaStream_t capture_stream, cudaGraphExec_t& exec) {
+Status EngineRunner::make_graph(engine::Engine& engine, cudaStream_t capture_stream, GraphCache::Entry& entry) {
   // Captured on a private stream of the call's green context (thread-local mode: other threads'
   // CUDA calls are not affected); nothing runs while capturing.
   TRTET_CUDA_CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
@@ -78,13 +80,32 @@ Status EngineRunner::capture(engine::Engine& engine, cudaStream_t capture_stream
     TRTET_RETURN_IF_ERROR(enqueued);
     return cuda::runtime_status(ended, "cudaStreamEndCapture", __FILE__, __LINE__);
   }
-  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  if (entry.exec != nullptr) {
+    // A spare: updated in place (Note [no graph destroyed in a call]).
+    cudaGraphExecUpdateResultInfo info{};
+    const cudaError_t updated = cudaGraphExecUpdate(entry.exec, graph, &info);
+    TRTET_CUDA_WARN(cudaGraphDestroy(graph));
+    if (updated == cudaSuccess) {
+      entry.current = true;
+      return Status::Ok();
+    }
+    (void)cudaGetLastError();
+    if (updated != cudaErrorGraphExecUpdateFailure) {
+      return cuda::runtime_status(updated, "cudaGraphExecUpdate", __FILE__, __LINE__);
+    }
+    log(LogLevel::kDebug, "a cached CUDA graph could not take another signature's graph (update result %d): "
+        "that signature runs eagerly", static_cast<int>(info.result));
+    entry.eager = true;
+    return Status::Ok();
+  }
+  const cudaError_t instantiated = cudaGraphInstantiate(&entry.exec, graph, 0);
   TRTET_CUDA_WARN(cudaGraphDestroy(graph));
   if (instantiated != cudaSuccess) {
-    exec = nullptr;
+    entry.exec = nullptr;
     (void)cudaGetLastError();
     return cuda::runtime_status(instantiated, "cudaGraphInstantiate", __FILE__, __LINE__);
   }
+  entry.current = true;
   return Status::Ok();
 }
 

@@ -29,7 +29,8 @@ class EngineRunner {
   /// Queues `engine`'s work for `call`, its bindings bound to `bindings`' addresses: a plain
   /// enqueue (call.enqueued_plainly), an enqueue with auxiliary streams handed over, the eager
   /// first sight of a graph signature, or a graph launch (call.replayed). An engine whose enqueue
-  /// cannot be captured runs eagerly from then on, with one warning.
+  /// cannot be captured runs eagerly from then on, with one warning. No graph is destroyed here
+  /// (Note [no graph destroyed in a call] in graph_cache.h).
   Status run(engine::Engine& engine, Call& call, const std::vector<Binding>& bindings);
 
   std::uint64_t graph_captures() const noexcept { return graph_captures_; }
@@ -44,7 +45,10 @@ class EngineRunner {
   /// The auxiliary streams for `green` handed to the engine; with graphs on, one more stream
   /// there (returned) to capture on.
   Result<cudaStream_t> hand_over_aux_streams(engine::Engine& engine, CUgreenCtx green);
-  Status capture(engine::Engine& engine, cudaStream_t capture_stream, cudaGraphExec_t& exec);
+  /// Captures `engine`'s enqueue for `entry`: a new executable graph, or its spare updated in
+  /// place (entry.current), or, where the driver refuses the update, entry.eager. An error where
+  /// the enqueue cannot be captured or instantiated.
+  Status make_graph(engine::Engine& engine, cudaStream_t capture_stream, GraphCache::Entry& entry);
 
   bool use_graphs_;
   GraphCache graphs_;

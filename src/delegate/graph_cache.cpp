@@ -1,7 +1,5 @@
 #include "delegate/graph_cache.h"
 
-#include <algorithm>
-
 #include "cuda/check.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
@@ -18,14 +16,26 @@ GraphCache::Entry* GraphCache::find(const GraphKey& key) noexcept {
 
 GraphCache::Entry* GraphCache::insert(const GraphKey& key) {
   if (capacity_ == 0) return nullptr;
-  if (entries_.size() >= capacity_) {
-    auto oldest = std::min_element(entries_.begin(), entries_.end(),
-                                   [](const Entry& a, const Entry& b) { return a.last_used < b.last_used; });
-    if (oldest->exec != nullptr) TRTET_CUDA_WARN(cudaGraphExecDestroy(oldest->exec));
-    entries_.erase(oldest);
+  if (entries_.size() < capacity_) {
+    entries_.push_back(Entry{key, nullptr, false, false, ++clock_});
+    return &entries_.back();
   }
-  entries_.push_back(Entry{key, nullptr, ++clock_});
-  return &entries_.back();
+  // Full: nothing is destroyed here (Note [no graph destroyed in a call]).
+  Entry* reused = nullptr;
+  for (Entry& entry : entries_) {
+    if (entry.exec != nullptr && entry.key.green != key.green) continue;
+    if (reused == nullptr || entry.last_used < reused->last_used) reused = &entry;
+  }
+  if (reused == nullptr) return nullptr;
+#ifdef TRTET_PLANT_GRAPH_DESTROYED_IN_CALL  // planted bug: the reused entry's graph is destroyed in the call
+  if (reused->exec != nullptr) TRTET_CUDA_WARN(cudaGraphExecDestroy(reused->exec));
+  reused->exec = nullptr;
+#endif
+  reused->key = key;
+  reused->current = false;
+  reused->eager = false;
+  reused->last_used = ++clock_;
+  return reused;
 }
 
 void GraphCache::clear() noexcept {

@@ -8,9 +8,22 @@
 // green context (a graph's kernels run on the partition it was captured on, wherever it is
 // launched), so replays stay inside the partition. Staging copies stay outside the graph, so host
 // I/O works as eagerly. Addresses are part of the signature: memory-planned runtimes pass the same
-// tensors every call and hit; a caller whose addresses change gets a new graph, and the least
-// recently used one goes once the cache is full. Graphs are never used while the caller captures
-// (the call is recorded into the caller's graph as usual) or when the engine enqueues synchronously.
+// tensors every call and hit; a caller whose addresses change gets a new graph. Graphs are never
+// used while the caller captures (the call is recorded into the caller's graph as usual) or when
+// the engine enqueues synchronously.
+//
+// Note [no graph destroyed in a call]: cudaGraphExecDestroy waits for work queued on every stream
+// of the device, of other callers and other sessions included (graph_wait_probe on the H200: 1000
+// ms beside a held stream, for an exec whose launches were complete and for one never launched;
+// capture, instantiate, launch, cudaGraphExecUpdate and cudaGraphDestroy returned at once). So no
+// call destroys one. A full cache hands its least recently used entry to the new signature and
+// the entry keeps its executable graph as a spare: when the signature comes back, its capture
+// updates that graph in place (cudaGraphExecUpdate; launches already queued run as they were)
+// instead of instantiating another. Only an entry of the same green context passes its graph on
+// (a graph's kernels keep the context they were captured on); when every entry holds another green
+// context's graph, the signature is not kept and its calls run eagerly. An update the driver
+// refuses (another topology, as a different profile or shape can give) leaves the signature eager
+// until its entry goes. Graphs are destroyed only with the session (EngineRunner::reset).
 #pragma once
 
 #include <cuda.h>
@@ -33,13 +46,15 @@ struct GraphKey {
   }
 };
 
-/// A bounded cache of executable graphs by key, least recently used out first. Not thread-safe
+/// A bounded cache of executable graphs by key; the least recently used entry is reused first. Not thread-safe
 /// (the session's lock guards it). An entry without a graph marks a key seen once.
 class GraphCache {
  public:
   struct Entry {
     GraphKey key;
-    cudaGraphExec_t exec = nullptr;
+    cudaGraphExec_t exec = nullptr;  ///< may be a spare: captured for an earlier key (current false)
+    bool current = false;            ///< exec runs this key's enqueue
+    bool eager = false;              ///< the spare could not be updated to this key: run eagerly
     std::uint64_t last_used = 0;
   };
 
@@ -54,9 +69,10 @@ class GraphCache {
 
   /// The entry for `key` (marked used), or nullptr.
   Entry* find(const GraphKey& key) noexcept;
-  /// Adds an entry for `key` (no graph yet), evicting the least recently used entry when full
-  /// (its graph is destroyed: in-flight launches finish first). The pointer is valid until the
-  /// next insert or clear.
+  /// Adds an entry for `key` with no current graph. When full, the least recently used entry
+  /// without a graph or with one of `key`'s green context takes the key, its graph kept as a spare
+  /// (Note [no graph destroyed in a call]); nullptr when there is none. The pointer is valid until
+  /// the next insert or clear.
   Entry* insert(const GraphKey& key);
   /// Destroys every graph (no-throw).
   void clear() noexcept;

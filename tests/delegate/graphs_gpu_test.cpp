@@ -2,7 +2,8 @@
 // right outputs against the CPU reference over shape, address, profile and memory-kind changes;
 // the first call of a signature eager, the second captured, every later one a replay that never
 // calls the engine; replays on a green-context stream stay in the partition; the caller's own
-// capture records the call as usual; the cache keeps at most its capacity.
+// capture records the call as usual; the cache keeps at most its capacity; a full cache takes new
+// signatures into the graphs it holds without waiting for other streams.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
 #include "delegate/session_fixture.h"
+#include "engines/kernels.h"
 
 namespace trtet_test {
 namespace {
@@ -148,6 +150,50 @@ TEST_F(GraphsGpu, TheCacheKeepsAtMostItsCapacity) {
   EXPECT_EQ(s.session->stats().graph_captures, 2u);
   EXPECT_EQ(s.session->stats().graph_launches, 4u) << "a graph outlived the cache's capacity";
   EXPECT_EQ(s.engine->enqueue_count(), 16u);
+}
+
+// Note [no graph destroyed in a call] (delegate/graph_cache.h): cudaGraphExecDestroy waits for
+// every stream of the device. A full cache hands its least recently used entry's graph to a new
+// signature, which updates it in place; each call is checked, right when it returns, to have left
+// another stream's queued spin running.
+TEST_F(GraphsGpu, AFullCacheTakesNewSignaturesWithoutWaitingForOtherStreams) {
+  constexpr std::int64_t kHoldNs = 200'000'000;
+  auto s = make_session("elementwise min=1x256 max=64x256 kernels=4", graphs_on(2));
+  ASSERT_TRUE(s.session);
+  AxpbyIo a(Memory::kDevice, Memory::kDevice, Shape{8, 256});
+  AxpbyIo b(Memory::kDevice, Memory::kDevice, Shape{16, 256});
+  AxpbyIo c(Memory::kDevice, Memory::kDevice, Shape{32, 256});
+  AxpbyIo d(Memory::kDevice, Memory::kDevice, Shape{8, 256});  // a's shape at other addresses
+  for (int round = 0; round < 3; ++round) {
+    for (AxpbyIo* io : {&a, &b}) {
+      TRTET_ASSERT_OK(run(*s.session, *io, stream_));
+      ASSERT_TRUE(io->out_matches()) << io->shape.to_string() << ", round " << round;
+    }
+  }
+  ASSERT_EQ(s.session->stats().graph_captures, 2u) << "the cache should be full of graphs";
+  cudaStream_t held = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking), cudaSuccess);
+  TRTET_ASSERT_OK(trtet_test::launch_spin(1000, 1, held));  // loads the spin kernel before any hold
+  ASSERT_EQ(cudaStreamSynchronize(held), cudaSuccess);
+  int call = 0;
+  // First sight of c takes a's entry (its graph kept as a spare), the second captures into that
+  // graph, the third replays it; then d the same with b's entry; then a comes back into c's.
+  for (AxpbyIo* io : {&c, &c, &c, &d, &d, &d, &a, &a, &a}) {
+    io->refresh();
+    TRTET_ASSERT_OK(trtet_test::launch_spin(kHoldNs, 1, held));
+    const ex::Status status = execute_on(stream_, *s.session, io->args());
+    const cudaError_t held_now = cudaStreamQuery(held);  // the promise, when the call returns
+    TRTET_ASSERT_OK(status);
+    EXPECT_EQ(held_now, cudaErrorNotReady) << "call " << call << " waited for another stream's work";
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    ASSERT_TRUE(io->out_matches()) << "call " << call << " (" << io->shape.to_string() << ")";
+    ASSERT_EQ(cudaStreamSynchronize(held), cudaSuccess);
+    ++call;
+  }
+  EXPECT_EQ(cudaStreamDestroy(held), cudaSuccess);
+  EXPECT_EQ(s.session->stats().graph_captures, 5u) << "c, d and a again captured into the graphs the cache held";
+  EXPECT_EQ(s.session->stats().graph_launches, 10u);
+  EXPECT_EQ(s.engine->enqueue_count(), 4u + 6u) << "a and b: 2 each; then per signature one eager call and one capture";
 }
 
 TEST_F(GraphsGpu, ProfilesAndGraphsTogether) {
