@@ -19,6 +19,7 @@
 //   launch-updated its launch after the update, on C
 //   destroy-idle cudaGraphExecDestroy of that exec, its launches complete (C synchronized)
 //   destroy-new  cudaGraphExecDestroy of an exec never launched
+//   destroy-one-stream cudaGraphExecDestroy of a launched graph of one kernel on one stream
 //   graph-destroy cudaGraphDestroy of the captured graph
 // Each prints "graph-wait-probe: NAME: X ms (waited for the gate | returned at once)". Every kernel
 // is launched once before any gate closes (lazy loading would make a first launch wait). Exits 0
@@ -170,6 +171,18 @@ int run() {
   if (graph != nullptr) check(cudaGraphInstantiate(&fresh, graph, 0), "cudaGraphInstantiate");
   measure("destroy-new (cudaGraphExecDestroy, never launched)", fresh != nullptr,
           [&] { return ok(cudaGraphExecDestroy(fresh), "cudaGraphExecDestroy"); });
+  // A graph of one kernel on one stream (no fork/join), launched once and complete.
+  cudaGraph_t single = nullptr;
+  cudaGraphExec_t single_exec = nullptr;
+  check(cudaStreamBeginCapture(w.b, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  scale_kernel<<<kN / 256, 256, 0, w.b>>>(w.data, kN);
+  check(cudaStreamEndCapture(w.b, &single), "cudaStreamEndCapture");
+  if (single != nullptr) check(cudaGraphInstantiate(&single_exec, single, 0), "cudaGraphInstantiate");
+  if (single_exec != nullptr) check(cudaGraphLaunch(single_exec, w.c), "cudaGraphLaunch");
+  check(cudaStreamSynchronize(w.c), "cudaStreamSynchronize(C)");
+  measure("destroy-one-stream (cudaGraphExecDestroy of one kernel on one stream, launched)", single_exec != nullptr,
+          [&] { return ok(cudaGraphExecDestroy(single_exec), "cudaGraphExecDestroy"); });
+  if (single != nullptr) check(cudaGraphDestroy(single), "cudaGraphDestroy");
   measure("graph-destroy (cudaGraphDestroy)", graph != nullptr,
           [&] { return ok(cudaGraphDestroy(graph), "cudaGraphDestroy"); });
   if (!control) std::printf("graph-wait-probe: FAILED: the control did not wait: the probe cannot see a wait here\n");

@@ -152,18 +152,29 @@ TEST_F(GraphsGpu, TheCacheKeepsAtMostItsCapacity) {
   EXPECT_EQ(s.engine->enqueue_count(), 16u);
 }
 
-// Note [no graph destroyed in a call] (delegate/graph_cache.h): cudaGraphExecDestroy waits for
-// every stream of the device. A full cache hands its least recently used entry's graph to a new
-// signature, which updates it in place; each call is checked, right when it returns, to have left
-// another stream's queued spin running.
-TEST_F(GraphsGpu, AFullCacheTakesNewSignaturesWithoutWaitingForOtherStreams) {
+// Note [no graph destroyed in a call] (delegate/graph_cache.h): cudaGraphExecDestroy of a graph
+// captured across streams waits for every stream of the device. A full cache hands its least
+// recently used entry's graph to a new signature, which updates it in place; each call is checked,
+// right when it returns, to have left another stream's queued spin running. For an engine of
+// kernels on one stream and for one that forks to auxiliary streams and joins back (as TensorRT's
+// with setAuxStreams; the kind whose graph's destroy was seen waiting).
+struct FullCacheCase {
+  const char* name;
+  const char* spec;
+  Shape a, b, c;  ///< three signatures; a fourth has a's shape at other addresses
+};
+
+class FullCacheGpu : public GraphsGpu, public ::testing::WithParamInterface<FullCacheCase> {};
+
+TEST_P(FullCacheGpu, TakesNewSignaturesWithoutWaitingForOtherStreams) {
   constexpr std::int64_t kHoldNs = 200'000'000;
-  auto s = make_session("elementwise min=1x256 max=64x256 kernels=4", graphs_on(2));
+  const FullCacheCase& param = GetParam();
+  auto s = make_session(param.spec, graphs_on(2));
   ASSERT_TRUE(s.session);
-  AxpbyIo a(Memory::kDevice, Memory::kDevice, Shape{8, 256});
-  AxpbyIo b(Memory::kDevice, Memory::kDevice, Shape{16, 256});
-  AxpbyIo c(Memory::kDevice, Memory::kDevice, Shape{32, 256});
-  AxpbyIo d(Memory::kDevice, Memory::kDevice, Shape{8, 256});  // a's shape at other addresses
+  AxpbyIo a(Memory::kDevice, Memory::kDevice, param.a);
+  AxpbyIo b(Memory::kDevice, Memory::kDevice, param.b);
+  AxpbyIo c(Memory::kDevice, Memory::kDevice, param.c);
+  AxpbyIo d(Memory::kDevice, Memory::kDevice, param.a);
   for (int round = 0; round < 3; ++round) {
     for (AxpbyIo* io : {&a, &b}) {
       TRTET_ASSERT_OK(run(*s.session, *io, stream_));
@@ -195,6 +206,13 @@ TEST_F(GraphsGpu, AFullCacheTakesNewSignaturesWithoutWaitingForOtherStreams) {
   EXPECT_EQ(s.session->stats().graph_launches, 10u);
   EXPECT_EQ(s.engine->enqueue_count(), 4u + 6u) << "a and b: 2 each; then per signature one eager call and one capture";
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, FullCacheGpu,
+                         ::testing::Values(FullCacheCase{"OneStream", "elementwise min=1x256 max=64x256 kernels=4",
+                                                         Shape{8, 256}, Shape{16, 256}, Shape{32, 256}},
+                                           FullCacheCase{"AuxStreams", "aux min=1 max=65536", Shape{2048},
+                                                         Shape{4096}, Shape{8192}}),
+                         [](const ::testing::TestParamInfo<FullCacheCase>& info) { return info.param.name; });
 
 TEST_F(GraphsGpu, ProfilesAndGraphsTogether) {
   AxpbyIo small(Memory::kDevice, Memory::kDevice, Shape{8, 256});   // profile 0
