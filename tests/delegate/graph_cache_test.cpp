@@ -55,6 +55,13 @@ TEST(GraphCache, TheLeastRecentlyUsedEntryGoesFirst) {
 /// A stand-in executable graph: an address that is never launched or destroyed.
 cudaGraphExec_t stand_in(int& storage) { return reinterpret_cast<cudaGraphExec_t>(&storage); }
 
+/// Inserts `k` and gives its entry a stand-in graph; nullptr where the cache refused the key.
+GraphCache::Entry* insert_holding_graph(GraphCache& cache, const GraphKey& k, int& storage) {
+  GraphCache::Entry* entry = cache.insert(k);
+  if (entry != nullptr) entry->exec = stand_in(storage);
+  return entry;
+}
+
 /// Forgets every stand-in graph of `keys` so that the cache's destructor destroys nothing.
 void forget_graphs(GraphCache& cache, std::initializer_list<GraphKey> keys) {
   for (const GraphKey& k : keys) {
@@ -65,9 +72,8 @@ void forget_graphs(GraphCache& cache, std::initializer_list<GraphKey> keys) {
 TEST(GraphCache, AFullCacheHandsItsLeastRecentlyUsedGraphToTheNewKeyAsASpare) {
   int storage = 0;
   GraphCache cache(2);
-  GraphCache::Entry* first = cache.insert(key(0, 1));
+  GraphCache::Entry* first = insert_holding_graph(cache, key(0, 1), storage);
   ASSERT_NE(first, nullptr);
-  first->exec = stand_in(storage);
   first->current = true;
   cache.insert(key(0, 2));
   ASSERT_NE(cache.find(key(0, 2)), nullptr);       // 2 used after 1
@@ -87,16 +93,13 @@ TEST(GraphCache, OnlyAnEntryOfTheSameGreenContextPassesItsGraphOn) {
   on_a.green = reinterpret_cast<CUgreenCtx>(&green_a);
   on_b.green = other_on_b.green = reinterpret_cast<CUgreenCtx>(&green_b);
   GraphCache cache(1);
-  GraphCache::Entry* entry = cache.insert(on_a);
+  GraphCache::Entry* entry = insert_holding_graph(cache, on_a, storage);
   ASSERT_NE(entry, nullptr);
-  entry->exec = stand_in(storage);
   EXPECT_EQ(cache.insert(on_b), nullptr) << "a graph of green context A would run key B's kernels on A";
   EXPECT_EQ(cache.insert(plain), nullptr);
   EXPECT_NE(cache.find(on_a), nullptr) << "a refused key leaves the cache as it was";
   entry->exec = nullptr;  // an entry without a graph goes to any key
-  entry = cache.insert(on_b);
-  ASSERT_NE(entry, nullptr);
-  entry->exec = stand_in(storage);
+  ASSERT_NE(insert_holding_graph(cache, on_b, storage), nullptr);
   entry = cache.insert(other_on_b);  // same green context: takes the graph as a spare
   ASSERT_NE(entry, nullptr);
   EXPECT_EQ(entry->exec, stand_in(storage));
@@ -106,9 +109,8 @@ TEST(GraphCache, OnlyAnEntryOfTheSameGreenContextPassesItsGraphOn) {
 TEST(GraphCache, AReusedEntryForgetsThatItsSpareWasRefused) {
   int storage = 0;
   GraphCache cache(1);
-  GraphCache::Entry* entry = cache.insert(key(0, 1));
+  GraphCache::Entry* entry = insert_holding_graph(cache, key(0, 1), storage);
   ASSERT_NE(entry, nullptr);
-  entry->exec = stand_in(storage);
   entry->eager = true;  // say the driver refused to update the spare to key 1's graph
   entry = cache.insert(key(0, 2));
   ASSERT_NE(entry, nullptr);
