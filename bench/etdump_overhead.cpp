@@ -1,10 +1,12 @@
 // P11: what profiling into ExecuTorch's ETDump costs a call (include/torch_tensorrt/executorch/
 // Profiling.h, docs/PERFORMANCE.md).
 //
-//   trtet-etdump [--calls N] [--batches B] [--etdump FILE]
+//   trtet-etdump [--calls N] [--batches B] [--etdump FILE] [--program NAME]
 //
-// Three Modules of program etdump_fast (the elementwise engine without a spin on 1 MiB float32
-// tensors; x and y are the caller's device tensors, the output stays in the program's CUDA arena):
+// Three Modules of program NAME (default etdump_fast: the elementwise engine without a spin on
+// 1 MiB float32 tensors, one kernel per enqueue; etdump_k8 and etdump_k32: 8 and 32 kernels, for
+// an enqueue whose host cost is closer to a real engine's; x and y are the caller's device
+// tensors, the output stays in the program's CUDA arena):
 // one without a tracer, one with a tracer that only counts the delegate's events (what the delegate
 // itself costs: marks, queries, GPU times, metadata; ExecuTorch's own hooks then cost a virtual
 // call each), one with ETDumpGen attached (what an application profiling with ETDump pays,
@@ -146,7 +148,9 @@ int main(int argc, char** argv) {
   int calls = 500;
   int batches = 40;
   std::string etdump_file;
+  std::string program_name = "etdump_fast";
   for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--program") == 0) program_name = argv[i + 1];
     if (std::strcmp(argv[i], "--calls") == 0) calls = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--batches") == 0) batches = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--etdump") == 0) etdump_file = argv[i + 1];
@@ -161,7 +165,7 @@ int main(int argc, char** argv) {
     return trtet_test::make_test_engine(
         std::string_view(reinterpret_cast<const char*>(request.engine_bytes), request.engine_size), request.device);
   });
-  const std::string program = std::string(TRTET_TEST_PROGRAM_DIR) + "/etdump_fast.pte";
+  const std::string program = std::string(TRTET_TEST_PROGRAM_DIR) + "/" + program_name + ".pte";
   auto counting = std::make_unique<CountingTracer>();
   CountingTracer* counter = counting.get();
   auto gen = std::make_unique<ETDumpGen>();
@@ -234,8 +238,9 @@ int main(int argc, char** argv) {
               counted, plain, counted / plain);
   const double ratio = traced / plain;
   std::printf("P11 host time per call with ETDumpGen attached / without: %.3f us / %.3f us = %.3f (goal <= 1.10: %s); "
-              "%d batches of %d calls; %ld wrong outputs; every call logged: %s\n",
-              traced, plain, ratio, ratio <= 1.10 ? "met" : "missed", batches, calls, wrong, logged ? "yes" : "NO");
+              "program %s; %d batches of %d calls; %ld wrong outputs; every call logged: %s\n",
+              traced, plain, ratio, ratio <= 1.10 ? "met" : "missed", program_name.c_str(), batches, calls, wrong,
+              logged ? "yes" : "NO");
   cudaStreamDestroy(stream);
   cudaFree(dx);
   cudaFree(dy);
