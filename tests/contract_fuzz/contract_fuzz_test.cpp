@@ -320,23 +320,85 @@ struct OptionDraws {
   int busy_candidates = 0;        ///< guarded device-only calls expected to succeed (busy-at-return)
   int behind_held = 0;            ///< such a call right after one of its session on another stream (held gate)
   int ordered_updates = 0;        ///< of those, both updating a shared cache whose result shows their order
+  /// Staging slots reused early: step pairs as in reuses_slot_early.
+  int slot_reused = 0;
+  std::vector<std::string> slot_reused_at;  ///< "seed S steps I,J" of each
 
+  /// The stream the call's work runs on: the guard's stream object, else the session's own.
+  static std::string runs_on(const CallPlan& plan) {
+    return plan.guard && plan.stream.capturable() ? to_string(plan.stream) : "own";
+  }
+  /// `plan` is called outside a capture and must succeed (in profile, in-place input on the device).
+  static bool succeeds(const EngineModel& model, const CallPlan& plan) {
+    const int cache = model.cache_binding();
+    return model.in_profile(plan.shape) && (cache < 0 || !is_host(plan.mems[static_cast<std::size_t>(cache)]));
+  }
+  /// `first`, then `next`, consecutive calls of a session that never captured (Note [ordering
+  /// replays]): `first`, guarded, stages host inputs into the session's one staging slot, returns
+  /// once they are consumed, before its engine reads them again kLateReadUs or more later, and is
+  /// checked only after `next` was made (Note [promises when made]); `next`, on another stream,
+  /// copies its own into that slot, in staging `first` sized (so nothing grows, which would order
+  /// the copies after every earlier call). Without the wait for `first`'s engine (Note [pipelined
+  /// calls]), `first`'s outputs are computed from `next`'s inputs.
+  static bool reuses_slot_early(const EngineSpec& spec, const CallPlan& first, const CallPlan& next) {
+    const EngineModel model(spec);
+    const bool first_staged = first.guard && !sm_check(spec, first) && succeeds(model, first) &&
+                              model.stages_inputs(first) && !model.host_outputs(first);
+    const bool next_staged = !sm_check(spec, next) && succeeds(model, next) && model.stages_inputs(next) &&
+                             runs_on(next) != runs_on(first) && next.caller_spin_us < model.late_read_us();
+    if (spec.staging_slots != 1 || model.late_read_us() < kLateReadUs || !first_staged || !next_staged ||
+        model.profile_for(first.shape) != model.profile_for(next.shape) || next.shape.numel() > first.shape.numel()) {
+      return false;
+    }
+    for (int b = 0; b < model.io_count(); ++b) {
+      const std::size_t i = static_cast<std::size_t>(b);
+      const bool stageable = model.role(b).aliased_input < 0 && !model.role(b).updated_in_place;
+      if (stageable && is_host(next.mems[i]) && !is_host(first.mems[i])) return false;  // staging `first` did not size
+    }
+    return true;
+  }
+  /// How late the engine must read (the host prepares and makes the next call meanwhile).
+  static constexpr std::int64_t kLateReadUs = 500;
+
+  /// A call the executor checks for SMs: right away, after synchronizing first where the engine
+  /// ran elsewhere before (Executor::prepare_sm_check).
+  static bool sm_check(const EngineSpec& spec, const CallPlan& plan) {
+    return spec.record_sms && plan.guard && plan.stream.source == StreamSource::kGreen;
+  }
   /// A call whose gate the executor keeps closed until the session's next call (Executor::call).
   static bool holdable(const EngineSpec& spec, const CallPlan& plan) {
     bool device = true;
     for (Mem mem : plan.mems) device = device && (mem == Mem::kDevice || mem == Mem::kManaged);
-    const bool sm_check = spec.record_sms && plan.guard && plan.stream.source == StreamSource::kGreen;
-    return device && plan.guard && EngineModel(spec).in_profile(plan.shape) && !sm_check;
+    return device && plan.guard && EngineModel(spec).in_profile(plan.shape) && !sm_check(spec, plan);
   }
 
   void add(const Sequence& sequence) {
     const CallPlan* previous = nullptr;
     int previous_session = -1;
-    for (const Step& step : sequence.steps) {
+    const CallPlan* last_call = nullptr;  // the call of the step before (null: none)
+    // Per session: alive and never captured (a capture orders every later eager call after all
+    // earlier ones: Note [ordering replays]).
+    std::vector<bool> pipelines(sequence.sessions.size(), true);
+    for (std::size_t index = 0; index < sequence.steps.size(); ++index) {
+      const Step& step = sequence.steps[index];
       const CallPlan* plan = nullptr;
       int session = -1;
       if (auto* s = as<CallStep>(step)) plan = &s->call, session = s->session;
       if (auto* s = as<RepeatStep>(step)) plan = &s->call, session = s->session;
+      if (auto* s = as<RecreateSessionStep>(step)) pipelines[static_cast<std::size_t>(s->session)] = true;
+      if (auto* s = as<CaptureStep>(step)) pipelines[static_cast<std::size_t>(s->session)] = false;
+      if (auto* s = as<DestroyStep>(step)) pipelines[static_cast<std::size_t>(s->session)] = false;
+      if (auto* s = as<ConcurrentStep>(step); s != nullptr && s->destroy_during) {
+        pipelines[static_cast<std::size_t>(s->session)] = false;
+      }
+      if (plan != nullptr && last_call != nullptr && previous_session == session &&
+          pipelines[static_cast<std::size_t>(session)] &&
+          reuses_slot_early(sequence.sessions[static_cast<std::size_t>(session)], *last_call, *plan)) {
+        ++slot_reused;
+        slot_reused_at.push_back("seed " + std::to_string(sequence.config.seed) + " steps " +
+                                 std::to_string(index - 1) + "," + std::to_string(index));
+      }
+      last_call = plan;
       const bool now = plan != nullptr && holdable(sequence.sessions[static_cast<std::size_t>(session)], *plan);
       if (now && previous != nullptr && previous_session == session &&
           to_string(previous->stream) != to_string(plan->stream)) {
@@ -459,6 +521,20 @@ TEST(ContractFuzzGenerator, CallsOverlapThroughSharedStateCallerWorkAndRepeats) 
   EXPECT_GT(seen.ordered_updates, 10) << "two order-dependent updates of one cache from two streams in a row";
 }
 
+TEST(ContractFuzzGenerator, StagingSlotsAreReusedFromAnotherStreamWhileTheirEngineReadsLate) {
+  OptionDraws seen;
+  std::set<int> kernels;
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    FuzzConfig config;
+    config.seed = seed;
+    const Sequence sequence = generate(config);
+    seen.add(sequence);
+    for (const EngineSpec& spec : sequence.sessions) kernels.insert(spec.kernels);
+  }
+  EXPECT_EQ(kernels, (std::set<int>{1, 2}));
+  EXPECT_GT(seen.slot_reused, 20) << "a staging slot rewritten from another stream while its engine reads it late";
+}
+
 // The GPU seed set must reach every new draw and check (run on the H200 in under a minute).
 TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
   OptionDraws seen;
@@ -468,7 +544,7 @@ TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
             << " calls behind a held one (" << seen.ordered_updates << " with order-dependent cache updates), "
             << seen.repeats_device_only << " device-only repeats, "
             << seen.shared_across_streams << " concurrent steps sharing a cache across streams, " << seen.shared_calls
-            << " shared-cache calls\n";
+            << " shared-cache calls, " << seen.slot_reused << " staging slots reused early\n";
   EXPECT_EQ(seen.profiles, (std::set<int>{1, 2, 3}));
   EXPECT_EQ(seen.budgets, (std::set<std::size_t>{0, 4u << 20, 32u << 20}));
   EXPECT_EQ(seen.caller_spins, (std::set<std::int64_t>{20, 200, 2000}));
@@ -480,8 +556,10 @@ TEST(ContractFuzzGenerator, TheSeedSetCoversEveryNewDraw) {
       {seen.rejected_idle, "an idle stream after a rejected call"},
       {seen.busy_candidates, "a busy stream at return"},
       {seen.behind_held, "a call behind a held one"},
-      {seen.ordered_updates, "two order-dependent updates from two streams"}};
+      {seen.ordered_updates, "two order-dependent updates from two streams"},
+      {seen.slot_reused, "a staging slot rewritten from another stream while its engine reads it late"}};
   for (const auto& [count, what] : reached) EXPECT_GT(count, 0) << "the seed set never reaches " << what;
+  for (const std::string& at : seen.slot_reused_at) std::cout << "staging slot reused early: " << at << "\n";
   std::set<std::size_t> element_sizes;
   for (ex::DataType dtype : seen.dtypes) element_sizes.insert(ex::element_size(dtype));
   for (std::size_t size : {1, 2, 8}) EXPECT_TRUE(element_sizes.count(size)) << "a side dtype of " << size << " bytes";
@@ -593,6 +671,37 @@ TEST(ContractFuzzReference, EachPlainOutputHasItsOwnCoefficientsWhateverInputsCo
       }
     }
   }
+}
+
+TEST(ContractFuzzReference, EnginesReadTheirInputsAfterTheSpinsBeforeTheirLastRead) {
+  EngineSpec spec;  // elementwise: each launch reads x and y, then spins
+  spec.spin_us = 500;
+  EXPECT_EQ(EngineModel(spec).late_read_us(), 0);
+  spec.kernels = 2;
+  EXPECT_EQ(EngineModel(spec).late_read_us(), 500) << "the second launch reads them after the first one's spin";
+  spec.kind = EngineKind::kAux;
+  EXPECT_EQ(EngineModel(spec).late_read_us(), 500);
+  spec.kind = EngineKind::kAliasing;  // every spin, then the update
+  EXPECT_EQ(EngineModel(spec).late_read_us(), 1000);
+  spec.kind = EngineKind::kMulti;  // one spin whatever the launches, then the outputs
+  EXPECT_EQ(EngineModel(spec).late_read_us(), 500);
+  spec.kind = EngineKind::kSum;  // the sum first, then the spins
+  EXPECT_EQ(EngineModel(spec).late_read_us(), 0);
+
+  spec.kind = EngineKind::kAliasing;  // cache (in place), x, cache_out (aliased)
+  const EngineModel model(spec);
+  CallPlan plan;
+  plan.shape = InputShape{4, 1};
+  plan.mems = {Mem::kPinned, Mem::kDevice, Mem::kPageable};
+  EXPECT_FALSE(model.stages_inputs(plan)) << "an input updated in place is never staged (a host one is refused)";
+  EXPECT_FALSE(model.host_outputs(plan)) << "an aliased output lives in its input's memory";
+  plan.mems = {Mem::kDevice, Mem::kPageable, Mem::kDevice};
+  EXPECT_TRUE(model.stages_inputs(plan));
+  plan.shape = InputShape{0, 1};
+  EXPECT_FALSE(model.stages_inputs(plan)) << "an empty input copies nothing";
+  spec.kind = EngineKind::kElementwise;
+  plan.mems = {Mem::kDevice, Mem::kManaged, Mem::kPinned};
+  EXPECT_TRUE(EngineModel(spec).host_outputs(plan));
 }
 
 TEST(ContractFuzzReference, TheBudgetTakesBindingsInOrderWhileTheyFit) {

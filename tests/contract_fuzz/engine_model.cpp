@@ -122,6 +122,7 @@ ex::Result<std::unique_ptr<TestEngine>> make_engine(const EngineSpec& spec, int 
 ex::Result<ex::engine::EnginePtr> EngineModel::make(int device) const {
   KernelOptions options;
   options.spin_us = spec_.spin_us;
+  options.kernels = spec_.kernels;
   options.record_sms = spec_.record_sms;
   const auto profile0 = profile_bounds(0);
   TRTET_ASSIGN_OR_RETURN(std::unique_ptr<TestEngine> engine,
@@ -131,6 +132,32 @@ ex::Result<ex::engine::EnginePtr> EngineModel::make(int device) const {
     engine->add_profile(bounds.first, bounds.second);
   }
   return ex::engine::EnginePtr(std::move(engine));
+}
+
+std::int64_t EngineModel::late_read_us() const noexcept {
+  switch (spec_.kind) {
+    case EngineKind::kMulti: return spec_.spin_us;
+    case EngineKind::kAliasing: return spec_.kernels * spec_.spin_us;
+    case EngineKind::kElementwise:
+    case EngineKind::kAux: return (spec_.kernels - 1) * spec_.spin_us;
+    case EngineKind::kSum: return 0;
+  }
+  return 0;
+}
+
+bool EngineModel::stages_inputs(const CallPlan& plan) const {
+  if (plan.shape.numel() <= 0) return false;
+  for (int b = 0; b < io_count(); ++b) {
+    if (role(b).input && !role(b).updated_in_place && is_host(plan.mems[static_cast<std::size_t>(b)])) return true;
+  }
+  return false;
+}
+
+bool EngineModel::host_outputs(const CallPlan& plan) const {
+  for (int b = 0; b < io_count(); ++b) {
+    if (!role(b).input && role(b).aliased_input < 0 && is_host(plan.mems[static_cast<std::size_t>(b)])) return true;
+  }
+  return false;
 }
 
 std::pair<ex::Shape, ex::Shape> EngineModel::profile_bounds(int profile) const {

@@ -44,6 +44,17 @@ class EngineModel {
   int profile_for(const InputShape& shape) const;
   bool in_profile(const InputShape& shape) const { return profile_for(shape) >= 0; }
 
+  /// How long into its run the engine still reads its inputs, at least: the spin before its last
+  /// read of them (the multi-output and aliasing engines spin first; the elementwise and aux ones
+  /// read again after each launch's spin; the sum engine reads first). A later call that rewrites
+  /// the staging they were copied into must wait for the engine (Note [pipelined calls]).
+  std::int64_t late_read_us() const noexcept;
+  /// Some input of `plan` not updated in place is non-empty host memory: the call copies it into a
+  /// staging slot (an input updated in place must be on the device; in host memory it is refused).
+  bool stages_inputs(const CallPlan& plan) const;
+  /// Some plain output of `plan` is in host memory: the call returns only once it is written.
+  bool host_outputs(const CallPlan& plan) const;
+
   /// The in-place update: cache = x - cache (kMulti: the order of updates matters), else cache += x.
   bool negates_cache() const noexcept { return spec_.kind == EngineKind::kMulti; }
   /// The input every engine adds or scales, and the one updated in place (-1: none).

@@ -13,7 +13,8 @@ namespace {
 constexpr std::size_t kMiB = 1 << 20;
 
 /// `cache_bytes`: the largest shared cache (a cache is a call's input: within every call's maximum).
-EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us, std::size_t cache_bytes) {
+/// `late`: the draws added after the seed set's soak seeds were found (generate()).
+EngineSpec draw_engine(Rng& rng, Rng& late, std::int64_t max_spin_us, std::size_t cache_bytes) {
   EngineSpec spec;
   switch (rng.weighted({40, 15, 15, 15, 15})) {
     case 0: {
@@ -35,8 +36,9 @@ EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us, std::size_t cache_byt
     case 3: spec.kind = EngineKind::kAliasing; break;
     default: spec.kind = EngineKind::kSum; break;
   }
-  const std::int64_t spins[] = {0, 0, 0, 50, 50, 500, 5000};
+  const std::int64_t spins[] = {0, 0, 0, 50, 500, 2000, 5000};
   spec.spin_us = std::min(max_spin_us, spins[rng.uniform(0, 6)]);
+  spec.kernels = late.chance(0.5) ? 2 : 1;  // with a spin, most engines then read their inputs late
   // The session around it (docs/DESIGN.md): profiles, SM recording, graphs, staging budgets and slots.
   const bool small = rng.chance(0.3);
   spec.max_rows = small ? kSmallMaxRows : kMaxRows;
@@ -49,7 +51,7 @@ EngineSpec draw_engine(Rng& rng, std::int64_t max_spin_us, std::size_t cache_byt
     const std::size_t budgets[] = {0, 4 * kMiB, 32 * kMiB};
     spec.budget_bytes = budgets[rng.weighted({40, 25, 35})];
   }
-  spec.staging_slots = static_cast<int>(rng.weighted({15, 15, 55, 15})) + 1;
+  spec.staging_slots = static_cast<int>(rng.weighted({25, 5, 55, 15})) + 1;
   if (spec.in_place()) {
     // The shared cache: up to 4 MiB, never empty, within profile 0.
     const std::size_t bytes = log_uniform(rng, 16, std::max<std::size_t>(16, std::min(cache_bytes, 4 * kMiB)));
@@ -182,6 +184,22 @@ CallPlan draw_follow_call(Rng& rng, const EngineModel& model, std::size_t max_by
   return call;
 }
 
+/// Makes `call`, drawn by draw_follow_call after `previous`, stage host inputs where `previous` did,
+/// with its shape (new values, no caller work): its copies may go to the staging slot `previous`
+/// used, whose engine may still read them after `previous` returned, its inputs consumed (Note
+/// [pipelined calls]).
+void stage_like(const EngineModel& model, const CallPlan& previous, CallPlan& call) {
+  call.shape = previous.shape;
+  call.shared_cache = previous.shared_cache;
+  call.caller_spin_us = 0;
+  for (int b = 0; b < model.io_count(); ++b) {
+    const std::size_t i = static_cast<std::size_t>(b);
+    const bool staged = model.role(b).input && !model.role(b).updated_in_place && is_host(previous.mems[i]);
+    if (staged) call.mems[i] = previous.mems[i];
+  }
+  if (call.shared_cache) call.mems[static_cast<std::size_t>(model.cache_binding())] = model.spec().cache_mem;
+}
+
 /// FuzzConfig::green == false: a green-context stream becomes the created stream of its slot.
 void without_green(StreamRef& ref) {
   if (ref.source == StreamSource::kGreen) ref.source = StreamSource::kCreated;
@@ -237,13 +255,16 @@ std::size_t draw_boundary_size(Rng& rng, std::size_t max_bytes) {
 
 Sequence generate(const FuzzConfig& config) {
   Rng rng(config.seed);
+  // The draws added after the seed set's soak seeds were found come from a stream of their own, so
+  // that those seeds still draw the steps they failed on.
+  Rng late(mix(config.seed, 0x51a7ed));
   Sequence sequence;
   sequence.config = config;
   const int sessions = static_cast<int>(rng.uniform(1, 3));
   std::vector<EngineModel> models;
   for (int s = 0; s < sessions; ++s) {
     sequence.sessions.push_back(
-        draw_engine(rng, config.max_spin_us, std::min(config.max_bytes, config.concurrent_max_bytes)));
+        draw_engine(rng, late, config.max_spin_us, std::min(config.max_bytes, config.concurrent_max_bytes)));
     models.emplace_back(sequence.sessions.back());
   }
   std::vector<std::size_t> captures;
@@ -259,7 +280,13 @@ Sequence generate(const FuzzConfig& config) {
         const int session = call != nullptr ? call->session : repeat->session;
         const CallPlan& previous = call != nullptr ? call->call : repeat->call;
         const EngineModel& model = models[static_cast<std::size_t>(session)];
-        sequence.steps.push_back(CallStep{session, draw_follow_call(rng, model, config.concurrent_max_bytes, previous)});
+        CallPlan follow = draw_follow_call(rng, model, config.concurrent_max_bytes, previous);
+        // Mostly one staging its own after a guarded call that staged host inputs its engine reads late.
+        if (previous.guard && model.in_profile(previous.shape) && model.stages_inputs(previous) &&
+            model.late_read_us() > 0 && late.chance(0.9)) {
+          stage_like(model, previous, follow);
+        }
+        sequence.steps.push_back(CallStep{session, std::move(follow)});
         continue;
       }
     }

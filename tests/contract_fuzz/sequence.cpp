@@ -61,6 +61,7 @@ std::string to_string(const EngineSpec& spec) {
   if (spec.kind == EngineKind::kMulti) out << " outputs=" << spec.plain_outputs << (spec.alias ? "+alias" : "");
   if (spec.has_side()) out << " side=" << torch_tensorrt::executorch_backend::to_string(spec.side_dtype);
   out << " spin_us=" << spec.spin_us;
+  if (spec.kernels != 1) out << " kernels=" << spec.kernels;
   if (spec.max_rows != kMaxRows) out << " max_rows=" << spec.max_rows;
   if (spec.profiles > 1) out << " profiles=" << spec.profiles;
   if (spec.record_sms) out << " record_sms";

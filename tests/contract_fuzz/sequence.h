@@ -67,6 +67,10 @@ struct EngineSpec {
   int plain_outputs = 1;   ///< kMulti: outputs not aliased (0..4)
   bool alias = false;      ///< kMulti: a last output aliased to input "cache"
   std::int64_t spin_us = 0;
+  /// Launches of the engine's kernels per enqueue (KernelOptions::kernels), each spinning spin_us:
+  /// the elementwise and aux engines read their inputs again after the first one's spin, the
+  /// aliasing engine spins that often before its update (EngineModel::late_read_us).
+  int kernels = 1;
   std::int64_t max_rows = kMaxRows;  ///< profile 0's largest rows (kMaxRows or kSmallMaxRows)
   int profiles = 1;        ///< optimization profiles, 1 to 3 (kMulti's outputs depend on the one selected)
   bool record_sms = false; ///< kernels record their SMs (checked against the green context's)
