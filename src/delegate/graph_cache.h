@@ -12,11 +12,12 @@
 // used while the caller captures (the call is recorded into the caller's graph as usual) or when
 // the engine enqueues synchronously.
 //
-// Note [no graph destroyed in a call]: cudaGraphExecDestroy waits for work queued on every stream
-// of the device, of other callers and other sessions included (graph_wait_probe on the H200: 1000
-// ms beside a held stream, for an exec whose launches were complete and for one never launched;
-// capture, instantiate, launch, cudaGraphExecUpdate and cudaGraphDestroy returned at once). So no
-// call destroys one. A full cache hands its least recently used entry to the new signature and
+// Note [no graph destroyed in a call]: cudaGraphExecDestroy of a graph captured across streams (a
+// fork to auxiliary streams and a join back, as TensorRT's enqueue with aux streams makes) waits
+// for work queued on every stream of the device, other callers' and other sessions' included
+// (graph_wait_probe on the H200: 1000 ms beside a held stream, for an exec whose launches were
+// complete and for one never launched; a one-stream graph's destroy, capture, instantiate, launch,
+// cudaGraphExecUpdate and cudaGraphDestroy returned at once). So no call destroys one. A full cache hands its least recently used entry to the new signature and
 // the entry keeps its executable graph as a spare: when the signature comes back, its capture
 // updates that graph in place (cudaGraphExecUpdate; launches already queued run as they were)
 // instead of instantiating another. Only an entry of the same green context passes its graph on
