@@ -145,10 +145,14 @@ std::int64_t EngineModel::late_read_us() const noexcept {
   return 0;
 }
 
+bool EngineModel::staged_input(const CallPlan& plan, int b) const {
+  return role(b).input && !role(b).updated_in_place && is_host(plan.mems[static_cast<std::size_t>(b)]);
+}
+
 bool EngineModel::stages_inputs(const CallPlan& plan) const {
   if (plan.shape.numel() <= 0) return false;
   for (int b = 0; b < io_count(); ++b) {
-    if (role(b).input && !role(b).updated_in_place && is_host(plan.mems[static_cast<std::size_t>(b)])) return true;
+    if (staged_input(plan, b)) return true;
   }
   return false;
 }

@@ -49,8 +49,11 @@ class EngineModel {
   /// read again after each launch's spin; the sum engine reads first). A later call that rewrites
   /// the staging they were copied into must wait for the engine (Note [pipelined calls]).
   std::int64_t late_read_us() const noexcept;
-  /// Some input of `plan` not updated in place is non-empty host memory: the call copies it into a
-  /// staging slot (an input updated in place must be on the device; in host memory it is refused).
+  /// Binding `b` of `plan` is an input not updated in place, in host memory: a call copies it into
+  /// a staging slot when it is not empty (an input updated in place must be on the device; in host
+  /// memory it is refused).
+  bool staged_input(const CallPlan& plan, int b) const;
+  /// Some input of `plan` is staged (staged_input) and the shape is not empty.
   bool stages_inputs(const CallPlan& plan) const;
   /// Some plain output of `plan` is in host memory: the call returns only once it is written.
   bool host_outputs(const CallPlan& plan) const;

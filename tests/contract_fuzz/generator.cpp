@@ -194,8 +194,7 @@ void stage_like(const EngineModel& model, const CallPlan& previous, CallPlan& ca
   call.caller_spin_us = 0;
   for (int b = 0; b < model.io_count(); ++b) {
     const std::size_t i = static_cast<std::size_t>(b);
-    const bool staged = model.role(b).input && !model.role(b).updated_in_place && is_host(previous.mems[i]);
-    if (staged) call.mems[i] = previous.mems[i];
+    if (model.staged_input(previous, b)) call.mems[i] = previous.mems[i];
   }
   if (call.shared_cache) call.mems[static_cast<std::size_t>(model.cache_binding())] = model.spec().cache_mem;
 }
