@@ -3,21 +3,25 @@
 //
 //   trtet-etdump [--calls N] [--batches B] [--etdump FILE] [--program NAME]
 //
-// Three Modules of program NAME (default etdump_fast: the elementwise engine without a spin on
+// Five Modules of program NAME (default etdump_fast: the elementwise engine without a spin on
 // 1 MiB float32 tensors, one kernel per enqueue; etdump_k8 and etdump_k32: 8 and 32 kernels, for
 // an enqueue whose host cost is closer to a real engine's; x and y are the caller's device
 // tensors, the output stays in the program's CUDA arena):
-// one without a tracer, one with a tracer that only counts the delegate's events (what the delegate
-// itself costs: marks, queries, GPU times, metadata; ExecuTorch's own hooks then cost a virtual
-// call each), one with ETDumpGen attached (what an application profiling with ETDump pays,
-// ExecuTorch's own events included). Each call is forward() under a CudaStreamGuard on a stream of
-// the caller's; a batch of N calls is timed on the host as a whole (its calls queue and return at
-// once) and the stream is synchronized after it, untimed. Batches rotate between the Modules, so
-// drift on the host hits all. After each batch the traced Modules' GPU times are flushed, and
-// ETDumpGen's dump taken (untimed), so its buffer stays small. Prints the median over batches of
-// the host time per call of each and the ratios: P11 (ETDumpGen / none, goal <= 1.10) and P11a
-// (counting tracer / none); checks every output and that each call logged one host event and one
-// engine GPU event.
+//  - without a tracer;
+//  - a tracer that only counts the delegate's events: what the delegate itself costs (marks,
+//    queries, GPU times, metadata); ExecuTorch's own hooks then cost a virtual call each;
+//  - ETDumpGen at kProfileMethodOnly: ExecuTorch logs Method::execute alone and the delegate times
+//    nothing (P11m: what method-level profiling costs);
+//  - ExecuTorch's own events into ETDumpGen, the delegate's counted and dropped: with the counting
+//    tracer, it prices ExecuTorch's own logging, which any delegate pays (the floor of P11);
+//  - ETDumpGen attached (what an application profiling with ETDump pays, everything logged).
+// Each call is forward() under a CudaStreamGuard on a stream of the caller's; a batch of N calls is
+// timed on the host as a whole (its calls queue and return at once) and the stream is synchronized
+// after it, untimed. Batches rotate between the Modules, so drift on the host hits all. After each
+// batch the traced Modules' GPU times are flushed, and ETDumpGen's dump taken (untimed), so its
+// buffer stays small. Prints the median over batches of the host time per call of each and the
+// ratios, P11 (ETDumpGen / none, goal <= 1.10) first among them; checks every output and that each
+// call of the counting and forwarding tracers logged one host event and one engine GPU event.
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <cuda_runtime_api.h>
@@ -95,6 +99,59 @@ class CountingTracer final : public etr::EventTracer {
   long engine_events = 0;
 };
 
+/// ExecuTorch's own events into an ETDumpGen; the delegate's (log_profiling_delegate: the only hook
+/// it uses) counted and dropped.
+class ExecuTorchOnlyTracer final : public etr::EventTracer {
+ public:
+  explicit ExecuTorchOnlyTracer(ETDumpGen& gen) : gen_(gen) {}
+  void create_event_block(const char* name) override { gen_.create_event_block(name); }
+  etr::EventTracerEntry start_profiling(const char* name, etr::ChainID chain, etr::DebugHandle handle) override {
+    gen_.set_chain_debug_handle(chain_id_, debug_handle_);  // what Method set on this tracer
+    return gen_.start_profiling(name, chain, handle);
+  }
+  etr::EventTracerEntry start_profiling_delegate(const char* name, etr::DelegateDebugIntId id) override {
+    return gen_.start_profiling_delegate(name, id);
+  }
+  void end_profiling_delegate(etr::EventTracerEntry entry, const void* metadata, size_t length) override {
+    gen_.end_profiling_delegate(entry, metadata, length);
+  }
+  void log_profiling_delegate(const char* name, etr::DelegateDebugIntId, et_timestamp_t, et_timestamp_t, const void*,
+                              size_t) override {
+    if (std::strstr(name, " [gpu engine]") != nullptr) ++engine_events;
+    if (std::strstr(name, " [gpu ") == nullptr) ++host_events;
+  }
+  void end_profiling(etr::EventTracerEntry entry) override { gen_.end_profiling(entry); }
+  void track_allocation(etr::AllocatorID id, size_t size) override { gen_.track_allocation(id, size); }
+  etr::AllocatorID track_allocator(const char* name) override { return gen_.track_allocator(name); }
+  etr::Result<bool> log_evalue(const etr::EValue& value, etr::LoggedEValueType type) override {
+    return gen_.log_evalue(value, type);
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
+                                                     const ::executorch::aten::Tensor&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
+                                                     const etr::ArrayRef<::executorch::aten::Tensor>) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const int&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const bool&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const double&) override {
+    return false;
+  }
+  void set_delegation_intermediate_output_filter(etr::EventTracerFilterBase*) override {}
+
+  long host_events = 0;
+  long engine_events = 0;
+
+ private:
+  ETDumpGen& gen_;
+};
+
 struct Variant {
   const char* name = "";
   std::unique_ptr<Module> module;
@@ -168,16 +225,30 @@ int main(int argc, char** argv) {
   const std::string program = std::string(TRTET_TEST_PROGRAM_DIR) + "/" + program_name + ".pte";
   auto counting = std::make_unique<CountingTracer>();
   CountingTracer* counter = counting.get();
+  auto method_only = std::make_unique<ETDumpGen>();
+  method_only->set_event_tracer_profiling_level(etr::EventTracerProfilingLevel::kProfileMethodOnly);
+  ETDumpGen executorch_gen;  // outlives its Module (declared before variants)
+  auto forwarding = std::make_unique<ExecuTorchOnlyTracer>(executorch_gen);
+  ExecuTorchOnlyTracer* forwarder = forwarding.get();
   auto gen = std::make_unique<ETDumpGen>();
-  Variant variants[3];
-  variants[0].name = "without a tracer";
-  variants[1].name = "counting tracer";
-  variants[2].name = "ETDumpGen attached";
-  variants[0].module = std::make_unique<Module>(program);
-  variants[1].tracer = counter;
-  variants[1].module = std::make_unique<Module>(program, Module::LoadMode::File, std::move(counting));
-  variants[2].tracer = variants[2].gen = gen.get();
-  variants[2].module = std::make_unique<Module>(program, Module::LoadMode::File, std::move(gen));
+  constexpr int kVariants = 5;
+  enum { kNone, kCounting, kMethodOnly, kExecuTorchOnly, kETDumpGen };
+  Variant variants[kVariants];
+  variants[kNone].name = "without a tracer";
+  variants[kNone].module = std::make_unique<Module>(program);
+  variants[kCounting].name = "counting tracer";
+  variants[kCounting].tracer = counter;
+  variants[kCounting].module = std::make_unique<Module>(program, Module::LoadMode::File, std::move(counting));
+  variants[kMethodOnly].name = "ETDumpGen, method only";
+  variants[kMethodOnly].tracer = variants[kMethodOnly].gen = method_only.get();
+  variants[kMethodOnly].module = std::make_unique<Module>(program, Module::LoadMode::File, std::move(method_only));
+  variants[kExecuTorchOnly].name = "ExecuTorch's events only";
+  variants[kExecuTorchOnly].tracer = forwarder;
+  variants[kExecuTorchOnly].gen = &executorch_gen;
+  variants[kExecuTorchOnly].module = std::make_unique<Module>(program, Module::LoadMode::File, std::move(forwarding));
+  variants[kETDumpGen].name = "ETDumpGen attached";
+  variants[kETDumpGen].tracer = variants[kETDumpGen].gen = gen.get();
+  variants[kETDumpGen].module = std::make_unique<Module>(program, Module::LoadMode::File, std::move(gen));
 
   void* dx = nullptr;
   void* dy = nullptr;
@@ -210,12 +281,15 @@ int main(int argc, char** argv) {
     if (!flush(v, "", dump_bytes)) return 1;
   }
   for (int b = 0; b < batches; ++b) {
-    for (int k = 0; k < 3; ++k) {
-      Variant& v = variants[(b + k) % 3];
+    for (int k = 0; k < kVariants; ++k) {
+      Variant& v = variants[(b + k) % kVariants];
       const double us = run_batch(v, stream, calls, inputs);
       if (us < 0) return 1;
       v.us_per_call.push_back(us);
-      if (!flush(v, b + 1 == batches ? etdump_file : "", dump_bytes)) return 1;
+      const bool full = &v == &variants[kETDumpGen];
+      std::size_t bytes = 0;
+      if (!flush(v, full && b + 1 == batches ? etdump_file : "", bytes)) return 1;
+      if (full) dump_bytes = bytes;
     }
   }
   long wrong = 0;
@@ -224,23 +298,42 @@ int main(int argc, char** argv) {
     cudaMemcpy(out.data(), v.out, kBytes, cudaMemcpyDeviceToHost);
     for (std::size_t i = 0; i < kCount; ++i) wrong += out[i] != 2.0f * x[i] - 0.5f * y[i] ? 1 : 0;
   }
-  const double plain = median(variants[0].us_per_call), counted = median(variants[1].us_per_call),
-               traced = median(variants[2].us_per_call);
+  double t[kVariants];
+  for (int k = 0; k < kVariants; ++k) t[k] = median(variants[k].us_per_call);
+  const double plain = t[kNone];
   std::printf("%-28s %18s\n", "device I/O, under a guard", "host us per call");
-  for (const Variant& v : variants) std::printf("%-28s %18.3f\n", v.name, median(v.us_per_call));
-  std::printf("delegate events of the counting tracer: %ld host, %ld engine GPU, for %ld calls\n", counter->host_events,
-              counter->engine_events, variants[1].calls);
+  for (int k = 0; k < kVariants; ++k) std::printf("%-28s %18.3f\n", variants[k].name, t[k]);
+  std::printf("delegate events: counting tracer %ld host, %ld engine GPU, for %ld calls; ExecuTorch's events only "
+              "%ld host, %ld engine GPU, for %ld calls\n",
+              counter->host_events, counter->engine_events, variants[kCounting].calls, forwarder->host_events,
+              forwarder->engine_events, variants[kExecuTorchOnly].calls);
   std::printf("ETDump of the last batch: %zu bytes for %d calls%s%s\n", dump_bytes, calls,
               etdump_file.empty() ? "" : ", written to ", etdump_file.c_str());
-  const bool logged = counter->host_events == variants[1].calls && counter->engine_events == variants[1].calls;
-  std::printf("P11a host time per call with a counting tracer / without: %.3f us / %.3f us = %.3f (the delegate's "
-              "own profiling)\n",
-              counted, plain, counted / plain);
-  const double ratio = traced / plain;
+  const bool logged = counter->host_events == variants[kCounting].calls &&
+                      counter->engine_events == variants[kCounting].calls &&
+                      forwarder->host_events == variants[kExecuTorchOnly].calls &&
+                      forwarder->engine_events == variants[kExecuTorchOnly].calls;
+  const double ratio = t[kETDumpGen] / plain;
   std::printf("P11 host time per call with ETDumpGen attached / without: %.3f us / %.3f us = %.3f (goal <= 1.10: %s); "
               "program %s; %d batches of %d calls; %ld wrong outputs; every call logged: %s\n",
-              traced, plain, ratio, ratio <= 1.10 ? "met" : "missed", program_name.c_str(), batches, calls, wrong,
+              t[kETDumpGen], plain, ratio, ratio <= 1.10 ? "met" : "missed", program_name.c_str(), batches, calls, wrong,
               logged ? "yes" : "NO");
+  std::printf("P11a host time per call with a counting tracer / without: %.3f us / %.3f us = %.3f (the delegate's "
+              "own profiling)\n",
+              t[kCounting], plain, t[kCounting] / plain);
+  std::printf("P11m host time per call with ETDumpGen at kProfileMethodOnly / without: %.3f us / %.3f us = %.3f "
+              "(Method::execute logged, the delegate silent)\n",
+              t[kMethodOnly], plain, t[kMethodOnly] / plain);
+  // The parts of P11: ExecuTorch's own logging (any delegate pays it), the delegate's machinery,
+  // ETDumpGen taking the delegate's two events.
+  const double executorch_us = t[kExecuTorchOnly] - t[kCounting];
+  const double machinery_us = t[kCounting] - plain;
+  const double delegate_logging_us = t[kETDumpGen] - t[kExecuTorchOnly];
+  std::printf("P11 parts per call: ExecuTorch's own events into ETDumpGen %+.3f us, the delegate's profiling %+.3f us, "
+              "ETDumpGen taking the delegate's events %+.3f us\n",
+              executorch_us, machinery_us, delegate_logging_us);
+  std::printf("P11f (floor: ExecuTorch's own events alone, a delegate costing nothing) (%.3f + %.3f) / %.3f = %.3f\n",
+              plain, executorch_us, plain, (plain + executorch_us) / plain);
   cudaStreamDestroy(stream);
   cudaFree(dx);
   cudaFree(dy);

@@ -240,6 +240,61 @@ TEST_F(EtdumpGpu, CapturedAndFailedCallsLogNothingFalse) {
   cudaStreamDestroy(stream_);
 }
 
+// A tracer at ExecuTorch's kProfileMethodOnly asked for no operator events: the delegate's calls
+// log nothing and leave nothing pending (none is timed), ExecuTorch's Method::execute events are
+// still there, and the outputs are right. Back at kProfileAllEvents, the next calls are logged whole.
+TEST_F(EtdumpGpu, AtMethodOnlyLevelTheDelegateLogsNothingUntilTheLevelComesBack) {
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_NO_FATAL_FAILURE(load());
+  std::vector<float> x, y;
+  fill_elementwise_inputs(x, y, kCount);
+  auto expect_right_output = [&](const etr::Result<std::vector<etr::EValue>>& outputs, const char* when) {
+    ASSERT_TRUE(outputs.ok()) << when << ": " << captured_log();
+    std::vector<float> out(kCount);
+    ASSERT_EQ(cudaMemcpy(out.data(), outputs->at(0).toTensor().const_data_ptr(), kBytes, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    long wrong = 0;
+    for (std::size_t i = 0; i < kCount; ++i) wrong += out[i] != 2.0f * x[i] - 0.5f * y[i] ? 1 : 0;
+    EXPECT_EQ(wrong, 0) << when;
+  };
+  gen_->set_event_tracer_profiling_level(etr::EventTracerProfilingLevel::kProfileMethodOnly);
+  for (int i = 0; i < 3; ++i) {
+    ex::CudaStreamGuard guard(stream_);
+    const auto outputs = forward();
+    auto pending = ex::flush_profiling(gen_);  // before the 10 ms engine ends: a timed call would be pending
+    TRTET_ASSERT_OK(pending);
+    EXPECT_EQ(*pending, 0u) << "a call at kProfileMethodOnly was timed";
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    expect_right_output(outputs, "method only");
+  }
+  gen_->set_event_tracer_profiling_level(etr::EventTracerProfilingLevel::kProfileAllEvents);
+  for (int i = 0; i < 2; ++i) {
+    ex::CudaStreamGuard guard(stream_);
+    const auto outputs = forward();
+    if (i == 0) {
+      auto pending = ex::flush_profiling(gen_);
+      TRTET_ASSERT_OK(pending);
+      EXPECT_EQ(*pending, 1u) << "back at kProfileAllEvents, the call still running waits for its GPU time";
+    }
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    expect_right_output(outputs, "all events");
+  }
+  auto pending = ex::flush_profiling(gen_);
+  TRTET_ASSERT_OK(pending);
+  EXPECT_EQ(*pending, 0u);
+  const nlohmann::json report = written_report("etdump_gpu_method_only.etdp");
+  ASSERT_FALSE(report.is_null());
+  const auto& calls = report["calls"];
+  ASSERT_EQ(calls.size(), 2u) << "only the calls at kProfileAllEvents are the delegate's to log: " << report.dump(1);
+  EXPECT_EQ(calls[0]["call"], 1) << "the delegate numbers the calls it logs";
+  EXPECT_EQ(count_kind(report, "host"), 2);
+  EXPECT_EQ(count_kind(report, "gpu_engine"), 2);
+  EXPECT_GE(report["events"].get<int>(), 3 + 2 * 4) << "Method::execute for every call; the instruction, host and "
+                                                        "engine events for the last two";
+  module_.reset();
+  cudaStreamDestroy(stream_);
+}
+
 // Destroying the method logs nothing: here the ETDump is taken (ETDumpGen takes no events after
 // that and aborts the process on one) while a call still runs, then the method is unloaded. Its
 // delegate forgets the pending call; a flush afterwards has nothing of it to log.

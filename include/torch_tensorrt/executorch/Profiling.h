@@ -16,8 +16,10 @@
 // profile=P staged_bytes=B green_sms=S status=ok|failed" (green_sms 0: not a green-context stream;
 // gpu events add gpu_ns=...). A call recorded into the caller's graph logs one host event with
 // path=captured and no GPU time (its replays are the caller's to time). A failed call logs its
-// host event with status=failed and nothing else. tools/etdump_report.py prints a table per call
-// and a timeline from the ETDump file (README, "Profiling a program").
+// host event with status=failed and nothing else. A tracer set to ExecuTorch's
+// EventTracerProfilingLevel::kProfileMethodOnly (no operator events) gets none of these: the
+// delegate then times nothing, and a call costs what it costs without a tracer. tools/etdump_report.py
+// prints a table per call and a timeline from the ETDump file (README, "Profiling a program").
 #pragma once
 
 #include <torch_tensorrt/executorch/Error.h>
