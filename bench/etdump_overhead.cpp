@@ -329,8 +329,8 @@ int main(int argc, char** argv) {
   const double executorch_us = t[kExecuTorchOnly] - t[kCounting];
   const double machinery_us = t[kCounting] - plain;
   const double delegate_logging_us = t[kETDumpGen] - t[kExecuTorchOnly];
-  std::printf("P11 parts per call: ExecuTorch's own events into ETDumpGen %+.3f us, the delegate's profiling %+.3f us, "
-              "ETDumpGen taking the delegate's events %+.3f us\n",
+  std::printf("P11 parts per call (differences of medians: as noisy as two runs): ExecuTorch's own events into "
+              "ETDumpGen %+.3f us, the delegate's profiling %+.3f us, ETDumpGen taking the delegate's events %+.3f us\n",
               executorch_us, machinery_us, delegate_logging_us);
   std::printf("P11f (floor: ExecuTorch's own events alone, a delegate costing nothing) (%.3f + %.3f) / %.3f = %.3f\n",
               plain, executorch_us, plain, (plain + executorch_us) / plain);
