@@ -60,71 +60,41 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-/// An EventTracer that counts the delegate's events and does nothing else.
-class CountingTracer final : public etr::EventTracer {
+/// An EventTracer that counts the delegate's events (log_profiling_delegate: the only hook it uses)
+/// and drops them; ExecuTorch's own events go to `gen` where one is given, nowhere otherwise.
+class DelegateCountingTracer final : public etr::EventTracer {
  public:
-  void create_event_block(const char*) override {}
-  etr::EventTracerEntry start_profiling(const char*, etr::ChainID, etr::DebugHandle) override { return {}; }
-  etr::EventTracerEntry start_profiling_delegate(const char*, etr::DelegateDebugIntId) override { return {}; }
-  void end_profiling_delegate(etr::EventTracerEntry, const void*, size_t) override {}
-  void log_profiling_delegate(const char* name, etr::DelegateDebugIntId, et_timestamp_t, et_timestamp_t, const void*,
-                              size_t) override {
-    if (std::strstr(name, " [gpu engine]") != nullptr) ++engine_events;
-    if (std::strstr(name, " [gpu ") == nullptr) ++host_events;
+  explicit DelegateCountingTracer(ETDumpGen* gen = nullptr) : gen_(gen) {}
+  void create_event_block(const char* name) override {
+    if (gen_ != nullptr) gen_->create_event_block(name);
   }
-  void end_profiling(etr::EventTracerEntry) override {}
-  void track_allocation(etr::AllocatorID, size_t) override {}
-  etr::AllocatorID track_allocator(const char*) override { return 0; }
-  etr::Result<bool> log_evalue(const etr::EValue&, etr::LoggedEValueType) override { return false; }
-  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
-                                                     const ::executorch::aten::Tensor&) override {
-    return false;
-  }
-  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
-                                                     const etr::ArrayRef<::executorch::aten::Tensor>) override {
-    return false;
-  }
-  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const int&) override {
-    return false;
-  }
-  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const bool&) override {
-    return false;
-  }
-  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const double&) override {
-    return false;
-  }
-  void set_delegation_intermediate_output_filter(etr::EventTracerFilterBase*) override {}
-
-  long host_events = 0;
-  long engine_events = 0;
-};
-
-/// ExecuTorch's own events into an ETDumpGen; the delegate's (log_profiling_delegate: the only hook
-/// it uses) counted and dropped.
-class ExecuTorchOnlyTracer final : public etr::EventTracer {
- public:
-  explicit ExecuTorchOnlyTracer(ETDumpGen& gen) : gen_(gen) {}
-  void create_event_block(const char* name) override { gen_.create_event_block(name); }
   etr::EventTracerEntry start_profiling(const char* name, etr::ChainID chain, etr::DebugHandle handle) override {
-    gen_.set_chain_debug_handle(chain_id_, debug_handle_);  // what Method set on this tracer
-    return gen_.start_profiling(name, chain, handle);
+    if (gen_ == nullptr) return {};
+    gen_->set_chain_debug_handle(chain_id_, debug_handle_);  // what Method set on this tracer
+    return gen_->start_profiling(name, chain, handle);
   }
   etr::EventTracerEntry start_profiling_delegate(const char* name, etr::DelegateDebugIntId id) override {
-    return gen_.start_profiling_delegate(name, id);
+    return gen_ != nullptr ? gen_->start_profiling_delegate(name, id) : etr::EventTracerEntry{};
   }
   void end_profiling_delegate(etr::EventTracerEntry entry, const void* metadata, size_t length) override {
-    gen_.end_profiling_delegate(entry, metadata, length);
+    if (gen_ != nullptr) gen_->end_profiling_delegate(entry, metadata, length);
   }
   void log_profiling_delegate(const char* name, etr::DelegateDebugIntId, et_timestamp_t, et_timestamp_t, const void*,
                               size_t) override {
     if (std::strstr(name, " [gpu engine]") != nullptr) ++engine_events;
     if (std::strstr(name, " [gpu ") == nullptr) ++host_events;
   }
-  void end_profiling(etr::EventTracerEntry entry) override { gen_.end_profiling(entry); }
-  void track_allocation(etr::AllocatorID id, size_t size) override { gen_.track_allocation(id, size); }
-  etr::AllocatorID track_allocator(const char* name) override { return gen_.track_allocator(name); }
+  void end_profiling(etr::EventTracerEntry entry) override {
+    if (gen_ != nullptr) gen_->end_profiling(entry);
+  }
+  void track_allocation(etr::AllocatorID id, size_t size) override {
+    if (gen_ != nullptr) gen_->track_allocation(id, size);
+  }
+  etr::AllocatorID track_allocator(const char* name) override {
+    return gen_ != nullptr ? gen_->track_allocator(name) : 0;
+  }
   etr::Result<bool> log_evalue(const etr::EValue& value, etr::LoggedEValueType type) override {
-    return gen_.log_evalue(value, type);
+    return gen_ != nullptr ? gen_->log_evalue(value, type) : etr::Result<bool>(false);
   }
   etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
                                                      const ::executorch::aten::Tensor&) override {
@@ -149,7 +119,7 @@ class ExecuTorchOnlyTracer final : public etr::EventTracer {
   long engine_events = 0;
 
  private:
-  ETDumpGen& gen_;
+  ETDumpGen* gen_;
 };
 
 struct Variant {
@@ -223,13 +193,13 @@ int main(int argc, char** argv) {
         std::string_view(reinterpret_cast<const char*>(request.engine_bytes), request.engine_size), request.device);
   });
   const std::string program = std::string(TRTET_TEST_PROGRAM_DIR) + "/" + program_name + ".pte";
-  auto counting = std::make_unique<CountingTracer>();
-  CountingTracer* counter = counting.get();
+  auto counting = std::make_unique<DelegateCountingTracer>();
+  DelegateCountingTracer* counter = counting.get();
   auto method_only = std::make_unique<ETDumpGen>();
   method_only->set_event_tracer_profiling_level(etr::EventTracerProfilingLevel::kProfileMethodOnly);
   ETDumpGen executorch_gen;  // outlives its Module (declared before variants)
-  auto forwarding = std::make_unique<ExecuTorchOnlyTracer>(executorch_gen);
-  ExecuTorchOnlyTracer* forwarder = forwarding.get();
+  auto forwarding = std::make_unique<DelegateCountingTracer>(&executorch_gen);
+  DelegateCountingTracer* forwarder = forwarding.get();
   auto gen = std::make_unique<ETDumpGen>();
   constexpr int kVariants = 5;
   enum { kNone, kCounting, kMethodOnly, kExecuTorchOnly, kETDumpGen };
