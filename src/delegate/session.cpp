@@ -396,8 +396,8 @@ void Session::fill_record(const Call& call, CallPath path) {
   record.path = path;
   record.profile = call.profile;
   record.staged_bytes = 0;
-  for (const Binding& binding : bindings_) {
-    if (binding.staged && path != CallPath::kRepeat) record.staged_bytes += binding.bytes;  // a repeat stages nothing
+  if (path != CallPath::kRepeat) {  // a repeat stages nothing
+    for (const Binding& binding : bindings_) record.staged_bytes += binding.staged ? binding.bytes : 0;
   }
   record.green_known = call.where.green_known;
   record.green_context = call.where.facts.green_context;

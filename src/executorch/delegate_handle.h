@@ -10,7 +10,7 @@ namespace torch_tensorrt::executorch_backend {
 /// Placed in the method's runtime allocator by init() and destroyed in place by destroy().
 struct DelegateHandle {
   DelegateHandle(engine::EnginePtr engine, delegate::SessionOptions options) noexcept
-      : profiler(), session(std::move(engine), options) {}
+      : session(std::move(engine), options) {}
 
   /// Declared before the session, so it outlives it (the session's marks come from it).
   DelegateProfiler profiler;
