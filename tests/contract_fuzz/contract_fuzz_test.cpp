@@ -508,7 +508,9 @@ TEST(ContractFuzzGenerator, CallsOverlapThroughSharedStateCallerWorkAndRepeats) 
         EXPECT_GE(s->times, 2);
         EXPECT_GT(s->call.caller_spin_us, 0) << "each repeat's inputs are queued on its stream";
       }
-      if (auto* s = as<CaptureStep>(step)) EXPECT_EQ(s->call.caller_spin_us, 0);
+      if (auto* s = as<CaptureStep>(step)) {
+        EXPECT_EQ(s->call.caller_spin_us, 0);
+      }
     }
   }
   EXPECT_EQ(seen.caller_spins, (std::set<std::int64_t>{20, 200, 2000}));
