@@ -16,6 +16,7 @@
 #include "engines/test_engine_factory.h"
 #include "green/split.h"
 #include "harness.h"
+#include "micro_support.h"
 #include "spin_engine.h"
 
 namespace trtet_bench {
@@ -47,30 +48,15 @@ Fixture* fixture() {
   return f;
 }
 
-bool no_gpu(benchmark::State& state) {
-  auto count = ex::cuda::device_count();
-  if (count.ok()) return false;
-  state.SkipWithError(("no GPU: " + count.status().message()).c_str());
-  return true;
-}
-
-void drain(benchmark::State& state, Fixture* f, int& pending) {
-  if (++pending < 256) return;
-  state.PauseTiming();
-  cudaStreamSynchronize(f->stream);
-  pending = 0;
-  state.ResumeTiming();
-}
-
 void BM_ExecuteDeviceResidentUnderGuard(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (skipped_without_gpu(state)) return;
   Fixture* f = fixture();
   TensorView args[3] = {f->x->view(256), f->y->view(256), f->out->view(256)};
   int pending = 0;
   for (auto _ : state) {
     ex::CudaStreamGuard guard(f->stream);
     require(f->session->execute(args, 3), "execute");
-    drain(state, f, pending);
+    drain_every_256(state, f->stream, pending);
   }
   cudaStreamSynchronize(f->stream);
 }
@@ -91,14 +77,14 @@ ex::engine::EnginePtr bound_engine(Fixture* f) {
 }
 
 void BM_EngineEnqueueAlone(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (skipped_without_gpu(state)) return;
   Fixture* f = fixture();
   ex::engine::EnginePtr engine = bound_engine(f);
   ex::engine::Engine& e = *engine;
   int pending = 0;
   for (auto _ : state) {
     require(e.enqueue(f->stream), "enqueue");
-    drain(state, f, pending);
+    drain_every_256(state, f->stream, pending);
   }
   cudaStreamSynchronize(f->stream);
 }
@@ -109,7 +95,7 @@ BENCHMARK(BM_EngineEnqueueAlone);
 /// contract makes on every call, in the order a repeated eager call makes them (the device guard,
 /// the capture-state query, the stream id), with nothing of the session between them.
 void enqueue_and_record(benchmark::State& state, bool contract_calls) {
-  if (no_gpu(state)) return;
+  if (skipped_without_gpu(state)) return;
   Fixture* f = fixture();
   ex::engine::EnginePtr engine = bound_engine(f);
   auto event = ex::cuda::Event::create();
@@ -125,7 +111,7 @@ void enqueue_and_record(benchmark::State& state, bool contract_calls) {
     }
     require(engine->enqueue(f->stream), "enqueue");
     require(event->record(f->stream), "record");
-    drain(state, f, pending);
+    drain_every_256(state, f->stream, pending);
   }
   cudaStreamSynchronize(f->stream);
 }
@@ -142,21 +128,21 @@ void BM_EngineEnqueueWithTheContractsCalls(benchmark::State& state) {
 BENCHMARK(BM_EngineEnqueueWithTheContractsCalls);
 
 void BM_StreamGetDevice(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (skipped_without_gpu(state)) return;
   Fixture* f = fixture();
   for (auto _ : state) benchmark::DoNotOptimize(ex::cuda::stream_device(f->stream, /*capturing=*/false));
 }
 BENCHMARK(BM_StreamGetDevice);
 
 void BM_StreamIsCapturing(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (skipped_without_gpu(state)) return;
   Fixture* f = fixture();
   for (auto _ : state) benchmark::DoNotOptimize(ex::cuda::stream_is_capturing(f->stream));
 }
 BENCHMARK(BM_StreamIsCapturing);
 
 void BM_EventRecord(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (skipped_without_gpu(state)) return;
   Fixture* f = fixture();
   cudaEvent_t event = nullptr;
   cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
@@ -185,7 +171,7 @@ cudaStream_t green_stream() {
 // cuStreamGetGreenCtx through the driver table (cuda::stream_green_context): on an ordinary stream
 // (green:0) and on a green context's stream (green:1).
 void BM_StreamGreenContext(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (skipped_without_gpu(state)) return;
   cudaStream_t stream = state.range(0) == 0 ? fixture()->stream : green_stream();
   for (auto _ : state) benchmark::DoNotOptimize(ex::cuda::stream_green_context(stream));
 }
@@ -193,7 +179,7 @@ BENCHMARK(BM_StreamGreenContext)->ArgName("green")->Arg(0)->Arg(1);
 
 // cudaGraphLaunch of a graph of one kernel (the spin engine's, one block, no spin).
 void BM_GraphLaunchOneKernel(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (skipped_without_gpu(state)) return;
   Fixture* f = fixture();
   const SpinOptions one{1, 128, 0, 0, 1, 256};
   cudaGraph_t graph = nullptr;
@@ -205,7 +191,7 @@ void BM_GraphLaunchOneKernel(benchmark::State& state) {
   int pending = 0;
   for (auto _ : state) {
     cudaGraphLaunch(exec, f->stream);
-    drain(state, f, pending);
+    drain_every_256(state, f->stream, pending);
   }
   cudaStreamSynchronize(f->stream);
   cudaGraphExecDestroy(exec);
@@ -216,7 +202,7 @@ BENCHMARK(BM_GraphLaunchOneKernel);
 // The host side of pageable staging: copying 64 MiB of pageable memory into pinned memory with
 // state.range(0) threads (what bounds P4's pageable case). Needs no GPU work, only pinned memory.
 void BM_HostCopyPageableToPinned(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (skipped_without_gpu(state)) return;
   const std::size_t bytes = 64u << 20;
   const int threads = static_cast<int>(state.range(0));
   std::vector<char> source(bytes, 1);

@@ -5,8 +5,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-#include "cuda/device.h"
 #include "cuda/driver.h"
+#include "micro_support.h"
 
 namespace {
 
@@ -19,10 +19,7 @@ struct Calls {
 };
 
 Calls* calls(benchmark::State& state) {
-  if (!ex::cuda::device_count().ok()) {
-    state.SkipWithError("no GPU");
-    return nullptr;
-  }
+  if (trtet_bench::skipped_without_gpu(state)) return nullptr;
   static Calls* made = [] {
     auto* c = new Calls;
     cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);

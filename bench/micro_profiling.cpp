@@ -12,11 +12,11 @@
 #include <memory>
 #include <vector>
 
-#include "cuda/device.h"
 #include "delegate/call_profile.h"
 #include "delegate/session.h"
 #include "engines/test_engine_factory.h"
 #include "harness.h"
+#include "micro_support.h"
 
 namespace trtet_bench {
 namespace {
@@ -26,13 +26,6 @@ using ex::delegate::CallProfiler;
 using ex::delegate::CallRecord;
 using ex::delegate::Mark;
 using ex::delegate::TensorView;
-
-bool skipped_without_gpu(benchmark::State& state) {
-  auto count = ex::cuda::device_count();
-  if (count.ok()) return false;
-  state.SkipWithError(("no GPU: " + count.status().message()).c_str());
-  return true;
-}
 
 std::uint64_t steady_ticks() {
   return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -92,12 +85,7 @@ void BM_CallProfilerPerCall(benchmark::State& state) {
     profiler.finish(std::move(marks), record, ++sequence, /*ok=*/true);
     timed.clear();
     (void)profiler.collect(timed);
-    if (++queued == 256) {
-      state.PauseTiming();
-      cudaStreamSynchronize(bench_stream());
-      queued = 0;
-      state.ResumeTiming();
-    }
+    drain_every_256(state, bench_stream(), queued);
   }
 }
 BENCHMARK(BM_CallProfilerPerCall);
@@ -130,12 +118,7 @@ void BM_SessionCallWithRecord(benchmark::State& state) {
     } else {
       require(session.execute(args, 3), "execute");
     }
-    if (++queued == 256) {
-      state.PauseTiming();
-      cudaStreamSynchronize(bench_stream());
-      queued = 0;
-      state.ResumeTiming();
-    }
+    drain_every_256(state, bench_stream(), queued);
   }
   cudaStreamSynchronize(bench_stream());
 }

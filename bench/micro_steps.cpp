@@ -19,6 +19,7 @@
 #include "delegate/tensor_view.h"
 #include "engines/fake_engine.h"
 #include "engines/test_engine_factory.h"
+#include "micro_support.h"
 
 namespace {
 
@@ -98,16 +99,10 @@ void BM_StepEngineAddresses(benchmark::State& state) {
 }
 BENCHMARK(BM_StepEngineAddresses);
 
-bool no_gpu(benchmark::State& state) {
-  if (ex::cuda::device_count().ok()) return false;
-  state.SkipWithError("no GPU");
-  return true;
-}
-
 // Three device pointers already in the cache (the case of every call after the first with
 // planned memory and no hint).
 void BM_StepPointerKindCacheHits(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (trtet_bench::skipped_without_gpu(state)) return;
   void* device[3] = {};
   for (void*& p : device) cudaMalloc(&p, 1024);
   ex::delegate::PointerKindCache cache;
@@ -124,7 +119,7 @@ BENCHMARK(BM_StepPointerKindCacheHits);
 
 // The session's lock and the device guard every call takes (the device already current).
 void BM_StepLockAndDeviceGuard(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (trtet_bench::skipped_without_gpu(state)) return;
   std::mutex mutex;
   for (auto _ : state) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -138,7 +133,7 @@ BENCHMARK(BM_StepLockAndDeviceGuard);
 // (FakeEngine, which only records what it is asked): the delegate's own host time on that path,
 // its completion event's record included, without a kernel launch next to it.
 void BM_ExecuteRepeatOnAnEngineThatQueuesNothing(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (trtet_bench::skipped_without_gpu(state)) return;
   auto made = trtet_test::make_test_engine("fake n=256", 0);
   if (!made.ok()) {
     state.SkipWithError(made.status().message().c_str());
@@ -181,7 +176,7 @@ BENCHMARK(BM_ExecuteRepeatOnAnEngineThatQueuesNothing);
 
 // The record of an event on a stream through the driver, as the session records completion_.
 void BM_StepEventRecord(benchmark::State& state) {
-  if (no_gpu(state)) return;
+  if (trtet_bench::skipped_without_gpu(state)) return;
   cudaStream_t stream = nullptr;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   auto event = ex::cuda::Event::create();

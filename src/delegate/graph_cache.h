@@ -17,10 +17,11 @@
 // for work queued on every stream of the device, other callers' and other sessions' included
 // (graph_wait_probe on the H200: 1000 ms beside a held stream, for an exec whose launches were
 // complete and for one never launched; a one-stream graph's destroy, capture, instantiate, launch,
-// cudaGraphExecUpdate and cudaGraphDestroy returned at once). So no call destroys one. A full cache hands its least recently used entry to the new signature and
-// the entry keeps its executable graph as a spare: when the signature comes back, its capture
-// updates that graph in place (cudaGraphExecUpdate; launches already queued run as they were)
-// instead of instantiating another. Only an entry of the same green context passes its graph on
+// cudaGraphExecUpdate and cudaGraphDestroy returned at once). So no call destroys one. A full
+// cache hands its least recently used entry to the new signature and the entry keeps its
+// executable graph as a spare: when the signature comes back, its capture updates that graph in
+// place (cudaGraphExecUpdate; launches already queued run as they were) instead of instantiating
+// another. Only an entry of the same green context passes its graph on
 // (a graph's kernels keep the context they were captured on); when every entry holds another green
 // context's graph, the signature is not kept and its calls run eagerly. An update the driver
 // refuses (another topology, as a different profile or shape can give) leaves the signature eager
@@ -47,8 +48,8 @@ struct GraphKey {
   }
 };
 
-/// A bounded cache of executable graphs by key; the least recently used entry is reused first. Not thread-safe
-/// (the session's lock guards it). An entry without a graph marks a key seen once.
+/// A bounded cache of executable graphs by key; the least recently used entry is reused first.
+/// Not thread-safe (the session's lock guards it). An entry without a graph marks a key seen once.
 class GraphCache {
  public:
   struct Entry {

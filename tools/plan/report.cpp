@@ -17,7 +17,7 @@ std::string curves_csv(const std::vector<ModelNeeds>& models, const std::vector<
       const CurvePoint& p = models[m].curve[i];
       const double p50 = m < p50_us.size() && i < p50_us[m].size() ? p50_us[m][i] : 0.0;
       text += format("%s,%u,%.3f,%.3f,%.1f,%.3f,%.1f\n", models[m].name.c_str(), p.sms, p50, p.p99_us, p.calls_per_s,
-                   models[m].p99_target_us, models[m].min_calls_per_s);
+                     models[m].p99_target_us, models[m].min_calls_per_s);
     }
   }
   return text;
@@ -28,43 +28,43 @@ std::string verify_csv(const std::vector<VerifyRow>& rows) {
       "round,model,sms,p99_target_us,min_calls_per_s,p99_alone_us,p50_beside_us,p99_beside_us,calls_per_s_beside,meets\n";
   for (const VerifyRow& r : rows) {
     text += format("%d,%s,%u,%.3f,%.1f,%.3f,%.3f,%.3f,%.1f,%d\n", r.round, r.model.c_str(), r.sms, r.p99_target_us,
-                 r.min_calls_per_s, r.p99_alone_us, r.p50_beside_us, r.p99_beside_us, r.calls_per_s_beside,
-                 r.meets ? 1 : 0);
+                   r.min_calls_per_s, r.p99_alone_us, r.p50_beside_us, r.p99_beside_us, r.calls_per_s_beside,
+                   r.meets ? 1 : 0);
   }
   return text;
 }
 
 std::string search_table(const std::vector<ModelNeeds>& models, const SearchResult& result, const GpuShape& gpu) {
   std::string text = format("%-24s %12s %5s %14s %12s %8s\n", "model", "target (us)", "SMs", "predicted p99", "interference",
-                          "ratio");
+                            "ratio");
   for (std::size_t i = 0; i < models.size() && i < result.choices.size(); ++i) {
     const Choice& c = result.choices[i];
     text += format("%-24s %12.1f %5u %14.1f %12.2f %8.2f%s\n", models[i].name.c_str(), models[i].p99_target_us, c.sms,
-                 c.p99_us, models[i].interference, c.ratio, c.meets ? "" : "  (misses)");
+                   c.p99_us, models[i].interference, c.ratio, c.meets ? "" : "  (misses)");
   }
   text += format("total %u SMs of the %u one split hands out (%u on the GPU)\n", result.total_sms, gpu.capacity,
-               gpu.sm_count);
+                 gpu.sm_count);
   return text;
 }
 
 std::string final_table(const std::vector<VerifyRow>& rows, const GpuShape& gpu, const std::string& remainder_name) {
   std::string text = format("%-24s %11s %5s %15s %16s %15s %10s  %s\n", "model", "target (us)", "SMs", "p99 alone (us)",
-                          "p99 beside (us)", "calls/s beside", "headroom", "meets");
+                            "p99 beside (us)", "calls/s beside", "headroom", "meets");
   unsigned total = 0;
   for (const VerifyRow& r : rows) {
     total += r.sms;
     const double headroom = r.p99_target_us > 0 ? (r.p99_target_us - r.p99_beside_us) / r.p99_target_us * 100.0 : 0;
     const std::string target = format("%.1f", r.p99_target_us);
     text += format("%-24s %11s %5u %15.1f %16.1f %15.0f %9.1f%%  %s\n", r.model.c_str(), target.c_str(), r.sms,
-                 r.p99_alone_us, r.p99_beside_us, r.calls_per_s_beside, headroom,
-                 r.meets ? "yes" : (r.min_calls_per_s > 0 ? "NO (p99 or calls/s)" : "NO"));
+                   r.p99_alone_us, r.p99_beside_us, r.calls_per_s_beside, headroom,
+                   r.meets ? "yes" : (r.min_calls_per_s > 0 ? "NO (p99 or calls/s)" : "NO"));
     if (r.min_calls_per_s > 0) text += format("%-24s   (minimum %.0f calls/s)\n", "", r.min_calls_per_s);
   }
   const unsigned left = gpu.sm_count >= total ? gpu.sm_count - total : 0;
   text += format("SMs: %u planned, of the %u one split hands out (%u on the GPU); %u left over%s\n", total, gpu.capacity,
-               gpu.sm_count, left,
-               remainder_name.empty() ? " (no remainder partition)"
-                                      : (" as the remainder partition '" + remainder_name + "'").c_str());
+                 gpu.sm_count, left,
+                 remainder_name.empty() ? " (no remainder partition)"
+                                        : (" as the remainder partition '" + remainder_name + "'").c_str());
   return text;
 }
 
