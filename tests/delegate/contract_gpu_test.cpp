@@ -31,8 +31,6 @@ class ContractGpu : public StreamGpuTest {
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     io.refresh();
   }
-  /// session.execute(io.args(), 3) under a guard on stream_: its status, and the milliseconds from
-  /// just after the guard selected the stream to the call's return.
   /// One unguarded call on throwaway device tensors, then a sync: CUDA loads a kernel's module at
   /// its first launch (lazy loading), and that load waits for the work already on the device, which
   /// would order the engine after the caller's queued work even where the session does not.
@@ -41,6 +39,8 @@ class ContractGpu : public StreamGpuTest {
     TRTET_ASSERT_OK(session.execute(io.args(), 3));
     ASSERT_EQ(cudaStreamSynchronize(cudaStreamPerThread), cudaSuccess);
   }
+  /// session.execute(io.args(), 3) under a guard on stream_: its status, and the milliseconds from
+  /// just after the guard selected the stream to the call's return.
   std::pair<ex::Status, double> timed_execute(Session& session, AxpbyIo& io) {
     CudaStreamGuard guard(stream_);
     const auto start = Clock::now();

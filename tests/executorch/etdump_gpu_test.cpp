@@ -34,15 +34,8 @@ constexpr std::size_t kCount = std::size_t{kRows} * kCols;
 constexpr std::size_t kBytes = kCount * sizeof(float);
 constexpr int kCalls = 8;
 
-class EtdumpGpu : public ::testing::Test {
+class EtdumpGpu : public ModuleGpuTest {  // ExecuTorch's log captured: captured_log() in the messages below
  protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    ASSERT_TRUE(have_test_programs()) << "no test programs (flatc or ExecuTorch's program.fbs was not found)";
-    ensure_executorch_runtime();  // ExecuTorch's log captured: captured_log() in the messages below
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  }
-
   /// A 16-SM green-context partition (and the remainder) and a stream on it.
   void make_partition() {
     auto partitions = green::split_device(0, green::SplitRequest::counts({16}, /*remainder=*/true));
@@ -254,7 +247,7 @@ TEST_F(EtdumpGpu, AtMethodOnlyLevelTheDelegateLogsNothingUntilTheLevelComesBack)
     ASSERT_EQ(cudaMemcpy(out.data(), outputs->at(0).toTensor().const_data_ptr(), kBytes, cudaMemcpyDeviceToHost),
               cudaSuccess);
     long wrong = 0;
-    for (std::size_t i = 0; i < kCount; ++i) wrong += out[i] != 2.0f * x[i] - 0.5f * y[i] ? 1 : 0;
+    for (std::size_t i = 0; i < kCount; ++i) wrong += out[i] != elementwise_expected(x[i], y[i]) ? 1 : 0;
     EXPECT_EQ(wrong, 0) << when;
   };
   gen_->set_event_tracer_profiling_level(etr::EventTracerProfilingLevel::kProfileMethodOnly);

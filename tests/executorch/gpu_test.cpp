@@ -43,7 +43,6 @@ void expect_elementwise(const float* out, const std::vector<float>& x, const std
 
 class ExecuTorchGpu : public ModuleGpuTest {
  protected:
-
   CudaTestEngine* engine() { return dynamic_cast<CudaTestEngine*>(factory_.last_engine()); }
 
   /// A 16-SM green-context partition and the remainder, each with one stream.

@@ -10,7 +10,6 @@
 namespace trtet_test {
 namespace {
 
-
 class ProgramTest : public ::testing::Test {
  protected:
   void SetUp() override {
