@@ -1,0 +1,53 @@
+// Shared by the extension's sources: the error the bindings throw (turned into the package's
+// exception classes, torchtrt_executorch/_errors.py), and the per-thread capture of the backend's
+// last logged error (its message goes into the exception).
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <torch_tensorrt/executorch/Error.h>
+
+#include <executorch/runtime/core/error.h>
+
+#include <string>
+#include <vector>
+
+namespace trtet_py {
+
+namespace nb = nanobind;
+namespace et = ::torch_tensorrt::executorch_backend;
+namespace etr = ::executorch::runtime;
+
+/// What a binding throws; translated to torchtrt_executorch.<Kind>Error with .code, .message and,
+/// for ExecuTorch failures, .executorch_error (the runtime's code as an int), and for a rejected
+/// split, .closest_valid and .limits.
+struct PyError {
+  et::ErrorCode code = et::ErrorCode::kInternal;
+  std::string message;
+  int executorch_error = -1;
+  std::vector<unsigned> closest_valid;
+  et::GreenContextLimits limits;
+};
+
+[[noreturn]] void raise(et::ErrorCode code, std::string message);
+/// Raises the project's Error (code, message, and a split's details).
+[[noreturn]] void raise(const et::Error& error);
+/// Raises for an ExecuTorch error: the kind its meaning maps to, "<what>: ExecuTorch error <Name>
+/// (0x..)", then the backend's own message when the delegate logged one on this thread since
+/// clear_backend_message().
+[[noreturn]] void raise_executorch(etr::Error error, const std::string& what);
+
+/// The error kind an ExecuTorch error means (the inverse of src/executorch/error_map.h).
+et::ErrorCode code_of(etr::Error error) noexcept;
+
+/// Per-thread: forget / read the last error the TensorRT delegate logged through ExecuTorch's PAL.
+void clear_backend_message() noexcept;
+const std::string& backend_message() noexcept;
+/// Routes ExecuTorch's log through the extension (to stderr as ExecuTorch's default does, and into
+/// the capture above). Called once at import.
+void install_log_capture();
+
+void bind_errors(nb::module_& m);
+void bind_streams(nb::module_& m);
+void bind_program(nb::module_& m);
+
+}  // namespace trtet_py

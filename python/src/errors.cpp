@@ -1,0 +1,135 @@
+#include <executorch/runtime/platform/platform.h>
+#include <executorch/runtime/platform/runtime.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include <nanobind/stl/string.h>
+
+#include "common.h"
+
+namespace trtet_py {
+
+namespace {
+
+thread_local std::string t_backend_message;
+
+void emit_log(et_timestamp_t timestamp, et_pal_log_level_t level, const char* filename, const char* function,
+              size_t line, const char* message, size_t length) {
+  (void)function;
+  // As ExecuTorch's default PAL prints it.
+  const unsigned long long us = timestamp / 1000;
+  std::fprintf(stderr, "%c %02llu:%02llu:%02llu.%06llu executorch:%s:%zu] %.*s\n", static_cast<char>(level),
+               us / 3600000000ull, us / 60000000ull % 60, us / 1000000ull % 60, us % 1000000ull,
+               filename ? filename : "?", line, static_cast<int>(length), message);
+  static constexpr char kPrefix[] = "TensorRTBackend";
+  if ((level == kError || level == kFatal) && length >= sizeof(kPrefix) - 1 &&
+      std::strncmp(message, kPrefix, sizeof(kPrefix) - 1) == 0) {
+    std::string text(message, length);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    if (t_backend_message.empty()) {
+      t_backend_message = std::move(text);
+    } else if (t_backend_message.size() < 4096) {
+      t_backend_message += "; " + text;
+    }
+  }
+}
+
+}  // namespace
+
+void clear_backend_message() noexcept { t_backend_message.clear(); }
+const std::string& backend_message() noexcept { return t_backend_message; }
+
+void install_log_capture() {
+  etr::runtime_init();
+  etr::register_pal(etr::PalImpl::create(emit_log, __FILE__));
+}
+
+et::ErrorCode code_of(etr::Error error) noexcept {
+  using E = etr::Error;
+  switch (error) {
+    case E::Ok: return et::ErrorCode::kOk;
+    case E::InvalidArgument:
+    case E::InvalidType: return et::ErrorCode::kInvalidArgument;
+    case E::InvalidProgram: return et::ErrorCode::kInvalidProgram;
+    case E::DelegateInvalidCompatibility: return et::ErrorCode::kIncompatible;
+    case E::NotSupported:
+    case E::NotImplemented: return et::ErrorCode::kNotSupported;
+    case E::NotFound:
+    case E::OperatorMissing: return et::ErrorCode::kNotFound;
+    case E::MemoryAllocationFailed:
+    case E::DelegateMemoryAllocationFailed: return et::ErrorCode::kMemoryAllocationFailed;
+    case E::AccessFailed: return et::ErrorCode::kNoDevice;
+    case E::InvalidState: return et::ErrorCode::kInvalidState;
+    default: return et::ErrorCode::kInternal;
+  }
+}
+
+void raise(et::ErrorCode code, std::string message) {
+  PyError e;
+  e.code = code;
+  e.message = std::move(message);
+  throw e;
+}
+
+void raise(const et::Error& error) {
+  PyError e;
+  e.code = error.ok() ? et::ErrorCode::kInternal : error.code();
+  e.message = error.message();
+  e.closest_valid = error.closest_valid();
+  e.limits = error.limits();
+  throw e;
+}
+
+void raise_executorch(etr::Error error, const std::string& what) {
+  PyError e;
+  e.code = code_of(error);
+  char code[16];
+  std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(error));
+  std::string name = etr::to_string(error);
+  if (name.rfind("Error::", 0) == 0) name = name.substr(7);
+  e.message = what + ": ExecuTorch error " + name + " (" + code + ")";
+  if (!t_backend_message.empty()) e.message += ": " + t_backend_message;
+  e.executorch_error = static_cast<int>(error);
+  throw e;
+}
+
+void bind_errors(nb::module_& m) {
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const PyError& e) {
+      nb::gil_scoped_acquire gil;  // translators run with the GIL held; this is a no-op then
+      nb::object errors = nb::module_::import_("torchtrt_executorch._errors");
+      nb::list closest;
+      for (unsigned v : e.closest_valid) closest.append(v);
+      nb::object limits = nb::none();
+      if (e.limits.device >= 0) {
+        nb::dict d;
+        d["device"] = e.limits.device;
+        d["sm_count"] = e.limits.sm_count;
+        d["min_partition"] = e.limits.min_partition;
+        d["alignment"] = e.limits.alignment;
+        d["granularity"] = e.limits.granularity;
+        d["max_partitioned_sms"] = e.limits.max_partitioned_sms;
+        limits = d;
+      }
+      nb::object exc = errors.attr("_make")(et::to_string(e.code), e.message, e.executorch_error, closest, limits);
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+    }
+  });
+  m.def("_error_code_names", [] {
+    nb::list names;
+    for (int c = 0; c <= static_cast<int>(et::ErrorCode::kInvalidState); ++c)
+      names.append(et::to_string(static_cast<et::ErrorCode>(c)));
+    return names;
+  });
+  m.def("_raise_for_test", [](const std::string& code, const std::string& message) {
+    for (int c = 1; c <= static_cast<int>(et::ErrorCode::kInvalidState); ++c) {
+      if (code == et::to_string(static_cast<et::ErrorCode>(c))) raise(static_cast<et::ErrorCode>(c), message);
+    }
+    raise(et::ErrorCode::kInvalidArgument, "no error kind named '" + code + "'");
+  }, "Raises the exception of error kind `code` from C++ (the translation the test suite checks).");
+}
+
+}  // namespace trtet_py

@@ -1,0 +1,307 @@
+"""torchtrt_executorch: TensorRT engines as ExecuTorch delegates, from Python, on the CUDA stream you choose.
+
+Importing the package loads the C++ backend library (libtorchtrt_executorch_backend), which
+registers ``"TensorRTBackend"`` with the ExecuTorch runtime of the process: the installed
+``executorch`` package's when there is one (``executorch.runtime.Runtime.get()`` then runs
+TensorRT-delegated programs unchanged), else the runtime this package was built against.
+
+Its own API, torch-free (docs/PYTHON.md):
+
+>>> import numpy as np, torchtrt_executorch as tet
+>>> program = tet.load("model.pte", use_cuda_graphs=True)
+>>> (out,) = program.forward(x, y)                 # numpy, DLPack or __cuda_array_interface__ arrays
+>>> parts = tet.split_device(0, [32], keep_remainder=True)
+>>> with tet.stream(parts[0].stream):             # CudaStreamGuard: the engine runs on 32 SMs
+...     program.forward(x_gpu, y_gpu, outputs=[out_gpu])
+>>> parts[0].stream.synchronize()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Dict, List, Optional, Sequence
+
+from ._errors import (Error, IncompatibleError, InternalError, InvalidArgumentError, InvalidProgramError,
+                      InvalidStateError, MemoryAllocationError, NoDeviceError, NotFoundError, NotSupportedError,
+                      ERROR_CLASSES)
+from . import _C
+
+__all__ = [
+    "load", "Program", "Method", "TensorSpec", "stream", "current_stream", "Stream", "Partition",
+    "split_device", "green_context_limits", "GreenContextLimits", "PartitionPlan", "read_partition_plan",
+    "parse_partition_plan", "apply_partition_plan", "backend_registered", "LOAD_OPTIONS",
+    "Error", "InvalidArgumentError", "InvalidProgramError", "InternalError", "IncompatibleError",
+    "NotSupportedError", "NotFoundError", "MemoryAllocationError", "NoDeviceError", "InvalidStateError",
+]
+
+__version__ = "0.1.0"
+
+Stream = _C.Stream
+Partition = _C.Partition
+PartitionPlan = _C.PartitionPlan
+
+#: The load-time options of "TensorRTBackend" (README, "Building against ExecuTorch") and the
+#: Python types each takes; the backend checks the values.
+LOAD_OPTIONS: Dict[str, tuple] = {
+    "tensorrt_runtime": (str,),
+    "use_cuda_graphs": (bool, int),
+    "cuda_graph_cache_size": (int,),
+    "staging_budget_mb": (int, str),
+    "max_program_staging_budget_mb": (int, str),
+    "weight_streaming_budget": (int, str),
+    "allow_engine_host_code": (bool, int),
+    "max_blob_metadata_bytes": (int, str),
+}
+
+
+def backend_registered() -> bool:
+    """True when loading the backend library registered "TensorRTBackend" with ExecuTorch."""
+    return bool(_C.backend_registered())
+
+
+# ---- programs ----------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class TensorSpec:
+    """One input or output of a method as the program declares it."""
+    name: str
+    dtype: str           #: numpy's name of the dtype ("float32", ...); "" for a non-tensor value
+    shape: tuple         #: the planned shape (an upper bound for dynamic shapes)
+    planned: bool        #: the program plans its memory (host or device arena)
+    tensor: bool = True
+
+
+class Method:
+    """A method of a loaded program; call it with its inputs (and optionally ``outputs=``)."""
+
+    def __init__(self, program: "Program", name: str):
+        self._program = program
+        self.name = name
+
+    @property
+    def inputs(self) -> List[TensorSpec]:
+        return [TensorSpec(**d) for d in self._program._impl.inputs(self.name)]
+
+    @property
+    def outputs(self) -> List[TensorSpec]:
+        return [TensorSpec(**d) for d in self._program._impl.outputs(self.name)]
+
+    def __call__(self, *inputs: Any, outputs: Optional[Sequence[Any]] = None) -> List[Any]:
+        """Runs the method once (README's execute contract applies unchanged).
+
+        inputs: one array per input: numpy (host), or any object exporting DLPack (``__dlpack__``;
+            torch, cupy, jax) or ``__cuda_array_interface__``, C-contiguous, of the input's dtype and
+            rank. Device arrays are handed to the engine as they are (no copy). An input the program
+            plans in host memory must be a host array (ExecuTorch copies it into the plan).
+        outputs: optional, one entry per output: an array to write it into (its own memory, on the
+            device or the host), or None for an output the program plans itself. Needed for outputs
+            the program does not plan.
+        Returns one value per output: the array given in ``outputs``; a numpy array (a copy) for a
+            host output the program planned; a DLPack-exporting view of the program's device memory
+            for a device output it planned (valid until the next call of the method).
+        The GIL is released while the method runs. Under ``stream(s)`` with device I/O the call
+        returns once the work is queued on ``s``: synchronize ``s`` before reading outputs, and keep
+        the arrays alive until then.
+        """
+        return self._program._impl.call(self.name, inputs, None if outputs is None else list(outputs))
+
+    def _time_cpp(self, inputs: Sequence[Any], outputs: Optional[Sequence[Any]], n: int) -> float:
+        """Mean host microseconds of the same call made n times from C++ (the benchmark's reference)."""
+        return self._program._impl.time_cpp(self.name, list(inputs), None if outputs is None else list(outputs), n)
+
+    def __repr__(self) -> str:
+        return f"<torchtrt_executorch.Method {self.name!r} of {self._program.path!r}>"
+
+
+class Program:
+    """A .pte program loaded with ExecuTorch's Module. Methods are attributes (``program.forward``)."""
+
+    def __init__(self, impl: Any):
+        self._impl = impl
+
+    @property
+    def path(self) -> str:
+        return self._impl.path
+
+    @property
+    def method_names(self) -> List[str]:
+        return list(self._impl.method_names)
+
+    @property
+    def closed(self) -> bool:
+        return self._impl.closed
+
+    def method(self, name: str) -> Method:
+        self._impl.load_method(name)
+        return Method(self, name)
+
+    def __getattr__(self, name: str) -> Method:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        impl = self.__dict__.get("_impl")
+        if impl is None or name not in impl.method_names:
+            raise AttributeError(f"program has no method {name!r}")
+        return Method(self, name)
+
+    def run(self, method: str, *inputs: Any, outputs: Optional[Sequence[Any]] = None) -> List[Any]:
+        """``program.run("forward", x, y)``: the same as ``program.forward(x, y)``."""
+        return self._impl.call(method, inputs, None if outputs is None else list(outputs))
+
+    def flush_profiling(self) -> int:
+        """Logs every GPU time known now into the program's ETDump tracer; returns the calls still running."""
+        return self._impl.flush_profiling()
+
+    def write_etdump(self) -> int:
+        """Flushes and writes the ETDump file given at load (``etdump=``); the program then takes no
+        more calls (the tracer is finalized). Returns the calls whose GPU times were still unknown;
+        synchronize their streams first to have every time. close() writes it when this was not called."""
+        return self._impl.write_etdump()
+
+    def close(self) -> None:
+        """Writes the ETDump (if any), then releases the program; later calls raise InvalidStateError."""
+        self._impl.close()
+
+    def __enter__(self) -> "Program":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else ", ".join(self.method_names)
+        return f"<torchtrt_executorch.Program {self.path!r} ({state})>"
+
+
+def load(path: "os.PathLike[str] | str", *, etdump: "os.PathLike[str] | str | None" = None,
+         load_methods: bool = True, **load_options: Any) -> Program:
+    """Loads a .pte program with ExecuTorch's Module and the load options for "TensorRTBackend".
+
+    load_options: the backend's load-time options (LOAD_OPTIONS; README's table), e.g.
+        ``use_cuda_graphs=True``, ``tensorrt_runtime="lean"``, ``staging_budget_mb=64``. An unknown
+        key or a value of the wrong type raises InvalidArgumentError before anything is loaded.
+    etdump: a path: the program is loaded with ExecuTorch's ETDumpGen attached, and its ETDump is
+        written there by write_etdump() or close().
+    load_methods: load (and initialize the delegates of) every method now, so that a program the
+        backend cannot run fails here rather than at its first call.
+    Raises NotFoundError (no such file), InvalidProgramError, NotSupportedError (e.g. no TensorRT
+    runtime), InvalidArgumentError (a malformed option) ... with the backend's message.
+    """
+    options: Dict[str, Any] = {}
+    for key, value in load_options.items():
+        kinds = LOAD_OPTIONS.get(key)
+        if kinds is None:
+            raise InvalidArgumentError(f"unknown load option {key!r}; the options are: {', '.join(sorted(LOAD_OPTIONS))}")
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise InvalidArgumentError(f"load option {key}: {names}, not {type(value).__name__} ({value!r})")
+        options[key] = value
+    return Program(_C._Program(os.fspath(path), options, os.fspath(etdump) if etdump is not None else "",
+                               load_methods))
+
+
+# ---- streams -----------------------------------------------------------------------------------
+
+def _stream_handle(s: Any) -> int:
+    """The cudaStream_t of `s`: an int, anything with __cuda_stream__ (the CUDA stream protocol),
+    a torch.cuda.Stream (.cuda_stream) or a cupy stream (.ptr)."""
+    if isinstance(s, bool):
+        raise InvalidArgumentError("a stream is an int handle or a stream object, not a bool")
+    if isinstance(s, int):
+        if s < 0:
+            raise InvalidArgumentError(f"a stream handle is >= 0, not {s}")
+        return s
+    proto = getattr(s, "__cuda_stream__", None)
+    if proto is not None:
+        value = proto() if callable(proto) else proto
+        if isinstance(value, tuple) and len(value) == 2:
+            return int(value[1])
+        raise InvalidArgumentError(f"{type(s).__name__}.__cuda_stream__ returned {value!r}, not (version, handle)")
+    for attr in ("cuda_stream", "ptr", "handle"):
+        value = getattr(s, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    raise InvalidArgumentError(f"{type(s).__name__} is not a CUDA stream (an int handle, __cuda_stream__, "
+                               f"torch.cuda.Stream or a cupy stream)")
+
+
+class stream:
+    """``with stream(s):`` selects `s` for this thread's delegate calls (CudaStreamGuard).
+
+    `s`: an int handle (``cudaStream_t``), a torch.cuda.Stream, a cupy stream, a partition's
+    Stream or anything with ``__cuda_stream__``. Per thread; scopes nest, the innermost wins, and
+    leaving one restores the selection before it. 0 selects the legacy default stream explicitly
+    (the delegate then runs on its own stream, joined to it). The stream must belong to the
+    engine's GPU: a call on another GPU's stream raises InvalidArgumentError and runs nothing.
+    """
+
+    def __init__(self, s: Any):
+        self._object = s  # kept alive while selected
+        self._handle = _stream_handle(s)
+        self._guard: Optional[Any] = None
+
+    @property
+    def handle(self) -> int:
+        return self._handle
+
+    def __enter__(self) -> Any:
+        if self._guard is not None:
+            raise InvalidStateError("this stream scope is already entered; make one per `with`")
+        guard = _C._StreamGuard(self._handle)
+        guard.enter()
+        self._guard = guard
+        return self._object
+
+    def __exit__(self, *exc: Any) -> None:
+        guard, self._guard = self._guard, None
+        if guard is None:
+            raise InvalidStateError("this stream scope is not entered")
+        guard.exit()
+
+
+def current_stream() -> Optional[int]:
+    """The handle the innermost ``stream(...)`` scope of this thread selected, or None."""
+    return _C.current_stream()
+
+
+# ---- partitions --------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class GreenContextLimits:
+    """What a GPU allows when its SMs are split (the C++ GreenContextLimits)."""
+    device: int
+    sm_count: int
+    min_partition: int
+    alignment: int
+    granularity: int
+    max_partitioned_sms: int
+
+
+def green_context_limits(device: int = 0) -> GreenContextLimits:
+    """The green-context limits of `device`. NoDeviceError without a GPU."""
+    return GreenContextLimits(**_C.green_context_limits(device))
+
+
+def split_device(device: int, sm_counts: Sequence[int], keep_remainder: bool = False) -> List[Partition]:
+    """Splits `device`'s SMs into disjoint partitions of `sm_counts` SMs (one driver call), plus one
+    of the SMs left over with keep_remainder. Each partition has a stream (``p.stream``). A request
+    the GPU cannot serve raises InvalidArgumentError with the reason, ``.closest_valid`` and ``.limits``."""
+    counts = [int(c) for c in sm_counts]
+    if any(c < 0 for c in counts):
+        raise InvalidArgumentError(f"SM counts are >= 0: {counts}")
+    return _C.split_device(device, counts, keep_remainder)
+
+
+def read_partition_plan(path: "os.PathLike[str] | str") -> PartitionPlan:
+    """A plan file trtet-plan wrote, checked (InvalidArgumentError naming the field otherwise)."""
+    return _C.read_partition_plan(os.fspath(path))
+
+
+def parse_partition_plan(text: str) -> PartitionPlan:
+    """A plan from its JSON text, checked as read_partition_plan checks a file."""
+    return _C.parse_partition_plan(text)
+
+
+def apply_partition_plan(device: int, plan: PartitionPlan) -> Dict[str, Partition]:
+    """Splits `device` as `plan` says; each model's partition by name (the remainder last)."""
+    return {p.name: p for p in _C.apply_partition_plan(device, plan)}
