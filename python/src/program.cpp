@@ -1,6 +1,7 @@
 // Program: a .pte loaded with ExecuTorch's Module, its methods called with numpy, DLPack and
 // __cuda_array_interface__ arrays without a copy (docs/PYTHON.md, "Arrays").
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
@@ -387,17 +388,25 @@ class Program {
     return out;
   }
 
-  /// One call: inputs (and preallocated outputs) checked and set, the method run with the GIL
-  /// released, outputs returned (given outputs as given; host outputs as numpy copies; device
-  /// outputs the program planned as DLPack views of its memory).
-  nb::list call(const std::string& name, nb::sequence inputs, nb::object outputs) {
+  /// A call's arguments, checked, as tensors over the arrays' own memory (no copy).
+  struct Prepared {
+    std::string name;
+    std::vector<ArrayArg> in, out;
+    std::vector<bool> given;
+    std::vector<TensorPtr> tin, tout;
+  };
+
+  /// Checks the inputs (and preallocated outputs) against the method and makes their tensors.
+  std::shared_ptr<Prepared> prepare(const std::string& name, nb::sequence inputs, nb::object outputs) {
+    (void)live_loaded();  // closed, or its ETDump written: InvalidState
     MethodInfo& info = load_method(name);
+    auto pr = std::make_shared<Prepared>();
+    pr->name = name;
     const std::size_t n_in = nb::len(inputs);
     if (n_in != info.inputs.size())
       raise(et::ErrorCode::kInvalidArgument, "method '" + name + "' takes " + std::to_string(info.inputs.size()) +
                                                  " inputs; " + std::to_string(n_in) + " were given");
-    std::vector<ArrayArg> args_in;
-    args_in.reserve(n_in);
+    pr->in.reserve(n_in);
     for (std::size_t i = 0; i < n_in; ++i) {
       const IoInfo& io = info.inputs[i];
       const std::string what = io_name(io, "input", i);
@@ -407,10 +416,9 @@ class Program {
       if (io.planned && a.cuda)
         raise(et::ErrorCode::kInvalidArgument, what + " is planned in the program's host memory (ExecuTorch copies it "
                                                       "with memcpy): pass a host array");
-      args_in.push_back(std::move(a));
+      pr->in.push_back(std::move(a));
     }
-    std::vector<ArrayArg> args_out;
-    std::vector<bool> given(info.outputs.size(), false);
+    pr->given.assign(info.outputs.size(), false);
     if (!outputs.is_none()) {
       nb::sequence outs = nb::cast<nb::sequence>(outputs);
       const std::size_t n_out = nb::len(outs);
@@ -419,7 +427,7 @@ class Program {
                                                    " outputs; " + std::to_string(n_out) + " were given");
       for (std::size_t i = 0; i < n_out; ++i) {
         if (outs[i].is_none()) {
-          args_out.emplace_back();
+          pr->out.emplace_back();
           continue;
         }
         const IoInfo& io = info.outputs[i];
@@ -429,40 +437,44 @@ class Program {
           raise(et::ErrorCode::kInvalidArgument, what + " is planned by the program: pass None for it");
         ArrayArg a = array_arg(outs[i], what);
         check_against(a, io, what);
-        given[i] = true;
-        args_out.push_back(std::move(a));
+        pr->given[i] = true;
+        pr->out.push_back(std::move(a));
       }
     }
     for (std::size_t i = 0; i < info.outputs.size(); ++i) {
-      if (info.outputs[i].tensor && !info.outputs[i].planned && !given[i])
+      if (info.outputs[i].tensor && !info.outputs[i].planned && !pr->given[i])
         raise(et::ErrorCode::kInvalidArgument, io_name(info.outputs[i], "output", i) +
                                                    " is not planned by the program: pass an array for it in outputs=");
     }
+    for (const ArrayArg& a : pr->in) pr->tin.push_back(make(a));
+    for (std::size_t i = 0; i < pr->out.size(); ++i) pr->tout.push_back(pr->given[i] ? make(pr->out[i]) : TensorPtr());
+    return pr;
+  }
 
-    // Tensors over the arrays' own memory (no copy).
-    std::vector<TensorPtr> tin, tout;
-    for (const ArrayArg& a : args_in) tin.push_back(make(a));
-    for (const ArrayArg& a : args_out) tout.push_back(a.data || !a.sizes.empty() ? make(a) : TensorPtr());
-
+  /// Runs a prepared call with the GIL released; outputs returned (given outputs as given; host
+  /// outputs as numpy copies; device outputs the program planned as DLPack views of its memory).
+  nb::list run(const Prepared& pr, bool keep_args) {
+    const std::string& name = pr.name;
     std::vector<etr::EValue> results;
-    std::vector<std::vector<std::uint8_t>> host_copies(info.outputs.size());
+    std::vector<std::vector<std::uint8_t>> host_copies(pr.given.size());
     etr::Error failed = etr::Error::Ok;
     std::string failed_what;
+    bool closed = false;
     {
       nb::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mu_);
-      Module* module = loaded_ ? loaded_->module.get() : nullptr;
+      Module* module = loaded_ && !etdump_written_ ? loaded_->module.get() : nullptr;
       if (module == nullptr) {
-        failed = etr::Error::InvalidState;
+        closed = true;
       } else {
         clear_backend_message();
-        for (std::size_t i = 0; i < tin.size() && failed == etr::Error::Ok; ++i) {
-          failed = module->set_input(name, etr::EValue(*tin[i]), i);
+        for (std::size_t i = 0; i < pr.tin.size() && failed == etr::Error::Ok; ++i) {
+          failed = module->set_input(name, etr::EValue(*pr.tin[i]), i);
           if (failed != etr::Error::Ok) failed_what = "setting input " + std::to_string(i);
         }
-        for (std::size_t i = 0; i < tout.size() && failed == etr::Error::Ok; ++i) {
-          if (!tout[i]) continue;
-          failed = module->set_output(name, etr::EValue(*tout[i]), i);
+        for (std::size_t i = 0; i < pr.tout.size() && failed == etr::Error::Ok; ++i) {
+          if (!pr.tout[i]) continue;
+          failed = module->set_output(name, etr::EValue(*pr.tout[i]), i);
           if (failed != etr::Error::Ok) failed_what = "setting output " + std::to_string(i);
         }
         if (failed == etr::Error::Ok) {
@@ -476,7 +488,7 @@ class Program {
         }
         // Host outputs the program planned: copied out now, before another call reuses the memory.
         for (std::size_t i = 0; failed == etr::Error::Ok && i < results.size(); ++i) {
-          if ((i < given.size() && given[i]) || !results[i].isTensor()) continue;
+          if ((i < pr.given.size() && pr.given[i]) || !results[i].isTensor()) continue;
           const auto& t = results[i].toTensor();
           if (t.unsafeGetTensorImpl()->device_type() != ::executorch::aten::DeviceType::CPU) continue;
           host_copies[i].resize(t.nbytes());
@@ -484,14 +496,13 @@ class Program {
         }
       }
     }
-    if (failed == etr::Error::InvalidState && failed_what.empty())
-      raise(et::ErrorCode::kInvalidState, "program '" + path_ + "' was closed");
+    if (closed) (void)live_loaded();  // raises InvalidState with the reason
     if (failed != etr::Error::Ok) raise_executorch(failed, failed_what);
 
     nb::list out;
     for (std::size_t i = 0; i < results.size(); ++i) {
-      if (i < given.size() && given[i]) {
-        out.append(args_out[i].keep);
+      if (i < pr.given.size() && pr.given[i]) {
+        out.append(pr.out[i].keep);
         continue;
       }
       const etr::EValue& v = results[i];
@@ -507,12 +518,19 @@ class Program {
         out.append(nb::none());
       }
     }
-    // The arrays of the last call stay referenced until the next one (their memory may still be
-    // read by work queued on the caller's stream; keep your own references until it is done).
-    last_args_.clear();
-    for (ArrayArg& a : args_in) last_args_.push_back(std::move(a.keep));
-    for (ArrayArg& a : args_out) if (a.keep.is_valid()) last_args_.push_back(std::move(a.keep));
+    if (keep_args) {
+      // The arrays of the last call stay referenced until the next one (their memory may still be
+      // read by work queued on the caller's stream; keep your own references until it is done).
+      last_args_.clear();
+      for (const ArrayArg& a : pr.in) last_args_.push_back(a.keep);
+      for (const ArrayArg& a : pr.out) if (a.keep.is_valid()) last_args_.push_back(a.keep);
+    }
     return out;
+  }
+
+  nb::list call(const std::string& name, nb::sequence inputs, nb::object outputs) {
+    std::shared_ptr<Prepared> pr = prepare(name, inputs, outputs);
+    return run(*pr, true);
   }
 
   /// The benchmark's C++ reference: the last call's set_input/execute repeated `n` times without
@@ -665,6 +683,14 @@ class Program {
   bool etdump_written_ = false;
 };
 
+/// A call bound to its arrays once (Method.bind): each call runs the method on the same arrays
+/// without converting them again; it holds them (and the program) alive.
+struct BoundCall {
+  std::shared_ptr<Program> program;
+  std::shared_ptr<Program::Prepared> prepared;
+  nb::list operator()() { return program->run(*prepared, false); }
+};
+
 }  // namespace
 
 void bind_program(nb::module_& m) {
@@ -679,11 +705,15 @@ void bind_program(nb::module_& m) {
       .def("inputs", [](Program& p, const std::string& name) { return p.io_specs(name, true); })
       .def("outputs", [](Program& p, const std::string& name) { return p.io_specs(name, false); })
       .def("call", &Program::call, nb::arg("method"), nb::arg("inputs"), nb::arg("outputs").none())
+      .def("bind", [](std::shared_ptr<Program> p, const std::string& name, nb::sequence inputs, nb::object outputs) {
+        return BoundCall{p, p->prepare(name, inputs, outputs)};
+      }, nb::arg("method"), nb::arg("inputs"), nb::arg("outputs").none())
       .def("time_cpp", &Program::time_cpp, nb::arg("method"), nb::arg("inputs"), nb::arg("outputs").none(), nb::arg("n"))
       .def("flush_profiling", &Program::flush_profiling)
       .def("write_etdump", &Program::write_etdump)
       .def("close", &Program::close);
 #if TRTET_PY_HAVE_ETDUMP
+  nb::class_<BoundCall>(m, "_BoundCall").def("__call__", &BoundCall::operator());
   m.attr("HAVE_ETDUMP") = true;
 #else
   m.attr("HAVE_ETDUMP") = false;

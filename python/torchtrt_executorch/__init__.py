@@ -106,12 +106,22 @@ class Method:
         """
         return self._program._impl.call(self.name, inputs, None if outputs is None else list(outputs))
 
+    def bind(self, *inputs: Any, outputs: Optional[Sequence[Any]] = None) -> "BoundCall":
+        """The call bound to these arrays, checked once: ``call = method.bind(x, y, outputs=[out])``,
+        then ``call()`` runs the method on the same arrays (their contents may change between calls,
+        not their shape, dtype or memory) without converting them again: the loop of a server or a
+        benchmark. It keeps the arrays and the program alive; returns what __call__ returns."""
+        return self._program._impl.bind(self.name, inputs, None if outputs is None else list(outputs))
+
     def _time_cpp(self, inputs: Sequence[Any], outputs: Optional[Sequence[Any]], n: int) -> float:
         """Mean host microseconds of the same call made n times from C++ (the benchmark's reference)."""
         return self._program._impl.time_cpp(self.name, list(inputs), None if outputs is None else list(outputs), n)
 
     def __repr__(self) -> str:
         return f"<torchtrt_executorch.Method {self.name!r} of {self._program.path!r}>"
+
+
+BoundCall = _C._BoundCall
 
 
 class Program:

@@ -1,0 +1,55 @@
+"""ExecuTorch's own Python runtime (executorch.runtime) with the package imported: "TensorRTBackend"
+registered where Runtime.get() looks, a CPU-only program run through it, a TensorRT-delegated
+program refused with the project's message where it cannot run.
+
+Needs the executorch package and the torch its _C was built against (the wheel does not declare
+it; docs/PYTHON.md says which and what it costs); skips with the import's error otherwise."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import torchtrt_executorch as tet
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    try:
+        from executorch.runtime import Runtime
+    except Exception as e:  # ImportError, or OSError from a libtorch of another version
+        pytest.skip(f"ExecuTorch's Python runtime does not import here: {type(e).__name__}: {e}")
+    return Runtime.get()
+
+
+def test_one_executorch_runtime_in_the_process(runtime):
+    maps = open("/proc/self/maps").read().splitlines()
+    libs = {line.split()[-1] for line in maps if line.endswith("/libexecutorch.so")}
+    assert len(libs) == 1, f"two ExecuTorch runtimes are loaded: {libs}"
+    backends = {line.split()[-1] for line in maps if "libtorchtrt_executorch_backend" in line}
+    assert len(backends) == 1, backends
+
+
+def test_backend_registered_in_the_stock_runtime(runtime):
+    assert runtime.backend_registry.is_available("TensorRTBackend")
+    assert "TensorRTBackend" in runtime.backend_registry.registered_backend_names
+
+
+def test_cpu_program_runs_in_the_stock_runtime(runtime, programs):
+    torch = pytest.importorskip("torch")
+    program = runtime.load_program(str(programs / "cpu_add.pte"))
+    method = program.load_method("forward")
+    x, y = torch.ones(8, 64), torch.full((8, 64), 2.0)
+    (out,) = method.execute([x, y])
+    torch.testing.assert_close(out, x + y)
+
+
+def test_delegated_program_without_a_gpu_in_the_stock_runtime(runtime, programs, capfd):
+    if os.environ.get("TRTET_TEST_ENGINES_PLUGIN"):
+        pytest.skip("the test engines are installed in this process (GPU run)")
+    program = runtime.load_program(str(programs / "elementwise.pte"))
+    with pytest.raises(Exception):
+        program.load_method("forward")
+    err = capfd.readouterr().err
+    assert "TensorRTBackend init: NotSupported: no engine factory is installed" in err
