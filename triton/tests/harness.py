@@ -1,0 +1,179 @@
+"""The real Triton server for the backend's tests: started on 127.0.0.1 (free ports), with the project's
+backend in a backend directory of the test's own, and stopped by its process id (SIGTERM, a bounded
+wait, then SIGKILL). Model repositories are written by the tests (make_model).
+
+Paths come from the environment (scripts/test-triton and scripts/gpu-triton set them):
+  TRTET_TRITONSERVER     the tritonserver binary, where the nvidia-pytriton wheel put it
+  TRTET_TRITON_BACKENDS  a backend directory holding torchtrt_executorch/ (cmake --install's backends/)
+  TRTET_TRITON_PROGRAMS  the test programs (<build>/triton/programs)
+  TRTET_TRITON_PRELOAD   optional: LD_PRELOAD for the server (the test-engine plugin)
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import tritonclient.http as httpclient
+from tritonclient.utils import InferenceServerException
+
+BACKEND = "torchtrt_executorch"
+
+
+def env_path(name):
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"{name} is not set (scripts/test-triton sets it)")
+    return value
+
+
+def program(name):
+    path = os.path.join(env_path("TRTET_TRITON_PROGRAMS"), name + ".pte")
+    if not os.path.isfile(path):
+        raise RuntimeError(f"test program {path} is missing (build target trtet_triton_programs)")
+    return path
+
+
+def free_ports(count):
+    sockets = []
+    for _ in range(count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        sockets.append(s)
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def parameters_text(parameters):
+    return "".join(
+        f'parameters {{ key: "{k}" value {{ string_value: "{v}" }} }}\n' for k, v in parameters.items())
+
+
+def make_model(repo, name, pte=None, config=None, parameters=None, extra=""):
+    """<repo>/<name>/config.pbtxt and, when `pte` names a test program, <repo>/<name>/1/model.pte."""
+    os.makedirs(os.path.join(repo, name, "1"), exist_ok=True)
+    if pte is not None:
+        with open(program(pte), "rb") as src, open(os.path.join(repo, name, "1", "model.pte"), "wb") as dst:
+            dst.write(src.read())
+    text = config if config is not None else f'backend: "{BACKEND}"\n'
+    text += parameters_text(parameters or {}) + extra
+    with open(os.path.join(repo, name, "config.pbtxt"), "w") as f:
+        f.write(text)
+
+
+class Server:
+    """One tritonserver process in explicit model-control mode (models are loaded by the tests)."""
+
+    def __init__(self, repo, env=None, args=()):
+        self.repo = repo
+        self.binary = env_path("TRTET_TRITONSERVER")
+        self.backends = env_path("TRTET_TRITON_BACKENDS")
+        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
+        self.log_path = os.path.join(tempfile.mkdtemp(prefix="trtet-triton-log-"), "server.log")
+        command = [
+            self.binary, f"--model-repository={repo}", f"--backend-directory={self.backends}",
+            "--model-control-mode=explicit", "--http-address=127.0.0.1", f"--http-port={self.http_port}",
+            "--grpc-address=127.0.0.1", f"--grpc-port={self.grpc_port}", "--metrics-address=127.0.0.1",
+            f"--metrics-port={self.metrics_port}", "--allow-gpu-metrics=false", "--exit-timeout-secs=5",
+            "--strict-readiness=false", "--log-verbose=0", *args]
+        environment = dict(os.environ)
+        # Every symbol the backend takes from the server resolves as it loads (a declaration the
+        # server lacks fails the load, not a later call).
+        environment["LD_BIND_NOW"] = "1"
+        if os.environ.get("TRTET_TRITON_PRELOAD"):
+            environment["LD_PRELOAD"] = os.environ["TRTET_TRITON_PRELOAD"]
+        environment.update(env or {})
+        self.log_file = open(self.log_path, "w")
+        # Started where the wheel put it (it finds its libraries relative to itself).
+        self.process = subprocess.Popen(command, stdout=self.log_file, stderr=subprocess.STDOUT, env=environment,
+                                        cwd=os.path.dirname(self.binary), start_new_session=True)
+        self.url = f"127.0.0.1:{self.http_port}"
+        self.client = httpclient.InferenceServerClient(self.url, network_timeout=120.0, connection_timeout=60.0)
+        self._wait_ready(90.0)
+
+    def _wait_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"tritonserver exited ({self.process.returncode}):\n{self.log()[-4000:]}")
+            try:
+                if self.client.is_server_ready():
+                    return
+            except Exception:
+                pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"tritonserver not ready after {timeout} s:\n{self.log()[-4000:]}")
+
+    def log(self):
+        self.log_file.flush()
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def load(self, name):
+        """None when the model loads, else the server's message."""
+        try:
+            self.client.load_model(name)
+            return None
+        except InferenceServerException as e:
+            return str(e)
+
+    def unload(self, name):
+        self.client.unload_model(name)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.client.is_model_ready(name):
+            time.sleep(0.05)
+
+    def stop(self):
+        """SIGTERM to the server's pid, a bounded wait, then SIGKILL. Returns the exit status."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.kill(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        try:
+            self.client.close()
+        except Exception:
+            pass
+        self.log_file.close()
+        return self.process.returncode
+
+
+def gpu_count():
+    """CUDA devices this machine has, by the driver (0 without one), without importing a CUDA library."""
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+        return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+    except (OSError, subprocess.SubprocessError):
+        return 0
+
+
+def write_plan(path, partitions, remainder="", gpu=None):
+    """A trtet-partition-plan file (docs/PLANNING.md): `partitions` as (name, sms)."""
+    gpu = gpu or {"name": "NVIDIA H200", "sm_count": 132, "min_partition": 8, "alignment": 8, "granularity": 8,
+                  "max_partitioned_sms": 120}
+    plan = {"format": "trtet-partition-plan", "version": 1, "gpu": gpu,
+            "partitions": [{"name": n, "sms": s, "p99_target_us": 1000.0, "min_calls_per_s": 0.0,
+                            "p99_alone_us": 0.0, "p99_beside_us": 0.0, "program": ""} for n, s in partitions]}
+    if remainder:
+        plan["remainder"] = remainder
+    with open(path, "w") as f:
+        json.dump(plan, f)
+
+
+def gpu_plan_fields(device=0):
+    """The plan's "gpu" fields for `device` of this machine: its name and SM count from nvidia-smi;
+    Hopper's partition rules (8-SM minimum and alignment). max_partitioned_sms is what a split of
+    this GPU hands out at most, as the plans the GPU tests write need: 120 of the H200's 132."""
+    import cupy  # the GPU machine's; its properties are the driver's
+    props = cupy.cuda.runtime.getDeviceProperties(device)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    return {"name": name, "sm_count": int(props["multiProcessorCount"]), "min_partition": 8, "alignment": 8,
+            "granularity": 8, "max_partitioned_sms": int(os.environ.get("TRTET_TRITON_MAX_PARTITIONED_SMS", "120"))}

@@ -1,0 +1,297 @@
+"""The backend in the real Triton server (nvidia-pytriton's 2.51.0), through tritonclient.
+
+Without a GPU: the server starts with the backend, every bad config is refused with its reason, and a
+good config is refused because there is no GPU, with the backend's message; the GPU cases skip, saying
+why. On a GPU: the same configs, plus models that load and serve (host and device I/O, statistics, a
+failed request leaving the instance serving, partitions shared by plan, device indices).
+"""
+
+import os
+import re
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+import tritonclient.http as httpclient
+from tritonclient.utils import InferenceServerException
+
+import harness
+
+GPUS = harness.gpu_count()
+needs_gpu = pytest.mark.skipif(GPUS == 0, reason="needs a CUDA GPU (this machine has none)")
+needs_no_gpu = pytest.mark.skipif(GPUS > 0, reason="checks the refusal on a machine without a GPU")
+
+# The test programs (triton/CMakeLists.txt): float32 x, y [8, 64] -> out [8, 64].
+SMALL_IO = """
+input [ { name: "input_0" data_type: TYPE_FP32 dims: [ 8, 64 ] },
+        { name: "input_1" data_type: TYPE_FP32 dims: [ 8, 64 ] } ]
+output [ { name: "output_0" data_type: TYPE_FP32 dims: [ 8, 64 ] } ]
+"""
+
+
+@pytest.fixture(scope="module")
+def repo():
+    return tempfile.mkdtemp(prefix="trtet-triton-repo-")
+
+
+@pytest.fixture(scope="module")
+def server(repo):
+    s = harness.Server(repo)
+    yield s
+    status = s.stop()
+    assert status is not None, "the server did not stop"
+
+
+def refused(server, name):
+    message = server.load(name)
+    assert message is not None, f"model {name} loaded; it should have been refused"
+    return message
+
+
+def test_backend_symbols_resolve_from_the_server():
+    # Every TRITONSERVER_/TRITONBACKEND_ function the backend declares and calls is one the server's
+    # library defines (the backend never links it: undefined here, defined there).
+    backend = os.path.join(harness.env_path("TRTET_TRITON_BACKENDS"), harness.BACKEND,
+                           "libtriton_torchtrt_executorch.so")
+    libs = os.path.join(os.path.dirname(harness.env_path("TRTET_TRITONSERVER")), "..", "..", "..",
+                        "nvidia_pytriton.libs")
+    server_lib = [f for f in os.listdir(libs) if f.startswith("libtritonserver")]
+    assert len(server_lib) == 1, server_lib
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", backend], capture_output=True, text=True,
+                               check=True).stdout
+    defined = subprocess.run(["nm", "-D", "--defined-only", os.path.join(libs, server_lib[0])],
+                             capture_output=True, text=True, check=True).stdout
+    used = {line.split()[-1] for line in undefined.splitlines() if re.search(r"\bTRITON(SERVER|BACKEND)_", line)}
+    offered = {line.split()[-1] for line in defined.splitlines()}
+    assert len(used) > 30, used
+    assert used <= offered, f"not in the server: {sorted(used - offered)}"
+    needed = subprocess.run(["readelf", "-d", backend], capture_output=True, text=True, check=True).stdout
+    assert "libtritonserver" not in needed
+    assert "RUNPATH" in needed and "$ORIGIN" in needed
+
+
+def test_server_is_ready_and_loads_the_backend(server, repo):
+    harness.make_model(repo, "probe", pte="triton_small")
+    message = server.load("probe")
+    assert server.client.is_server_ready()
+    assert "backend 'torchtrt_executorch' ready (backend API 1.19" in server.log()
+    if GPUS == 0:
+        assert message is not None
+    else:
+        # The fake engine builds nothing a GPU runs; its load reaches the delegate (the message is the
+        # delegate's) or loads: either way past every config check.
+        assert message is None or "torchtrt_executorch" in message, message
+
+
+@needs_no_gpu
+def test_load_without_a_gpu_is_refused_with_the_reason(server, repo):
+    harness.make_model(repo, "no_gpu", pte="triton_small")
+    message = refused(server, "no_gpu")
+    assert "Unsupported: torchtrt_executorch: model 'no_gpu' needs a CUDA GPU and this machine has none usable" in message
+    assert "runs on a GPU only" in message
+    # The inputs and outputs were read from the program before the GPU was asked for.
+    assert "model 'no_gpu': inputs and outputs auto-completed from the program" in server.log()
+
+
+def test_missing_program_is_refused(server, repo):
+    harness.make_model(repo, "no_program")
+    message = refused(server, "no_program")
+    assert "Not found: torchtrt_executorch: model 'no_program' version 1 has no program" in message
+    assert "no_program/1/model.pte is missing" in message
+
+
+def test_a_program_that_is_not_a_pte_is_refused(server, repo):
+    harness.make_model(repo, "not_pte")
+    with open(os.path.join(repo, "not_pte", "1", "model.pte"), "wb") as f:
+        f.write(b"this is not a flatbuffer" * 10)
+    message = refused(server, "not_pte")
+    assert "torchtrt_executorch: loading the program" in message and "ExecuTorch error" in message
+
+
+def test_unknown_parameters_are_refused_by_name(server, repo):
+    harness.make_model(repo, "unknown_params", pte="triton_small", parameters={"sm": "32", "plan": "x.json"})
+    message = refused(server, "unknown_params")
+    assert "Invalid argument: torchtrt_executorch: unknown parameters 'plan', 'sm'" in message
+
+
+def test_parameters_that_choose_code_are_refused(server, repo):
+    harness.make_model(repo, "code_param", pte="triton_small", parameters={"tensorrt_runtime": "/tmp/evil.so"})
+    message = refused(server, "code_param")
+    assert "parameter 'tensorrt_runtime' chooses which code the server runs" in message
+
+
+def test_malformed_sm_count_is_refused(server, repo):
+    harness.make_model(repo, "bad_sms", pte="triton_small", parameters={"sms": "thirty"})
+    assert "parameter 'sms' is 'thirty'; it takes a whole number of SMs" in refused(server, "bad_sms")
+
+
+def test_plan_with_sm_count_off_the_granularity_is_refused(server, repo):
+    harness.make_model(repo, "plan_off", pte="triton_small", parameters={"plan_file": "plan.json"})
+    harness.write_plan(os.path.join(repo, "plan_off", "plan.json"), [("plan_off", 30)])
+    message = refused(server, "plan_off")
+    assert "plan file" in message and "partition 'plan_off' has 30 SMs; sizes are multiples of 8" in message, message
+
+
+def test_missing_plan_file_is_refused(server, repo):
+    harness.make_model(repo, "plan_missing", pte="triton_small", parameters={"plan_file": "nowhere.json"})
+    message = refused(server, "plan_missing")
+    assert "plan_file: cannot open" in message and "nowhere.json" in message
+
+
+def test_inputs_with_other_dims_are_refused(server, repo):
+    io = SMALL_IO.replace("dims: [ 8, 64 ] },\n", "dims: [ 8, 32 ] },\n", 1)
+    harness.make_model(repo, "bad_dims", pte="triton_small", config=f'backend: "torchtrt_executorch"\n{io}')
+    message = refused(server, "bad_dims")
+    assert "input 'input_0' has dims [8, 32] in the config; the program's are [8, 64]" in message
+
+
+def test_inputs_with_another_type_are_refused(server, repo):
+    io = SMALL_IO.replace("TYPE_FP32", "TYPE_INT32", 1)
+    harness.make_model(repo, "bad_type", pte="triton_small", config=f'backend: "torchtrt_executorch"\n{io}')
+    message = refused(server, "bad_type")
+    assert "input 'input_0' is TYPE_INT32 in the config; the program takes TYPE_FP32" in message
+
+
+def test_a_missing_input_is_refused(server, repo):
+    io = SMALL_IO.replace(',\n        { name: "input_1" data_type: TYPE_FP32 dims: [ 8, 64 ] }', "")
+    harness.make_model(repo, "one_input", pte="triton_small", config=f'backend: "torchtrt_executorch"\n{io}')
+    assert "the config gives 1 inputs; the program's method has 2" in refused(server, "one_input")
+
+
+def test_batching_is_refused(server, repo):
+    harness.make_model(repo, "batched", pte="triton_small",
+                       config='backend: "torchtrt_executorch"\nmax_batch_size: 4\n')
+    assert "max_batch_size is 4; the backend serves the program's shapes as they are" in refused(server, "batched")
+
+
+def test_the_server_stays_ready_after_the_refusals(server):
+    assert server.client.is_server_live() and server.client.is_server_ready()
+
+
+# ---- on a GPU ----
+
+def elementwise_inputs():
+    rng = np.random.default_rng(7)
+    return rng.standard_normal((8, 64), dtype=np.float32), rng.standard_normal((8, 64), dtype=np.float32)
+
+
+def infer(client, model, x, y):
+    inputs = [httpclient.InferInput("input_0", list(x.shape), "FP32"), httpclient.InferInput("input_1", list(y.shape), "FP32")]
+    inputs[0].set_data_from_numpy(x)
+    inputs[1].set_data_from_numpy(y)
+    return client.infer(model, inputs).as_numpy("output_0")
+
+
+@needs_gpu
+def test_sm_count_off_the_granularity_is_refused_with_the_closest(server, repo):
+    harness.make_model(repo, "sms_30", pte="triton_elementwise", parameters={"sms": "30"},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    message = refused(server, "sms_30")
+    assert "partitions of 30 SMs on GPU 0" in message and "granularity" in message, message
+    assert "closest request the GPU accepts: 32" in message, message
+
+
+@needs_gpu
+def test_kind_cpu_is_refused(server, repo):
+    harness.make_model(repo, "kind_cpu", pte="triton_elementwise",
+                       extra='instance_group [ { kind: KIND_CPU count: 1 } ]\n')
+    message = refused(server, "kind_cpu")
+    assert "KIND_CPU" in message and "runs on a GPU only" in message, message
+
+
+@needs_gpu
+def test_a_gpu_the_machine_lacks_is_refused(server, repo):
+    harness.make_model(repo, "gpu_missing", pte="triton_elementwise",
+                       extra=f'instance_group [ {{ kind: KIND_GPU count: 1 gpus: [ {GPUS} ] }} ]\n')
+    message = refused(server, "gpu_missing")
+    # The server may refuse the index itself before the backend sees it; either names the GPU.
+    assert f"GPU {GPUS}" in message or f"gpu id {GPUS}" in message, message
+    harness.make_model(repo, "plan_missing_gpu", pte="triton_elementwise",
+                       parameters={f"plan_file.{GPUS}": "plan.json"})
+    message = refused(server, "plan_missing_gpu")
+    assert f"parameter 'plan_file.{GPUS}' names GPU {GPUS}; this machine has {GPUS} GPU" in message, message
+
+
+@needs_gpu
+def test_serves_host_io_with_statistics_and_survives_a_bad_request(server, repo):
+    harness.make_model(repo, "elementwise", pte="triton_elementwise", parameters={"sms": "16"},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    assert server.load("elementwise") is None, server.log()[-3000:]
+    assert "instance 'elementwise_0' on GPU 0, a green-context partition of 16 SMs" in server.log()
+    config = server.client.get_model_config("elementwise")
+    assert [i["name"] for i in config["input"]] == ["input_0", "input_1"]  # auto-completed
+    x, y = elementwise_inputs()
+    for _ in range(5):
+        np.testing.assert_allclose(infer(server.client, "elementwise", x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+    # A request of another shape fails with the reason; the next one is served.
+    with pytest.raises(InferenceServerException) as bad:
+        infer(server.client, "elementwise", np.zeros((4, 64), np.float32), np.zeros((4, 64), np.float32))
+    assert "input_0" in str(bad.value) or "shape" in str(bad.value), str(bad.value)
+    np.testing.assert_allclose(infer(server.client, "elementwise", y, x), 2 * y - 0.5 * x, rtol=1e-6, atol=1e-6)
+    stats = server.client.get_inference_statistics("elementwise")["model_stats"][0]
+    assert int(stats["inference_stats"]["success"]["count"]) == 6
+    assert int(stats["execution_count"]) >= 6
+    assert int(stats["inference_stats"]["compute_infer"]["ns"]) > 0
+    server.unload("elementwise")
+
+
+@needs_gpu
+def test_serves_device_io_through_cuda_shared_memory(server, repo):
+    cupy = pytest.importorskip("cupy", reason="device I/O needs cupy to make the CUDA buffers")
+    harness.make_model(repo, "elementwise_dev", pte="triton_elementwise", parameters={"sms": "16"},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    assert server.load("elementwise_dev") is None, server.log()[-3000:]
+    x, y = elementwise_inputs()
+    nbytes = x.nbytes
+    with cupy.cuda.Device(0):
+        buffers = {n: cupy.empty(nbytes // 4, dtype=cupy.float32) for n in ("x", "y", "out")}
+        buffers["x"].set(x.ravel())
+        buffers["y"].set(y.ravel())
+        cupy.cuda.Device(0).synchronize()
+        import base64
+        for n, buf in buffers.items():
+            handle = cupy.cuda.runtime.ipcGetMemHandle(buf.data.ptr)
+            server.client.register_cuda_shared_memory(f"trtet_{n}", base64.b64encode(handle), 0, nbytes)
+        try:
+            inputs = [httpclient.InferInput("input_0", [8, 64], "FP32"), httpclient.InferInput("input_1", [8, 64], "FP32")]
+            inputs[0].set_shared_memory("trtet_x", nbytes)
+            inputs[1].set_shared_memory("trtet_y", nbytes)
+            output = httpclient.InferRequestedOutput("output_0", binary_data=True)
+            output.set_shared_memory("trtet_out", nbytes)
+            server.client.infer("elementwise_dev", inputs, outputs=[output])
+            got = buffers["out"].get().reshape(8, 64)
+            np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+        finally:
+            server.client.unregister_cuda_shared_memory()
+    server.unload("elementwise_dev")
+
+
+@needs_gpu
+def test_one_split_per_device_shared_by_plan(server, repo):
+    plan = os.path.join(repo, "shared_plan.json")
+    gpu = harness.gpu_plan_fields()
+    harness.write_plan(plan, [("alpha", 16), ("beta", 16)], gpu=gpu)
+    harness.make_model(repo, "alpha", pte="triton_elementwise", parameters={"plan_file": plan},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    harness.make_model(repo, "beta", pte="triton_elementwise", parameters={"plan_file": plan},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    assert server.load("alpha") is None, server.log()[-3000:]
+    assert server.load("beta") is None, server.log()[-3000:]
+    # Another split of the same device would share SMs: refused, naming the plan that holds it.
+    harness.make_model(repo, "own_split", pte="triton_elementwise", parameters={"sms": "16"},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    message = refused(server, "own_split")
+    assert "GPU 0 is already split by plan" in message, message
+    # A partition the plan does not have.
+    harness.make_model(repo, "gamma", pte="triton_elementwise", parameters={"plan_file": plan},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    assert "has no partition 'gamma'" in refused(server, "gamma")
+    x, y = elementwise_inputs()
+    np.testing.assert_allclose(infer(server.client, "alpha", x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(infer(server.client, "beta", x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+    server.unload("alpha")
+    server.unload("beta")
+    # The split went with its last model: the device can be split again.
+    assert server.load("own_split") is None, server.log()[-3000:]
+    server.unload("own_split")
