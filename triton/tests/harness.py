@@ -124,10 +124,16 @@ class Server:
             return str(e)
 
     def unload(self, name):
+        """Unloads `name` and waits until the server reports it unloaded (its instances and model
+        finalized, so what it held, such as a device's split, is released)."""
         self.client.unload_model(name)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.client.is_model_ready(name):
+        while time.monotonic() < deadline:
+            states = {m["name"]: m.get("state", "") for m in self.client.get_model_repository_index()}
+            if states.get(name) not in ("READY", "UNLOADING", "LOADING"):
+                return
             time.sleep(0.05)
+        raise RuntimeError(f"{name} still loaded after 30 s")
 
     def stop(self):
         """SIGTERM to the server's pid, a bounded wait, then SIGKILL. Returns the exit status."""
