@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "green/contains.h"
 #include "plan/options.h"
 
@@ -76,7 +78,10 @@ TEST(PlanOptions, NamesAreShortAndPlain) {
 class PlanCommandLine : public ::testing::Test {
  protected:
   void SetUp() override {
-    program_ = ::testing::TempDir() + "plan_options_test.pte";
+    // One file per test and process: ctest runs this suite's tests in parallel processes, and one
+    // test's TearDown must not remove the file another is reading.
+    program_ = ::testing::TempDir() + "plan_options_test_" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + std::to_string(::getpid()) + ".pte";
     std::ofstream(program_) << "not a program, but it exists";
   }
   void TearDown() override { std::remove(program_.c_str()); }
