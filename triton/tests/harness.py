@@ -153,7 +153,12 @@ class Server:
 
 
 def gpu_count():
-    """CUDA devices this machine has, by the driver (0 without one), without importing a CUDA library."""
+    """CUDA devices this machine has (0 without one): cupy's count where cupy is installed, else nvidia-smi's."""
+    try:
+        import cupy
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        pass
     try:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
         return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
@@ -175,11 +180,10 @@ def write_plan(path, partitions, remainder="", gpu=None):
 
 
 def gpu_plan_fields(device=0):
-    """The plan's "gpu" fields for `device` of this machine: its name and SM count from nvidia-smi;
-    Hopper's partition rules (8-SM minimum and alignment). max_partitioned_sms is what a split of
-    this GPU hands out at most, as the plans the GPU tests write need: 120 of the H200's 132."""
-    import cupy  # the GPU machine's; its properties are the driver's
-    props = cupy.cuda.runtime.getDeviceProperties(device)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    return {"name": name, "sm_count": int(props["multiProcessorCount"]), "min_partition": 8, "alignment": 8,
-            "granularity": 8, "max_partitioned_sms": int(os.environ.get("TRTET_TRITON_MAX_PARTITIONED_SMS", "120"))}
+    """The plan's "gpu" fields for `device` of this machine, as the library reads them (plan_gpu():
+    name, SM count, partition limits), printed by trtet_triton_plan_gpu (TRTET_TRITON_PLAN_GPU)."""
+    out = subprocess.run([env_path("TRTET_TRITON_PLAN_GPU"), str(device)], capture_output=True, text=True,
+                         timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError(f"trtet_triton_plan_gpu: {out.stderr.strip()}")
+    return json.loads(out.stdout)
