@@ -490,7 +490,7 @@ class Program {
         for (std::size_t i = 0; failed == etr::Error::Ok && i < results.size(); ++i) {
           if ((i < pr.given.size() && pr.given[i]) || !results[i].isTensor()) continue;
           const auto& t = results[i].toTensor();
-          if (t.unsafeGetTensorImpl()->device_type() != ::executorch::aten::DeviceType::CPU) continue;
+          if (on_device(t)) continue;
           host_copies[i].resize(t.nbytes());
           if (t.nbytes() != 0) std::memcpy(host_copies[i].data(), t.const_data_ptr(), t.nbytes());
         }
@@ -657,10 +657,34 @@ class Program {
     return ::executorch::extension::from_blob(a.data, a.sizes, a.type, device);
   }
 
+  /// Whether an output lives in device memory: its tensor's device, or, for a tensor tagged CPU,
+  /// what CUDA says of its pointer (never read device memory with memcpy).
+  static bool on_device(const ::executorch::aten::Tensor& t) {
+    if (t.unsafeGetTensorImpl()->device_type() != ::executorch::aten::DeviceType::CPU) return true;
+    if (t.const_data_ptr() == nullptr) return false;
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, t.const_data_ptr()) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return attr.type == cudaMemoryTypeDevice;
+  }
+
+  static int device_of(const ::executorch::aten::Tensor& t) {
+    if (t.unsafeGetTensorImpl()->device_type() != ::executorch::aten::DeviceType::CPU)
+      return t.unsafeGetTensorImpl()->device().index();
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, t.const_data_ptr()) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    return attr.device;
+  }
+
   nb::object export_tensor(const ::executorch::aten::Tensor& t, std::vector<std::uint8_t>& host) {
     std::vector<std::size_t> shape(t.sizes().begin(), t.sizes().end());
     const dl::dtype dtype = dl_of(t.scalar_type());
-    if (t.unsafeGetTensorImpl()->device_type() == ::executorch::aten::DeviceType::CPU) {
+    if (!on_device(t)) {
       auto* owned = new std::vector<std::uint8_t>(std::move(host));
       nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<std::uint8_t>*>(p); });
       return nb::cast(nb::ndarray<nb::numpy>(owned->data(), shape.size(), shape.data(), owner, nullptr, dtype,
@@ -671,7 +695,7 @@ class Program {
     auto* keep = new std::shared_ptr<Loaded>(loaded_);
     nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Loaded>*>(p); });
     return nb::cast(nb::ndarray<>(const_cast<void*>(t.const_data_ptr()), shape.size(), shape.data(), owner, nullptr,
-                                  dtype, nb::device::cuda::value, t.unsafeGetTensorImpl()->device().index()));
+                                  dtype, nb::device::cuda::value, device_of(t)));
   }
 
   std::string path_, etdump_path_;
