@@ -127,7 +127,7 @@ def delegate_calls(events, ns_per_tick):
         if "gpu_ns" in meta:
             entry["us"] = float(meta["gpu_ns"]) / 1e3  # CUDA's own measure of the span
         call[kind] = entry
-        for field in ("path", "profile", "staged_bytes", "green_sms", "status"):
+        for field in ("path", "profile", "staged_bytes", "green_sms", "gpu_timed", "status"):
             if field in meta and (kind == "host" or field not in call):
                 call[field] = meta[field]
     return [calls[k] for k in sorted(calls, key=lambda k: (k[0], k[1]))]

@@ -89,6 +89,7 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
   TRTET_ASSIGN_OR_RETURN(std::optional<std::string> runtime_library, resolve_tensorrt_runtime(context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(const std::optional<bool> host_code, resolve_allow_engine_host_code(context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(const blob::ParseLimits limits, resolve_blob_limits(context.runtime_specs()));
+  TRTET_ASSIGN_OR_RETURN(const std::uint32_t gpu_every, resolve_profiling_gpu_every(context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size(), limits));
 
   Result<engine::EnginePtr> engine =
@@ -102,6 +103,7 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
   TRTET_ASSIGN_OR_RETURN(DelegateHandle* handle,
                          place_handle(context, engine.ok() ? std::move(engine).value() : engine::EnginePtr(), options));
   handle->profiler.set_name(delegate_event_name(context.get_method_name(), context.get_runtime_allocator(), handle));
+  handle->profiler.set_gpu_every(gpu_every);
   if (unavailable.ok()) {
     const Status initialized = handle->session.initialize();
     if (initialized.code() == ErrorCode::kNoDevice) {

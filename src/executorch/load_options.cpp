@@ -62,45 +62,51 @@ Result<std::optional<std::uint64_t>> from_load_options(
 /// The largest staging budget in MiB: its byte count fits in 64 bits (and in size_t, checked on use).
 constexpr std::uint64_t kMaxStagingBudgetMb = (std::uint64_t{1} << 44) - 1;
 
-/// A staging budget in MiB from `text`, exactly its bytes: one or more ASCII decimal digits, at
-/// most kMaxStagingBudgetMb. `code` and `from` say what a bad value is and where it came from.
-Result<std::uint64_t> parse_staging_budget_mb(std::string_view text, ErrorCode code, const char* from,
-                                              const char* key = kStagingBudgetMbKey) {
+/// A whole number from `text`, exactly: one or more ASCII decimal digits, at most
+/// kMaxStagingBudgetMb. `code` and `from` say what a bad value is and where it came from; `unit`
+/// ("MiB", "bytes", "calls") is the one the messages name.
+Result<std::uint64_t> parse_whole_number(std::string_view text, ErrorCode code, const char* from, const char* key,
+                                         const char* unit) {
   const std::string shown = escape_for_message(text, 64);
   if (text.empty()) {
-    return make_error(code, "%s \"%s\" is empty; it takes a whole number of MiB >= 0", from, key);
+    return make_error(code, "%s \"%s\" is empty; it takes a whole number of %s >= 0", from, key, unit);
   }
   std::uint64_t value = 0;
   for (const char c : text) {
     if (c < '0' || c > '9') {
-      return make_error(code, "%s \"%s\" is \"%s\"; it takes a whole number of MiB >= 0 (decimal digits only)", from,
-                        key, shown.c_str());
+      return make_error(code, "%s \"%s\" is \"%s\"; it takes a whole number of %s >= 0 (decimal digits only)", from,
+                        key, shown.c_str(), unit);
     }
     value = value * 10 + static_cast<std::uint64_t>(c - '0');
     if (value > kMaxStagingBudgetMb) {
-      return make_error(code, "%s \"%s\" is \"%s\", more than the largest budget, %llu MiB", from, key,
-                        shown.c_str(), static_cast<unsigned long long>(kMaxStagingBudgetMb));
+      return make_error(code, "%s \"%s\" is \"%s\", more than the largest value, %llu %s", from, key, shown.c_str(),
+                        static_cast<unsigned long long>(kMaxStagingBudgetMb), unit);
     }
   }
   return value;
 }
 
-/// A load-time option in MiB or bytes: an int >= 0, or a string of decimal digits (at most
-/// kMaxStagingBudgetMb); kInvalidArgument naming `key` otherwise.
-Result<std::uint64_t> option_whole_number(const BackendOption& option, const char* key) {
+/// A staging budget in MiB from `text` (parse_whole_number).
+Result<std::uint64_t> parse_staging_budget_mb(std::string_view text, ErrorCode code, const char* from) {
+  return parse_whole_number(text, code, from, kStagingBudgetMbKey, "MiB");
+}
+
+/// A load-time option counted in `unit`: an int >= 0, or a string of decimal digits (at most
+/// kMaxStagingBudgetMb); kInvalidArgument naming `key` and the unit otherwise.
+Result<std::uint64_t> option_whole_number(const BackendOption& option, const char* key, const char* unit) {
   if (const int* number = std::get_if<int>(&option.value)) {
-    TRTET_CHECK_OR_RETURN(*number >= 0, kInvalidArgument, "load-time option \"%s\" is %d; it takes a whole number >= 0",
-                          key, *number);
+    TRTET_CHECK_OR_RETURN(*number >= 0, kInvalidArgument,
+                          "load-time option \"%s\" is %d; it takes a whole number of %s >= 0", key, *number, unit);
     return static_cast<std::uint64_t>(*number);
   }
   if (const auto* text = std::get_if<std::array<char, kMaxOptionValueLength>>(&option.value)) {
     const std::string_view view(text->data(), strnlen(text->data(), text->size()));
-    return parse_staging_budget_mb(view, ErrorCode::kInvalidArgument, "load-time option", key);
+    return parse_whole_number(view, ErrorCode::kInvalidArgument, "load-time option", key, unit);
   }
   return make_error(ErrorCode::kInvalidArgument,
-                    "load-time option \"%s\" is a bool; it takes a whole number >= 0 (an int or a string of decimal "
-                    "digits)",
-                    key);
+                    "load-time option \"%s\" is a bool; it takes a whole number of %s >= 0 (an int or a string of "
+                    "decimal digits)",
+                    key, unit);
 }
 
 Result<std::size_t> staging_budget_bytes(std::uint64_t mb, ErrorCode code, const char* from) {
@@ -154,13 +160,32 @@ Result<blob::ParseLimits> resolve_blob_limits(::executorch::runtime::Span<const 
   blob::ParseLimits limits;
   for (const BackendOption& option : options) {
     if (!key_is(option.key, blob::kMaxMetadataBytesOption)) continue;
-    TRTET_ASSIGN_OR_RETURN(const std::uint64_t bytes, option_whole_number(option, blob::kMaxMetadataBytesOption));
+    TRTET_ASSIGN_OR_RETURN(const std::uint64_t bytes, option_whole_number(option, blob::kMaxMetadataBytesOption, "bytes"));
     TRTET_CHECK_OR_RETURN(bytes > 0 && bytes <= std::numeric_limits<std::uint32_t>::max(), kInvalidArgument,
                           "load-time option \"%s\" is %llu; it takes 1 to 4294967295 bytes", option.key,
                           static_cast<unsigned long long>(bytes));
     limits.max_metadata_bytes = static_cast<std::size_t>(bytes);
   }
   return limits;
+}
+
+Result<std::uint32_t> resolve_profiling_gpu_every(::executorch::runtime::Span<const BackendOption> load_options) {
+  constexpr std::uint64_t kMostEvery = 1000000;
+  std::uint32_t every = 1;
+  for (const BackendOption& option : load_options) {
+    if (!key_is(option.key, kProfilingGpuEveryKey)) continue;
+    TRTET_CHECK_OR_RETURN(!std::holds_alternative<bool>(option.value), kInvalidArgument,
+                          "load-time option \"%s\" is a bool; it takes a whole number of calls, 1 to %llu (1: "
+                          "time every call)",
+                          option.key, static_cast<unsigned long long>(kMostEvery));
+    TRTET_ASSIGN_OR_RETURN(const std::uint64_t n, option_whole_number(option, kProfilingGpuEveryKey, "calls"));
+    TRTET_CHECK_OR_RETURN(n >= 1 && n <= kMostEvery, kInvalidArgument,
+                          "load-time option \"%s\" is %llu; it takes a whole number of calls, 1 to %llu (1: time "
+                          "every call)",
+                          option.key, static_cast<unsigned long long>(n), static_cast<unsigned long long>(kMostEvery));
+    every = static_cast<std::uint32_t>(n);
+  }
+  return every;
 }
 
 Result<delegate::SessionOptions> resolve_session_options(::executorch::runtime::ArrayRef<CompileSpec> compile_specs,
@@ -196,7 +221,7 @@ Result<delegate::SessionOptions> resolve_session_options(::executorch::runtime::
   std::uint64_t program_cap_mb = kDefaultMaxProgramStagingBudgetMb;
   for (const BackendOption& option : load_options) {
     if (key_is(option.key, kMaxProgramStagingBudgetMbKey)) {
-      TRTET_ASSIGN_OR_RETURN(program_cap_mb, option_whole_number(option, kMaxProgramStagingBudgetMbKey));
+      TRTET_ASSIGN_OR_RETURN(program_cap_mb, option_whole_number(option, kMaxProgramStagingBudgetMbKey, "MiB"));
       continue;
     }
     if (key_is(option.key, kStagingBudgetMbKey)) budget_given = true;

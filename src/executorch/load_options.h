@@ -50,6 +50,16 @@ Result<std::optional<bool>> resolve_allow_engine_host_code(
 Result<blob::ParseLimits> resolve_blob_limits(
     ::executorch::runtime::Span<const ::executorch::runtime::BackendOption> load_options);
 
+/// The load-time option that times the GPU of every N-th traced call only (Note [sampled GPU times]
+/// in profiling.cpp).
+inline constexpr const char* kProfilingGpuEveryKey = "profiling_gpu_every";
+
+/// The load-time option `profiling_gpu_every`: an int >= 1 (or a string of decimal digits), at
+/// most 1000000; 1 (every traced call timed) when absent; the last one wins when repeated.
+/// kInvalidArgument for another value.
+Result<std::uint32_t> resolve_profiling_gpu_every(
+    ::executorch::runtime::Span<const ::executorch::runtime::BackendOption> load_options);
+
 /// The keys of the delegate-graph options (Note [delegate graphs], delegate/graph_cache.h).
 inline constexpr const char* kUseCudaGraphsKey = "use_cuda_graphs";
 inline constexpr const char* kCudaGraphCacheSizeKey = "cuda_graph_cache_size";

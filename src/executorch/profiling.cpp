@@ -41,7 +41,8 @@ std::uint64_t tracer_ticks() { return et::pal_current_ticks(); }
 }  // namespace
 
 std::size_t event_metadata(char (&out)[kMetadataBytes], const char* kind, std::uint64_t sequence,
-                           const delegate::CallRecord& record, unsigned green_sms, double gpu_ns, bool ok) {
+                           const delegate::CallRecord& record, unsigned green_sms, double gpu_ns, bool ok,
+                           int gpu_timed) {
   // std::to_chars rather than snprintf: this runs for every event of every traced call.
   char* at = out;
   char* const end = out + sizeof out - 1;  // room for the NUL
@@ -71,6 +72,7 @@ std::size_t event_metadata(char (&out)[kMetadataBytes], const char* kind, std::u
     text(" gpu_ns=");
     number(gpu_ns < 1.8e19 ? static_cast<unsigned long long>(gpu_ns + 0.5) : ~0ull);
   }
+  if (gpu_timed >= 0) text(gpu_timed > 0 ? " gpu_timed=1" : " gpu_timed=0");
   text(ok ? " status=ok" : " status=failed");
   *at = '\0';
   return static_cast<std::size_t>(at - out);
@@ -78,7 +80,8 @@ std::size_t event_metadata(char (&out)[kMetadataBytes], const char* kind, std::u
 
 void log_host_call(et::EventTracer& tracer, const EventNames& names, const HostCall& call) {
   char metadata[kMetadataBytes];
-  const std::size_t length = event_metadata(metadata, "host", call.sequence, call.record, call.green_sms, -1, call.ok);
+  const std::size_t length = event_metadata(metadata, "host", call.sequence, call.record, call.green_sms, -1, call.ok,
+                                              call.gpu_timed);
   tracer.log_profiling_delegate(names.host.c_str(), et::kUnsetDelegateDebugIntId, call.start, call.end, metadata,
                                 length);
 }
@@ -162,8 +165,12 @@ Status DelegateProfiler::run(et::EventTracer& tracer, delegate::Session& session
     std::lock_guard<std::mutex> lock(mutex_);
     if (tracer_ != &tracer) calls_.reset();  // calls traced into another tracer are not this one's to log
     tracer_ = &tracer;
-    marks = calls_.take_marks();
     host.sequence = ++sequence_;
+    // Note [sampled GPU times]: a call left untimed records no timing events (the two that time a
+    // call are most of what tracing costs a short call); its host event says it was left out.
+    const bool timed = gpu_every_ == 1 || (host.sequence - 1) % gpu_every_ == 0;
+    if (timed) marks = calls_.take_marks();
+    if (gpu_every_ > 1) host.gpu_timed = timed ? 1 : 0;
   }
   delegate::CallRecord record;
   record.marks = marks.get();

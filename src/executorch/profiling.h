@@ -28,14 +28,17 @@ struct HostCall {
   bool ok = true;
   delegate::CallRecord record;  ///< as execute filled it (record.filled false for a failed call)
   unsigned green_sms = 0;       ///< of the stream's green context; 0: an ordinary stream or unknown
+  int gpu_timed = -1;           ///< 1: GPU-timed, 0: sampled out (profiling_gpu_every > 1); -1: every call is timed
 };
 
 /// An event's metadata, written into `out` (at most kMetadataBytes, NUL included); its length.
 /// "trtet call=N kind=KIND", then for a call that succeeded "path=... profile=P staged_bytes=B
-/// green_sms=S", then "gpu_ns=D" where `gpu_ns` >= 0, then "status=ok|failed".
+/// green_sms=S", then "gpu_ns=D" where `gpu_ns` >= 0, then "gpu_timed=0|1" where `gpu_timed` >= 0
+/// (host events of a delegate that times every Nth call), then "status=ok|failed".
 constexpr std::size_t kMetadataBytes = 192;
 std::size_t event_metadata(char (&out)[kMetadataBytes], const char* kind, std::uint64_t sequence,
-                           const delegate::CallRecord& record, unsigned green_sms, double gpu_ns, bool ok);
+                           const delegate::CallRecord& record, unsigned green_sms, double gpu_ns, bool ok,
+                           int gpu_timed = -1);
 
 /// A delegate's event names: the host event's, and its GPU events' ("<name> [gpu engine]", ...).
 struct EventNames {
@@ -68,6 +71,9 @@ class DelegateProfiler {
   DelegateProfiler& operator=(const DelegateProfiler&) = delete;
 
   void set_name(const std::string& name) { names_ = EventNames(name); }
+  /// Times the GPU of the first call and of every `every`-th after it (1: every call; the load
+  /// option profiling_gpu_every). Every call still logs its host event.
+  void set_gpu_every(std::uint32_t every) noexcept { gpu_every_ = every == 0 ? 1 : every; }
   const std::string& name() const noexcept { return names_.host; }
 
   /// One execute with `tracer` attached: the call runs through `session` with a record; its host
@@ -94,6 +100,7 @@ class DelegateProfiler {
   delegate::CallProfiler calls_;
   ::executorch::runtime::EventTracer* tracer_ = nullptr;  ///< where this delegate's calls are logged
   std::uint64_t sequence_ = 0;
+  std::uint32_t gpu_every_ = 1;
   std::atomic<bool> attached_{false};
   std::vector<delegate::TimedCall> timed_;  ///< scratch, reused
   CUgreenCtx last_green_ = nullptr;         ///< the last green context asked, and its SMs

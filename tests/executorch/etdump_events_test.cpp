@@ -192,9 +192,9 @@ TEST_F(DeferredGpuTimes, TheOldestCallGoesWhenTooManyWait) {
 }
 
 std::string metadata(const char* kind, std::uint64_t sequence, const CallRecord& record, unsigned sms, double gpu_ns,
-                     bool ok) {
+                     bool ok, int gpu_timed = -1) {
   char text[ex::kMetadataBytes];
-  const std::size_t length = ex::event_metadata(text, kind, sequence, record, sms, gpu_ns, ok);
+  const std::size_t length = ex::event_metadata(text, kind, sequence, record, sms, gpu_ns, ok, gpu_timed);
   EXPECT_EQ(length, std::strlen(text));
   return std::string(text, length);
 }
@@ -204,6 +204,11 @@ TEST(DelegateEvents, MetadataSaysWhatTheCallDid) {
             "trtet call=7 kind=host path=graph_replay profile=1 staged_bytes=2048 green_sms=16 status=ok");
   EXPECT_EQ(metadata("gpu_engine", 8, record_of(CallPath::kRepeat), 0, 1234.4, true),
             "trtet call=8 kind=gpu_engine path=repeat profile=0 staged_bytes=0 green_sms=0 gpu_ns=1234 status=ok");
+  // A delegate that times every N-th call says which host events have GPU events to follow.
+  EXPECT_EQ(metadata("host", 10, record_of(CallPath::kRepeat), 16, -1, true, 0),
+            "trtet call=10 kind=host path=repeat profile=0 staged_bytes=0 green_sms=16 gpu_timed=0 status=ok");
+  EXPECT_EQ(metadata("host", 11, record_of(CallPath::kRepeat), 16, -1, true, 1),
+            "trtet call=11 kind=host path=repeat profile=0 staged_bytes=0 green_sms=16 gpu_timed=1 status=ok");
   // A failed call: nothing about a path it did not take.
   EXPECT_EQ(metadata("host", 9, CallRecord{}, 0, -1, false), "trtet call=9 kind=host status=failed");
   // The longest there is still fits.

@@ -48,10 +48,14 @@ class EtdumpGpu : public ModuleGpuTest {  // ExecuTorch's log captured: captured
 
   /// Program "etdump_skipped" (device I/O, a 10 ms engine) loaded through Module with an ETDumpGen
   /// (gen_), and device inputs for it.
-  void load() {
+  /// `options`: load-time backend options for the program, if any.
+  void load(const etr::LoadBackendOptionsMap* options = nullptr) {
     auto tracer = std::make_unique<ETDumpGen>();
     gen_ = tracer.get();
     module_ = std::make_unique<Module>(program_path("etdump_skipped"), Module::LoadMode::File, std::move(tracer));
+    if (options != nullptr) {
+      ASSERT_EQ(module_->load(*options), Error::Ok) << captured_log();
+    }
     ASSERT_EQ(module_->load_method("forward"), Error::Ok) << captured_log();
     std::vector<float> x, y;
     fill_elementwise_inputs(x, y, kCount);
@@ -158,6 +162,43 @@ TEST_F(EtdumpGpu, EveryCallLogsItsHostTimeAndItsEnginesGpuTimeWithoutWaiting) {
   for (int i = 0; i < kCalls; ++i) {
     cudaEventDestroy(before[i]);
     cudaEventDestroy(after[i]);
+  }
+}
+
+// profiling_gpu_every=3 (Note [sampled GPU times]): every call logs its host event; calls 1, 4
+// and 7 alone are GPU-timed, and each host event says whether its call was.
+TEST_F(EtdumpGpu, EveryThirdCallIsGpuTimedAndEveryCallLogsItsHostTime) {
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
+  ASSERT_NO_FATAL_FAILURE(make_partition());
+  etr::BackendOptions<1> options;
+  ASSERT_EQ(options.set_option("profiling_gpu_every", 3), Error::Ok);
+  etr::LoadBackendOptionsMap map;
+  ASSERT_EQ(map.set_options("TensorRTBackend", options.view()), Error::Ok);
+  ASSERT_NO_FATAL_FAILURE(load(&map));
+  constexpr int kSampledCalls = 7;
+  for (int i = 0; i < kSampledCalls; ++i) {
+    ex::CudaStreamGuard guard(stream_);
+    auto outputs = forward();
+    ASSERT_TRUE(outputs.ok()) << captured_log();
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  const auto pending = ex::flush_profiling(gen_);
+  TRTET_ASSERT_OK(pending);
+  EXPECT_EQ(*pending, 0u);
+  const nlohmann::json report = written_report("etdump_gpu_sampled.etdp");
+  ASSERT_FALSE(report.is_null());
+  const auto& calls = report["calls"];
+  ASSERT_EQ(calls.size(), static_cast<std::size_t>(kSampledCalls)) << report.dump(1);
+  EXPECT_EQ(count_kind(report, "host"), kSampledCalls);
+  EXPECT_EQ(count_kind(report, "gpu_engine"), 3) << report.dump(1);
+  for (int i = 0; i < kSampledCalls; ++i) {
+    const auto& call = calls[static_cast<std::size_t>(i)];
+    SCOPED_TRACE("call " + std::to_string(i + 1));
+    const bool timed = i % 3 == 0;
+    EXPECT_EQ(call["gpu_timed"], timed ? "1" : "0");
+    EXPECT_EQ(call.contains("gpu_engine"), timed);
+    EXPECT_TRUE(call.contains("host"));
+    EXPECT_EQ(call["status"], "ok");
   }
 }
 

@@ -125,5 +125,40 @@ TEST(SessionOptions, MalformedStagingBudgetsAreRefusedNamingKeyAndValue) {
   EXPECT_EQ(after->staging_budget_bytes, 2 * kMiB);
 }
 
+// profiling_gpu_every (Note [sampled GPU times]): 1 when absent, an int or decimal digits from 1
+// to 1000000, the last one given wins; anything else is refused naming the key and the value.
+TEST(ProfilingGpuEvery, EveryCallIsTimedUnlessTheLoadOptionSaysOtherwise) {
+  auto every = [](std::vector<etr::BackendOption> options) {
+    return ex::resolve_profiling_gpu_every(etr::Span<const etr::BackendOption>(options.data(), options.size()));
+  };
+  auto absent = every({});
+  TRTET_ASSERT_OK(absent);
+  EXPECT_EQ(*absent, 1u);
+  auto ten = every({int_option("profiling_gpu_every", 10)});
+  TRTET_ASSERT_OK(ten);
+  EXPECT_EQ(*ten, 10u);
+  auto text = every({string_option("profiling_gpu_every", "1000000")});
+  TRTET_ASSERT_OK(text);
+  EXPECT_EQ(*text, 1000000u);
+  auto last = every({int_option("profiling_gpu_every", 4), int_option("profiling_gpu_every", 7)});
+  TRTET_ASSERT_OK(last);
+  EXPECT_EQ(*last, 7u);
+  struct Bad {
+    etr::BackendOption option;
+    const char* shown;
+  };
+  for (const Bad& bad : {Bad{int_option("profiling_gpu_every", 0), "is 0"},
+                         Bad{int_option("profiling_gpu_every", -3), "-3"},
+                         Bad{string_option("profiling_gpu_every", "1000001"), "1000001"},
+                         Bad{string_option("profiling_gpu_every", "ten"), "\"ten\""},
+                         Bad{bool_option("profiling_gpu_every", true), "a bool"}}) {
+    auto refused = every({bad.option});
+    ASSERT_FALSE(refused.ok()) << bad.shown;
+    EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("profiling_gpu_every"), std::string::npos) << refused.status().message();
+    EXPECT_NE(refused.status().message().find(bad.shown), std::string::npos) << refused.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace trtet_test

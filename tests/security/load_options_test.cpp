@@ -134,6 +134,15 @@ TEST(SecurityLoadOptions, TheMetadataCapIsTheApplicationsChoice) {
     EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
     EXPECT_NE(refused.status().message().find("max_blob_metadata_bytes"), std::string::npos);
   }
+  // The cap is in bytes, and a bad one is reported in bytes.
+  for (const etr::BackendOption& bad :
+       {string_option("max_blob_metadata_bytes", "1 MiB"), int_option("max_blob_metadata_bytes", -5),
+        bool_option("max_blob_metadata_bytes", true)}) {
+    auto refused = ex::resolve_blob_limits(span({bad}));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("bytes"), std::string::npos) << refused.status().message();
+    EXPECT_EQ(refused.status().message().find("MiB >="), std::string::npos) << refused.status().message();
+  }
 }
 
 }  // namespace
