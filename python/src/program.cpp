@@ -694,8 +694,10 @@ class Program {
     // call of this method writes it again.
     auto* keep = new std::shared_ptr<Loaded>(loaded_);
     nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<Loaded>*>(p); });
-    return nb::cast(nb::ndarray<>(const_cast<void*>(t.const_data_ptr()), shape.size(), shape.data(), owner, nullptr,
-                                  dtype, nb::device::cuda::value, device_of(t)));
+    // nb::array_api: an object with __dlpack__ and __dlpack_device__ (a bare nb::ndarray<> becomes a
+    // DLPack capsule, which has neither: seen on the H200 with nanobind 3.1).
+    return nb::cast(nb::ndarray<nb::array_api>(const_cast<void*>(t.const_data_ptr()), shape.size(), shape.data(),
+                                               owner, nullptr, dtype, nb::device::cuda::value, device_of(t)));
   }
 
   std::string path_, etdump_path_;
