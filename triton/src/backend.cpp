@@ -1210,7 +1210,9 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     if (compute_end < compute_start) compute_end = compute_start;
     const bool ok = e == nullptr;
     if (response != nullptr) {
-      TRITONSERVER_Error* sent = TRITONBACKEND_ResponseSend(response, kTritonResponseCompleteFinal, e);  // takes e
+      // The response goes to the server; the error stays ours to free.
+      TRITONSERVER_Error* sent = TRITONBACKEND_ResponseSend(response, kTritonResponseCompleteFinal, e);
+      if (e != nullptr) TRITONSERVER_ErrorDelete(e);
       e = nullptr;
       if (sent != nullptr) {
         log(TRITONSERVER_LOG_ERROR, std::string("sending a response: ") + TRITONSERVER_ErrorMessage(sent));

@@ -7,8 +7,8 @@ Two layouts, each in a server of its own:
   partitioned  a plan file: "latency" on 32 SMs, the remainder ("aggressor") for the aggressor
   whole        no parameters: both instances on the whole GPU (Triton's usual way)
 
-In each: the latency model alone, then beside the aggressor (driven from AGGRESSOR_THREADS client threads
-without pause), from one client thread, N calls, with host I/O (HTTP binary tensors) and device I/O
+In each: the latency model alone, then beside the aggressor (driven from AGGRESSOR_THREADS client threads of
+another process, without pause), from one client thread, N calls, with host I/O (HTTP binary tensors) and device I/O
 (CUDA shared memory made with cupy). Printed: p50/p99 alone and beside, p99 beside / alone, calls/s of
 each model, and the SMs each model's engine ran on (the SM probe, through the plugin's request file).
 Exit status 1 when a check fails: the partitioned p99 ratio above the bound, or an engine off its
@@ -18,6 +18,7 @@ partition's SMs.
 import argparse
 import base64
 import json
+import multiprocessing
 import os
 import sys
 import tempfile
@@ -96,42 +97,57 @@ def timed_calls(io, model, n):
     return times, n / (time.perf_counter() - start)
 
 
-class Aggressor:
-    def __init__(self, url, threads):
-        self.stop = threading.Event()
-        self.calls = 0
-        self.lock = threading.Lock()
-        self.errors = []
-        self.threads = [threading.Thread(target=self.run, args=(url,)) for _ in range(threads)]
-
-    def run(self, url):
+def aggressor_main(url, threads, stop, counter, failed):
+    """The aggressor's client, in a process of its own (no GIL shared with the measuring thread)."""
+    def run():
         client = httpclient.InferenceServerClient(url, network_timeout=120.0)
         io = Io(client, "host", "aggr")
         try:
-            while not self.stop.is_set():
+            while not stop.is_set():
                 io.call("aggressor")
-                with self.lock:
-                    self.calls += 1
-        except Exception as e:  # reported by the caller
-            self.errors.append(str(e))
+                with counter.get_lock():
+                    counter.value += 1
+        except Exception as e:
+            print(f"aggressor: {e}", file=sys.stderr)
+            failed.value = 1
         finally:
             client.close()
+    workers = [threading.Thread(target=run) for _ in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+
+
+class Aggressor:
+    """The aggressor model driven without pause from `threads` client threads of another process."""
+
+    def __init__(self, url, threads):
+        context = multiprocessing.get_context("spawn")
+        self.stop = context.Event()
+        self.counter = context.Value("q", 0)
+        self.failed = context.Value("i", 0)
+        self.process = context.Process(target=aggressor_main, args=(url, threads, self.stop, self.counter, self.failed))
 
     def __enter__(self):
-        self.started = time.perf_counter()
-        for t in self.threads:
-            t.start()
-        time.sleep(0.5)  # the aggressor's queue full before measuring
-        self.calls_at_start = self.calls
+        self.process.start()
+        deadline = time.monotonic() + 60
+        while self.counter.value < 20 and time.monotonic() < deadline and not self.failed.value:
+            time.sleep(0.05)  # running, its queue full, before measuring
+        self.calls_at_start = self.counter.value
         self.t_start = time.perf_counter()
         return self
 
     def __exit__(self, *args):
         self.elapsed = time.perf_counter() - self.t_start
-        self.calls_measured = self.calls - self.calls_at_start
+        self.calls_measured = self.counter.value - self.calls_at_start
         self.stop.set()
-        for t in self.threads:
-            t.join()
+        self.process.join(timeout=60)
+        if self.process.is_alive():
+            self.process.kill()
+        self.errors = ["the aggressor's client failed (its stderr above)"] if self.failed.value else []
+        if self.calls_measured <= 0:
+            self.errors.append("the aggressor made no calls while the latency model was measured")
 
     def rate(self):
         return self.calls_measured / self.elapsed

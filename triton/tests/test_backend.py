@@ -209,6 +209,8 @@ def test_a_gpu_the_machine_lacks_is_refused(server, repo):
     assert f"GPU {GPUS}" in message or f"gpu id {GPUS}" in message, message
     harness.make_model(repo, "plan_missing_gpu", pte="triton_elementwise",
                        parameters={f"plan_file.{GPUS}": "plan.json"})
+    harness.write_plan(os.path.join(repo, "plan_missing_gpu", "plan.json"), [("plan_missing_gpu", 16)],
+                       gpu=harness.gpu_plan_fields())
     message = refused(server, "plan_missing_gpu")
     assert f"parameter 'plan_file.{GPUS}' names GPU {GPUS}; this machine has {GPUS} GPU" in message, message
 
@@ -218,7 +220,8 @@ def test_serves_host_io_with_statistics_and_survives_a_bad_request(server, repo)
     harness.make_model(repo, "elementwise", pte="triton_elementwise", parameters={"sms": "16"},
                        extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
     assert server.load("elementwise") is None, server.log()[-3000:]
-    assert "instance 'elementwise_0' on GPU 0, a green-context partition of 16 SMs" in server.log()
+    # The server names the group elementwise_0 and its instance elementwise_0_0.
+    assert "instance 'elementwise_0_0' on GPU 0, a green-context partition of 16 SMs" in server.log()
     config = server.client.get_model_config("elementwise")
     assert [i["name"] for i in config["input"]] == ["input_0", "input_1"]  # auto-completed
     x, y = elementwise_inputs()
