@@ -76,7 +76,7 @@ def plugin() -> Plugin:
     return p
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")  # session: decided before the module-scoped torch/cupy imports
 def gpu():
     if not HAVE_GPU:
         pytest.skip(GPU_REASON)
