@@ -45,6 +45,9 @@ const std::string& backend_message() noexcept;
 /// Routes ExecuTorch's log through the extension (to stderr as ExecuTorch's default does, and into
 /// the capture above). Called once at import.
 void install_log_capture();
+/// Puts the capture back in front when another PAL replaced it since (executorch.runtime's _C
+/// registers one at its import); the replaced log function keeps receiving every message.
+void ensure_log_capture() noexcept;
 
 void bind_errors(nb::module_& m);
 void bind_streams(nb::module_& m);

@@ -1,6 +1,7 @@
 #include <executorch/runtime/platform/platform.h>
 #include <executorch/runtime/platform/runtime.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -14,14 +15,12 @@ namespace {
 
 thread_local std::string t_backend_message;
 
+// The PAL's log function before ours (ExecuTorch's default, or the one executorch.runtime's _C
+// registered): every message is passed on to it, so the application's logging is unchanged.
+std::atomic<pal_emit_log_message_method> g_next_log{nullptr};
+
 void emit_log(et_timestamp_t timestamp, et_pal_log_level_t level, const char* filename, const char* function,
               size_t line, const char* message, size_t length) {
-  (void)function;
-  // As ExecuTorch's default PAL prints it.
-  const unsigned long long us = timestamp / 1000;
-  std::fprintf(stderr, "%c %02llu:%02llu:%02llu.%06llu executorch:%s:%zu] %.*s\n", static_cast<char>(level),
-               us / 3600000000ull, us / 60000000ull % 60, us / 1000000ull % 60, us % 1000000ull,
-               filename ? filename : "?", line, static_cast<int>(length), message);
   static constexpr char kPrefix[] = "TensorRTBackend";
   if ((level == kError || level == kFatal) && length >= sizeof(kPrefix) - 1 &&
       std::strncmp(message, kPrefix, sizeof(kPrefix) - 1) == 0) {
@@ -33,16 +32,36 @@ void emit_log(et_timestamp_t timestamp, et_pal_log_level_t level, const char* fi
       t_backend_message += "; " + text;
     }
   }
+  const pal_emit_log_message_method next = g_next_log.load();
+  if (next != nullptr && next != &emit_log) {
+    next(timestamp, level, filename, function, line, message, length);
+    return;
+  }
+  const unsigned long long us = timestamp / 1000;  // as ExecuTorch's default PAL prints it
+  std::fprintf(stderr, "%c %02llu:%02llu:%02llu.%06llu executorch:%s:%zu] %.*s\n", static_cast<char>(level),
+               us / 3600000000ull, us / 60000000ull % 60, us / 1000000ull % 60, us % 1000000ull,
+               filename ? filename : "?", line, static_cast<int>(length), message);
 }
 
 }  // namespace
 
-void clear_backend_message() noexcept { t_backend_message.clear(); }
+void clear_backend_message() noexcept {
+  t_backend_message.clear();
+  ensure_log_capture();  // a pointer compare when ours is still in place
+}
 const std::string& backend_message() noexcept { return t_backend_message; }
+
+void ensure_log_capture() noexcept {
+  const etr::PalImpl* current = etr::get_pal_impl();
+  if (current == nullptr || current->emit_log_message == &emit_log) return;
+  // Another PAL registered after ours (executorch.runtime's _C does at its import): chain to it.
+  g_next_log.store(current->emit_log_message);
+  etr::register_pal(etr::PalImpl::create(emit_log, __FILE__));
+}
 
 void install_log_capture() {
   etr::runtime_init();
-  etr::register_pal(etr::PalImpl::create(emit_log, __FILE__));
+  ensure_log_capture();
 }
 
 et::ErrorCode code_of(etr::Error error) noexcept {
