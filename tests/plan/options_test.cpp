@@ -140,5 +140,29 @@ TEST_F(PlanCommandLine, RefusalsBeforeAnyGpu) {
   EXPECT_CONTAINS(help.message, "--model keys: name, program, p99_us");
 }
 
+TEST_F(PlanCommandLine, MergeTakesDevicePlanFilesAndNoModel) {
+  const PlanParse p = parse({"--merge", "1=b.json", "--merge", "0=a.json", "--out", "plans.json"});
+  ASSERT_TRUE(p.run) << p.message;
+  EXPECT_TRUE(p.options.models.empty());
+  ASSERT_EQ(p.options.merge.size(), 2u);
+  EXPECT_EQ(p.options.merge[0], (std::pair<int, std::string>{1, "b.json"}));
+  EXPECT_EQ(p.options.merge[1], (std::pair<int, std::string>{0, "a.json"}));
+  EXPECT_EQ(p.options.out, "plans.json");
+  auto refused = [&](std::vector<std::string> args, const std::string& part) {
+    const PlanParse r = parse(std::move(args));
+    EXPECT_FALSE(r.run) << part;
+    EXPECT_EQ(r.exit_code, kPlanUsage);
+    EXPECT_CONTAINS(r.message, part);
+  };
+  refused({"--merge", "a.json"}, "--merge 'a.json': expected DEVICE=FILE");
+  refused({"--merge", "x=a.json"}, "expected DEVICE=FILE");
+  refused({"--merge", "0="}, "expected DEVICE=FILE");
+  refused({"--merge", "100=a.json"}, "expected DEVICE=FILE");
+  refused({"--merge", "0=a.json", "--merge", "0=b.json"}, "--merge: device 0 is given twice");
+  refused({"--merge", "0=a.json", "--model", model("a")}, "give no --model with it");
+  const PlanParse help = parse({"--help"});
+  EXPECT_CONTAINS(help.message, "trtet-plan --merge 0=plan0.json --merge 1=plan1.json --out plans.json");
+}
+
 }  // namespace
 }  // namespace trtet_plan

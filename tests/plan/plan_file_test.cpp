@@ -3,7 +3,11 @@
 // and a plan made on another GPU refused with the reason, before any device is touched.
 #include <torch_tensorrt/executorch/PartitionPlan.h>
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <fstream>
@@ -307,6 +311,253 @@ TEST(PlanFile, ReadFromAFile) {
   std::remove(path.c_str());
   EXPECT_CONTAINS(read_partition_plan(path).error().message(), "cannot open");
   EXPECT_CONTAINS(read_partition_plan("/").error().message(), "partition plan: ");
+}
+
+// ---- several GPUs: "trtet-partition-plans" ----
+
+PartitionPlans two_devices() {
+  PartitionPlans plans;
+  PartitionPlan second = three_models();
+  second.partitions = {{"vision", 32, 900, 0, 0, 0, "vision.pte"}, {"latency", 8, 200, 0, 0, 0, ""}};
+  second.remainder_name = "";
+  plans.devices = {{0, three_models()}, {1, second}};
+  return plans;
+}
+
+std::string plans_json(const PartitionPlans& plans) {
+  auto text = partition_plans_json(plans);
+  EXPECT_TRUE(text.ok()) << (text.ok() ? "" : text.error().message());
+  return text.ok() ? *text : "";
+}
+
+std::string plans_refusal(const std::string& text) {
+  auto plans = parse_partition_plans(text);
+  EXPECT_FALSE(plans.ok()) << "accepted: " << text.substr(0, 300);
+  if (plans.ok()) return "";
+  EXPECT_EQ(plans.error().code(), GreenContextErrc::kInvalidArgument);
+  EXPECT_CONTAINS(plans.error().message(), "partition plan: ");
+  return plans.error().message();
+}
+
+// The two-device plans' JSON with the n-th occurrence (from 0) of `from` replaced by `to`.
+std::string plans_edited(const std::string& from, const std::string& to, int nth = 0) {
+  std::string text = plans_json(two_devices());
+  std::size_t at = text.find(from);
+  for (int i = 0; i < nth && at != std::string::npos; ++i) at = text.find(from, at + 1);
+  EXPECT_NE(at, std::string::npos) << from << " not in " << text;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+TEST(PlansFile, WrittenAndReadBackUnchanged) {
+  const std::string text = plans_json(two_devices());
+  EXPECT_CONTAINS(text, "\"format\": \"trtet-partition-plans\"");
+  auto plans = parse_partition_plans(text);
+  ASSERT_TRUE(plans.ok()) << plans.error().message();
+  EXPECT_FALSE(plans->one_device());
+  EXPECT_EQ(plans->device_indices(), (std::vector<int>{0, 1}));
+  ASSERT_NE(plans->find(1), nullptr);
+  EXPECT_EQ(plans->find(1)->partitions[0].name, "vision");
+  EXPECT_EQ(plans->find(0)->remainder_name, "headroom");
+  EXPECT_EQ(plans->find(2), nullptr);
+  EXPECT_EQ(plans_json(*plans), text);
+  // Each device's entry is a one-device plan file as trtet-plan writes it.
+  EXPECT_EQ(json_of(*plans->find(0)), json_of(three_models()));
+}
+
+TEST(PlansFile, AOneDevicePlanFileIsReadAsAPlanForAnyDevice) {
+  auto plans = parse_partition_plans(json_of(three_models()));
+  ASSERT_TRUE(plans.ok()) << plans.error().message();
+  EXPECT_TRUE(plans->one_device());
+  EXPECT_TRUE(plans->device_indices().empty());
+  ASSERT_NE(plans->find(5), nullptr);
+  EXPECT_EQ(plans->find(5)->partitions.size(), 3u);
+  // Its errors are the one-device reader's, word for word.
+  const std::string one = edited("\"sms\": 16", "\"sms\": 30");
+  EXPECT_EQ(parse_partition_plans(one).error().message(), parse_partition_plan(one).error().message());
+  // It names no device: not written or applied as a several-GPU plan.
+  EXPECT_CONTAINS(partition_plans_json(*plans).error().message(), "names no device");
+  EXPECT_CONTAINS(apply_partition_plans(*plans).error().message(), "apply it with apply_partition_plan");
+  EXPECT_CONTAINS(check_partition_plans(*plans, {h200()}).error().message(), "names no device");
+}
+
+TEST(PlansFile, MalformedAndHostileInputIsRefusedNamingTheField) {
+  const struct {
+    std::string text, refused_with;
+  } cases[] = {
+      {plans_edited("\"trtet-partition-plans\"", "\"trtet-partition-planz\""),
+       "\"format\" must be \"trtet-partition-plans\" (several GPUs) or \"trtet-partition-plan\" (one)"},
+      {plans_edited("\"version\": 1", "\"version\": 2", 2),  // the file's own (its keys come sorted: last)
+       "version 2 of trtet-partition-plans; this library reads version 1"},
+      {plans_edited("\"devices\": [", "\"gpus\": 2, \"devices\": ["), "the file has an unknown key \"gpus\""},
+      {plans_edited("\"device\": 1,", "\"device\": 1, \"sms\": 8,"), "devices[1] has an unknown key \"sms\""},
+      {plans_edited("\"device\": 1,", "\"device\": 0,"), "device 0 has two plans"},
+      {plans_edited("\"device\": 0,", "\"device\": 2,"), "devices[1] is device 1 after device 2: devices are listed in "
+                                                        "ascending order"},
+      {plans_edited("\"device\": 1,", "\"device\": -1,"), "devices[1].device is -1; it must be 0 to 65536"},
+      {plans_edited("\"device\": 1,", "\"device\": 64,"), "devices[1].device is 64; it must be 0 to 63"},
+      {plans_edited("\"device\": 1,", "\"device\": 99999999999,"), "devices[1].device is 99999999999; at most 65536"},
+      {plans_edited("\"device\": 1,", "\"device\": \"1\","), "devices[1].device must be a whole number"},
+      {plans_edited("\"device\": 1,", "\"device\": 1.0,"), "devices[1].device must be a whole number"},
+      {plans_edited("\"device\": 1,", "\"device\": 1, \"device\": 1,"), "the key \"device\" appears twice"},
+      {plans_edited("\"sms\": 32", "\"sms\": 30", 1),  // device 1's vision (device 0's compute is the first)
+       "devices[1] (device 1).plan: partition 'vision' has 30 SMs; sizes are multiples of 8"},
+      {plans_edited("\"trtet-partition-plan\"", "\"trtet-plan\"", 1),
+       "devices[1] (device 1).plan: \"format\" must be \"trtet-partition-plan\""},
+      {plans_edited("\"remainder\": null", "\"remainder\": null, \"extra\": 1"),
+       "devices[1] (device 1).plan: the plan has an unknown key \"extra\""},
+      {plans_edited("\"name\": \"vision\"", "\"name\": \"latency\""), "devices[1] (device 1).plan: two partitions are "
+                                                                     "named 'latency'"},
+      {plans_edited("\"devices\": [", "\"devices\": [] , \"x\": ["), "the file has an unknown key \"x\""},
+      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": []}", "names 1 to 64 devices, this one 0"},
+      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": {}}", "\"devices\" must be an array"},
+      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [{\"device\": 0}]}",
+       "devices[0] has no \"plan\""},
+      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [{\"device\": 0, \"plan\": 7}]}",
+       "devices[0] (device 0).plan: the plan must be an object"},
+      {"{\"version\": 1}", "the file has no \"format\""},
+      {"[1, 2]", "the file must be an object"},
+      {"{\"format\": \"trtet-partition-plans\", ", "not valid JSON"},
+      {std::string(20, '[') + std::string(20, ']'), "nested more than 8 deep"},
+      {std::string((1 << 20) + 1, ' '), "a plan file is at most 1048576"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text.substr(0, 200));
+    EXPECT_CONTAINS(plans_refusal(c.text), c.refused_with);
+  }
+  // 65 devices: more than a file may name (counted before any is read).
+  std::string many = "{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [";
+  for (int d = 0; d < 65; ++d) many += std::string(d ? "," : "") + "{\"device\": " + std::to_string(d) + ", \"plan\": {}}";
+  many += "]}";
+  EXPECT_CONTAINS(plans_refusal(many), "names 1 to 64 devices, this one 65");
+  // An invalid set of plans is not written.
+  PartitionPlans bad = two_devices();
+  bad.devices[1].device = 0;
+  EXPECT_CONTAINS(partition_plans_json(bad).error().message(), "device 0 has two plans");
+  bad = two_devices();
+  bad.devices[1].plan.partitions[0].sms = 12;
+  EXPECT_CONTAINS(partition_plans_json(bad).error().message(), "devices[1] (device 1): partition 'vision' has 12 SMs");
+  EXPECT_FALSE(partition_plans_json(PartitionPlans{}).ok());
+}
+
+TEST(PlansFile, MergedFromOneDevicePlanFiles) {
+  const std::string dir = ::testing::TempDir() + "plans_merge_" + std::to_string(::getpid()) + "_";
+  const PartitionPlans want = two_devices();
+  {
+    std::ofstream(dir + "0.json") << json_of(want.devices[0].plan);
+    std::ofstream(dir + "1.json") << json_of(want.devices[1].plan);
+    std::ofstream(dir + "both.json") << plans_json(want);
+    std::ofstream(dir + "bad.json") << edited("\"sms\": 16", "\"sms\": 9");
+  }
+  auto merged = merge_partition_plans({{1, dir + "1.json"}, {0, dir + "0.json"}});  // any order
+  ASSERT_TRUE(merged.ok()) << merged.error().message();
+  EXPECT_EQ(plans_json(*merged), plans_json(want));
+  auto read = read_partition_plans(dir + "both.json");
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  EXPECT_EQ(plans_json(*read), plans_json(want));
+
+  auto refused = [](const std::vector<std::pair<int, std::string>>& files, const std::string& part) {
+    auto m = merge_partition_plans(files);
+    ASSERT_FALSE(m.ok()) << part;
+    EXPECT_EQ(m.error().code(), GreenContextErrc::kInvalidArgument);
+    EXPECT_CONTAINS(m.error().message(), part);
+  };
+  refused({}, "merging takes 1 to 64 plan files");
+  refused({{0, dir + "0.json"}, {0, dir + "1.json"}}, "device 0 is given two plans");
+  refused({{64, dir + "0.json"}}, "device 64 (" + dir + "0.json): a device index is 0 to 63");
+  refused({{-1, dir + "0.json"}}, "device -1");
+  refused({{0, dir + "0.json"}, {1, dir + "missing.json"}}, "cannot open " + dir + "missing.json");
+  refused({{0, dir + "bad.json"}}, dir + "bad.json: partition plan: partition 'latency' has 9 SMs");
+  refused({{0, dir + "both.json"}}, "is a several-GPU plan; merging takes one-device plans");
+  for (const char* f : {"0.json", "1.json", "both.json", "bad.json"}) std::remove((dir + f).c_str());
+  EXPECT_CONTAINS(read_partition_plans(dir + "both.json").error().message(), "cannot open");
+}
+
+TEST(PlansFile, CheckedAgainstEveryDeviceOfTheMachine) {
+  const PartitionPlans plans = two_devices();
+  auto counts = check_partition_plans(plans, {h200(), h200(120)});
+  ASSERT_TRUE(counts.ok()) << counts.error().message();
+  EXPECT_EQ(*counts, (std::vector<std::vector<unsigned>>{{16, 24, 32}, {32, 8}}));
+
+  // Fewer GPUs than the plans name.
+  for (const std::vector<PlanGpu>& gpus : {std::vector<PlanGpu>{}, std::vector<PlanGpu>{h200()}}) {
+    auto fewer = check_partition_plans(plans, gpus);
+    ASSERT_FALSE(fewer.ok());
+    EXPECT_EQ(fewer.error().code(), GreenContextErrc::kInvalidArgument);
+    EXPECT_CONTAINS(fewer.error().message(), "the plans are for GPUs 0, 1 (2 GPUs at least); this machine has " +
+                                                 std::to_string(gpus.size()) + " GPU");
+  }
+  // Device 1 of another shape: refused naming device 1, whatever device 0 is.
+  PlanGpu other = h200();
+  other.name = "NVIDIA H100 PCIe";
+  other.sm_count = 114;
+  other.max_partitioned_sms = 112;
+  auto shape = check_partition_plans(plans, {h200(), other});
+  ASSERT_FALSE(shape.ok());
+  EXPECT_CONTAINS(shape.error().message(), "partition plan: device 1: it was made on 'NVIDIA H200'");
+  EXPECT_CONTAINS(shape.error().message(), "but this GPU is 'NVIDIA H100 PCIe'");
+  EXPECT_EQ(shape.error().limits().device, 1);
+  EXPECT_EQ(shape.error().limits().sm_count, 114u);
+  // Device 1 of the same kind whose split hands out fewer SMs than its plan's total.
+  PartitionPlans big = plans;
+  big.devices[1].plan.partitions = {{"a", 64, 100, 0, 0, 0, ""}, {"b", 64, 100, 0, 0, 0, ""}};
+  auto smaller = check_partition_plans(big, {h200(), h200(120)});
+  ASSERT_FALSE(smaller.ok());
+  EXPECT_CONTAINS(smaller.error().message(), "device 1: the partitions ask for 128 SMs in all (64,64)");
+  EXPECT_EQ(smaller.error().closest_valid(), (std::vector<unsigned>{56, 64}));
+  // A device the plans skip is never read (a GPU of any shape there).
+  PartitionPlans skip;
+  skip.devices = {{1, three_models()}};
+  EXPECT_TRUE(check_partition_plans(skip, {other, h200()}).ok());
+}
+
+// The machine's device count is checked first, through cudaGetDeviceCount alone: on a machine with
+// fewer GPUs (CI has none) the plans are refused naming the count, and nothing is split.
+TEST(PlansFile, ApplyRefusesAMachineWithFewerGpusNamingItsCount) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  (void)cudaGetLastError();
+  PartitionPlans plans = two_devices();
+  plans.devices[1].device = std::max(1, count);  // one device more than the machine has
+  auto applied = apply_partition_plans(plans);
+  ASSERT_FALSE(applied.ok());
+  EXPECT_EQ(applied.error().code(), count == 0 ? GreenContextErrc::kNoDevice : GreenContextErrc::kInvalidArgument);
+  EXPECT_CONTAINS(applied.error().message(), "partition plan: the plans are for GPUs 0, " +
+                                                 std::to_string(std::max(1, count)) + " (");
+  EXPECT_CONTAINS(applied.error().message(),
+                  "this machine has " + std::to_string(count) + " GPU" + (count == 1 ? "" : "s"));
+  // A plan for just the first device the machine lacks (device 0 on CI): the same refusal.
+  PartitionPlans next;
+  next.devices = {{count, three_models()}};
+  auto lacking = apply_partition_plans(next);
+  ASSERT_FALSE(lacking.ok());
+  EXPECT_CONTAINS(lacking.error().message(), "the plans are for GPUs " + std::to_string(count) + " (" +
+                                                 std::to_string(count + 1) + " GPU");
+  EXPECT_CONTAINS(lacking.error().message(), "this machine has " + std::to_string(count) + " GPU");
+  // A malformed set of plans is refused before the device count.
+  PartitionPlans bad = two_devices();
+  bad.devices[0].plan.partitions[0].sms = 7;
+  auto refused = apply_partition_plans(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), GreenContextErrc::kInvalidArgument);
+  EXPECT_CONTAINS(refused.error().message(), "devices[0] (device 0): partition 'latency' has 7 SMs");
+}
+
+TEST(PlansFile, PartitionsAreFoundByDeviceAndName) {
+  PlannedDevicePartitions none;
+  EXPECT_EQ(none.on(0), nullptr);
+  EXPECT_EQ(none.find(0, "chat"), nullptr);
+  EXPECT_CONTAINS(none.get(0, "chat").error().message(), "the plans split no GPU 0; they split GPUs none");
+  std::vector<PlannedPartitions> planned;
+  planned.emplace_back(std::vector<std::string>{"chat"}, std::vector<GreenContext>(1));
+  planned.emplace_back(std::vector<std::string>{"vision", "headroom"}, std::vector<GreenContext>(2));
+  PlannedDevicePartitions two({0, 1}, std::move(planned));
+  EXPECT_EQ(two.find(1, "headroom"), &two.on(1)->partitions()[1]);
+  EXPECT_EQ(two.find(0, "vision"), nullptr);
+  ASSERT_TRUE(two.get(0, "chat").ok());
+  EXPECT_CONTAINS(two.get(1, "chat").error().message(), "GPU 1: no partition named 'chat' in the plan; it has 'vision', "
+                                                        "'headroom'");
+  EXPECT_CONTAINS(two.get(2, "chat").error().message(), "the plans split no GPU 2; they split GPUs 0, 1");
 }
 
 }  // namespace

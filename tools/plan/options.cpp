@@ -30,6 +30,10 @@ constexpr char kDescription[] =
     "io=device|pinned|host (default device), shape=DIMS (e.g. 64x4096; once for all inputs or once per\n"
     "input, repeated), method (default forward).\n"
     "\n"
+    "Several GPUs: plan each device (--device D --out planD.json), then merge the plans into the one file\n"
+    "that names each model's device and partition (apply_partition_plans, the Triton backend's plan_file):\n"
+    "  trtet-plan --merge 0=plan0.json --merge 1=plan1.json --out plans.json\n"
+    "\n"
     "Exit status: 0 a plan that meets every target beside the others; 1 bad arguments; 2 no GPU;\n"
     "3 a program failed to load or run, or a file could not be written; 4 no plan meets every target\n"
     "(the report says which model cannot be met and the best it can do).\n";
@@ -142,8 +146,11 @@ PlanParse parse_plan_options(int argc, const char* const* argv, bool have_test_e
   std::vector<std::string> models;
   CLI::App app(kDescription, "trtet-plan");
   app.get_formatter()->column_width(30);
+  std::vector<std::string> merges;
   app.add_option("-m,--model", models, "a model to plan (repeat): name=NAME,program=FILE,p99_us=US[,...]")
-      ->required()
+      ->allow_extra_args(false);
+  app.add_option("--merge", merges, "DEVICE=FILE (repeat): merge one-device plan files into one several-GPU plan "
+                                    "file (--out); plans nothing, needs no GPU")
       ->allow_extra_args(false);
   app.add_option("--device", o.device, "the CUDA device")->capture_default_str()->check(CLI::Range(0, 1023));
   app.add_option("-n,--iterations", o.iterations, "calls per measured point, and per model beside the others")
@@ -180,6 +187,27 @@ PlanParse parse_plan_options(int argc, const char* const* argv, bool have_test_e
     outcome.message = code == 0 ? out.str() : "trtet-plan: " + err.str();
     return outcome;
   }
+  if (!merges.empty()) {
+    if (!models.empty()) return usage_error("--merge merges plan files; it plans nothing: give no --model with it");
+    std::set<int> devices;
+    for (const std::string& m : merges) {
+      const std::size_t eq = m.find('=');
+      const std::string device = eq == std::string::npos ? "" : m.substr(0, eq);
+      if (device.empty() || device.size() > 2 || device.find_first_not_of("0123456789") != std::string::npos ||
+          eq + 1 >= m.size()) {
+        return usage_error("--merge '" + m + "': expected DEVICE=FILE, e.g. 1=plan1.json");
+      }
+      const int d = std::stoi(device);
+      if (!devices.insert(d).second) return usage_error("--merge: device " + device + " is given twice");
+      o.merge.emplace_back(d, m.substr(eq + 1));
+    }
+    if (o.out.empty()) return usage_error("--out: a file name is needed");
+    PlanParse outcome;
+    outcome.run = true;
+    outcome.options = std::move(o);
+    return outcome;
+  }
+  if (models.empty()) return usage_error("--model is required (or --merge)");
   if (o.test_engines && !have_test_engines) {
     return usage_error("--test-engines: this build has no test engines (configure with TRTET_BUILD_TESTS=ON)");
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -41,6 +42,9 @@ struct PlanOptions {
   std::string csv_prefix;          ///< PREFIX_curves.csv and PREFIX_verify.csv (for tools/plot_plan.py); empty: none
   bool test_engines = false;
   unsigned long long exhaustive_limit = 20000000;  ///< combinations the quality check may try
+  /// --merge DEVICE=FILE (repeat): no planning; the one-device plan files merged into one
+  /// several-GPU plan file (--out). Needs no GPU.
+  std::vector<std::pair<int, std::string>> merge;
 };
 
 /// What parse_plan_options decided (as trtet-run's ParseOutcome): run, or exit with exit_code after

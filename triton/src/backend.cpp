@@ -7,7 +7,8 @@
 // method metadata against the config's inputs and outputs (or the config auto-completed from them),
 // the GPU (none: refused), the instance groups (KIND_GPU only, device indices against the machine),
 // then the partitions: one split per device, shared by every model of the server that names the same
-// plan file, or one split of the model's own from its `sms` parameters.
+// plan file (a several-GPU plan file is checked against every GPU it names first), or one split of
+// the model's own from its `sms` parameters.
 // Each instance (TRITONBACKEND_ModelInstanceInitialize) takes its partition, makes its stream there
 // and loads its own ExecuTorch Module; every execute runs under a CudaStreamGuard on that stream.
 #include <cuda_runtime_api.h>
@@ -174,7 +175,10 @@ const DataType* data_type_of(::executorch::aten::ScalarType type) {
 //   sms.<group>         the same for the instance group named <group> (overrides `sms`)
 //   plan_file           a trtet-plan plan file (docs/PLANNING.md), relative to the model's directory:
 //                       every device the model's instances are on is split as it says, once for the
-//                       whole server; models naming the same plan share that split
+//                       whole server; models naming the same plan share that split. A one-device plan
+//                       ("trtet-partition-plan") is applied to each of those devices; a several-GPU
+//                       plan ("trtet-partition-plans", trtet-plan --merge) gives each device its own,
+//                       and is checked against every GPU it names (count and shape) before any split
 //   plan_file.<d>       the plan for device <d> (overrides plan_file there)
 //   plan_partition      the plan's partition this model's instances take (default: the model's name);
 //                       with several instances on one device, <name>_<k> for the k-th (0, 1, ...)
@@ -339,7 +343,7 @@ struct ModelState {
   struct Plan {
     std::string path;  // resolved
     std::string text;
-    et::PartitionPlan plan;
+    et::PartitionPlans plans;  // one_device(): a one-device plan, for every device that names it
   };
   std::map<std::string, Plan> plans;  // by the parameter's value, read and checked before the GPU
   std::mutex mutex;                                      // places' `taken` (instances load in parallel)
@@ -598,11 +602,39 @@ TRITONSERVER_Error* read_plans(ModelState& state, const std::string& model_dir) 
     std::string why;
     std::string text = read_file_text(path.string(), why);
     if (!why.empty()) return error(TRITONSERVER_ERROR_INVALID_ARG, "plan_file: " + why);
-    auto plan = et::parse_partition_plan(text);
-    if (!plan.ok()) {
-      return error(TRITONSERVER_ERROR_INVALID_ARG, format("plan file %s: %s", path.c_str(), plan.error().message().c_str()));
+    // A one-device plan ("trtet-partition-plan") or a plan for several GPUs ("trtet-partition-plans").
+    auto plans = et::parse_partition_plans(text);
+    if (!plans.ok()) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("plan file %s: %s", path.c_str(), plans.error().message().c_str()));
     }
-    state.plans[name] = ModelState::Plan{path.string(), std::move(text), std::move(*plan)};
+    state.plans[name] = ModelState::Plan{path.string(), std::move(text), std::move(*plans)};
+  }
+  return nullptr;
+}
+
+// Every several-GPU plan file the model names, against the whole machine before any split: the
+// machine has every GPU the file names (checked with the device count alone, so a machine with no
+// GPU hears the file's reason), and each of those GPUs has the shape its plan was made on.
+TRITONSERVER_Error* check_device_plans(const ModelState& state, int gpus, const std::string& why) {
+  for (const auto& [name, read] : state.plans) {
+    if (read.plans.one_device()) continue;
+    std::vector<et::PlanGpu> machine(static_cast<std::size_t>(gpus));
+    if (read.plans.devices.back().device < gpus) {
+      for (const et::DevicePartitionPlan& d : read.plans.devices) {
+        auto gpu = et::plan_gpu(d.device);
+        if (!gpu.ok()) {
+          return error(triton_code(gpu.error().code()),
+                       format("plan file %s: reading GPU %d: %s", read.path.c_str(), d.device, gpu.error().message().c_str()));
+        }
+        machine[static_cast<std::size_t>(d.device)] = std::move(*gpu);
+      }
+    }
+    auto checked = et::check_partition_plans(read.plans, machine);
+    if (!checked.ok()) {
+      return error(gpus == 0 ? TRITONSERVER_ERROR_UNSUPPORTED : TRITONSERVER_ERROR_INVALID_ARG,
+                   format("plan file %s: %s%s", read.path.c_str(), split_message(checked.error()).c_str(),
+                          gpus == 0 ? (" (" + why + ")").c_str() : ""));
+    }
   }
   return nullptr;
 }
@@ -623,7 +655,16 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
       const ModelState::Plan& read = state.plans.at(*plan_path);
       const std::filesystem::path path(read.path);
       const std::string& text = read.text;
-      const et::PartitionPlan* plan = &read.plan;
+      const et::PartitionPlan* plan = read.plans.find(device);
+      if (plan == nullptr) {
+        std::string named;
+        for (int d : read.plans.device_indices()) named += (named.empty() ? "" : ", ") + std::to_string(d);
+        return error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("plan file %s has no plan for GPU %d, where model '%s' has instances (it has plans for "
+                            "GPU%s %s)",
+                            path.c_str(), device, state.name.c_str(), named.find(',') == std::string::npos ? "" : "s",
+                            named.c_str()));
+      }
       // The partitions this model's instances on this device take: one by the partition's name, or
       // <name>_<k> for each of several.
       for (std::size_t k = 0; k < places.size(); ++k) {
@@ -794,6 +835,7 @@ TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& sta
   // 4. The GPU.
   std::string why;
   const int gpus = device_count(why);
+  TRTET_TRITON_RETURN_IF_ERROR(check_device_plans(state, gpus, why));
   if (gpus == 0) {
     return error(TRITONSERVER_ERROR_UNSUPPORTED,
                  format("model '%s' needs a CUDA GPU and this machine has none usable (%s): a .pte program with "
@@ -1088,7 +1130,11 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   if (!result.ok()) {
     (void)cudaStreamSynchronize(state.stream);
     (void)cudaGetLastError();
-    return error(TRITONSERVER_ERROR_INTERNAL, executorch_failure(format("model '%s' instance '%s': execute", model.name.c_str(), state.name.c_str()), result.error()));
+    // The delegate refuses what the caller got wrong (a shape outside its engine's profile) as
+    // InvalidArgument: the client sees that code, with the delegate's message from its log.
+    const TRITONSERVER_Error_Code code =
+        result.error() == etr::Error::InvalidArgument ? TRITONSERVER_ERROR_INVALID_ARG : TRITONSERVER_ERROR_INTERNAL;
+    return error(code, executorch_failure(format("model '%s' instance '%s': execute", model.name.c_str(), state.name.c_str()), result.error()));
   }
   for (std::size_t o = 0; o < model.outputs.size(); ++o) {
     if (!model.outputs[o].planned || destinations[o].first == nullptr) continue;
@@ -1186,6 +1232,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
                                                        TRITONBACKEND_Request** requests, const std::uint32_t request_count) {
   const std::uint64_t exec_start = now_ns();
   void* raw = nullptr;
+  // An error returned here (before any request is touched) leaves the requests the server's: it
+  // answers and releases them. From the loop on, the backend owns every request and releases each.
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceState(instance, &raw));
   InstanceState& state = *static_cast<InstanceState*>(raw);
   (void)cudaSetDevice(state.device);
@@ -1205,6 +1253,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
         e = run_request(state, request, response, compute_start, compute_end);
       } catch (const std::exception& ex) {
         e = error(TRITONSERVER_ERROR_INTERNAL, std::string("serving a request: ") + ex.what());
+      } catch (...) {
+        e = error(TRITONSERVER_ERROR_INTERNAL, "serving a request: an exception of unknown type");
       }
     }
     if (compute_end < compute_start) compute_end = compute_start;

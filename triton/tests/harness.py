@@ -179,6 +179,26 @@ def write_plan(path, partitions, remainder="", gpu=None):
         json.dump(plan, f)
 
 
+def plan_dict(partitions, remainder="", gpu=None):
+    """A trtet-partition-plan as a dict (what write_plan writes)."""
+    gpu = gpu or {"name": "NVIDIA H200", "sm_count": 132, "min_partition": 8, "alignment": 8, "granularity": 8,
+                  "max_partitioned_sms": 120}
+    plan = {"format": "trtet-partition-plan", "version": 1, "gpu": gpu,
+            "partitions": [{"name": n, "sms": s, "p99_target_us": 1000.0, "min_calls_per_s": 0.0,
+                            "p99_alone_us": 0.0, "p99_beside_us": 0.0, "program": ""} for n, s in partitions]}
+    if remainder:
+        plan["remainder"] = remainder
+    return plan
+
+
+def write_plans(path, devices):
+    """A trtet-partition-plans file (several GPUs, docs/PLANNING.md): `devices` maps each device index
+    to its plan (a plan_dict), as trtet-plan --merge writes it."""
+    with open(path, "w") as f:
+        json.dump({"format": "trtet-partition-plans", "version": 1,
+                   "devices": [{"device": d, "plan": devices[d]} for d in sorted(devices)]}, f)
+
+
 def gpu_plan_fields(device=0):
     """The plan's "gpu" fields for `device` of this machine, as the library reads them (plan_gpu():
     name, SM count, partition limits), printed by trtet_triton_plan_gpu (TRTET_TRITON_PLAN_GPU)."""

@@ -165,6 +165,30 @@ def test_batching_is_refused(server, repo):
     assert "max_batch_size is 4; the backend serves the program's shapes as they are" in refused(server, "batched")
 
 
+def test_a_plan_for_more_gpus_than_the_machine_has_is_refused_naming_the_count(server, repo):
+    # A several-GPU plan file for GPUs 0 and 1 (0 and GPUS on a bigger machine): refused before any
+    # split, by the device count alone; without a GPU, this is the reason given (not the missing GPU).
+    last = max(1, GPUS)
+    gpu = harness.gpu_plan_fields() if GPUS > 0 else None
+    harness.make_model(repo, "plans_more", pte="triton_small", parameters={"plan_file": "plans.json"})
+    harness.write_plans(os.path.join(repo, "plans_more", "plans.json"),
+                        {0: harness.plan_dict([("plans_more", 16)], gpu=gpu),
+                         last: harness.plan_dict([("plans_more", 16)], gpu=gpu)})
+    message = refused(server, "plans_more")
+    assert "torchtrt_executorch: plan file" in message and "plans.json: partition plan: the plans are for GPUs 0, " \
+        f"{last} ({last + 1} GPUs at least); this machine has {GPUS} GPU" in message, message
+    if GPUS == 0:
+        assert "Unsupported: torchtrt_executorch: plan file" in message, message
+
+
+def test_a_malformed_several_gpu_plan_is_refused_naming_the_device(server, repo):
+    harness.make_model(repo, "plans_bad", pte="triton_small", parameters={"plan_file": "plans.json"})
+    harness.write_plans(os.path.join(repo, "plans_bad", "plans.json"),
+                        {0: harness.plan_dict([("plans_bad", 16)]), 1: harness.plan_dict([("plans_bad", 12)])})
+    message = refused(server, "plans_bad")
+    assert "devices[1] (device 1).plan: partition 'plans_bad' has 12 SMs; sizes are multiples of 8" in message, message
+
+
 def test_the_server_stays_ready_after_the_refusals(server):
     assert server.client.is_server_live() and server.client.is_server_ready()
 
@@ -240,6 +264,46 @@ def test_serves_host_io_with_statistics_and_survives_a_bad_request(server, repo)
 
 
 @needs_gpu
+def test_a_request_the_delegate_refuses_fails_with_its_message_and_the_server_serves_on(server, repo):
+    # triton_outside declares [8, 64] inputs (the config is completed from it, so Triton's own shape
+    # check passes every request), but its engine's profile ends at 4 rows: each request reaches the
+    # delegate, which refuses it. Whole-GPU instances: no split to share with the other tests.
+    one_gpu = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
+    harness.make_model(repo, "outside", pte="triton_outside", extra=one_gpu)
+    harness.make_model(repo, "inside", pte="triton_elementwise", extra=one_gpu)  # the same engine kind
+    harness.make_model(repo, "other", pte="triton_latency", extra=one_gpu)       # another, sharing nothing
+    for name in ("outside", "inside", "other"):
+        assert server.load(name) is None, server.log()[-3000:]
+    x, y = elementwise_inputs()
+    refusals = 0
+    for _ in range(3):
+        with pytest.raises(InferenceServerException) as bad:
+            infer(server.client, "outside", x, y)
+        refusals += 1
+        message = str(bad.value)
+        assert "torchtrt_executorch: model 'outside' instance 'outside_0_0': execute" in message, message
+        assert "dimension 0 = 8 is outside the engine's profile" in message, message
+        assert bad.value.status() in ("400", 400), bad.value.status()  # INVALID_ARG, not an internal error
+    # The same server, and the same instance thread's neighbours, serve good requests at once.
+    np.testing.assert_allclose(infer(server.client, "inside", x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+    lx, ly = (np.linspace(-1, 1, 1024, dtype=np.float32).reshape(1, 1024), np.ones((1, 1024), np.float32))
+    np.testing.assert_allclose(infer(server.client, "other", lx, ly), 2 * lx - 0.5 * ly, rtol=1e-6, atol=1e-6)
+    # The refusing instance still answers (with the same refusal), and the server stays ready.
+    with pytest.raises(InferenceServerException) as again:
+        infer(server.client, "outside", x, y)
+    refusals += 1
+    assert "outside the engine's profile" in str(again.value)
+    assert server.client.is_server_ready() and server.client.is_model_ready("outside")
+    stats = server.client.get_inference_statistics("outside")["model_stats"][0]["inference_stats"]
+    assert int(stats["fail"]["count"]) == refusals and int(stats["success"]["count"]) == 0, stats
+    # Every request was answered and released: the models unload (the server waits for requests it
+    # still counts as held before it finalizes a model).
+    for name in ("outside", "inside", "other"):
+        server.unload(name)
+    assert server.client.is_server_ready()
+
+
+@needs_gpu
 def test_serves_device_io_through_cuda_shared_memory(server, repo):
     cupy = pytest.importorskip("cupy", reason="device I/O needs cupy to make the CUDA buffers")
     harness.make_model(repo, "elementwise_dev", pte="triton_elementwise", parameters={"sms": "16"},
@@ -298,3 +362,48 @@ def test_one_split_per_device_shared_by_plan(server, repo):
     # The split went with its last model: the device can be split again.
     assert server.load("own_split") is None, server.log()[-3000:]
     server.unload("own_split")
+
+
+@needs_gpu
+def test_a_several_gpu_plan_file_is_checked_on_each_gpu_and_serves(server, repo):
+    gpu = harness.gpu_plan_fields()
+    # Device 0's plan made on another kind of GPU: refused before any split, naming the device.
+    other = dict(gpu, name="NVIDIA H100 PCIe", sm_count=114, max_partitioned_sms=112)
+    harness.make_model(repo, "plans_shape", pte="triton_elementwise", parameters={"plan_file": "plans.json"},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    harness.write_plans(os.path.join(repo, "plans_shape", "plans.json"), {0: harness.plan_dict([("plans_shape", 16)], gpu=other)})
+    message = refused(server, "plans_shape")
+    assert "partition plan: device 0: it was made on 'NVIDIA H100 PCIe'" in message, message
+    # A several-GPU file naming this GPU: the model takes its partition from device 0's plan.
+    plans = os.path.join(repo, "plans_one.json")
+    harness.write_plans(plans, {0: harness.plan_dict([("plans_one", 16)], remainder="spare", gpu=gpu)})
+    harness.make_model(repo, "plans_one", pte="triton_elementwise", parameters={"plan_file": plans},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    assert server.load("plans_one") is None, server.log()[-3000:]
+    assert "instance 'plans_one_0_0' on GPU 0, a green-context partition of 16 SMs (plan partition 'plans_one')" in server.log()
+    x, y = elementwise_inputs()
+    np.testing.assert_allclose(infer(server.client, "plans_one", x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+    server.unload("plans_one")
+
+
+@pytest.mark.skipif(GPUS < 2, reason=f"needs two GPUs (this machine has {GPUS})")
+def test_one_plan_file_for_two_gpus_one_model_on_each(server, repo):
+    plans = os.path.join(repo, "plans_two.json")
+    harness.write_plans(plans, {d: harness.plan_dict([("left", 16), ("right", 24)], gpu=harness.gpu_plan_fields(d))
+                                for d in (0, 1)})
+    for name, device in (("left", 0), ("right", 1)):
+        harness.make_model(repo, name, pte="triton_elementwise", parameters={"plan_file": plans},
+                           extra=f'instance_group [ {{ kind: KIND_GPU count: 1 gpus: [ {device} ] }} ]\n')
+        assert server.load(name) is None, server.log()[-3000:]
+    log = server.log()
+    assert "instance 'left_0_0' on GPU 0, a green-context partition of 16 SMs (plan partition 'left')" in log
+    assert "instance 'right_0_0' on GPU 1, a green-context partition of 24 SMs (plan partition 'right')" in log
+    x, y = elementwise_inputs()
+    for name in ("left", "right"):
+        np.testing.assert_allclose(infer(server.client, name, x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+    # Each device is split once, by that file: a model with its own sms on GPU 1 is refused.
+    harness.make_model(repo, "own_on_1", pte="triton_elementwise", parameters={"sms": "16"},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 1 ] } ]\n')
+    assert "GPU 1 is already split by plan" in refused(server, "own_on_1")
+    for name in ("left", "right"):
+        server.unload(name)

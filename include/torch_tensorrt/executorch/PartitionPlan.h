@@ -16,6 +16,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace torch_tensorrt::executorch_backend {
@@ -106,5 +107,95 @@ class PlannedPartitions {
 /// Splits `device` as `plan` says, in one split_device call: check_partition_plan against the
 /// device first (the same errors), then split_device's own. Each partition comes with a stream.
 GreenContextResult<PlannedPartitions> apply_partition_plan(int device, const PartitionPlan& plan);
+
+// ---- several GPUs: one file naming each device's plan (docs/PLANNING.md, "Several GPUs") ----
+//
+//   auto plans = read_partition_plans("plans.json");        // {"format": "trtet-partition-plans", ...}
+//   auto parts = apply_partition_plans(*plans);              // every device checked, then split
+//   GreenContext* chat = parts->find(/*device=*/1, "chat");  // that model's partition on GPU 1
+
+/// One device's plan in a several-GPU file. `device` is -1 only for a one-device plan file read by
+/// parse_partition_plans (it names no device: it is for whichever device applies it).
+struct DevicePartitionPlan {
+  int device = -1;
+  PartitionPlan plan;
+};
+
+/// Each device's plan, in ascending device order, each device at most once.
+struct PartitionPlans {
+  std::vector<DevicePartitionPlan> devices;
+
+  /// The plan for `device`; nullptr where the file has none (a one-device plan answers every device).
+  const PartitionPlan* find(int device) const noexcept;
+  /// Whether this came from a one-device plan file ("trtet-partition-plan"): one entry, device -1.
+  bool one_device() const noexcept { return devices.size() == 1 && devices[0].device < 0; }
+  /// The devices named, ascending (empty for a one-device plan).
+  std::vector<int> device_indices() const;
+};
+
+/// The format written and read: {"format": "trtet-partition-plans", "version": 1, "devices":
+/// [{"device": 0, "plan": {<a trtet-partition-plan>}}, ...]}.
+inline constexpr int kPartitionPlansVersion = 1;
+/// The most devices a several-GPU file names (device indices 0 to kMaxPlanDevices - 1).
+inline constexpr int kMaxPlanDevices = 64;
+
+/// Parses and checks a plan file for several GPUs, as thoroughly as parse_partition_plan (the same
+/// limits on the whole file: 1 MiB, nesting 8, no unknown or repeated keys; 1 to kMaxPlanDevices
+/// entries, device indices whole, in range and unique, each entry's plan checked as a one-device
+/// plan is, errors naming devices[i] and the field). A one-device plan file ("trtet-partition-plan")
+/// is read too, as one entry of device -1. kInvalidArgument naming the field and what is wrong.
+GreenContextResult<PartitionPlans> parse_partition_plans(std::string_view json);
+
+/// parse_partition_plans of a file's contents (at most 1 MiB); errors start with the path.
+GreenContextResult<PartitionPlans> read_partition_plans(const std::string& path);
+
+/// The several-GPU file's JSON text (what parse_partition_plans reads back to equal plans), after
+/// the same checks; kInvalidArgument for plans that would not parse back (device -1 among them).
+GreenContextResult<std::string> partition_plans_json(const PartitionPlans& plans);
+
+/// Merges one-device plan files into one several-GPU plan: `files` as (device, path), each path a
+/// "trtet-partition-plan" file (what trtet-plan --device D writes). kInvalidArgument naming the
+/// file or the device (a repeated device, an index out of range, a file that does not read).
+GreenContextResult<PartitionPlans> merge_partition_plans(const std::vector<std::pair<int, std::string>>& files);
+
+/// Whether `plans` can be applied on a machine whose GPUs are `gpus` (gpus[d] as plan_gpu(d) reads
+/// device d; gpus.size() is the device count). No device needed. Checks, in order: the plans
+/// themselves, that the machine has every device they name (refused naming the devices the file
+/// names and the machine's count), then each device's plan against that device
+/// (check_partition_plan, the error naming the device). Returns each device's SM counts to split,
+/// in the order of plans.devices.
+GreenContextResult<std::vector<std::vector<unsigned>>> check_partition_plans(const PartitionPlans& plans,
+                                                                             const std::vector<PlanGpu>& gpus);
+
+/// Several devices' plans applied: each device's PlannedPartitions. Move-only; destroying it
+/// destroys every device's partitions.
+class PlannedDevicePartitions {
+ public:
+  PlannedDevicePartitions() = default;
+  PlannedDevicePartitions(std::vector<int> devices, std::vector<PlannedPartitions> planned)
+      : devices_(std::move(devices)), planned_(std::move(planned)) {}
+
+  /// Device `device`'s partitions; nullptr where the plans name no such device.
+  PlannedPartitions* on(int device) noexcept;
+  /// The partition named `name` on `device`; nullptr where there is none.
+  GreenContext* find(int device, std::string_view name) noexcept;
+  /// As find(), or kInvalidArgument naming the devices or the partitions there are.
+  GreenContextResult<GreenContext*> get(int device, std::string_view name) noexcept;
+  /// The devices split, ascending.
+  const std::vector<int>& devices() const noexcept { return devices_; }
+
+ private:
+  std::vector<int> devices_;
+  std::vector<PlannedPartitions> planned_;
+};
+
+/// Splits every device `plans` names, each as its plan says (one split_device call per device), after
+/// checking the whole machine first: the plans (argument errors even without a GPU), then the device
+/// count (cudaGetDeviceCount only: with fewer GPUs than the plans name, nothing else of CUDA is
+/// touched; kNoDevice on a machine with none, kInvalidArgument with some but too few, both naming
+/// the count), then every named device's shape (check_partition_plans) — all before the first split.
+/// A split that fails leaves no device split. A one-device plan (device -1) is refused: it names no
+/// device (apply it with apply_partition_plan).
+GreenContextResult<PlannedDevicePartitions> apply_partition_plans(const PartitionPlans& plans);
 
 }  // namespace torch_tensorrt::executorch_backend
