@@ -201,5 +201,56 @@ TEST(PlanGpu, APlanFromAnotherGpuShapeIsRefusedHere) {
   }
 }
 
+// Several GPUs (trtet-partition-plans): every device the plans name is split as its plan says, the
+// partitions found by (device, name), each on its own device; on a machine with fewer GPUs than the
+// plans name, refused naming the count; a device of another shape refused naming the device.
+TEST(PlanGpu, SeveralGpuPlansApplyOnEachDevice) {
+  TRTET_REQUIRE_GPU();
+  TRTET_SKIP_IF_GREEN_UNSUPPORTED();
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  PartitionPlans plans;
+  for (int d = 0; d < std::min(count, 2); ++d) {
+    auto gpu = plan_gpu(d);
+    ASSERT_TRUE(gpu.ok()) << gpu.error().message();
+    const unsigned u = gpu->granularity;
+    plans.devices.push_back({d, plan_for(*gpu, {{"chat", (2 + d) * u}, {"vision", 4 * u}}, "headroom")});
+  }
+  auto text = partition_plans_json(plans);
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  auto read = parse_partition_plans(*text);
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  {
+    auto parts = apply_partition_plans(*read);
+    ASSERT_TRUE(parts.ok()) << parts.error().message();
+    EXPECT_EQ(parts->devices().size(), plans.devices.size());
+    for (const DevicePartitionPlan& d : plans.devices) {
+      GreenContext* chat = parts->find(d.device, "chat");
+      ASSERT_NE(chat, nullptr) << "GPU " << d.device;
+      EXPECT_EQ(chat->device(), d.device);
+      EXPECT_EQ(chat->sm_count(), d.plan.partitions[0].sms);
+      auto sms = green::probe_sms(chat->stream());
+      ASSERT_TRUE(sms.ok()) << sms.error().message();
+      EXPECT_LE(sms->size(), chat->sm_count()) << "GPU " << d.device;
+      EXPECT_TRUE(parts->find(d.device, "headroom")->is_remainder());
+    }
+    EXPECT_FALSE(parts->get(count, "chat").ok());
+  }
+  // One device more than the machine has: refused by the count, before any split.
+  PartitionPlans more = *read;
+  more.devices.push_back({count, more.devices.back().plan});
+  auto refused = apply_partition_plans(more);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), GreenContextErrc::kInvalidArgument);
+  EXPECT_CONTAINS(refused.error().message(), "this machine has " + std::to_string(count) + " GPU");
+  std::printf("refused: %s\n", refused.error().message().c_str());
+  // Device 0's plan from another GPU shape: refused naming device 0, nothing split.
+  PartitionPlans other = *read;
+  other.devices[0].plan.gpu.name = "a GPU of another kind";
+  auto shape = apply_partition_plans(other);
+  ASSERT_FALSE(shape.ok());
+  EXPECT_CONTAINS(shape.error().message(), "partition plan: device 0: it was made on 'a GPU of another kind'");
+}
+
 }  // namespace
 }  // namespace torch_tensorrt::executorch_backend
