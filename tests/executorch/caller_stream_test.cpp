@@ -48,7 +48,7 @@ TEST(SharedCallerStream, GuardsOfBothKindsNestAndRestore) {
     etc::CallerStreamGuard middle(fake_stream(2));
     EXPECT_EQ(*caller_stream(), fake_stream(2));
     {
-      CudaStreamGuard inner(nullptr);
+      CudaStreamGuard inner(kNullStream);
       EXPECT_EQ(etc::getCallerStream(), std::optional<cudaStream_t>(nullptr));
       EXPECT_EQ(caller_stream(), std::optional<cudaStream_t>(nullptr));
     }

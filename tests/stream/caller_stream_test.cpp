@@ -48,10 +48,18 @@ TEST(CudaStreamGuard, NestsInnermostWinsAndEachRestores) {
   EXPECT_EQ(*caller_stream(), fake_stream(1));
 }
 
+// nullptr does not select the legacy stream by accident: it does not compile (a literal 0, which
+// no type trait can stand for, is compiled and refused by guard_literal_zero, tests/stream). A
+// cudaStream_t does, whatever it holds, and so does the named null stream.
+static_assert(!std::is_constructible_v<CudaStreamGuard, std::nullptr_t>, "CudaStreamGuard(nullptr) must not compile");
+static_assert(std::is_constructible_v<CudaStreamGuard, cudaStream_t>, "the seed's CudaStreamGuard(stream)");
+static_assert(std::is_constructible_v<CudaStreamGuard, decltype(kNullStream)>, "the named null stream");
+static_assert(!std::is_convertible_v<cudaStream_t, CudaStreamGuard>, "explicit: no guard made by conversion");
+
 TEST(CudaStreamGuard, NullStreamCountsAsSelected) {
   CudaStreamGuard outer(fake_stream(5));
   {
-    CudaStreamGuard guard(nullptr);
+    CudaStreamGuard guard(kNullStream);
     ASSERT_TRUE(caller_stream().has_value());
     EXPECT_EQ(*caller_stream(), nullptr);
   }

@@ -8,20 +8,29 @@
 
 namespace torch_tensorrt::executorch_backend {
 
+/// CUDA's stream handle 0 (the default stream: the legacy one unless the application is compiled
+/// for per-thread default streams), for a CudaStreamGuard that selects it on purpose.
+inline constexpr cudaStream_t kNullStream = nullptr;
+
 /// Selects `stream` as the caller stream of the calling thread for the guard's scope.
 ///
 /// Every TensorRT delegate call made on this thread inside the scope enqueues its kernels and
 /// copies on `stream` (see Note [Execute contract] in TensorRTBackend.h). Guards nest: the
 /// innermost wins, and each destructor restores the selection that was in force before it.
 /// The selection is per thread and lives in one shared library, so every shared object of the
-/// process sees it. A null `stream` is an explicit selection of the legacy default stream (kept
-/// for compatibility with callers that pass nullptr on purpose): the delegate then runs on its own
-/// stream, ordered after the legacy stream's work and before its later work. The legacy stream
-/// cannot run inside a green context; a call with a green context current and a default stream
-/// selected fails with a message saying so.
+/// process sees it. A null `stream` is an explicit selection of the legacy default stream: the
+/// delegate then runs on its own stream, ordered after the legacy stream's work and before its
+/// later work. The legacy stream cannot run inside a green context; a call with a green context
+/// current and a default stream selected fails with a message saying so.
+///
+/// The compiler checks what is selected: a literal `0` or `nullptr` does not compile (it would
+/// select the legacy stream by accident, as `CudaStreamGuard guard(0)` did). Name the default
+/// streams instead: kNullStream (handle 0), cudaStreamLegacy, cudaStreamPerThread.
 class CudaStreamGuard {
  public:
   explicit CudaStreamGuard(cudaStream_t stream) noexcept;
+  CudaStreamGuard(int) = delete;             // a literal 0: name the stream (kNullStream, cudaStreamLegacy)
+  CudaStreamGuard(std::nullptr_t) = delete;  // likewise
   ~CudaStreamGuard();
 
   CudaStreamGuard() = delete;                                   // a guard exists to select a stream: name it
