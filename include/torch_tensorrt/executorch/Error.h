@@ -45,8 +45,9 @@ const char* to_string(ErrorCode code) noexcept;
 /// What a GPU allows when its SMs are split into green contexts (the driver's SM resource): the
 /// details a rejected split carries on its Error (Error::limits()), and what
 /// green_context_limits() returns (GreenContext.h). On the H200: 132 SMs, minimum partition 8,
-/// alignment 8, so partitions of 8, 16, ..., 128 SMs; one split hands out at most 16 groups of 8
-/// (128 SMs) and the other 4 form the remainder.
+/// alignment 8, so partitions are multiples of 8 SMs; one split hands out as many 8-SM groups as
+/// the chip's GPCs hold (15 groups, 120 SMs, on the H200s measured here; 16 on another), and the
+/// rest forms the remainder (docs/PLANNING.md).
 struct GreenContextLimits {
   int device = -1;                   ///< -1: no limits were read
   unsigned sm_count = 0;             ///< SMs of the device
