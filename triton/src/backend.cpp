@@ -14,10 +14,12 @@
 #include <cuda_runtime_api.h>
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor.h>
+#include <executorch/runtime/core/event_tracer.h>
 #include <executorch/runtime/platform/platform.h>
 #include <executorch/runtime/platform/runtime.h>
 #include <torch_tensorrt/executorch/GreenContext.h>
 #include <torch_tensorrt/executorch/PartitionPlan.h>
+#include <torch_tensorrt/executorch/Profiling.h>
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <algorithm>
@@ -136,6 +138,183 @@ std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
+
+// ---- the engine's GPU time (Note [engine GPU time]) ----
+//
+// Note [engine GPU time]
+// ----------------------
+// The delegate times its engines and its staging copies with CUDA events on the stream each call ran
+// on whenever the method runs with an ExecuTorch EventTracer (torch_tensorrt/executorch/Profiling.h):
+// "[gpu engine]" and "[gpu copy_in]" / "[gpu copy_out]" events whose metadata carries gpu_ns=D. Each
+// instance's Module gets a tracer of the backend's own (GpuTimes) that keeps only those durations.
+// After a request's stream is synchronized, flush_profiling() logs that call's times into it (all of
+// them: the work is done), and the backend adds them to counters of Triton's metrics endpoint, one
+// series per instance (labels model, version, instance, gpu):
+//   trtet_engine_gpu_duration_us    the engines' GPU time of the requests that succeeded
+//   trtet_staging_gpu_duration_us   the GPU time of the delegate's copies between host and device
+//   trtet_engine_gpu_requests       how many requests those sums cover
+// Triton's own statistics (TRITONBACKEND_ModelInstanceReportStatistics) stay host times: compute_infer
+// is the host time from before execute to after the stream synchronize (binding, execute, the GPU
+// work, output copies). Those statistics take points on the host clock, and a GPU duration is none,
+// so the GPU time is reported beside them, not folded into them. Where the server runs without
+// metrics (--allow-metrics=false) the families cannot be made; then no tracer is attached and no call
+// is timed (the delegate records no events).
+
+struct Metrics {
+  TRITONSERVER_MetricFamily* engine_us = nullptr;
+  TRITONSERVER_MetricFamily* staging_us = nullptr;
+  TRITONSERVER_MetricFamily* requests = nullptr;
+};
+Metrics g_metrics;  // made in TRITONBACKEND_Initialize, deleted in TRITONBACKEND_Finalize
+
+void delete_metric_families() {
+  for (TRITONSERVER_MetricFamily** f : {&g_metrics.engine_us, &g_metrics.staging_us, &g_metrics.requests}) {
+    if (*f == nullptr) continue;
+    TRITONSERVER_Error* e = TRITONSERVER_MetricFamilyDelete(*f);
+    if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+    *f = nullptr;
+  }
+}
+
+// Makes the three families; on any failure (a server without metrics) none, with the reason logged.
+void make_metric_families() {
+  const struct {
+    TRITONSERVER_MetricFamily** family;
+    const char* name;
+    const char* help;
+  } families[] = {
+      {&g_metrics.engine_us, "trtet_engine_gpu_duration_us",
+       "Cumulative GPU time of the TensorRT engines of successful requests, in microseconds, measured by the "
+       "torchtrt_executorch delegate with CUDA events on the instance's stream"},
+      {&g_metrics.staging_us, "trtet_staging_gpu_duration_us",
+       "Cumulative GPU time of the delegate's host<->device staging copies of successful requests, in microseconds"},
+      {&g_metrics.requests, "trtet_engine_gpu_requests",
+       "Successful requests whose GPU times are in trtet_engine_gpu_duration_us and trtet_staging_gpu_duration_us"},
+  };
+  for (const auto& f : families) {
+    TRITONSERVER_Error* e = TRITONSERVER_MetricFamilyNew(f.family, TRITONSERVER_METRIC_KIND_COUNTER, f.name, f.help);
+    if (e != nullptr) {
+      log(TRITONSERVER_LOG_INFO, format("engine GPU time not reported: metric family %s: %s", f.name,
+                                        TRITONSERVER_ErrorMessage(e)));
+      TRITONSERVER_ErrorDelete(e);
+      *f.family = nullptr;
+      delete_metric_families();
+      return;
+    }
+  }
+}
+
+bool have_metrics() { return g_metrics.engine_us != nullptr; }
+
+// One instance's series of the three counters.
+struct InstanceMetrics {
+  TRITONSERVER_Metric* engine_us = nullptr;
+  TRITONSERVER_Metric* staging_us = nullptr;
+  TRITONSERVER_Metric* requests = nullptr;
+
+  ~InstanceMetrics() {
+    for (TRITONSERVER_Metric* m : {engine_us, staging_us, requests}) {
+      if (m == nullptr) continue;
+      TRITONSERVER_Error* e = TRITONSERVER_MetricDelete(m);
+      if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+    }
+  }
+
+  TRITONSERVER_Error* make(const std::string& model, std::uint64_t version, const std::string& instance, int gpu) {
+    const std::string version_text = std::to_string(version);
+    const std::string gpu_text = std::to_string(gpu);
+    const std::pair<const char*, const char*> pairs[] = {
+        {"model", model.c_str()}, {"version", version_text.c_str()}, {"instance", instance.c_str()}, {"gpu", gpu_text.c_str()}};
+    std::vector<const TRITONSERVER_Parameter*> labels;
+    for (const auto& [key, value] : pairs) labels.push_back(TRITONSERVER_ParameterNew(key, TRITONSERVER_PARAMETER_STRING, value));
+    TRITONSERVER_Error* e = nullptr;
+    const std::pair<TRITONSERVER_Metric**, TRITONSERVER_MetricFamily*> made[] = {
+        {&engine_us, g_metrics.engine_us}, {&staging_us, g_metrics.staging_us}, {&requests, g_metrics.requests}};
+    for (const auto& [metric, family] : made) {
+      if (e == nullptr) e = TRITONSERVER_MetricNew(metric, family, labels.data(), labels.size());
+    }
+    for (const TRITONSERVER_Parameter* label : labels) {
+      TRITONSERVER_ParameterDelete(const_cast<TRITONSERVER_Parameter*>(label));
+    }
+    return e;
+  }
+
+  void add(double engine_ns, double staging_ns) {
+    for (const auto& [metric, value] : {std::pair<TRITONSERVER_Metric*, double>{engine_us, engine_ns / 1e3},
+                                        {staging_us, staging_ns / 1e3},
+                                        {requests, 1.0}}) {
+      if (metric == nullptr) continue;
+      TRITONSERVER_Error* e = TRITONSERVER_MetricIncrement(metric, value);
+      if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+    }
+  }
+};
+
+// An ExecuTorch EventTracer that keeps the delegate's GPU durations of the current request and
+// nothing else (every other event is dropped).
+class GpuTimes final : public etr::EventTracer {
+ public:
+  void reset() noexcept {
+    engine_ns_ = 0;
+    staging_ns_ = 0;
+    engine_spans_ = 0;
+  }
+  double engine_ns() const noexcept { return engine_ns_; }
+  double staging_ns() const noexcept { return staging_ns_; }
+  int engine_spans() const noexcept { return engine_spans_; }
+
+  void log_profiling_delegate(const char*, etr::DelegateDebugIntId, et_timestamp_t, et_timestamp_t,
+                              const void* metadata, size_t length) override {
+    if (metadata == nullptr || length == 0) return;
+    const std::string_view text(static_cast<const char*>(metadata), std::min<size_t>(length, 512));
+    const bool engine = text.find(" kind=gpu_engine") != std::string_view::npos;
+    const bool staging = text.find(" kind=gpu_copy_in") != std::string_view::npos ||
+                         text.find(" kind=gpu_copy_out") != std::string_view::npos;
+    if (!engine && !staging) return;  // the host event, or another delegate's
+    const std::size_t at = text.find(" gpu_ns=");
+    if (at == std::string_view::npos) return;
+    double ns = 0;
+    for (std::size_t i = at + 8; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) ns = ns * 10 + (text[i] - '0');
+    if (engine) {
+      engine_ns_ += ns;
+      ++engine_spans_;
+    } else {
+      staging_ns_ += ns;
+    }
+  }
+
+  void create_event_block(const char*) override {}
+  etr::EventTracerEntry start_profiling(const char*, etr::ChainID, etr::DebugHandle) override { return {}; }
+  etr::EventTracerEntry start_profiling_delegate(const char*, etr::DelegateDebugIntId) override { return {}; }
+  void end_profiling_delegate(etr::EventTracerEntry, const void*, size_t) override {}
+  void end_profiling(etr::EventTracerEntry) override {}
+  void track_allocation(etr::AllocatorID, size_t) override {}
+  etr::AllocatorID track_allocator(const char*) override { return 0; }
+  etr::Result<bool> log_evalue(const etr::EValue&, etr::LoggedEValueType) override { return false; }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
+                                                     const ::executorch::aten::Tensor&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
+                                                     const etr::ArrayRef<::executorch::aten::Tensor>) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const int&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const bool&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const double&) override {
+    return false;
+  }
+  void set_delegation_intermediate_output_filter(etr::EventTracerFilterBase*) override {}
+
+ private:
+  double engine_ns_ = 0;
+  double staging_ns_ = 0;
+  int engine_spans_ = 0;
+};
 
 // ---- data types: the program's scalar types Triton carries ----
 
@@ -866,6 +1045,8 @@ struct InstanceState {
   cudaStream_t stream = nullptr;
   bool own_stream = false;
   std::unique_ptr<Module> module;
+  GpuTimes* gpu_times = nullptr;  // the Module's tracer (it owns it); null without the server's metrics
+  InstanceMetrics metrics;
   std::vector<unsigned char> host_scratch;  // inputs given in pieces, or on the GPU for a planned input
 
   ~InstanceState() {
@@ -952,7 +1133,18 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
 
   // The instance's own Module and method, loaded with the model's load-time options.
   take_executorch_errors();
-  state.module = std::make_unique<Module>(model.program_path, Module::LoadMode::File);
+  std::unique_ptr<GpuTimes> tracer;
+  if (have_metrics()) {
+    TRITONSERVER_Error* made = state.metrics.make(model.name, model.version, state.name, device);
+    if (made == nullptr) {
+      tracer = std::make_unique<GpuTimes>();
+      state.gpu_times = tracer.get();
+    } else {
+      log(TRITONSERVER_LOG_WARN, format("instance '%s': engine GPU time not reported: %s", name, TRITONSERVER_ErrorMessage(made)));
+      TRITONSERVER_ErrorDelete(made);
+    }
+  }
+  state.module = std::make_unique<Module>(model.program_path, Module::LoadMode::File, std::move(tracer));
   etr::BackendOptions<8> options;
   for (const auto& option : model.parameters.load_options) {
     const std::string& key = option.first;
@@ -1121,6 +1313,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
 
   compute_start = now_ns();
   take_executorch_errors();
+  if (state.gpu_times != nullptr) state.gpu_times->reset();
   std::optional<etr::Result<std::vector<etr::EValue>>> called;
   {
     et::CudaStreamGuard guard(state.stream);
@@ -1154,6 +1347,13 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     return error(TRITONSERVER_ERROR_INTERNAL, format("model '%s' instance '%s': the call's stream failed: %s",
                                                      model.name.c_str(), state.name.c_str(), cudaGetErrorString(synced)));
   }
+  // The call's GPU work is done: its engine and staging times are known (Note [engine GPU time]).
+  if (state.gpu_times != nullptr) {
+    auto pending = et::flush_profiling(state.gpu_times);
+    if (pending.ok() && *pending == 0 && state.gpu_times->engine_spans() > 0) {
+      state.metrics.add(state.gpu_times->engine_ns(), state.gpu_times->staging_ns());
+    }
+  }
   return nullptr;
 }
 
@@ -1174,12 +1374,16 @@ TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_BackendName(backend, &name));
   etr::register_pal(etr::PalImpl::create(&executorch_log, __FILE__));
   etr::runtime_init();
+  make_metric_families();
   log(TRITONSERVER_LOG_INFO, format("backend '%s' ready (backend API %u.%u; runtime %s)", name, major, minor,
                                     "torchtrt-executorch " TRTET_TRITON_VERSION));
   return nullptr;
 }
 
-TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend*) { return nullptr; }
+TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend*) {
+  delete_metric_families();  // every instance (and its series) is finalized before the backend
+  return nullptr;
+}
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
   auto state = std::make_unique<ModelState>();

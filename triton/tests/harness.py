@@ -135,6 +135,15 @@ class Server:
             time.sleep(0.05)
         raise RuntimeError(f"{name} still loaded after 30 s")
 
+    def metric(self, family, model):
+        """The value of `family`'s series for `model` on the server's /metrics endpoint (summed over its
+        instances); None when there is no such series."""
+        import urllib.request
+        text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=30).read().decode()
+        values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                  if line.startswith(family + "{") and f'model="{model}"' in line]
+        return sum(values) if values else None
+
     def stop(self):
         """SIGTERM to the server's pid, a bounded wait, then SIGKILL. Returns the exit status."""
         if self.process.poll() is None:

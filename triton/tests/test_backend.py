@@ -76,6 +76,8 @@ def test_server_is_ready_and_loads_the_backend(server, repo):
     message = server.load("probe")
     assert server.client.is_server_ready()
     assert "backend 'torchtrt_executorch' ready (backend API 1.19" in server.log()
+    # The engine GPU time's metric families were made (the server has metrics): no refusal logged.
+    assert "engine GPU time not reported" not in server.log()
     if GPUS == 0:
         assert message is not None
     else:
@@ -260,6 +262,12 @@ def test_serves_host_io_with_statistics_and_survives_a_bad_request(server, repo)
     assert int(stats["inference_stats"]["success"]["count"]) == 6
     assert int(stats["execution_count"]) >= 6
     assert int(stats["inference_stats"]["compute_infer"]["ns"]) > 0
+    # The engine's GPU time (Note [engine GPU time]): one measurement per successful request, more
+    # than nothing and less than the host's compute time around it; host I/O is staged by the delegate.
+    assert server.metric("trtet_engine_gpu_requests", "elementwise") == 6
+    engine_us = server.metric("trtet_engine_gpu_duration_us", "elementwise")
+    assert 0 < engine_us * 1e3 < int(stats["inference_stats"]["compute_infer"]["ns"]), engine_us
+    assert server.metric("trtet_staging_gpu_duration_us", "elementwise") > 0
     server.unload("elementwise")
 
 
@@ -329,6 +337,10 @@ def test_serves_device_io_through_cuda_shared_memory(server, repo):
             server.client.infer("elementwise_dev", inputs, outputs=[output])
             got = buffers["out"].get().reshape(8, 64)
             np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+            # Device I/O is bound in place: the engine ran, the delegate staged nothing.
+            assert server.metric("trtet_engine_gpu_requests", "elementwise_dev") == 1
+            assert server.metric("trtet_engine_gpu_duration_us", "elementwise_dev") > 0
+            assert server.metric("trtet_staging_gpu_duration_us", "elementwise_dev") == 0
         finally:
             server.client.unregister_cuda_shared_memory()
     server.unload("elementwise_dev")

@@ -25,6 +25,9 @@ struct TRITONBACKEND_Request;
 struct TRITONBACKEND_Response;
 struct TRITONBACKEND_Input;
 struct TRITONBACKEND_Output;
+struct TRITONSERVER_MetricFamily;
+struct TRITONSERVER_Metric;
+struct TRITONSERVER_Parameter;
 
 // ---- versions: a backend built for 1.19 runs on a server of major 1, minor >= 19 ----
 inline constexpr std::uint32_t kTritonBackendApiMajor = 1;
@@ -80,6 +83,17 @@ typedef enum TRITONSERVER_loglevel_enum {
   TRITONSERVER_LOG_VERBOSE = 3
 } TRITONSERVER_LogLevel;
 
+typedef enum TRITONSERVER_parametertype_enum {
+  TRITONSERVER_PARAMETER_STRING = 0,
+  TRITONSERVER_PARAMETER_INT = 1,
+  TRITONSERVER_PARAMETER_BOOL = 2
+} TRITONSERVER_ParameterType;
+
+typedef enum TRITONSERVER_metrickind_enum {
+  TRITONSERVER_METRIC_KIND_COUNTER = 0,
+  TRITONSERVER_METRIC_KIND_GAUGE = 1
+} TRITONSERVER_MetricKind;
+
 typedef enum TRITONBACKEND_artifacttype_enum { TRITONBACKEND_ARTIFACT_FILESYSTEM = 0 } TRITONBACKEND_ArtifactType;
 
 // Flags of TRITONBACKEND_RequestRelease and TRITONBACKEND_ResponseSend.
@@ -98,6 +112,17 @@ TRITONSERVER_Error* TRITONSERVER_MessageSerializeToJson(TRITONSERVER_Message* me
 TRITONSERVER_Error* TRITONSERVER_LogMessage(TRITONSERVER_LogLevel level, const char* filename, const int line,
                                             const char* msg);
 bool TRITONSERVER_LogIsEnabled(TRITONSERVER_LogLevel level);
+// Custom metrics (served on the server's /metrics endpoint with its own).
+TRITONSERVER_Parameter* TRITONSERVER_ParameterNew(const char* name, const TRITONSERVER_ParameterType type,
+                                                  const void* value);
+void TRITONSERVER_ParameterDelete(TRITONSERVER_Parameter* parameter);
+TRITONSERVER_Error* TRITONSERVER_MetricFamilyNew(TRITONSERVER_MetricFamily** family, const TRITONSERVER_MetricKind kind,
+                                                 const char* name, const char* description);
+TRITONSERVER_Error* TRITONSERVER_MetricFamilyDelete(TRITONSERVER_MetricFamily* family);
+TRITONSERVER_Error* TRITONSERVER_MetricNew(TRITONSERVER_Metric** metric, TRITONSERVER_MetricFamily* family,
+                                           const TRITONSERVER_Parameter** labels, const std::uint64_t label_count);
+TRITONSERVER_Error* TRITONSERVER_MetricDelete(TRITONSERVER_Metric* metric);
+TRITONSERVER_Error* TRITONSERVER_MetricIncrement(TRITONSERVER_Metric* metric, double value);
 
 // ---- backend API functions the backend calls ----
 TRITONSERVER_Error* TRITONBACKEND_ApiVersion(std::uint32_t* major, std::uint32_t* minor);
