@@ -49,6 +49,10 @@ void install_log_capture();
 /// registers one at its import); the replaced log function keeps receiving every message.
 void ensure_log_capture() noexcept;
 
+/// A GPU's green-context limits as a dict (green_context_limits(), an error's .limits, a plan's
+/// .gpu); `with_device` false leaves "device" out (a plan records no device).
+nb::dict limits_dict(const et::GreenContextLimits& limits, bool with_device = true);
+
 void bind_errors(nb::module_& m);
 void bind_streams(nb::module_& m);
 void bind_program(nb::module_& m);

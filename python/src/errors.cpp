@@ -123,16 +123,7 @@ void bind_errors(nb::module_& m) {
       nb::list closest;
       for (unsigned v : e.closest_valid) closest.append(v);
       nb::object limits = nb::none();
-      if (e.limits.device >= 0) {
-        nb::dict d;
-        d["device"] = e.limits.device;
-        d["sm_count"] = e.limits.sm_count;
-        d["min_partition"] = e.limits.min_partition;
-        d["alignment"] = e.limits.alignment;
-        d["granularity"] = e.limits.granularity;
-        d["max_partitioned_sms"] = e.limits.max_partitioned_sms;
-        limits = d;
-      }
+      if (e.limits.device >= 0) limits = limits_dict(e.limits);
       nb::object exc = errors.attr("_make")(et::to_string(e.code), e.message, e.executorch_error, closest, limits);
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
     }

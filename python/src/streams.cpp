@@ -82,9 +82,11 @@ struct Partition {
   }
 };
 
-nb::dict limits_dict(const et::GreenContextLimits& l) {
+}  // namespace
+
+nb::dict limits_dict(const et::GreenContextLimits& l, bool with_device) {
   nb::dict d;
-  d["device"] = l.device;
+  if (with_device) d["device"] = l.device;
   d["sm_count"] = l.sm_count;
   d["min_partition"] = l.min_partition;
   d["alignment"] = l.alignment;
@@ -92,6 +94,8 @@ nb::dict limits_dict(const et::GreenContextLimits& l) {
   d["max_partitioned_sms"] = l.max_partitioned_sms;
   return d;
 }
+
+namespace {
 
 std::vector<Partition> wrap(std::vector<et::GreenContext> parts, const std::vector<std::string>& names) {
   std::vector<Partition> out;
@@ -190,13 +194,14 @@ void bind_streams(nb::module_& m) {
       .def_prop_ro("remainder_name", [](const et::PartitionPlan& p) { return p.remainder_name; })
       .def_prop_ro("total_sms", &et::PartitionPlan::total_sms)
       .def_prop_ro("gpu", [](const et::PartitionPlan& p) {
-        nb::dict d;
+        et::GreenContextLimits limits;
+        limits.sm_count = p.gpu.sm_count;
+        limits.min_partition = p.gpu.min_partition;
+        limits.alignment = p.gpu.alignment;
+        limits.granularity = p.gpu.granularity;
+        limits.max_partitioned_sms = p.gpu.max_partitioned_sms;
+        nb::dict d = limits_dict(limits, /*with_device=*/false);
         d["name"] = p.gpu.name;
-        d["sm_count"] = p.gpu.sm_count;
-        d["min_partition"] = p.gpu.min_partition;
-        d["alignment"] = p.gpu.alignment;
-        d["granularity"] = p.gpu.granularity;
-        d["max_partitioned_sms"] = p.gpu.max_partitioned_sms;
         return d;
       })
       .def_prop_ro("partitions", [](const et::PartitionPlan& p) {
