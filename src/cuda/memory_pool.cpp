@@ -158,4 +158,88 @@ void LeasedPool::reset() noexcept {
   s.idle.push_back(Shelved{kind_, device_, std::move(pool_)});
 }
 
+// Note [shared staging pools]: a session used to take a pool of each kind for itself, so its
+// counters were exactly its own. A pool maps memory in units of its own choosing (32 MiB on the
+// H200 with driver 580), so one session with 3 MiB of staging reserved 32 MiB of device memory and
+// 32 MiB of page-locked host memory, 16 such sessions 16 times that, and every new session paid for
+// mapping (and page-locking) its first unit on its first call, even when an earlier session had
+// just given the same amount back. Now every session on a device allocates from one pool of each
+// kind, made once for the process: the driver packs sessions' staging into the same units, so the
+// process reserves what its sessions use rounded up to one unit, not one unit per session, and a
+// later load reuses the memory an earlier one freed, already mapped and page-locked. Three rules
+// keep the stream-ordered, no-wait contract:
+//  - The pool keeps what is freed (release threshold: all of it): a threshold would release memory
+//    at whatever synchronization comes next, a call's own wait among them, and the next growth
+//    would map (page-lock) it again. trim_staging_pool() gives unused memory back on request.
+//  - No hidden dependencies: by default an allocation may reuse memory another stream freed by
+//    making its own stream wait for that stream's free (cudaMemPoolReuseAllowInternalDependencies),
+//    which would make one session's call wait on the GPU for another session's work, on another
+//    green context. That reuse is off; a free is reused once it has completed (opportunistic
+//    reuse) or once the allocating stream is ordered after it (event dependencies), else the pool
+//    maps more.
+//  - Never destroyed (Note [pools are recycled]): the pools live as long as the process.
+// What a session holds is now counted by the session (its live allocations' sizes); what the
+// process reserves is these pools' counters.
+namespace {
+
+struct StagingPools {
+  std::mutex mutex;
+  struct Made {
+    PoolKind kind;
+    int device;
+    cudaMemPool_t pool;
+  };
+  std::vector<Made> made;
+};
+
+StagingPools& staging_pools() {
+  static StagingPools* instance = new StagingPools();  // never destroyed, like the pools
+  return *instance;
+}
+
+cudaMemPool_t find_staging_pool(StagingPools& pools, PoolKind kind, int device) {
+  for (const StagingPools::Made& m : pools.made) {
+    if (m.kind == kind && m.device == device) return m.pool;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<cudaMemPool_t> staging_pool(PoolKind kind, int device) {
+  StagingPools& pools = staging_pools();
+  std::lock_guard<std::mutex> lock(pools.mutex);
+  if (cudaMemPool_t found = find_staging_pool(pools, kind, device)) return found;
+  TRTET_ASSIGN_OR_RETURN(MemoryPool made, kind == PoolKind::kDevice ? MemoryPool::device_memory(device)
+                                                                   : MemoryPool::pinned_host_memory(device));
+  int no_hidden_waits = 0;
+  TRTET_CUDA_CHECK(cudaMemPoolSetAttribute(made.get(), cudaMemPoolReuseAllowInternalDependencies, &no_hidden_waits));
+  pools.made.reserve(pools.made.size() + 1);  // may throw before the pool is given up: then it is destroyed unused
+  pools.made.push_back(StagingPools::Made{kind, device, made.release()});
+  return pools.made.back().pool;
+}
+
+Result<PoolUsage> staging_pool_usage(PoolKind kind, int device) {
+  cudaMemPool_t pool = nullptr;
+  {
+    StagingPools& pools = staging_pools();
+    std::lock_guard<std::mutex> lock(pools.mutex);
+    pool = find_staging_pool(pools, kind, device);
+  }
+  if (pool == nullptr) return PoolUsage{};
+  return pool_usage(pool);
+}
+
+Status trim_staging_pool(PoolKind kind, int device) {
+  cudaMemPool_t pool = nullptr;
+  {
+    StagingPools& pools = staging_pools();
+    std::lock_guard<std::mutex> lock(pools.mutex);
+    pool = find_staging_pool(pools, kind, device);
+  }
+  if (pool == nullptr) return Status::Ok();
+  TRTET_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+  return Status::Ok();
+}
+
 }  // namespace torch_tensorrt::executorch_backend::cuda

@@ -115,4 +115,18 @@ class LeasedPool {
   int device_ = 0;
 };
 
+/// The process's staging pool of `kind` on `device`, shared by every session (Note [shared staging
+/// pools] in memory_pool.cpp): made on first use, never destroyed, keeping what its allocations free
+/// (release threshold: all of it) so a later load or growth reuses memory already mapped and, for
+/// host memory, already page-locked. Its allocations never wait on the GPU for another stream's
+/// frees (cudaMemPoolReuseAllowInternalDependencies off): they reuse a free once it has completed
+/// or once their stream is ordered after it, else the pool maps more. kNotSupported where the
+/// device has no such pools (see MemoryPool).
+Result<cudaMemPool_t> staging_pool(PoolKind kind, int device);
+/// The counters of that pool; all zero where it was never made (nothing asked for it yet).
+Result<PoolUsage> staging_pool_usage(PoolKind kind, int device);
+/// Gives the system back what the pool holds and no allocation uses (cudaMemPoolTrimTo 0); nothing
+/// allocated from it is touched. Ok where the pool was never made.
+Status trim_staging_pool(PoolKind kind, int device);
+
 }  // namespace torch_tensorrt::executorch_backend::cuda

@@ -6,14 +6,23 @@
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
+namespace {
+
+/// Makes `event` (on the current device) where it has not been made yet. The join and the slots'
+/// events are made by the first call that needs them, not at initialize: a session whose I/O is on
+/// the device under a guard never uses them, and each costs a driver call at load (issue 38). An
+/// event is never made inside a capture: the callers return before this while capturing.
+Status ensure_made(cuda::Event& event) {
+  if (event) return Status::Ok();
+  TRTET_ASSIGN_OR_RETURN(event, cuda::Event::create());
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status CallOrdering::initialize(int slots) {
-  TRTET_ASSIGN_OR_RETURN(join_in_, cuda::Event::create());
   slots_.clear();
   slots_.resize(static_cast<std::size_t>(slots));
-  for (Slot& slot : slots_) {
-    TRTET_ASSIGN_OR_RETURN(slot.engine_done, cuda::Event::create());
-    TRTET_ASSIGN_OR_RETURN(slot.copies_done, cuda::Event::create());
-  }
   TRTET_ASSIGN_OR_RETURN(cuda::Event completion, cuda::Event::create());
   completion_ = std::make_shared<cuda::Event>(std::move(completion));
   return Status::Ok();
@@ -39,6 +48,7 @@ Status CallOrdering::join_caller(const Call& call) {
 #ifdef TRTET_PLANT_NO_GUARD_NOT_JOINED
   return Status::Ok();  // planted bug (docs/TESTING.md): the own stream does not wait for the caller's
 #endif
+  TRTET_RETURN_IF_ERROR(ensure_made(join_in_));
   TRTET_RETURN_IF_ERROR(join_in_.record(call.where.choice.caller));
   TRTET_CUDA_CHECK(cudaStreamWaitEvent(call.stream(), join_in_.get(), 0));
   return Status::Ok();
@@ -166,6 +176,7 @@ Status CallOrdering::record_progress(Call& call, bool engine_done, bool copies_d
   Slot* slot = call.slot >= 0 ? &slots_[static_cast<std::size_t>(call.slot)] : nullptr;
   if (engine_done) {
     if (slot != nullptr) {
+      TRTET_RETURN_IF_ERROR(ensure_made(slot->engine_done));
       TRTET_RETURN_IF_ERROR(slot->engine_done.record(call.stream()));
       slot->engine_recorded = true;
       slot->engine_stream = call.where.id;
@@ -175,6 +186,7 @@ Status CallOrdering::record_progress(Call& call, bool engine_done, bool copies_d
     engine_stream_ = call.where.id;
   }
   if (copies_done && slot != nullptr && call.staged_outputs) {
+    TRTET_RETURN_IF_ERROR(ensure_made(slot->copies_done));
     TRTET_RETURN_IF_ERROR(slot->copies_done.record(call.stream()));
     slot->copies_recorded = true;
     slot->copies_stream = call.where.id;

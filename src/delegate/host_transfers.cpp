@@ -4,11 +4,23 @@
 #include <cstring>
 
 #include "cuda/check.h"
+#include "delegate/load_trace.h"
 #include "delegate/staging_layout.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
+namespace {
+
+/// The process's copy pool; its first use starts the workers (timed as a load step).
+HostCopyPool& copy_pool() {
+  TimedStep step("copy pool");
+  return HostCopyPool::shared();
+}
+
+}  // namespace
 
 Status HostTransfers::ensure_chunk_events(std::size_t count) {
+  if (chunk_events_.size() >= count) return Status::Ok();
+  TimedStep step("chunk events");
   while (chunk_events_.size() < count) {
     TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
     chunk_events_.push_back(std::move(event));
@@ -32,7 +44,7 @@ Status HostTransfers::send(unsigned char* device, const unsigned char* from, uns
     input_copies_.push_back(CopyTask{staging + offset, from + offset, std::min(slice, bytes - offset)});
   }
   const std::size_t slices_per_chunk = chunk / slice;  // chunk_bytes() is a whole number of slices
-  HostCopyPool& pool = HostCopyPool::shared();
+  HostCopyPool& pool = copy_pool();
   CopyBatch batch(input_copies_);
   pool.begin(batch, input_copies_.size());
   cudaError_t error = cudaSuccess;
@@ -82,7 +94,7 @@ Status HostTransfers::finish_receives() {
   // This thread waits for each chunk's transfer and hands the chunk's slices to the pool's
   // workers, which copy them out while later chunks are still in flight; at the end it copies
   // slices too. Workers never wait for the GPU.
-  HostCopyPool& pool = HostCopyPool::shared();
+  HostCopyPool& pool = copy_pool();
   CopyBatch batch(output_copies_);
   pool.begin(batch, 0);
   Status waited;

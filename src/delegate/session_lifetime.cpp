@@ -2,11 +2,13 @@
 #include "delegate/session.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "cuda/check.h"
 #include "cuda/device.h"
 #include "delegate/aliases.h"
 #include "delegate/checks.h"
+#include "delegate/load_trace.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
@@ -26,22 +28,35 @@ Status Session::initialize() {
   // Aliases are checked once, here (Note [aliased outputs] in delegate/aliases.h).
   TRTET_ASSIGN_OR_RETURN(alias_input_of_output_, validate_aliases(engine));
 
-  TRTET_RETURN_IF_ERROR(cuda::check_device_index(engine.device()));
-  cuda::DeviceGuard device(engine.device());
-  TRTET_RETURN_IF_ERROR(device.status());
-  int integrated = 0;
-  int ats = 0;
-  TRTET_CUDA_CHECK(cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, engine.device()));
-  TRTET_CUDA_CHECK(cudaDeviceGetAttribute(&ats, cudaDevAttrPageableMemoryAccessUsesHostPageTables, engine.device()));
-  host_memory_is_device_accessible_ = integrated != 0 || ats != 0;
-
-  TRTET_RETURN_IF_ERROR(ordering_.initialize(options_.staging_slots));
-  TRTET_RETURN_IF_ERROR(streams_.initialize());
-  TRTET_RETURN_IF_ERROR(staging_.initialize(engine, options_.staging_slots));
+  std::optional<cuda::DeviceGuard> device;
+  {
+    TimedStep step("session: device and its attributes");
+    TRTET_RETURN_IF_ERROR(cuda::check_device_index(engine.device()));
+    device.emplace(engine.device());
+    TRTET_RETURN_IF_ERROR(device->status());
+    int integrated = 0;
+    int ats = 0;
+    TRTET_CUDA_CHECK(cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, engine.device()));
+    TRTET_CUDA_CHECK(cudaDeviceGetAttribute(&ats, cudaDevAttrPageableMemoryAccessUsesHostPageTables, engine.device()));
+    host_memory_is_device_accessible_ = integrated != 0 || ats != 0;
+  }
+  {
+    TimedStep step("session: events");
+    TRTET_RETURN_IF_ERROR(ordering_.initialize(options_.staging_slots));
+  }
+  {
+    TimedStep step("session: own stream");
+    TRTET_RETURN_IF_ERROR(streams_.initialize());
+  }
+  {
+    TimedStep step("session: staging pools");
+    TRTET_RETURN_IF_ERROR(staging_.initialize(engine, options_.staging_slots));
+  }
   profile_used_.assign(static_cast<std::size_t>(engine.profile_count()), false);
   profile_used_[0] = true;  // selected when the engine was made
   bindings_.assign(static_cast<std::size_t>(engine.io_count()), Binding{});
   if (options_.staging_budget_bytes > 0) {
+    TimedStep step("session: budgeted staging");
     // Note [staging budget] in staging_store.cpp.
     TRTET_ASSIGN_OR_RETURN(const std::size_t chunks,
                            staging_.prepare_budget(engine, options_.staging_budget_bytes,

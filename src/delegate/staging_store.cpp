@@ -7,6 +7,7 @@
 #include "cuda/check.h"
 #include "delegate/checks.h"
 #include "delegate/host_copy_pool.h"
+#include "delegate/load_trace.h"
 #include "delegate/staging_layout.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
@@ -29,13 +30,15 @@ Status StagingStore::initialize(const engine::Engine& engine, int slots) {
   const int count = engine.io_count();
   bindings_ = static_cast<std::size_t>(count);
   slots_ = slots;
-  // The session's own pools, lent (Note [pools are recycled] in memory_pool.cpp): what it holds
-  // beyond its engine is what they hold. Nothing is allocated here.
-  TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::LeasedPool::take(cuda::PoolKind::kDevice, engine.device()));
-  auto pool = cuda::LeasedPool::take(cuda::PoolKind::kPinnedHost, engine.device());
+  device_ = engine.device();
+  // The process's pools, shared by every session (Note [shared staging pools] in
+  // cuda/memory_pool.cpp). Nothing is allocated here.
+  TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::staging_pool(cuda::PoolKind::kDevice, device_));
+  const Result<cudaMemPool_t> pool = cuda::staging_pool(cuda::PoolKind::kPinnedHost, device_);
   if (pool.ok()) {
-    host_pool_ = std::move(pool).value();
+    host_pool_ = *pool;
   } else {
+    (void)cudaGetLastError();
     log(LogLevel::kWarning, "host staging falls back to cudaHostAlloc, whose growth may synchronize the device: %s",
         pool.status().to_string().c_str());
   }
@@ -109,10 +112,10 @@ Result<std::size_t> StagingStore::prepare_budget(engine::Engine& engine, std::si
       continue;
     }
     Entry& staging = entries_[at(0, i)];
-    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer device, cuda::DeviceBuffer::allocate_from(device_pool_.get(), bytes, stream));
+    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer device, cuda::DeviceBuffer::allocate_from(device_pool_, bytes, stream));
     staging.device = std::make_shared<cuda::DeviceBuffer>(std::move(device));
-    if (host_pool_) {
-      TRTET_ASSIGN_OR_RETURN(staging.host, cuda::DeviceBuffer::allocate_from(host_pool_.get(), bytes, stream));
+    if (host_pool_ != nullptr) {
+      TRTET_ASSIGN_OR_RETURN(staging.host, cuda::DeviceBuffer::allocate_from(host_pool_, bytes, stream));
     } else {
       TRTET_ASSIGN_OR_RETURN(staging.host_fallback, cuda::PinnedBuffer::allocate(bytes));
     }
@@ -122,6 +125,7 @@ Result<std::size_t> StagingStore::prepare_budget(engine::Engine& engine, std::si
     chunked = chunked || bytes > chunk;
   }
   budgeted_bytes_ = total;
+  note_held();
   if (chunked) (void)HostCopyPool::shared().workers();  // starts the workers, once per process
   for (int i = 0; i < count; ++i) {
     if (engine.io(i).is_input && may_be_empty(engine, i)) {
@@ -191,8 +195,9 @@ Status StagingStore::grow_device(int slot, int index, std::size_t bytes, cudaStr
                         "binding %d (\"%s\") needs %zu bytes of device staging but the session holds %zu, and nothing "
                         "may be allocated while the stream is being captured: run the call once before capturing",
                         index, name, bytes, held);
+  TimedStep step("device staging growth");
   TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown,
-                         cuda::DeviceBuffer::allocate_from(device_pool_.get(), capacity(index, held, bytes), stream));
+                         cuda::DeviceBuffer::allocate_from(device_pool_, capacity(index, held, bytes), stream));
   if (buffer.use_count() == 1) {
     // Ours alone: freed on this call's stream once it is ordered after earlier calls.
     buffer->set_stream(stream);
@@ -202,6 +207,7 @@ Status StagingStore::grow_device(int slot, int index, std::size_t bytes, cudaStr
   }
   buffer = std::make_shared<cuda::DeviceBuffer>(std::move(grown));
   ++grows_;
+  note_held();
   return Status::Ok();
 }
 
@@ -211,9 +217,10 @@ Status StagingStore::grow_host(int index, std::size_t bytes, cudaStream_t stream
   if (staging.host_size() >= bytes) return Status::Ok();
   // Pageable I/O is refused during capture before this point.
   const std::size_t grown_to = capacity(index, staging.host_size(), bytes);
-  if (host_pool_) {
-    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown, cuda::DeviceBuffer::allocate_from(host_pool_.get(), grown_to, stream));
-    if (staging.host) retired_.push_back(std::move(staging.host));
+  TimedStep step("host staging growth");
+  if (host_pool_ != nullptr) {
+    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown, cuda::DeviceBuffer::allocate_from(host_pool_, grown_to, stream));
+    if (staging.host) retired_host_.push_back(std::move(staging.host));
     staging.host = std::move(grown);
   } else {
     TRTET_ASSIGN_OR_RETURN(cuda::PinnedBuffer grown, cuda::PinnedBuffer::allocate(grown_to));
@@ -222,12 +229,13 @@ Status StagingStore::grow_host(int index, std::size_t bytes, cudaStream_t stream
     staging.host_fallback = std::move(grown);
   }
   ++grows_;
+  note_held();
   return Status::Ok();
 }
 
 void StagingStore::touch_host_staging() noexcept {
-  for (int i = 0; i < bindings_; ++i) {
-    const Entry& staging = entries_[at(0, i)];
+  for (std::size_t i = 0; i < bindings_; ++i) {
+    const Entry& staging = entries_[i];  // slot 0
     if (staging.host_size() > 0) std::memset(staging.host_data(), 0, staging.host_size());
   }
 }
@@ -244,43 +252,59 @@ Status StagingStore::ensure_empty_tensor(int index, const char* name, cudaStream
                         "empty tensor once before capturing",
                         index, name);
   TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer empty,
-                         cuda::DeviceBuffer::allocate_from(device_pool_.get(), kEmptyTensorBytes, stream));
+                         cuda::DeviceBuffer::allocate_from(device_pool_, kEmptyTensorBytes, stream));
   empty_tensor_ = std::make_shared<cuda::DeviceBuffer>(std::move(empty));
+  note_held();
   return Status::Ok();
 }
 
+std::uint64_t StagingStore::held_bytes(bool host) const noexcept {
+  std::uint64_t held = 0;
+  if (host) {
+    for (const Entry& staging : entries_) held += staging.host_size();
+    for (const cuda::DeviceBuffer& buffer : retired_host_) held += buffer.size();
+    for (const cuda::PinnedBuffer& buffer : retired_pinned_) held += buffer.size();
+    return held;
+  }
+  // A buffer a captured graph shares is still the session's until it is released to the graph.
+  for (const Entry& staging : entries_) held += staging.device != nullptr ? staging.device->size() : 0;
+  for (const cuda::DeviceBuffer& buffer : retired_) held += buffer.size();
+  held += empty_tensor_ != nullptr ? empty_tensor_->size() : 0;
+  return held;
+}
+
+void StagingStore::note_held() noexcept {
+  device_high_ = std::max(device_high_, held_bytes(false));
+  host_high_ = std::max(host_high_, held_bytes(true));
+}
+
 StagingMemory StagingStore::memory() const {
+  // What the session's allocations take now (Note [shared staging pools]: the pools are the
+  // process's, so the session reserves nothing beyond them).
   StagingMemory memory;
-  // Read now, from the pools (a failed read leaves 0: stats cannot fail).
-  if (device_pool_) {
-    const Result<cuda::PoolUsage> usage = cuda::pool_usage(device_pool_.get());
-    if (usage.ok()) {
-      memory.device_reserved = usage->reserved;
-      memory.device_used = usage->used;
-      memory.device_reserved_high = usage->reserved_high;
-      memory.device_used_high = usage->used_high;
-    }
-  }
-  if (host_pool_) {
-    const Result<cuda::PoolUsage> usage = cuda::pool_usage(host_pool_.get());
-    if (usage.ok()) {
-      memory.host_reserved = usage->reserved;
-      memory.host_used = usage->used;
-      memory.host_reserved_high = usage->reserved_high;
-      memory.host_used_high = usage->used_high;
-    }
-  } else {
-    for (const Entry& staging : entries_) memory.host_used += staging.host_fallback.size();
-    for (const cuda::PinnedBuffer& buffer : retired_pinned_) memory.host_used += buffer.size();
-    memory.host_reserved = memory.host_used;
-  }
+  memory.device_used = memory.device_reserved = held_bytes(false);
+  memory.device_used_high = memory.device_reserved_high = std::max(device_high_, memory.device_used);
+  memory.host_used = memory.host_reserved = held_bytes(true);
+  memory.host_used_high = memory.host_reserved_high = std::max(host_high_, memory.host_used);
   return memory;
 }
 
 Status StagingStore::trim() {
-  if (device_pool_) TRTET_CUDA_CHECK(cudaMemPoolTrimTo(device_pool_.get(), 0));
-  if (host_pool_) TRTET_CUDA_CHECK(cudaMemPoolTrimTo(host_pool_.get(), 0));
+  TRTET_RETURN_IF_ERROR(cuda::trim_staging_pool(cuda::PoolKind::kDevice, device_));
+  if (host_pool_ != nullptr) TRTET_RETURN_IF_ERROR(cuda::trim_staging_pool(cuda::PoolKind::kPinnedHost, device_));
   return Status::Ok();
+}
+
+Result<StagingReserve> staging_reserve(int device) {
+  StagingReserve reserve;
+  TRTET_ASSIGN_OR_RETURN(reserve.device, cuda::staging_pool_usage(cuda::PoolKind::kDevice, device));
+  TRTET_ASSIGN_OR_RETURN(reserve.host, cuda::staging_pool_usage(cuda::PoolKind::kPinnedHost, device));
+  return reserve;
+}
+
+Status trim_staging_reserve(int device) {
+  TRTET_RETURN_IF_ERROR(cuda::trim_staging_pool(cuda::PoolKind::kDevice, device));
+  return cuda::trim_staging_pool(cuda::PoolKind::kPinnedHost, device);
 }
 
 void StagingStore::release(cudaStream_t stream) noexcept {
@@ -304,16 +328,17 @@ void StagingStore::release(cudaStream_t stream) noexcept {
       staging.host_fallback.reset();
     }
     for (cuda::DeviceBuffer& buffer : retired_) buffer.set_stream(stream);
+    for (cuda::DeviceBuffer& buffer : retired_host_) buffer.set_stream(stream);
     retired_.clear();
+    retired_host_.clear();
     retired_pinned_.clear();
     free_shared(empty_tensor_);
-    // The frees above complete before the pools go back, so a pool can be lent again at once.
+    // The frees complete now (our own stream only), so the next load reuses the memory at once
+    // (Note [shared staging pools]). Memory a live graph still holds is freed when that graph goes.
     TRTET_CUDA_WARN(cudaStreamSynchronize(stream));
   }
-  // Pools go back (Note [pools are recycled] in memory_pool.cpp); memory a live graph still holds
-  // is released when that graph goes.
-  host_pool_.reset();
-  device_pool_.reset();
+  host_pool_ = nullptr;
+  device_pool_ = nullptr;
   entries_.clear();
   max_bytes_.clear();
   slot_ = 0;

@@ -20,15 +20,29 @@
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
-/// What the store's pools hold now, read from their own counters (SessionStats' memory fields).
+/// What the store holds now: the sizes of its live allocations, device and pinned host, and their
+/// high marks (SessionStats' memory fields). The process's pools are shared (Note [shared staging
+/// pools] in cuda/memory_pool.cpp), so a session reserves nothing beyond its allocations: its
+/// reserved fields equal its used ones, and the process's reserve is the pools' own counters
+/// (staging_reserve()).
 struct StagingMemory {
   std::uint64_t device_reserved = 0, device_used = 0, device_reserved_high = 0, device_used_high = 0;
   std::uint64_t host_reserved = 0, host_used = 0, host_reserved_high = 0, host_used_high = 0;
 };
 
-/// Owns the staging of one session. Device staging comes from the session's device memory pool and
+/// What the process's staging pools on `device` reserve and use, for every session together.
+struct StagingReserve {
+  cuda::PoolUsage device;
+  cuda::PoolUsage host;
+};
+/// Read from the pools' counters; zeros for a pool not made yet.
+Result<StagingReserve> staging_reserve(int device);
+/// Gives back what the process's staging pools on `device` hold unused (off the hot path).
+Status trim_staging_reserve(int device);
+
+/// Owns the staging of one session. Device staging comes from the process's device staging pool and
 /// is shared with graphs that captured it (graph_hold.h). Host staging (pageable I/O only, never
-/// captured) comes from the session's pinned host memory pool, or, where the device has none, from
+/// captured) comes from the process's pinned host staging pool, or, where the device has none, from
 /// cudaHostAlloc; only the first slot's entries hold it (calls with pageable memory finish with it
 /// before they release the session's lock). Nothing here orders work: the caller (Session, with
 /// CallOrdering) decides when a buffer may be reused or freed.
@@ -78,9 +92,12 @@ class StagingStore {
   const SharedBuffer& empty_tensor_buffer() const noexcept { return empty_tensor_; }
 
   /// Outgrown staging waits to be freed: the next eager call orders itself after every earlier one.
-  bool has_retired() const noexcept { return !retired_.empty(); }
+  bool has_retired() const noexcept { return !retired_.empty() || !retired_host_.empty(); }
   /// Frees retired staging in stream order (each on the stream it was last used on).
-  void free_retired() noexcept { retired_.clear(); }
+  void free_retired() noexcept {
+    retired_.clear();
+    retired_host_.clear();
+  }
 
   std::uint64_t grows() const noexcept { return grows_; }
   std::uint64_t budgeted_bytes() const noexcept { return budgeted_bytes_; }
@@ -89,9 +106,10 @@ class StagingStore {
   /// first touch of those pages (Note [staging budget]).
   void touch_host_staging() noexcept;
   StagingMemory memory() const;
-  /// Gives the driver back what the pools hold but no staging uses (cudaMemPoolTrimTo).
+  /// Gives the driver back what the process's pools hold but no staging uses (cudaMemPoolTrimTo).
   Status trim();
-  /// Frees everything in order on `stream` (every use complete) and gives the pools back.
+  /// Frees everything in order on `stream` (every use complete) and waits for `stream`, so the
+  /// memory can be reused at once by the next load.
   void release(cudaStream_t stream) noexcept;
 
  private:
@@ -109,14 +127,20 @@ class StagingStore {
   /// The capacity staging of binding `index` grows to from `held` for `needed` bytes: by half at
   /// least, but not past the binding's largest size when that is known.
   std::size_t capacity(int index, std::size_t held, std::size_t needed) const noexcept;
+  /// The bytes of device (`host`: pinned host) staging the store holds now.
+  std::uint64_t held_bytes(bool host) const noexcept;
+  /// Raises the high marks to what is held now (after an allocation).
+  void note_held() noexcept;
 
   std::size_t bindings_ = 0;
   int slots_ = 1;
   std::vector<Entry> entries_;                    ///< slots x bindings (at())
   std::vector<std::size_t> max_bytes_;            ///< per binding: its largest size over the profiles
-  cuda::LeasedPool device_pool_;                  ///< device staging and the empty-tensor address
-  cuda::LeasedPool host_pool_;                    ///< pinned host staging, stream-ordered
-  std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown staging, freed once ordered after earlier calls
+  int device_ = 0;
+  cudaMemPool_t device_pool_ = nullptr;           ///< the process's: device staging and the empty-tensor address
+  cudaMemPool_t host_pool_ = nullptr;             ///< the process's: pinned host staging, stream-ordered (or none)
+  std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown device staging, freed once ordered after earlier calls
+  std::vector<cuda::DeviceBuffer> retired_host_;  ///< outgrown pinned host staging, freed likewise
   std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at release
   SharedBuffer empty_tensor_;
   int slot_ = 0;                                  ///< the slot of the last call that staged (or 0)
@@ -124,6 +148,8 @@ class StagingStore {
   bool staged_before_ = false;
   std::uint64_t grows_ = 0;
   std::uint64_t budgeted_bytes_ = 0;
+  std::uint64_t device_high_ = 0;                 ///< the most device staging held at once
+  std::uint64_t host_high_ = 0;                   ///< the most pinned host staging held at once
 };
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

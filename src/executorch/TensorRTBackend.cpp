@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "blob/parse.h"
+#include "delegate/load_trace.h"
 #include "executorch/cuda_allocator.h"
 #include "executorch/delegate_handle.h"
 #include "engine/engine_factory.h"
@@ -82,6 +83,7 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
                              et::ArrayRef<et::CompileSpec> compile_specs) {
   TRTET_CHECK_OR_RETURN(processed != nullptr && processed->data() != nullptr, kInvalidProgram,
                         "the program carries no processed data for this delegate");
+  std::optional<delegate::TimedStep> step(std::in_place, "delegate: load options");
   TRTET_ASSIGN_OR_RETURN(const std::optional<std::uint64_t> budget,
                          resolve_weight_streaming_budget(compile_specs, context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(const delegate::SessionOptions options,
@@ -90,8 +92,10 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
   TRTET_ASSIGN_OR_RETURN(const std::optional<bool> host_code, resolve_allow_engine_host_code(context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(const blob::ParseLimits limits, resolve_blob_limits(context.runtime_specs()));
   TRTET_ASSIGN_OR_RETURN(const std::uint32_t gpu_every, resolve_profiling_gpu_every(context.runtime_specs()));
+  step.emplace("delegate: blob parse");
   TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size(), limits));
 
+  step.emplace("delegate: engine creation");
   Result<engine::EnginePtr> engine =
       build_engine(parsed, budget, std::move(runtime_library), host_code, context.get_method_name());
   processed->Free();  // the engine holds what it needs; `parsed` points at freed memory from here
@@ -100,10 +104,12 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
     if (engine.status().code() != ErrorCode::kNoDevice) return engine.status();
     unavailable = engine.status();
   }
+  step.emplace("delegate: handle");
   TRTET_ASSIGN_OR_RETURN(DelegateHandle* handle,
                          place_handle(context, engine.ok() ? std::move(engine).value() : engine::EnginePtr(), options));
   handle->profiler.set_name(delegate_event_name(context.get_method_name(), context.get_runtime_allocator(), handle));
   handle->profiler.set_gpu_every(gpu_every);
+  step.reset();
   if (unavailable.ok()) {
     const Status initialized = handle->session.initialize();
     if (initialized.code() == ErrorCode::kNoDevice) {

@@ -1,0 +1,417 @@
+// P13 and P14: what a load of a new program and its first call cost, step by step, and what the
+// process's staging pools reserve against what the sessions use (docs/PERFORMANCE.md).
+//
+//   trtet-cold-start [--loads N] [--models M]                runs the three parts below, each in a
+//                                                            process of its own, and the table last
+//   trtet-cold-start --program host|device [--loads N]       one program's breakdown
+//   trtet-cold-start --reserve [--models M]                  the reserve rows and the pools' granularity
+//
+// Programs (through ExecuTorch's Module, test engines from the installed factory, as trtet-etdump):
+//   host    cold_host_1m: x, y, out host-planned float32 [64, 4096] (1 MiB each, pageable), the
+//           elementwise engine without a spin; the first call stages them (device staging, pinned
+//           host staging, the copy pool).
+//   device  etdump_fast: x, y the caller's device tensors, out in the program's CUDA arena.
+// Each load, timed on the host: Module's constructor and load() (the program), load_method
+// ("forward": ExecuTorch's method init, the delegate's init inside it), then the first forward()
+// under a CudaStreamGuard on a stream of the caller's (a call with host outputs returns with them
+// written; one with device outputs returns once queued). The delegate's own steps come from a
+// LoadTrace set on this thread (delegate/load_trace.h); "the rest" of a phase is its time less its
+// recorded steps. The first load in the process is reported apart from loads 2..N (median), which
+// are what a server that swaps models pays. Each load's output is checked, then the Module goes
+// (destroy timed apart).
+//
+// --reserve: first the granularity of CUDA's pools, from fresh pools (one allocation of 1 MiB,
+// then 3 MiB, then 40 MiB; and a pool made with a 4 MiB maxSize), then the process's staging pools
+// (Note [shared staging pools]) with one host model loaded and called, and with M (16) at once:
+// reserved against used, device and pinned host. P14a: one model reserves at most 4 MiB of each;
+// P14b: M models reserve at most 1.25x what they use.
+#include <torch_tensorrt/executorch/CudaStreamGuard.h>
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <cuda_runtime_api.h>
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor.h>
+#include <executorch/runtime/platform/runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda/memory_pool.h"
+#include "delegate/load_trace.h"
+#include "delegate/staging_store.h"
+#include "engine/engine_factory.h"
+#include "engines/test_engine_factory.h"
+
+namespace {
+
+namespace ex = torch_tensorrt::executorch_backend;
+namespace etr = ::executorch::runtime;
+using ::executorch::extension::from_blob;
+using ::executorch::extension::Module;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRows = 64;
+constexpr int kCols = 4096;
+constexpr std::size_t kCount = std::size_t{kRows} * kCols;
+constexpr std::size_t kBytes = kCount * sizeof(float);
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// The figures issue 38 reports for Torch-TensorRT's delegate over the same test engines and programs
+// (load + first call, host time), measured on the H200 in other runs: the comparison is not of one run.
+constexpr double kPeerHostUs = 1700.0;
+constexpr double kPeerDeviceUs = 140.0;
+
+double us_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+int fail(const char* what) {
+  std::fprintf(stderr, "trtet-cold-start: %s\n", what);
+  return 1;
+}
+
+/// One load and first call: each named part's host time (us).
+using Parts = std::map<std::string, double>;
+
+struct Program {
+  bool host = true;
+  std::string path;
+  std::vector<float> x, y;
+  void* dx = nullptr;
+  void* dy = nullptr;
+};
+
+/// The rows of the breakdown, in order, and where each comes from.
+const char* const kLoadSteps[] = {"delegate: load options", "delegate: blob parse", "delegate: engine creation",
+                                  "delegate: handle", "session: device and its attributes", "session: events",
+                                  "session: own stream", "session: staging pools", "session: budgeted staging",
+                                  "chunk events"};
+const char* const kCallSteps[] = {"device staging growth", "host staging growth", "chunk events", "copy pool"};
+
+/// Loads `program`, makes its first call and checks it; fills `parts`. False on any failure.
+bool load_and_call(const Program& program, cudaStream_t stream, Parts& parts) {
+  ex::delegate::LoadTrace trace;
+  std::vector<etr::EValue> inputs;
+  auto tx = program.host ? from_blob(const_cast<float*>(program.x.data()), {kRows, kCols})
+                         : from_blob(program.dx, {kRows, kCols}, ::executorch::aten::ScalarType::Float,
+                                     ::executorch::aten::Device(::executorch::aten::DeviceType::CUDA, 0));
+  auto ty = program.host ? from_blob(const_cast<float*>(program.y.data()), {kRows, kCols})
+                         : from_blob(program.dy, {kRows, kCols}, ::executorch::aten::ScalarType::Float,
+                                     ::executorch::aten::Device(::executorch::aten::DeviceType::CUDA, 0));
+  inputs.emplace_back(*tx);
+  inputs.emplace_back(*ty);
+
+  ex::delegate::set_load_trace(&trace);
+  const auto t0 = Clock::now();
+  auto module = std::make_unique<Module>(program.path);
+  const bool loaded = module->load() == etr::Error::Ok;
+  const auto t1 = Clock::now();
+  const bool method = loaded && module->load_method("forward") == etr::Error::Ok;
+  const auto t2 = Clock::now();
+  const std::size_t load_steps = trace.steps().size();
+  bool called = false;
+  const void* out = nullptr;
+  if (method) {
+    ex::CudaStreamGuard guard(stream);
+    auto outputs = module->forward(inputs);
+    called = outputs.ok();
+    if (called) out = outputs->at(0).toTensor().const_data_ptr();
+  }
+  const auto t3 = Clock::now();
+  ex::delegate::set_load_trace(nullptr);
+  if (!called) return false;
+  if (cudaStreamSynchronize(stream) != cudaSuccess) return false;
+
+  // The output: out = 2x - 0.5y.
+  std::vector<float> result(kCount);
+  if (program.host) {
+    std::memcpy(result.data(), out, kBytes);
+  } else if (cudaMemcpy(result.data(), out, kBytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    return false;
+  }
+  for (std::size_t i = 0; i < kCount; i += 997) {
+    if (result[i] != 2.0f * program.x[i] - 0.5f * program.y[i]) {
+      std::fprintf(stderr, "trtet-cold-start: wrong output at %zu\n", i);
+      return false;
+    }
+  }
+  const auto t4 = Clock::now();
+  module.reset();
+  const auto t5 = Clock::now();
+
+  double load_recorded = 0;
+  double call_recorded = 0;
+  for (std::size_t s = 0; s < trace.steps().size(); ++s) {
+    const ex::delegate::LoadStep& step = trace.steps()[s];
+    const bool in_load = s < load_steps;
+    const std::string name = std::string(in_load ? "load: " : "first call: ") + step.name;
+    parts[name] += static_cast<double>(step.ns) / 1000.0;
+    (in_load ? load_recorded : call_recorded) += static_cast<double>(step.ns) / 1000.0;
+  }
+  parts["load: ExecuTorch program (Module, load)"] = us_between(t0, t1);
+  parts["load: ExecuTorch method init, the rest"] = us_between(t1, t2) - load_recorded;
+  parts["first call: the rest (checks, copies, engine, waits)"] = us_between(t2, t3) - call_recorded;
+  parts["total: load"] = us_between(t0, t2);
+  parts["total: first call"] = us_between(t2, t3);
+  parts["total: load + first call"] = us_between(t0, t3);
+  parts["destroy (Module)"] = us_between(t4, t5);
+  return true;
+}
+
+int run_program(const std::string& which, int loads) {
+  Program program;
+  program.host = which == "host";
+  program.path = std::string(TRTET_TEST_PROGRAM_DIR) + "/" + (program.host ? "cold_host_1m" : "etdump_fast") + ".pte";
+  program.x.resize(kCount);
+  program.y.resize(kCount);
+  for (std::size_t i = 0; i < kCount; ++i) {
+    program.x[i] = 0.25f * static_cast<float>(i % 97);
+    program.y[i] = 1.0f + static_cast<float>(i % 13);
+  }
+  const auto context_start = Clock::now();
+  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) return fail("no CUDA context");
+  const double context_us = us_between(context_start, Clock::now());
+  cudaStream_t stream = nullptr;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("no stream");
+  if (!program.host) {
+    if (cudaMalloc(&program.dx, kBytes) != cudaSuccess || cudaMalloc(&program.dy, kBytes) != cudaSuccess) {
+      return fail("no device memory");
+    }
+    cudaMemcpy(program.dx, program.x.data(), kBytes, cudaMemcpyHostToDevice);
+    cudaMemcpy(program.dy, program.y.data(), kBytes, cudaMemcpyHostToDevice);
+  }
+  std::vector<Parts> runs;
+  for (int i = 0; i < loads; ++i) {
+    Parts parts;
+    if (!load_and_call(program, stream, parts)) return fail(("load " + std::to_string(i) + " of " + program.path + " failed").c_str());
+    runs.push_back(std::move(parts));
+  }
+  // Rows: the totals, then every part seen, in the order of the steps, then any other.
+  std::vector<std::string> names = {"total: load + first call", "total: load", "total: first call",
+                                    "load: ExecuTorch program (Module, load)", "load: ExecuTorch method init, the rest"};
+  for (const char* step : kLoadSteps) names.push_back(std::string("load: ") + step);
+  for (const char* step : kCallSteps) names.push_back(std::string("first call: ") + step);
+  names.push_back("first call: the rest (checks, copies, engine, waits)");
+  names.push_back("destroy (Module)");
+  for (const Parts& parts : runs) {
+    for (const auto& [name, us] : parts) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  std::printf("P13 %s I/O program (%s), %d loads in one process; CUDA context made before, %.1f us (not counted)\n",
+              program.host ? "1 MiB pageable host" : "device", program.path.c_str(), loads, context_us);
+  std::printf("  %-58s %14s %18s\n", "step (host us)", "first load", "loads 2..N median");
+  for (const std::string& name : names) {
+    bool seen = false;
+    std::vector<double> later;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const auto found = runs[r].find(name);
+      if (found != runs[r].end()) seen = true;
+      if (r > 0) later.push_back(found != runs[r].end() ? found->second : 0.0);
+    }
+    if (!seen) continue;
+    const auto first = runs[0].find(name);
+    std::printf("  %-58s %14.1f %18.1f\n", name.c_str(), first != runs[0].end() ? first->second : 0.0, median(later));
+  }
+  std::vector<double> later_total;
+  for (std::size_t r = 1; r < runs.size(); ++r) later_total.push_back(runs[r]["total: load + first call"]);
+  const double first_total = runs[0]["total: load + first call"];
+  const double peer = program.host ? kPeerHostUs : kPeerDeviceUs;
+  const char* id = program.host ? "P13a" : "P13b";
+  std::printf("%s load + first call, %s I/O: first load %.1f us, loads 2..N median %.1f us; Torch-TensorRT's (issue "
+              "38's figure, another run) %.0f us: ratio %.3f first, %.3f later (goal <= 1.00: %s)\n",
+              id, program.host ? "1 MiB pageable host" : "device", first_total, median(later_total), peer,
+              first_total / peer, median(later_total) / peer, median(later_total) <= peer ? "met" : "missed");
+  cudaStreamDestroy(stream);
+  if (program.dx != nullptr) cudaFree(program.dx);
+  if (program.dy != nullptr) cudaFree(program.dy);
+  return 0;
+}
+
+// ---- the reserve ----------------------------------------------------------------------------
+
+double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / kMiB; }
+
+/// What a fresh pool reserves for allocations of `sizes` (MiB) made one after another, printed.
+void probe_pool(const char* what, bool host, std::size_t max_size, cudaStream_t stream) {
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = host ? cudaMemLocationTypeHost : cudaMemLocationTypeDevice;
+  props.location.id = 0;
+  props.maxSize = max_size;
+  cudaMemPool_t pool = nullptr;
+  if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+    std::printf("  %s: cudaMemPoolCreate refused (%s)\n", what, cudaGetErrorString(cudaGetLastError()));
+    return;
+  }
+  if (host) {
+    cudaMemAccessDesc access{};
+    access.location.type = cudaMemLocationTypeDevice;
+    access.location.id = 0;
+    access.flags = cudaMemAccessFlagsProtReadWrite;
+    cudaMemPoolSetAccess(pool, &access, 1);
+  }
+  std::string line = std::string("  ") + what + ":";
+  std::vector<void*> held;
+  for (const double size_mib : {1.0, 3.0, 40.0}) {
+    if (max_size != 0 && size_mib > 3.0) break;
+    void* p = nullptr;
+    const auto start = Clock::now();
+    const cudaError_t made = cudaMallocFromPoolAsync(&p, static_cast<std::size_t>(size_mib * kMiB), pool, stream);
+    cudaStreamSynchronize(stream);
+    const double us = us_between(start, Clock::now());
+    if (made != cudaSuccess) {
+      (void)cudaGetLastError();
+      line += " +" + std::to_string(static_cast<int>(size_mib)) + " MiB refused;";
+      continue;
+    }
+    held.push_back(p);
+    const auto usage = ex::cuda::pool_usage(pool);
+    char part[160];
+    std::snprintf(part, sizeof part, " +%.0f MiB -> reserved %.1f MiB, used %.1f MiB (%.0f us);", size_mib,
+                  usage.ok() ? mib(usage->reserved) : -1.0, usage.ok() ? mib(usage->used) : -1.0, us);
+    line += part;
+  }
+  for (void* p : held) cudaFreeAsync(p, stream);
+  cudaStreamSynchronize(stream);
+  cudaMemPoolTrimTo(pool, 0);
+  std::printf("%s\n", line.c_str());
+  // Never destroyed (Note [pools are recycled]); it holds nothing now.
+}
+
+struct Reserve {
+  ex::cuda::PoolUsage device, host;
+};
+
+Reserve read_reserve() {
+  const auto reserve = ex::delegate::staging_reserve(0);
+  Reserve r;
+  if (reserve.ok()) {
+    r.device = reserve->device;
+    r.host = reserve->host;
+  }
+  return r;
+}
+
+void print_reserve(const char* what, const Reserve& r) {
+  std::printf("  %s: device staging pool reserved %.2f MiB, used %.2f MiB; pinned host pool reserved %.2f MiB, used "
+              "%.2f MiB\n",
+              what, mib(r.device.reserved), mib(r.device.used), mib(r.host.reserved), mib(r.host.used));
+}
+
+int run_reserve(int models) {
+  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) return fail("no CUDA context");
+  cudaStream_t stream = nullptr;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("no stream");
+  std::printf("P14 what CUDA's pools reserve (fresh pools, allocations kept one after another):\n");
+  probe_pool("device pool", false, 0, stream);
+  probe_pool("pinned host pool", true, 0, stream);
+  probe_pool("device pool, maxSize 4 MiB", false, std::size_t{4} << 20, stream);
+  probe_pool("pinned host pool, maxSize 4 MiB", true, std::size_t{4} << 20, stream);
+
+  const std::string path = std::string(TRTET_TEST_PROGRAM_DIR) + "/cold_host_1m.pte";
+  std::vector<float> x(kCount, 1.0f), y(kCount, 2.0f);
+  auto tx = from_blob(x.data(), {kRows, kCols});
+  auto ty = from_blob(y.data(), {kRows, kCols});
+  std::vector<etr::EValue> inputs{etr::EValue(*tx), etr::EValue(*ty)};
+  std::vector<std::unique_ptr<Module>> loaded;
+  auto load_one = [&]() {
+    auto module = std::make_unique<Module>(path);
+    if (module->load_method("forward") != etr::Error::Ok) return false;
+    ex::CudaStreamGuard guard(stream);
+    auto outputs = module->forward(inputs);
+    if (!outputs.ok()) return false;
+    const float* out = outputs->at(0).toTensor().const_data_ptr<float>();
+    if (out[0] != 2.0f * 1.0f - 0.5f * 2.0f || out[kCount - 1] != 1.0f) return false;
+    loaded.push_back(std::move(module));
+    return true;
+  };
+  const Reserve before = read_reserve();
+  print_reserve("before any model", before);
+  if (!load_one()) return fail("the first model does not load or run");
+  const Reserve one = read_reserve();
+  print_reserve("one model loaded and called", one);
+  while (static_cast<int>(loaded.size()) < models) {
+    if (!load_one()) return fail("a model does not load or run");
+  }
+  const Reserve many = read_reserve();
+  char what[64];
+  std::snprintf(what, sizeof what, "%d models loaded at once, each called", models);
+  print_reserve(what, many);
+  loaded.clear();
+  print_reserve("all unloaded (kept for the next load)", read_reserve());
+  if (!ex::delegate::trim_staging_reserve(0).ok()) return fail("trim failed");
+  print_reserve("after trim_staging_reserve", read_reserve());
+
+  const double limit = 4 * kMiB;
+  const double one_device = static_cast<double>(one.device.reserved - before.device.reserved);
+  const double one_host = static_cast<double>(one.host.reserved - before.host.reserved);
+  std::printf("P14a one model with 1 MiB pageable host I/O (x, y, out): reserves %.2f MiB device, %.2f MiB pinned "
+              "host, for %.2f + %.2f MiB used (goal <= 4 MiB each: %s)\n",
+              one_device / kMiB, one_host / kMiB, mib(one.device.used), mib(one.host.used),
+              one_device <= limit && one_host <= limit ? "met" : "missed");
+  const double device_ratio = static_cast<double>(many.device.reserved) / static_cast<double>(std::max<std::uint64_t>(1, many.device.used));
+  const double host_ratio = static_cast<double>(many.host.reserved) / static_cast<double>(std::max<std::uint64_t>(1, many.host.used));
+  std::printf("P14b %d such models at once: reserved / used %.3f device (%.2f / %.2f MiB), %.3f pinned host (%.2f / "
+              "%.2f MiB) (goal <= 1.25: %s)\n",
+              models, device_ratio, mib(many.device.reserved), mib(many.device.used), host_ratio,
+              mib(many.host.reserved), mib(many.host.used),
+              device_ratio <= 1.25 && host_ratio <= 1.25 ? "met" : "missed");
+  cudaStreamDestroy(stream);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int loads = 20;
+  int models = 16;
+  std::string program;
+  bool reserve = false;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--loads") == 0 && has_value) loads = std::max(2, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--models") == 0 && has_value) models = std::max(1, std::atoi(argv[++i]));
+    else if (std::strcmp(argv[i], "--program") == 0 && has_value) program = argv[++i];
+    else if (std::strcmp(argv[i], "--reserve") == 0) reserve = true;
+    else return fail("usage: trtet-cold-start [--program host|device] [--reserve] [--loads N] [--models M]");
+  }
+  if (program.empty() && !reserve) {
+    // Each part in a process of its own, so each program's first load is the process's first.
+    int failed = 0;
+    const std::string self = argv[0];
+    for (const std::string part : {"--program host", "--program device", "--reserve"}) {
+      const std::string command = "'" + self + "' " + part + " --loads " + std::to_string(loads) + " --models " +
+                                  std::to_string(models);
+      std::fflush(stdout);
+      if (std::system(command.c_str()) != 0) ++failed;
+    }
+    return failed == 0 ? 0 : 1;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "trtet-cold-start: no GPU\n");
+    return 2;
+  }
+  etr::runtime_init();
+  ex::ScopedEngineFactory factory([](const ex::EngineRequest& request) {
+    return trtet_test::make_test_engine(
+        std::string_view(reinterpret_cast<const char*>(request.engine_bytes), request.engine_size), request.device);
+  });
+  if (reserve) return run_reserve(models);
+  if (program != "host" && program != "device") return fail("--program is host or device");
+  return run_program(program, loads);
+}
