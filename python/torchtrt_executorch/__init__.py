@@ -41,17 +41,19 @@ Stream = _C.Stream
 Partition = _C.Partition
 PartitionPlan = _C.PartitionPlan
 
-#: The load-time options of "TensorRTBackend" (README, "Building against ExecuTorch") and the
-#: Python types each takes; the backend checks the values.
+#: The load-time options of "TensorRTBackend" (docs/OPTIONS.md) and the Python types each takes;
+#: the backend checks the values. tests/executorch/options_test.cpp checks this table against the
+#: backend's own (src/executorch/options.cpp).
 LOAD_OPTIONS: Dict[str, tuple] = {
-    "tensorrt_runtime": (str,),
     "use_cuda_graphs": (bool, int),
-    "cuda_graph_cache_size": (int,),
+    "cuda_graph_cache_size": (int, str),
     "staging_budget_mb": (int, str),
     "max_program_staging_budget_mb": (int, str),
     "weight_streaming_budget": (int, str),
+    "tensorrt_runtime": (str,),
     "allow_engine_host_code": (bool, int),
     "max_blob_metadata_bytes": (int, str),
+    "profiling_gpu_every": (int, str),
 }
 
 
@@ -187,7 +189,7 @@ def load(path: "os.PathLike[str] | str", *, etdump: "os.PathLike[str] | str | No
          load_methods: bool = True, **load_options: Any) -> Program:
     """Loads a .pte program with ExecuTorch's Module and the load options for "TensorRTBackend".
 
-    load_options: the backend's load-time options (LOAD_OPTIONS; README's table), e.g.
+    load_options: the backend's load-time options (LOAD_OPTIONS; docs/OPTIONS.md), e.g.
         ``use_cuda_graphs=True``, ``tensorrt_runtime="lean"``, ``staging_budget_mb=64``. An unknown
         key or a value of the wrong type raises InvalidArgumentError before anything is loaded.
     etdump: a path: the program is loaded with ExecuTorch's ETDumpGen attached, and its ETDump is

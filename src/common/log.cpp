@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/environment.h"
 #include "common/escape.h"
 
 namespace torch_tensorrt::executorch_backend {
@@ -23,8 +24,8 @@ const char* level_name(LogLevel level) {
   return "?";
 }
 
-/// Whether a TORCHTRT_ET_DEBUG value turns debug logging on: set, not empty and not "0", "false",
-/// "off" or "no" (any case). TORCHTRT_ET_DEBUG=0 used to turn it on (any value did).
+/// Whether a TRTET_DEBUG value (or the deprecated TORCHTRT_ET_DEBUG) turns debug logging on: set,
+/// not empty and not "0", "false", "off" or "no" (any case).
 bool debug_logging_requested(const char* value) noexcept {
   if (value == nullptr || *value == '\0') return false;
   for (const char* off : {"0", "false", "off", "no"}) {
@@ -34,7 +35,7 @@ bool debug_logging_requested(const char* value) noexcept {
 }
 
 bool debug_enabled() {
-  static const bool enabled = debug_logging_requested(std::getenv("TORCHTRT_ET_DEBUG"));
+  static const bool enabled = debug_logging_requested(read_environment(kDebugVariable));
   return enabled;
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <system_error>
 
+#include "common/environment.h"
 #include "common/log.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
@@ -48,12 +49,12 @@ int HostCopyPool::shared_workers(const char* setting, unsigned hardware_threads,
 
 HostCopyPool& HostCopyPool::shared() {
   static HostCopyPool* pool = [] {
-    const char* setting = std::getenv("TRTET_COPY_WORKERS");
+    const char* setting = read_environment(kCopyWorkersVariable);
     bool valid = true;
     const int workers = shared_workers(setting, std::thread::hardware_concurrency(), &valid);
     if (!valid) {
-      log(LogLevel::kWarning, "TRTET_COPY_WORKERS=\"%s\" is not a whole number from 0 to %d; the host copy pool has "
-          "%d workers", setting, kMostWorkers, workers);
+      log(LogLevel::kWarning, "%s=\"%s\" is not a whole number of threads from 0 to %d; the host copy pool has "
+          "%d workers (docs/OPTIONS.md)", kCopyWorkersVariable, setting, kMostWorkers, workers);
     }
     return new HostCopyPool(workers);
   }();

@@ -15,7 +15,7 @@
 #include "executorch/delegate_handle.h"
 #include "engine/engine_factory.h"
 #include "executorch/error_map.h"
-#include "executorch/load_options.h"
+#include "executorch/options.h"
 #include "executorch/profiling.h"
 #include "executorch/registration.h"
 #include "executorch/tensor_views.h"
@@ -84,20 +84,14 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
   TRTET_CHECK_OR_RETURN(processed != nullptr && processed->data() != nullptr, kInvalidProgram,
                         "the program carries no processed data for this delegate");
   std::optional<delegate::TimedStep> step(std::in_place, "delegate: load options");
-  TRTET_ASSIGN_OR_RETURN(const std::optional<std::uint64_t> budget,
-                         resolve_weight_streaming_budget(compile_specs, context.runtime_specs()));
-  TRTET_ASSIGN_OR_RETURN(const delegate::SessionOptions options,
-                         resolve_session_options(compile_specs, context.runtime_specs()));
-  TRTET_ASSIGN_OR_RETURN(std::optional<std::string> runtime_library, resolve_tensorrt_runtime(context.runtime_specs()));
-  TRTET_ASSIGN_OR_RETURN(const std::optional<bool> host_code, resolve_allow_engine_host_code(context.runtime_specs()));
-  TRTET_ASSIGN_OR_RETURN(const blob::ParseLimits limits, resolve_blob_limits(context.runtime_specs()));
-  TRTET_ASSIGN_OR_RETURN(const std::uint32_t gpu_every, resolve_profiling_gpu_every(context.runtime_specs()));
+  TRTET_ASSIGN_OR_RETURN(DelegateOptions options, resolve_delegate_options(compile_specs, context.runtime_specs()));
   step.emplace("delegate: blob parse");
-  TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size(), limits));
+  TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size(), options.blob_limits));
 
   step.emplace("delegate: engine creation");
   Result<engine::EnginePtr> engine =
-      build_engine(parsed, budget, std::move(runtime_library), host_code, context.get_method_name());
+      build_engine(parsed, options.weight_streaming_budget, std::move(options.tensorrt_runtime),
+                   options.allow_engine_host_code, context.get_method_name());
   processed->Free();  // the engine holds what it needs; `parsed` points at freed memory from here
   Status unavailable;
   if (!engine.ok()) {
@@ -106,9 +100,9 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
   }
   step.emplace("delegate: handle");
   TRTET_ASSIGN_OR_RETURN(DelegateHandle* handle,
-                         place_handle(context, engine.ok() ? std::move(engine).value() : engine::EnginePtr(), options));
+                         place_handle(context, engine.ok() ? std::move(engine).value() : engine::EnginePtr(), options.session));
   handle->profiler.set_name(delegate_event_name(context.get_method_name(), context.get_runtime_allocator(), handle));
-  handle->profiler.set_gpu_every(gpu_every);
+  handle->profiler.set_gpu_every(options.profiling_gpu_every);
   step.reset();
   if (unavailable.ok()) {
     const Status initialized = handle->session.initialize();
@@ -189,6 +183,22 @@ et::Error TensorRTBackend::execute(et::BackendExecutionContext& context, et::Del
     return run(*static_cast<DelegateHandle*>(handle), context.event_tracer(), args);
   });
   return report(status, DelegatePhase::kExecute, "execute");
+}
+
+et::Error TensorRTBackend::set_option(et::BackendOptionContext& context,
+                                      const et::Span<et::BackendOption>& backend_options) {
+  (void)context;
+  const Status status = without_exceptions("set_option", [&]() -> Status {
+    return set_process_options(et::Span<const et::BackendOption>(backend_options.data(), backend_options.size()));
+  });
+  return report(status, DelegatePhase::kInit, "set_option");
+}
+
+et::Error TensorRTBackend::get_option(et::BackendOptionContext& context, et::Span<et::BackendOption>& backend_options) {
+  (void)context;
+  const Status status =
+      without_exceptions("get_option", [&]() -> Status { return get_process_options(backend_options); });
+  return report(status, DelegatePhase::kInit, "get_option");
 }
 
 void TensorRTBackend::destroy(et::DelegateHandle* handle) const {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/environment.h"
 #include "cuda/check.h"
 #include "delegate/boundary_transfers.h"
 #include "executorch/error_map.h"
@@ -87,7 +88,7 @@ const char* to_string(CudaAllocatorRegistration registration) noexcept {
     case CudaAllocatorRegistration::kOurs: return "ours";
     case CudaAllocatorRegistration::kAnotherWasRegistered: return "another library's, registered first";
     case CudaAllocatorRegistration::kDeferredToExecuTorchCuda: return "ExecuTorch's CUDA backend's";
-    case CudaAllocatorRegistration::kNotRegistered: return "none (TORCHTRT_ET_CUDA_ALLOCATOR=off)";
+    case CudaAllocatorRegistration::kNotRegistered: return "none (TRTET_CUDA_ALLOCATOR=off)";
   }
   return "unknown";
 }
@@ -100,9 +101,9 @@ et::DeviceAllocator& cuda_allocator() noexcept {
 }
 
 CudaAllocatorRegistration detail::register_cuda_allocator() noexcept {
-  const char* setting = std::getenv("TORCHTRT_ET_CUDA_ALLOCATOR");
+  const char* setting = read_environment(kCudaAllocatorVariable);
   if (setting != nullptr && std::strcmp(setting, "off") == 0) {
-    ET_LOG(Info, "TensorRTBackend: CUDA device allocator not registered (TORCHTRT_ET_CUDA_ALLOCATOR=off)");
+    ET_LOG(Info, "TensorRTBackend: CUDA device allocator not registered (TRTET_CUDA_ALLOCATOR=off)");
     g_registration = CudaAllocatorRegistration::kNotRegistered;
   } else if (et::get_device_allocator(DeviceType::CUDA) != nullptr) {
     ET_LOG(Info, "TensorRTBackend: a CUDA device allocator was registered before this library's; it serves "

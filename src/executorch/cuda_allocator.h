@@ -11,7 +11,7 @@ enum class CudaAllocatorRegistration {
   kOurs,                      ///< this library's allocator serves CUDA arenas and copies
   kAnotherWasRegistered,      ///< a library loaded earlier had registered one: it serves them
   kDeferredToExecuTorchCuda,  ///< ExecuTorch's CUDA backend is in the process and registers its own
-  kNotRegistered,             ///< the application turned it off (TORCHTRT_ET_CUDA_ALLOCATOR=off)
+  kNotRegistered,             ///< the application turned it off (TRTET_CUDA_ALLOCATOR=off)
 };
 
 /// A short name, e.g. "ours".
@@ -29,7 +29,7 @@ CudaAllocatorRegistration cuda_allocator_registration() noexcept;
 namespace detail {
 /// Registers cuda_allocator() unless another CUDA allocator is registered, ExecuTorch's CUDA
 /// backend is loaded (it registers its own, and a second registration aborts), or the
-/// environment variable TORCHTRT_ET_CUDA_ALLOCATOR is "off". Called once, from the library's
+/// environment variable TRTET_CUDA_ALLOCATOR is "off". Called once, from the library's
 /// static initializer (TensorRTBackend.cpp).
 CudaAllocatorRegistration register_cuda_allocator() noexcept;
 }  // namespace detail

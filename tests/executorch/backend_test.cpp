@@ -200,7 +200,7 @@ TEST_F(BackendTest, LoadTimeStringOptionTakesPrecedenceOverCompileSpec) {
   RecordingFactory factory;
   InitHarness harness;
   ASSERT_EQ(harness.init(elementwise_blob(kFake), {{"weight_streaming_budget", "1048576"}},
-                         {string_option("weight_streaming_budget", "8192"), int_option("unrelated", 1)}),
+                         {string_option("weight_streaming_budget", "8192")}),
             Error::Ok)
       << captured_log();
   EXPECT_EQ(factory.requests().at(0).budget, std::optional<std::uint64_t>(8192));

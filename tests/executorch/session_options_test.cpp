@@ -1,5 +1,6 @@
-// CPU tests of resolve_session_options (executorch/load_options.h): the delegate-graph and
-// staging-budget compile specs and load-time options, their precedence and their errors.
+// CPU tests of the session's options in the options schema (executorch/options.h): the
+// delegate-graph and staging-budget compile specs and load-time options, their precedence and
+// their errors.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,7 +9,7 @@
 
 #include "common/gpu.h"
 #include "executorch/executorch_test_support.h"
-#include "executorch/load_options.h"
+#include "executorch/options.h"
 
 namespace trtet_test {
 namespace {
@@ -16,8 +17,10 @@ namespace {
 namespace ex = torch_tensorrt::executorch_backend;
 
 ex::Result<ex::delegate::SessionOptions> resolve(const Specs& specs, std::vector<etr::BackendOption> options) {
-  return ex::resolve_session_options(specs.ref(),
-                                     etr::Span<const etr::BackendOption>(options.data(), options.size()));
+  auto resolved = ex::resolve_delegate_options(specs.ref(),
+                                               etr::Span<const etr::BackendOption>(options.data(), options.size()));
+  if (!resolved.ok()) return resolved.status();
+  return resolved->session;
 }
 
 TEST(SessionOptions, GraphsAreOffByDefaultWithSixteenKept) {
@@ -129,7 +132,9 @@ TEST(SessionOptions, MalformedStagingBudgetsAreRefusedNamingKeyAndValue) {
 // to 1000000, the last one given wins; anything else is refused naming the key and the value.
 TEST(ProfilingGpuEvery, EveryCallIsTimedUnlessTheLoadOptionSaysOtherwise) {
   auto every = [](std::vector<etr::BackendOption> options) {
-    return ex::resolve_profiling_gpu_every(etr::Span<const etr::BackendOption>(options.data(), options.size()));
+    auto resolved = ex::resolve_delegate_options({}, etr::Span<const etr::BackendOption>(options.data(), options.size()));
+    return resolved.ok() ? ex::Result<std::uint32_t>(resolved->profiling_gpu_every)
+                         : ex::Result<std::uint32_t>(resolved.status());
   };
   auto absent = every({});
   TRTET_ASSERT_OK(absent);

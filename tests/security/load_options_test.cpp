@@ -1,5 +1,5 @@
 // Issue 28: the load-time options through which the application, never the program, bounds what a
-// program may make the runtime do (executorch/load_options.h): engine host code, the metadata cap,
+// program may make the runtime do (executorch/options.h): engine host code, the metadata cap,
 // and the staging budget a compile spec may ask for.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "common/gpu.h"
 #include "executorch/executorch_test_support.h"
-#include "executorch/load_options.h"
+#include "executorch/options.h"
 
 namespace trtet_test {
 namespace {
@@ -24,7 +24,21 @@ etr::Span<const etr::BackendOption> span(const std::vector<etr::BackendOption>& 
 }
 
 ex::Result<ex::delegate::SessionOptions> resolve(const Specs& specs, const std::vector<etr::BackendOption>& options) {
-  return ex::resolve_session_options(specs.ref(), span(options));
+  auto resolved = ex::resolve_delegate_options(specs.ref(), span(options));
+  if (!resolved.ok()) return resolved.status();
+  return resolved->session;
+}
+
+ex::Result<std::optional<bool>> host_code(const std::vector<etr::BackendOption>& options) {
+  auto resolved = ex::resolve_delegate_options({}, span(options));
+  if (!resolved.ok()) return resolved.status();
+  return resolved->allow_engine_host_code;
+}
+
+ex::Result<ex::blob::ParseLimits> blob_limits(const std::vector<etr::BackendOption>& options) {
+  auto resolved = ex::resolve_delegate_options({}, span(options));
+  if (!resolved.ok()) return resolved.status();
+  return resolved->blob_limits;
 }
 
 // ---- finding 6: the program's staging budget --------------------------------------------------
@@ -82,7 +96,7 @@ TEST(SecurityLoadOptions, CompileSpecValuesInMessagesAreBoundedAndEscaped) {
   spec.key = "use_cuda_graphs";
   spec.value.buffer = value.data();
   spec.value.nbytes = (std::size_t{1} << 31) + 5;  // (int) of this is negative: printf read to a NUL
-  auto refused = ex::resolve_session_options(etr::ArrayRef<etr::CompileSpec>(&spec, 1), {});
+  auto refused = ex::resolve_delegate_options(etr::ArrayRef<etr::CompileSpec>(&spec, 1), {});
   ASSERT_FALSE(refused.ok());
   const std::string message = refused.status().message();  // status() returns a copy: keep the text
   EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
@@ -93,22 +107,22 @@ TEST(SecurityLoadOptions, CompileSpecValuesInMessagesAreBoundedAndEscaped) {
 // ---- finding 1: engine host code ---------------------------------------------------------------
 
 TEST(SecurityLoadOptions, EngineHostCodeIsTheApplicationsChoice) {
-  auto unset = ex::resolve_allow_engine_host_code(span({}));
+  auto unset = host_code({});
   TRTET_ASSERT_OK(unset);
   EXPECT_FALSE(unset->has_value());
-  auto allowed = ex::resolve_allow_engine_host_code(span({bool_option("allow_engine_host_code", true)}));
+  auto allowed = host_code({bool_option("allow_engine_host_code", true)});
   TRTET_ASSERT_OK(allowed);
   EXPECT_EQ(*allowed, std::optional<bool>(true));
-  auto as_int = ex::resolve_allow_engine_host_code(span({int_option("allow_engine_host_code", 0)}));
+  auto as_int = host_code({int_option("allow_engine_host_code", 0)});
   TRTET_ASSERT_OK(as_int);
   EXPECT_EQ(*as_int, std::optional<bool>(false));
-  auto last = ex::resolve_allow_engine_host_code(
-      span({bool_option("allow_engine_host_code", true), bool_option("allow_engine_host_code", false)}));
+  auto last = host_code(
+      {bool_option("allow_engine_host_code", true), bool_option("allow_engine_host_code", false)});
   TRTET_ASSERT_OK(last);
   EXPECT_EQ(*last, std::optional<bool>(false));
   for (const etr::BackendOption& bad :
        {int_option("allow_engine_host_code", 2), string_option("allow_engine_host_code", "true")}) {
-    auto refused = ex::resolve_allow_engine_host_code(span({bad}));
+    auto refused = host_code({bad});
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
   }
@@ -117,19 +131,19 @@ TEST(SecurityLoadOptions, EngineHostCodeIsTheApplicationsChoice) {
 // ---- finding 5: the metadata cap ---------------------------------------------------------------
 
 TEST(SecurityLoadOptions, TheMetadataCapIsTheApplicationsChoice) {
-  auto by_default = ex::resolve_blob_limits(span({}));
+  auto by_default = blob_limits({});
   TRTET_ASSERT_OK(by_default);
   EXPECT_EQ(by_default->max_metadata_bytes, kMiB);
-  auto raised = ex::resolve_blob_limits(span({int_option("max_blob_metadata_bytes", 8 << 20)}));
+  auto raised = blob_limits({int_option("max_blob_metadata_bytes", 8 << 20)});
   TRTET_ASSERT_OK(raised);
   EXPECT_EQ(raised->max_metadata_bytes, std::size_t{8} << 20);
-  auto text = ex::resolve_blob_limits(span({string_option("max_blob_metadata_bytes", "4294967295")}));
+  auto text = blob_limits({string_option("max_blob_metadata_bytes", "4294967295")});
   TRTET_ASSERT_OK(text);
   EXPECT_EQ(text->max_metadata_bytes, std::size_t{4294967295});
   for (const etr::BackendOption& bad :
        {int_option("max_blob_metadata_bytes", 0), int_option("max_blob_metadata_bytes", -5),
         string_option("max_blob_metadata_bytes", "4294967296"), bool_option("max_blob_metadata_bytes", true)}) {
-    auto refused = ex::resolve_blob_limits(span({bad}));
+    auto refused = blob_limits({bad});
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
     EXPECT_NE(refused.status().message().find("max_blob_metadata_bytes"), std::string::npos);
@@ -138,7 +152,7 @@ TEST(SecurityLoadOptions, TheMetadataCapIsTheApplicationsChoice) {
   for (const etr::BackendOption& bad :
        {string_option("max_blob_metadata_bytes", "1 MiB"), int_option("max_blob_metadata_bytes", -5),
         bool_option("max_blob_metadata_bytes", true)}) {
-    auto refused = ex::resolve_blob_limits(span({bad}));
+    auto refused = blob_limits({bad});
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.status().message().find("bytes"), std::string::npos) << refused.status().message();
     EXPECT_EQ(refused.status().message().find("MiB >="), std::string::npos) << refused.status().message();

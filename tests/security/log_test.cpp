@@ -19,14 +19,14 @@ void debug_line() {
   std::exit(0);
 }
 
-/// Sets TORCHTRT_ET_DEBUG (null: unsets it) for the child processes the death tests start: the
+/// Sets TRTET_DEBUG (null: unsets it) for the child processes the death tests start: the
 /// library reads it once, possibly while it is loaded, so it must be in the child's environment from
 /// its start ("threadsafe" death tests run the test binary again).
 void set_debug(const char* value) {
   if (value != nullptr) {
-    setenv("TORCHTRT_ET_DEBUG", value, 1);
+    setenv("TRTET_DEBUG", value, 1);
   } else {
-    unsetenv("TORCHTRT_ET_DEBUG");
+    unsetenv("TRTET_DEBUG");
   }
 }
 

@@ -43,8 +43,8 @@ class TensorRTBackend final : public ::executorch::runtime::BackendInterface {
 
   /// Parses the processed blob (TR01/TR02), builds its engine through the installed engine
   /// factory, frees `processed` and places a session in the runtime allocator. The
-  /// weight-streaming budget comes from the load-time backend option "weight_streaming_budget"
-  /// (int or decimal string) over the compile spec of the same key.
+  /// options (docs/OPTIONS.md) come from the load-time backend options over the compile specs;
+  /// a load-time option of a key the backend does not have is refused (InvalidArgument).
   /// Errors: InvalidProgram (malformed blob or compile spec, engine bindings that contradict the
   /// blob), InvalidArgument (malformed load-time option), NotSupported (no engine factory in this
   /// build), DelegateInvalidCompatibility (engine built for another version or platform),
@@ -68,6 +68,21 @@ class TensorRTBackend final : public ::executorch::runtime::BackendInterface {
   ::executorch::runtime::Error execute(::executorch::runtime::BackendExecutionContext& context,
                                        ::executorch::runtime::DelegateHandle* handle,
                                        ::executorch::runtime::Span<::executorch::runtime::EValue*> args) const override;
+
+  /// Process-wide defaults for methods loaded afterwards (ExecuTorch's
+  /// executorch::runtime::set_option("TensorRTBackend", options)): max_program_staging_budget_mb,
+  /// max_blob_metadata_bytes and profiling_gpu_every (docs/OPTIONS.md); a load-time option still
+  /// wins, and methods already loaded keep theirs. Every option is checked before any is applied:
+  /// another key, or a bad value, is InvalidArgument and changes nothing.
+  ET_NODISCARD ::executorch::runtime::Error set_option(
+      ::executorch::runtime::BackendOptionContext& context,
+      const ::executorch::runtime::Span<::executorch::runtime::BackendOption>& backend_options) override;
+
+  /// Fills each option with the current process default of its key (the keys set_option takes),
+  /// as an int; InvalidArgument for another key.
+  ET_NODISCARD ::executorch::runtime::Error get_option(
+      ::executorch::runtime::BackendOptionContext& context,
+      ::executorch::runtime::Span<::executorch::runtime::BackendOption>& backend_options) override;
 
   /// Waits, by event, for the handle's in-flight work, then releases it. Never synchronizes the
   /// device or another green context.

@@ -3,8 +3,6 @@
 //   - a blob parse_blob accepts, written again with write_blob, parses to the same metadata and
 //     engine bytes, and writing that gives the same bytes again;
 //   - every rejection carries a message.
-// The first bytes also go through the weight-streaming budget parser, whose accepted values must
-// be exactly the decimal digits of the result.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -13,7 +11,6 @@
 #include <string_view>
 
 #include "blob/parse.h"
-#include "blob/weight_streaming_budget.h"
 #include "blob/write.h"
 
 namespace blob = torch_tensorrt::executorch_backend::blob;
@@ -41,21 +38,9 @@ void fuzz_blob(const uint8_t* data, size_t size) {
   check(blob::write_blob(again->metadata, again->engine, again->engine_size) == written);
 }
 
-void fuzz_budget(const uint8_t* data, size_t size) {
-  const std::string_view text(reinterpret_cast<const char*>(data), std::min<size_t>(size, 32));
-  auto budget = blob::parse_weight_streaming_budget(text);
-  if (!budget.ok()) {
-    check(!budget.status().message().empty());
-    return;
-  }
-  const size_t first_nonzero = std::min(text.find_first_not_of('0'), text.size() - 1);
-  check(std::to_string(*budget) == text.substr(first_nonzero));
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz_blob(data, size);
-  fuzz_budget(data, size);
   return 0;
 }
