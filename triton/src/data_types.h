@@ -1,0 +1,21 @@
+// The program's scalar types Triton carries (data_types.cpp).
+#pragma once
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+
+#include <cstddef>
+
+#include "trtet_triton/triton_api.h"
+
+namespace trtet_triton {
+
+struct DataType {
+  ::executorch::aten::ScalarType et;
+  TRITONSERVER_DataType triton;
+  const char* config;  // model config's name
+  std::size_t size;
+};
+
+const DataType* data_type_of(::executorch::aten::ScalarType type);
+
+}  // namespace trtet_triton

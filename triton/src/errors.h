@@ -1,0 +1,39 @@
+// The backend's errors and logging (errors.cpp): Triton errors whose message names the backend, the
+// server's log, and the errors ExecuTorch and the delegate log while a thread runs a call.
+#pragma once
+
+#include <executorch/runtime/core/error.h>
+#include <executorch/runtime/platform/platform.h>
+#include <torch_tensorrt/executorch/Error.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "trtet_triton/triton_api.h"
+
+namespace trtet_triton {
+
+namespace et = torch_tensorrt::executorch_backend;
+namespace etr = ::executorch::runtime;
+
+constexpr const char* kBackend = "torchtrt_executorch";
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+TRITONSERVER_Error* error(TRITONSERVER_Error_Code code, const std::string& message);
+TRITONSERVER_Error_Code triton_code(et::ErrorCode code);
+void log(TRITONSERVER_LogLevel level, const std::string& message);
+
+#define TRTET_TRITON_RETURN_IF_ERROR(expr) \
+  do {                                     \
+    TRITONSERVER_Error* trtet_e_ = (expr); \
+    if (trtet_e_ != nullptr) return trtet_e_; \
+  } while (0)
+
+void executorch_log(et_timestamp_t, et_pal_log_level_t level, const char* filename, const char*, size_t line,
+                    const char* message, size_t length);
+std::string take_executorch_errors();
+std::string executorch_failure(const std::string& what, etr::Error code);
+std::uint64_t now_ns();
+
+}  // namespace trtet_triton

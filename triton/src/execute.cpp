@@ -1,0 +1,191 @@
+#include "execute.h"
+
+#include <cuda_runtime_api.h>
+#include <executorch/extension/tensor/tensor.h>
+#include <torch_tensorrt/executorch/Profiling.h>
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
+
+namespace trtet_triton {
+
+using ::executorch::extension::TensorPtr;
+
+// ---- execute ----
+
+namespace {
+
+::executorch::aten::Device device_of(TRITONSERVER_MemoryType type, std::int64_t id) {
+  if (type == TRITONSERVER_MEMORY_GPU) {
+    return ::executorch::aten::Device(::executorch::aten::DeviceType::CUDA,
+                                      static_cast<::executorch::runtime::etensor::DeviceIndex>(id));
+  }
+  return ::executorch::aten::Device(::executorch::aten::DeviceType::CPU);
+}
+
+std::vector<::executorch::aten::SizesType> sizes_of(const std::vector<std::int64_t>& dims) {
+  return std::vector<::executorch::aten::SizesType>(dims.begin(), dims.end());
+}
+
+}  // namespace
+
+// One request, start to end: inputs bound in place (or staged by the delegate from host memory),
+// outputs written into the response's buffers, the call on the instance's stream under the guard.
+TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* request, TRITONBACKEND_Response* response,
+                                std::uint64_t& compute_start, std::uint64_t& compute_end) {
+  ModelState& model = *state.model;
+  std::vector<TensorPtr> keep;  // the tensors the method reads and writes, alive until the call is done
+  keep.reserve(model.inputs.size() + model.outputs.size());
+  std::vector<std::pair<std::size_t, std::pair<void*, TRITONSERVER_MemoryType>>> planned_outputs;
+
+  std::uint32_t input_count = 0;
+  TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInputCount(request, &input_count));
+  if (input_count != model.inputs.size()) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG,
+                 format("the request has %u inputs; model '%s' takes %zu", input_count, model.name.c_str(), model.inputs.size()));
+  }
+  for (std::size_t i = 0; i < model.inputs.size(); ++i) {
+    const IoSpec& spec = model.inputs[i];
+    TRITONBACKEND_Input* input = nullptr;
+    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInput(request, spec.name.c_str(), &input));
+    const char* input_name = nullptr;
+    TRITONSERVER_DataType type = TRITONSERVER_TYPE_INVALID;
+    const std::int64_t* shape = nullptr;
+    std::uint32_t dims = 0;
+    std::uint64_t bytes = 0;
+    std::uint32_t buffers = 0;
+    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputProperties(input, &input_name, &type, &shape, &dims, &bytes, &buffers));
+    if (type != spec.type->triton || std::vector<std::int64_t>(shape, shape + dims) != spec.dims || bytes != spec.bytes) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   format("input '%s' is %s %s (%llu bytes); the program takes %s %s", spec.name.c_str(),
+                          type == spec.type->triton ? spec.type->config : "another type",
+                          dims_text(std::vector<std::int64_t>(shape, shape + dims)).c_str(),
+                          static_cast<unsigned long long>(bytes), spec.type->config, dims_text(spec.dims).c_str()));
+    }
+    const void* data = nullptr;
+    std::uint64_t data_bytes = 0;
+    TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_GPU;
+    std::int64_t memory_id = state.device;
+    if (buffers == 1) {
+      TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputBuffer(input, 0, &data, &data_bytes, &memory, &memory_id));
+    }
+    if (memory == TRITONSERVER_MEMORY_GPU && memory_id != state.device) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   format("input '%s' is on GPU %lld; instance '%s' runs on GPU %d", spec.name.c_str(),
+                          static_cast<long long>(memory_id), state.name.c_str(), state.device));
+    }
+    // In pieces, or on the GPU for an input the program plans in host memory: gathered into host memory.
+    if (buffers != 1 || (spec.planned && memory == TRITONSERVER_MEMORY_GPU)) {
+      state.host_scratch.resize(spec.bytes);
+      std::size_t offset = 0;
+      for (std::uint32_t b = 0; b < buffers; ++b) {
+        const void* piece = nullptr;
+        std::uint64_t piece_bytes = 0;
+        TRITONSERVER_MemoryType piece_memory = TRITONSERVER_MEMORY_CPU;
+        std::int64_t piece_id = 0;
+        TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputBuffer(input, b, &piece, &piece_bytes, &piece_memory, &piece_id));
+        if (piece_bytes > spec.bytes - offset) {
+          return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' has more bytes than its shape", spec.name.c_str()));
+        }
+        const cudaError_t c = cudaMemcpy(state.host_scratch.data() + offset, piece, piece_bytes, cudaMemcpyDefault);
+        if (c != cudaSuccess) return error(TRITONSERVER_ERROR_INTERNAL, format("gathering input '%s': %s", spec.name.c_str(), cudaGetErrorString(c)));
+        offset += piece_bytes;
+      }
+      data = state.host_scratch.data();
+      memory = TRITONSERVER_MEMORY_CPU;
+    }
+    keep.push_back(::executorch::extension::from_blob(const_cast<void*>(data), sizes_of(spec.dims), spec.type->et,
+                                                      device_of(memory, memory_id)));
+    const etr::Error set = state.module->set_input(model.parameters.method, etr::EValue(*keep.back()), i);
+    if (set != etr::Error::Ok) return error(TRITONSERVER_ERROR_INVALID_ARG, executorch_failure("setting input '" + spec.name + "'", set));
+  }
+
+  // Outputs: the ones the client asked for (all when it named none), each into its response buffer.
+  std::uint32_t requested = 0;
+  TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputCount(request, &requested));
+  std::set<std::string> wanted;
+  for (std::uint32_t r = 0; r < requested; ++r) {
+    const char* output_name = nullptr;
+    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputName(request, r, &output_name));
+    wanted.insert(output_name);
+  }
+  std::vector<std::pair<void*, TRITONSERVER_MemoryType>> destinations(model.outputs.size(), {nullptr, TRITONSERVER_MEMORY_CPU});
+  for (std::size_t o = 0; o < model.outputs.size(); ++o) {
+    const IoSpec& spec = model.outputs[o];
+    void* buffer = nullptr;
+    TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_GPU;
+    std::int64_t memory_id = state.device;
+    if (wanted.empty() || wanted.count(spec.name) != 0) {
+      TRITONBACKEND_Output* output = nullptr;
+      TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(response, &output, spec.name.c_str(), spec.type->triton,
+                                                                spec.dims.data(), static_cast<std::uint32_t>(spec.dims.size())));
+      TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(output, &buffer, spec.bytes, &memory, &memory_id));
+      if (memory == TRITONSERVER_MEMORY_GPU && memory_id != state.device) {
+        return error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("output '%s' is on GPU %lld; instance '%s' runs on GPU %d", spec.name.c_str(),
+                            static_cast<long long>(memory_id), state.name.c_str(), state.device));
+      }
+      destinations[o] = {buffer, memory};
+    }
+    if (spec.planned) continue;  // the program's own memory: copied out below
+    if (buffer == nullptr) {
+      // Not asked for: the program still writes it, into a scratch the response never sees.
+      state.host_scratch.resize(std::max(state.host_scratch.size(), spec.bytes));
+      buffer = state.host_scratch.data();
+      memory = TRITONSERVER_MEMORY_CPU;
+    }
+    keep.push_back(::executorch::extension::from_blob(buffer, sizes_of(spec.dims), spec.type->et, device_of(memory, memory_id)));
+    const etr::Error set = state.module->set_output(model.parameters.method, etr::EValue(*keep.back()), o);
+    if (set != etr::Error::Ok) return error(TRITONSERVER_ERROR_INVALID_ARG, executorch_failure("setting output '" + spec.name + "'", set));
+  }
+
+  compute_start = now_ns();
+  take_executorch_errors();
+  if (state.gpu_times != nullptr) state.gpu_times->reset();
+  std::optional<etr::Result<std::vector<etr::EValue>>> called;
+  {
+    et::CudaStreamGuard guard(state.stream);
+    called.emplace(state.module->execute(model.parameters.method));
+  }
+  etr::Result<std::vector<etr::EValue>>& result = *called;
+  if (!result.ok()) {
+    (void)cudaStreamSynchronize(state.stream);
+    (void)cudaGetLastError();
+    // The delegate refuses what the caller got wrong (a shape outside its engine's profile) as
+    // InvalidArgument: the client sees that code, with the delegate's message from its log.
+    const TRITONSERVER_Error_Code code =
+        result.error() == etr::Error::InvalidArgument ? TRITONSERVER_ERROR_INVALID_ARG : TRITONSERVER_ERROR_INTERNAL;
+    return error(code, executorch_failure(format("model '%s' instance '%s': execute", model.name.c_str(), state.name.c_str()), result.error()));
+  }
+  for (std::size_t o = 0; o < model.outputs.size(); ++o) {
+    if (!model.outputs[o].planned || destinations[o].first == nullptr) continue;
+    if (o >= result->size() || !(*result)[o].isTensor()) {
+      return error(TRITONSERVER_ERROR_INTERNAL, format("output %zu is not a tensor", o));
+    }
+    const auto& tensor = (*result)[o].toTensor();
+    if (tensor.nbytes() != model.outputs[o].bytes) {
+      return error(TRITONSERVER_ERROR_INTERNAL, format("output '%s' has %zu bytes; %zu expected", model.outputs[o].name.c_str(), tensor.nbytes(), model.outputs[o].bytes));
+    }
+    const cudaError_t c = cudaMemcpyAsync(destinations[o].first, tensor.const_data_ptr(), tensor.nbytes(), cudaMemcpyDefault, state.stream);
+    if (c != cudaSuccess) return error(TRITONSERVER_ERROR_INTERNAL, format("copying output '%s': %s", model.outputs[o].name.c_str(), cudaGetErrorString(c)));
+  }
+  const cudaError_t synced = cudaStreamSynchronize(state.stream);
+  compute_end = now_ns();
+  if (synced != cudaSuccess) {
+    return error(TRITONSERVER_ERROR_INTERNAL, format("model '%s' instance '%s': the call's stream failed: %s",
+                                                     model.name.c_str(), state.name.c_str(), cudaGetErrorString(synced)));
+  }
+  // The call's GPU work is done: its engine and staging times are known (Note [engine GPU time]).
+  if (state.gpu_times != nullptr) {
+    auto pending = et::flush_profiling(state.gpu_times);
+    if (pending.ok() && *pending == 0 && state.gpu_times->engine_spans() > 0) {
+      state.metrics.add(state.gpu_times->engine_ns(), state.gpu_times->staging_ns());
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace trtet_triton

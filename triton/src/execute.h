@@ -1,0 +1,14 @@
+// Execute: one request served by an instance, start to end (execute.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "instance.h"
+#include "trtet_triton/triton_api.h"
+
+namespace trtet_triton {
+
+TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* request, TRITONBACKEND_Response* response,
+                                std::uint64_t& compute_start, std::uint64_t& compute_end);
+
+}  // namespace trtet_triton

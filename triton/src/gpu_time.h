@@ -1,0 +1,136 @@
+// The engine's GPU time: the tracer that keeps the delegate's GPU durations of a request, and the
+// Triton metrics they are added to (gpu_time.cpp makes the metric families).
+#pragma once
+
+#include <executorch/runtime/core/event_tracer.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "errors.h"
+#include "trtet_triton/triton_api.h"
+
+namespace trtet_triton {
+
+// Note [engine GPU time]
+// ----------------------
+// The delegate times its engines and its staging copies with CUDA events on the stream each call ran
+// on whenever the method runs with an ExecuTorch EventTracer (torch_tensorrt/executorch/Profiling.h):
+// "[gpu engine]" and "[gpu copy_in]" / "[gpu copy_out]" events whose metadata carries gpu_ns=D. Each
+// instance's Module gets a tracer of the backend's own (GpuTimes) that keeps only those durations.
+// After a request's stream is synchronized, flush_profiling() logs that call's times into it (all of
+// them: the work is done), and the backend adds them to counters of Triton's metrics endpoint, one
+// series per instance (labels model, version, instance, gpu):
+//   trtet_engine_gpu_duration_us    the engines' GPU time of the requests that succeeded
+//   trtet_staging_gpu_duration_us   the GPU time of the delegate's copies between host and device
+//   trtet_engine_gpu_requests       how many requests those sums cover
+// Triton's own statistics (TRITONBACKEND_ModelInstanceReportStatistics) stay host times: compute_infer
+// is the host time from before execute to after the stream synchronize (binding, execute, the GPU
+// work, output copies). Those statistics take points on the host clock, and a GPU duration is none,
+// so the GPU time is reported beside them, not folded into them. Where the server runs without
+// metrics (--allow-metrics=false) the families cannot be made; then no tracer is attached and no call
+// is timed (the delegate records no events).
+
+void make_metric_families();
+void delete_metric_families();
+bool have_metrics();
+
+// One instance's series of the three counters.
+struct InstanceMetrics {
+  TRITONSERVER_Metric* engine_us = nullptr;
+  TRITONSERVER_Metric* staging_us = nullptr;
+  TRITONSERVER_Metric* requests = nullptr;
+
+  ~InstanceMetrics() {
+    for (TRITONSERVER_Metric* m : {engine_us, staging_us, requests}) {
+      if (m == nullptr) continue;
+      TRITONSERVER_Error* e = TRITONSERVER_MetricDelete(m);
+      if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+    }
+  }
+
+  TRITONSERVER_Error* make(const std::string& model, std::uint64_t version, const std::string& instance, int gpu);
+
+  void add(double engine_ns, double staging_ns) {
+    for (const auto& [metric, value] : {std::pair<TRITONSERVER_Metric*, double>{engine_us, engine_ns / 1e3},
+                                        {staging_us, staging_ns / 1e3},
+                                        {requests, 1.0}}) {
+      if (metric == nullptr) continue;
+      TRITONSERVER_Error* e = TRITONSERVER_MetricIncrement(metric, value);
+      if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+    }
+  }
+};
+
+// An ExecuTorch EventTracer that keeps the delegate's GPU durations of the current request and
+// nothing else (every other event is dropped).
+class GpuTimes final : public etr::EventTracer {
+ public:
+  void reset() noexcept {
+    engine_ns_ = 0;
+    staging_ns_ = 0;
+    engine_spans_ = 0;
+  }
+  double engine_ns() const noexcept { return engine_ns_; }
+  double staging_ns() const noexcept { return staging_ns_; }
+  int engine_spans() const noexcept { return engine_spans_; }
+
+  void log_profiling_delegate(const char*, etr::DelegateDebugIntId, et_timestamp_t, et_timestamp_t,
+                              const void* metadata, size_t length) override {
+    if (metadata == nullptr || length == 0) return;
+    const std::string_view text(static_cast<const char*>(metadata), std::min<size_t>(length, 512));
+    const bool engine = text.find(" kind=gpu_engine") != std::string_view::npos;
+    const bool staging = text.find(" kind=gpu_copy_in") != std::string_view::npos ||
+                         text.find(" kind=gpu_copy_out") != std::string_view::npos;
+    if (!engine && !staging) return;  // the host event, or another delegate's
+    const std::size_t at = text.find(" gpu_ns=");
+    if (at == std::string_view::npos) return;
+    double ns = 0;
+    for (std::size_t i = at + 8; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) ns = ns * 10 + (text[i] - '0');
+    if (engine) {
+      engine_ns_ += ns;
+      ++engine_spans_;
+    } else {
+      staging_ns_ += ns;
+    }
+  }
+
+  void create_event_block(const char*) override {}
+  etr::EventTracerEntry start_profiling(const char*, etr::ChainID, etr::DebugHandle) override { return {}; }
+  etr::EventTracerEntry start_profiling_delegate(const char*, etr::DelegateDebugIntId) override { return {}; }
+  void end_profiling_delegate(etr::EventTracerEntry, const void*, size_t) override {}
+  void end_profiling(etr::EventTracerEntry) override {}
+  void track_allocation(etr::AllocatorID, size_t) override {}
+  etr::AllocatorID track_allocator(const char*) override { return 0; }
+  etr::Result<bool> log_evalue(const etr::EValue&, etr::LoggedEValueType) override { return false; }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
+                                                     const ::executorch::aten::Tensor&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
+                                                     const etr::ArrayRef<::executorch::aten::Tensor>) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const int&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const bool&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const double&) override {
+    return false;
+  }
+  void set_delegation_intermediate_output_filter(etr::EventTracerFilterBase*) override {}
+
+ private:
+  double engine_ns_ = 0;
+  double staging_ns_ = 0;
+  int engine_spans_ = 0;
+};
+
+}  // namespace trtet_triton

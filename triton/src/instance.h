@@ -1,0 +1,44 @@
+// An instance: its state (partition, stream, Module, metrics) and its load,
+// TRITONBACKEND_ModelInstanceInitialize's work (instance.cpp).
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <executorch/extension/module/module.h>
+#include <torch_tensorrt/executorch/GreenContext.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu_time.h"
+#include "model.h"
+#include "trtet_triton/triton_api.h"
+
+namespace trtet_triton {
+
+using ::executorch::extension::Module;
+
+struct InstanceState {
+  ModelState* model = nullptr;
+  std::string name;
+  int device = 0;
+  et::GreenContext* partition = nullptr;  // null: the whole GPU
+  cudaStream_t stream = nullptr;
+  bool own_stream = false;
+  std::unique_ptr<Module> module;
+  GpuTimes* gpu_times = nullptr;  // the Module's tracer (it owns it); null without the server's metrics
+  InstanceMetrics metrics;
+  std::vector<unsigned char> host_scratch;  // inputs given in pieces, or on the GPU for a planned input
+
+  ~InstanceState() {
+    module.reset();
+    if (own_stream && stream != nullptr) {
+      (void)cudaStreamSynchronize(stream);
+      (void)cudaStreamDestroy(stream);
+    }
+  }
+};
+
+TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, ModelState& model, InstanceState& state);
+
+}  // namespace trtet_triton

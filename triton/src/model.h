@@ -1,0 +1,57 @@
+// The model: its state (program, parameters, inputs and outputs, instance places, plans and splits)
+// and its load, TRITONBACKEND_ModelInitialize's work (model.cpp).
+#pragma once
+
+#include <torch_tensorrt/executorch/PartitionPlan.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "device_split.h"
+#include "model_io.h"
+#include "parameters.h"
+#include "trtet_triton/triton_api.h"
+
+namespace trtet_triton {
+
+// One KIND_GPU instance as the config makes it: its group, device and partition size (0: whole GPU).
+struct InstancePlace {
+  std::string group;
+  int device = 0;
+  unsigned sms = 0;
+  std::string plan_partition;  // with a plan
+  int partition_index = -1;    // in the device's own split
+  bool taken = false;
+};
+
+struct ModelState {
+  std::string name;
+  std::uint64_t version = 0;
+  std::string program_path;
+  Parameters parameters;
+  std::vector<IoSpec> inputs;
+  std::vector<IoSpec> outputs;
+  std::vector<InstancePlace> places;
+  std::map<int, std::shared_ptr<DeviceSplit>> splits;  // by device
+  struct Plan {
+    std::string path;  // resolved
+    std::string text;
+    et::PartitionPlans plans;  // one_device(): a one-device plan, for every device that names it
+  };
+  std::map<std::string, Plan> plans;  // by the parameter's value, read and checked before the GPU
+  std::mutex mutex;                                      // places' `taken` (instances load in parallel)
+  std::map<int, std::vector<std::string>> partitions_taken;  // plan partitions by device, released with the model
+
+  ~ModelState() {
+    for (auto& [device, split] : splits) release_split(split, partitions_taken[device]);
+  }
+};
+
+int device_count(std::string& why);
+TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& state);
+
+}  // namespace trtet_triton

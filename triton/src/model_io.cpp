@@ -1,0 +1,125 @@
+#include "model_io.h"
+
+#include <cstring>
+
+namespace trtet_triton {
+
+TRITONSERVER_Error* get_int(const Json& value, const std::string& what, std::int64_t& out) {
+  // The server writes 64-bit integers as JSON strings, 32-bit ones as numbers.
+  if (value.is_number_integer()) {
+    out = value.get<std::int64_t>();
+    return nullptr;
+  }
+  if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    std::size_t used = 0;
+    try {
+      out = std::stoll(text, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used == text.size() && !text.empty()) return nullptr;
+  }
+  return error(TRITONSERVER_ERROR_INVALID_ARG, format("%s is not an integer: %s", what.c_str(), value.dump().c_str()));
+}
+
+std::string dims_text(const std::vector<std::int64_t>& dims) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+// The program's inputs or outputs from the method's metadata.
+TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, std::vector<IoSpec>& out) {
+  const std::size_t count = inputs ? meta.num_inputs() : meta.num_outputs();
+  const char* kind = inputs ? "input" : "output";
+  for (std::size_t i = 0; i < count; ++i) {
+    auto tag = inputs ? meta.input_tag(i) : meta.output_tag(i);
+    if (!tag.ok() || *tag != etr::Tag::Tensor) {
+      return error(TRITONSERVER_ERROR_UNSUPPORTED,
+                   format("the program's %s %zu is not a tensor; the backend serves tensor inputs and outputs only", kind, i));
+    }
+    auto info = inputs ? meta.input_tensor_meta(i) : meta.output_tensor_meta(i);
+    if (!info.ok()) return error(TRITONSERVER_ERROR_INTERNAL, executorch_failure(format("reading %s %zu's metadata", kind, i), info.error()));
+    IoSpec spec;
+    spec.name = info->name().empty() ? format("%s_%zu", kind, i) : std::string(info->name());
+    spec.type = data_type_of(info->scalar_type());
+    if (spec.type == nullptr) {
+      return error(TRITONSERVER_ERROR_UNSUPPORTED, format("the program's %s %zu (%s) has a dtype (%d) Triton cannot carry",
+                                                          kind, i, spec.name.c_str(), static_cast<int>(info->scalar_type())));
+    }
+    spec.planned = info->is_memory_planned();
+    std::uint64_t elements = 1;
+    for (auto d : info->sizes()) {
+      spec.dims.push_back(d);
+      elements *= static_cast<std::uint64_t>(d);
+    }
+    spec.bytes = static_cast<std::size_t>(elements) * spec.type->size;
+    out.push_back(std::move(spec));
+  }
+  return nullptr;
+}
+
+// The config's inputs or outputs against the program's: the same count, names (by position where the
+// program's are generated), data types and dims; or, where the config gives none and auto-complete is
+// on, the program's written into it.
+TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>& program, bool autocomplete,
+                             bool& changed) {
+  const char* kind = std::strcmp(key, "input") == 0 ? "input" : "output";
+  auto it = config.find(key);
+  const bool given = it != config.end() && it->is_array() && !it->empty();
+  if (!given) {
+    if (!autocomplete) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   format("the config gives no %ss and auto-complete is off; the program has %zu: %s", kind,
+                          program.size(), program.empty() ? "" : program[0].name.c_str()));
+    }
+    Json list = Json::array();
+    for (const IoSpec& spec : program) {
+      Json dims = Json::array();
+      for (auto d : spec.dims) dims.push_back(d);
+      list.push_back({{"name", spec.name}, {"data_type", spec.type->config}, {"dims", dims}});
+    }
+    config[key] = list;
+    changed = true;
+    return nullptr;
+  }
+  if (it->size() != program.size()) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG, format("the config gives %zu %ss; the program's method has %zu",
+                                                        it->size(), kind, program.size()));
+  }
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const Json& entry = (*it)[i];
+    IoSpec& spec = program[i];
+    const std::string name = entry.value("name", std::string());
+    const bool generated = spec.name == format("%s_%zu", kind, i);
+    if (!generated && name != spec.name) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("%s %zu is '%s' in the config and '%s' in the program", kind,
+                                                          i, name.c_str(), spec.name.c_str()));
+    }
+    if (name.empty()) return error(TRITONSERVER_ERROR_INVALID_ARG, format("%s %zu of the config has no name", kind, i));
+    spec.name = name;  // the config's name, where the program's is generated
+    const std::string type = entry.value("data_type", std::string());
+    if (type != spec.type->config) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("%s '%s' is %s in the config; the program takes %s", kind,
+                                                          name.c_str(), type.c_str(), spec.type->config));
+    }
+    std::vector<std::int64_t> dims;
+    if (entry.contains("dims") && entry["dims"].is_array()) {
+      for (const Json& d : entry["dims"]) {
+        std::int64_t v = 0;
+        TRTET_TRITON_RETURN_IF_ERROR(get_int(d, format("a dim of %s '%s'", kind, name.c_str()), v));
+        dims.push_back(v);
+      }
+    }
+    if (dims != spec.dims) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   format("%s '%s' has dims %s in the config; the program's are %s (the backend serves the program's "
+                          "shapes as they are)",
+                          kind, name.c_str(), dims_text(dims).c_str(), dims_text(spec.dims).c_str()));
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace trtet_triton

@@ -1,0 +1,35 @@
+// The model's inputs and outputs: the program's, read from its method's metadata, against the
+// config's (or written into it by auto-complete) (model_io.cpp).
+#pragma once
+
+#include <executorch/runtime/executor/method_meta.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "data_types.h"
+#include "errors.h"
+#include "trtet_triton/triton_api.h"
+
+namespace trtet_triton {
+
+using Json = nlohmann::json;
+
+struct IoSpec {
+  std::string name;
+  const DataType* type = nullptr;
+  std::vector<std::int64_t> dims;
+  bool planned = false;  // memory-planned by the program: set_input copies into it; outputs are not set
+  std::size_t bytes = 0;
+};
+
+TRITONSERVER_Error* get_int(const Json& value, const std::string& what, std::int64_t& out);
+std::string dims_text(const std::vector<std::int64_t>& dims);
+TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, std::vector<IoSpec>& out);
+TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>& program, bool autocomplete,
+                             bool& changed);
+
+}  // namespace trtet_triton

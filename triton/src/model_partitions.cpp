@@ -1,0 +1,212 @@
+#include "model_partitions.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+namespace trtet_triton {
+
+namespace {
+
+std::string read_file_text(const std::string& path, std::string& why) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    why = format("cannot open %s: %s", path.c_str(), std::strerror(errno));
+    return {};
+  }
+  std::string text;
+  char buffer[65536];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) {
+    text.append(buffer, n);
+    if (text.size() > (1u << 20)) {
+      why = format("%s is larger than 1 MiB", path.c_str());
+      std::fclose(f);
+      return {};
+    }
+  }
+  std::fclose(f);
+  return text;
+}
+
+std::string split_message(const et::Error& e) {
+  std::string text = e.message();
+  if (!e.closest_valid().empty()) {
+    text += " (closest request the GPU accepts:";
+    for (unsigned v : e.closest_valid()) text += " " + std::to_string(v);
+    text += ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+// Reads and checks every plan file the parameters name (no GPU needed): a missing file or a plan that
+// does not parse is refused here, on any machine.
+TRITONSERVER_Error* read_plans(ModelState& state, const std::string& model_dir) {
+  std::vector<std::string> names;
+  if (state.parameters.plan_file.has_value()) names.push_back(*state.parameters.plan_file);
+  for (const auto& [device, name] : state.parameters.device_plan_file) names.push_back(name);
+  for (const std::string& name : names) {
+    if (state.plans.count(name) != 0) continue;
+    std::filesystem::path path(name);
+    if (path.is_relative()) path = std::filesystem::path(model_dir) / path;
+    std::string why;
+    std::string text = read_file_text(path.string(), why);
+    if (!why.empty()) return error(TRITONSERVER_ERROR_INVALID_ARG, "plan_file: " + why);
+    // A one-device plan ("trtet-partition-plan") or a plan for several GPUs ("trtet-partition-plans").
+    auto plans = et::parse_partition_plans(text);
+    if (!plans.ok()) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("plan file %s: %s", path.c_str(), plans.error().message().c_str()));
+    }
+    state.plans[name] = ModelState::Plan{path.string(), std::move(text), std::move(*plans)};
+  }
+  return nullptr;
+}
+
+// Every several-GPU plan file the model names, against the whole machine before any split: the
+// machine has every GPU the file names (checked with the device count alone, so a machine with no
+// GPU hears the file's reason), and each of those GPUs has the shape its plan was made on.
+TRITONSERVER_Error* check_device_plans(const ModelState& state, int gpus, const std::string& why) {
+  for (const auto& [name, read] : state.plans) {
+    if (read.plans.one_device()) continue;
+    std::vector<et::PlanGpu> machine(static_cast<std::size_t>(gpus));
+    if (read.plans.devices.back().device < gpus) {
+      for (const et::DevicePartitionPlan& d : read.plans.devices) {
+        auto gpu = et::plan_gpu(d.device);
+        if (!gpu.ok()) {
+          return error(triton_code(gpu.error().code()),
+                       format("plan file %s: reading GPU %d: %s", read.path.c_str(), d.device, gpu.error().message().c_str()));
+        }
+        machine[static_cast<std::size_t>(d.device)] = std::move(*gpu);
+      }
+    }
+    auto checked = et::check_partition_plans(read.plans, machine);
+    if (!checked.ok()) {
+      return error(gpus == 0 ? TRITONSERVER_ERROR_UNSUPPORTED : TRITONSERVER_ERROR_INVALID_ARG,
+                   format("plan file %s: %s%s", read.path.c_str(), split_message(checked.error()).c_str(),
+                          gpus == 0 ? (" (" + why + ")").c_str() : ""));
+    }
+  }
+  return nullptr;
+}
+
+// Takes (or makes) each device's split for the model's instances.
+TRITONSERVER_Error* acquire_partitions(ModelState& state) {
+  std::map<int, std::vector<InstancePlace*>> by_device;
+  for (InstancePlace& place : state.places) by_device[place.device].push_back(&place);
+  const Parameters& params = state.parameters;
+  for (auto& [device, places] : by_device) {
+    std::optional<std::string> plan_path;
+    if (auto p = params.device_plan_file.find(device); p != params.device_plan_file.end()) {
+      plan_path = p->second;
+    } else if (params.plan_file.has_value()) {
+      plan_path = params.plan_file;
+    }
+    if (plan_path.has_value()) {
+      const ModelState::Plan& read = state.plans.at(*plan_path);
+      const std::filesystem::path path(read.path);
+      const std::string& text = read.text;
+      const et::PartitionPlan* plan = read.plans.find(device);
+      if (plan == nullptr) {
+        std::string named;
+        for (int d : read.plans.device_indices()) named += (named.empty() ? "" : ", ") + std::to_string(d);
+        return error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("plan file %s has no plan for GPU %d, where model '%s' has instances (it has plans for "
+                            "GPU%s %s)",
+                            path.c_str(), device, state.name.c_str(), named.find(',') == std::string::npos ? "" : "s",
+                            named.c_str()));
+      }
+      // The partitions this model's instances on this device take: one by the partition's name, or
+      // <name>_<k> for each of several.
+      for (std::size_t k = 0; k < places.size(); ++k) {
+        places[k]->plan_partition = places.size() == 1 ? params.plan_partition : format("%s_%zu", params.plan_partition.c_str(), k);
+        bool found = plan->remainder_name == places[k]->plan_partition;
+        for (const auto& part : plan->partitions) found = found || part.name == places[k]->plan_partition;
+        if (!found) {
+          std::string names;
+          for (const auto& part : plan->partitions) names += (names.empty() ? "" : ", ") + part.name;
+          if (!plan->remainder_name.empty()) names += ", " + plan->remainder_name + " (the remainder)";
+          return error(TRITONSERVER_ERROR_INVALID_ARG,
+                       format("plan file %s has no partition '%s' for instance %zu on GPU %d (it has %s)", path.c_str(),
+                              places[k]->plan_partition.c_str(), k, device, names.c_str()));
+        }
+      }
+      std::lock_guard<std::mutex> lock(g_splits_mutex);
+      std::shared_ptr<DeviceSplit> split;
+      auto existing = g_splits.find(device);
+      if (existing != g_splits.end()) {
+        split = existing->second;
+        if (split->plan_text != text || split->plan_text.empty()) {
+          return error(TRITONSERVER_ERROR_INVALID_ARG,
+                       format("GPU %d is already split by %s; one split per device: every model on it must name the "
+                              "same plan file (a second split would share SMs)",
+                              device, split->owner.c_str()));
+        }
+      } else {
+        auto parts = et::apply_partition_plan(device, *plan);
+        if (!parts.ok()) {
+          return error(triton_code(parts.error().code()),
+                       format("plan file %s on GPU %d: %s", path.c_str(), device, split_message(parts.error()).c_str()));
+        }
+        split = std::make_shared<DeviceSplit>();
+        split->device = device;
+        split->owner = "plan " + path.string();
+        split->plan_text = text;
+        split->planned = std::move(*parts);
+        g_splits[device] = split;
+      }
+      for (InstancePlace* place : places) {
+        auto taken = split->taken.find(place->plan_partition);
+        if (taken != split->taken.end()) {
+          if (split->models == 0) g_splits.erase(device);
+          return error(TRITONSERVER_ERROR_INVALID_ARG,
+                       format("partition '%s' of the plan on GPU %d is already taken by %s",
+                              place->plan_partition.c_str(), device, taken->second.c_str()));
+        }
+      }
+      for (InstancePlace* place : places) {
+        split->taken[place->plan_partition] = format("model '%s'", state.name.c_str());
+        state.partitions_taken[device].push_back(place->plan_partition);
+      }
+      ++split->models;
+      state.splits[device] = split;
+      continue;
+    }
+    std::vector<unsigned> counts;
+    for (InstancePlace* place : places) {
+      if (place->sms != 0) {
+        place->partition_index = static_cast<int>(counts.size());
+        counts.push_back(place->sms);
+      }
+    }
+    if (counts.empty()) continue;  // whole GPU
+    std::lock_guard<std::mutex> lock(g_splits_mutex);
+    auto existing = g_splits.find(device);
+    if (existing != g_splits.end()) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   format("GPU %d is already split by %s; one split per device: give every model's partition in one "
+                          "plan file (plan_file) instead of sms",
+                          device, existing->second->owner.c_str()));
+    }
+    auto parts = et::split_device(device, counts, et::Remainder::kDrop);
+    if (!parts.ok()) {
+      std::string asked;
+      for (unsigned c : counts) asked += (asked.empty() ? "" : ", ") + std::to_string(c);
+      return error(triton_code(parts.error().code()),
+                   format("partitions of %s SMs on GPU %d: %s", asked.c_str(), device, split_message(parts.error()).c_str()));
+    }
+    auto split = std::make_shared<DeviceSplit>();
+    split->device = device;
+    split->owner = format("model '%s' (sms)", state.name.c_str());
+    split->own = std::move(*parts);
+    split->models = 1;
+    g_splits[device] = split;
+    state.splits[device] = split;
+  }
+  return nullptr;
+}
+
+}  // namespace trtet_triton

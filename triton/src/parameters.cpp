@@ -1,0 +1,92 @@
+#include "parameters.h"
+
+#include "errors.h"
+
+namespace trtet_triton {
+
+// ---- the model's parameters (Note [model parameters], parameters.h) ----
+
+namespace {
+
+TRITONSERVER_Error* parse_unsigned(const std::string& key, const std::string& text, unsigned max, unsigned& out) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG,
+                 format("parameter '%s' is '%s'; it takes a whole number of SMs", key.c_str(), text.c_str()));
+  }
+  const unsigned long value = std::stoul(text);
+  if (value == 0 || value > max) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG,
+                 format("parameter '%s' is %lu; it takes 1 to %u", key.c_str(), value, max));
+  }
+  out = static_cast<unsigned>(value);
+  return nullptr;
+}
+
+}  // namespace
+
+TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& model_name, Parameters& out) {
+  out.plan_partition = model_name;
+  auto it = config.find("parameters");
+  if (it == config.end() || it->is_null()) return nullptr;
+  if (!it->is_object()) return error(TRITONSERVER_ERROR_INVALID_ARG, "the config's 'parameters' is not a map");
+  std::vector<std::string> unknown;
+  for (const auto& [key, entry] : it->items()) {
+    if (!entry.is_object() || !entry.contains("string_value") || !entry["string_value"].is_string()) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("parameter '%s' has no string_value", key.c_str()));
+    }
+    const std::string value = entry["string_value"].get<std::string>();
+    if (value.size() > 4096) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("parameter '%s' is longer than 4096 bytes", key.c_str()));
+    }
+    if (key == "sms") {
+      unsigned n = 0;
+      TRTET_TRITON_RETURN_IF_ERROR(parse_unsigned(key, value, 65536, n));
+      out.sms = n;
+    } else if (key.rfind("sms.", 0) == 0 && key.size() > 4) {
+      unsigned n = 0;
+      TRTET_TRITON_RETURN_IF_ERROR(parse_unsigned(key, value, 65536, n));
+      out.group_sms[key.substr(4)] = n;
+    } else if (key == "plan_file") {
+      out.plan_file = value;
+    } else if (key.rfind("plan_file.", 0) == 0 && key.size() > 10) {
+      const std::string device = key.substr(10);
+      if (device.size() > 4 || device.find_first_not_of("0123456789") != std::string::npos) {
+        return error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("parameter '%s': '%s' is not a device index", key.c_str(), device.c_str()));
+      }
+      out.device_plan_file[std::stoi(device)] = value;
+    } else if (key == "plan_partition") {
+      out.plan_partition = value;
+    } else if (key == "method") {
+      out.method = value;
+    } else if (key == "use_cuda_graphs" || key == "cuda_graph_cache_size" || key == "staging_budget_mb" ||
+               key == "weight_streaming_budget") {
+      out.load_options.emplace_back(key, value);
+    } else if (key == "tensorrt_runtime" || key == "allow_engine_host_code") {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   format("parameter '%s' chooses which code the server runs, which a model's config may not; set it "
+                          "in the server's environment (docs/SERVING.md)",
+                          key.c_str()));
+    } else {
+      unknown.push_back(key);
+    }
+  }
+  if (!unknown.empty()) {
+    std::string names;
+    for (const std::string& k : unknown) names += (names.empty() ? "'" : ", '") + k + "'";
+    return error(TRITONSERVER_ERROR_INVALID_ARG,
+                 format("unknown parameter%s %s; the backend takes sms, sms.<group>, plan_file, plan_file.<device>, "
+                        "plan_partition, method, use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, "
+                        "weight_streaming_budget",
+                        unknown.size() > 1 ? "s" : "", names.c_str()));
+  }
+  if (out.sms.has_value() || !out.group_sms.empty()) {
+    if (out.plan_file.has_value() || !out.device_plan_file.empty()) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   "the parameters give both SM counts (sms) and a plan file (plan_file): give one");
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace trtet_triton

@@ -1,0 +1,52 @@
+// The model's parameters: the config's `parameters` map (parameters.cpp).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trtet_triton/triton_api.h"
+
+namespace trtet_triton {
+
+using Json = nlohmann::json;
+
+// Note [model parameters]
+// -----------------------
+// The config's `parameters` map, every value a string_value. Keys:
+//   sms                 SMs of each KIND_GPU instance's partition (a split of the model's own)
+//   sms.<group>         the same for the instance group named <group> (overrides `sms`)
+//   plan_file           a trtet-plan plan file (docs/PLANNING.md), relative to the model's directory:
+//                       every device the model's instances are on is split as it says, once for the
+//                       whole server; models naming the same plan share that split. A one-device plan
+//                       ("trtet-partition-plan") is applied to each of those devices; a several-GPU
+//                       plan ("trtet-partition-plans", trtet-plan --merge) gives each device its own,
+//                       and is checked against every GPU it names (count and shape) before any split
+//   plan_file.<d>       the plan for device <d> (overrides plan_file there)
+//   plan_partition      the plan's partition this model's instances take (default: the model's name);
+//                       with several instances on one device, <name>_<k> for the k-th (0, 1, ...)
+//   method              the program's method (default "forward")
+//   use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, weight_streaming_budget
+//                       the delegate's load-time options (docs/DESIGN.md), passed as given: the
+//                       delegate checks their values
+// Anything else fails the load naming the key. The options that choose which code runs
+// (tensorrt_runtime, allow_engine_host_code) are refused here with that reason: the config is
+// untrusted input; they belong to the server's environment.
+// No parameter: every instance runs on the whole GPU (Triton's usual way).
+
+struct Parameters {
+  std::optional<unsigned> sms;
+  std::map<std::string, unsigned> group_sms;
+  std::optional<std::string> plan_file;
+  std::map<int, std::string> device_plan_file;
+  std::string plan_partition;
+  std::string method = "forward";
+  std::vector<std::pair<std::string, std::string>> load_options;  // key, value
+};
+
+TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& model_name, Parameters& out);
+
+}  // namespace trtet_triton
