@@ -76,45 +76,77 @@ constexpr unsigned kLoadOrSet = kFromLoadOption | kFromSetOption;
 const OptionSpec kTable[] = {
     {"use_cuda_graphs", kSpecOrLoad, OptionType::kBool, "", 0, 1, "false", "SessionOptions::use_cuda_graphs",
      nullptr, "replays each call shape's CUDA graph (docs/DESIGN.md, delegate graphs)", &fill_use_cuda_graphs,
-     nullptr},
+     nullptr,
+     "The delegate captures each call signature's engine enqueue into a CUDA graph on its second call and replays "
+     "it afterwards, on the caller's stream and inside its green context."},
     {"cuda_graph_cache_size", kFromLoadOption, OptionType::kWholeNumber, "graphs", 0, kMostInt, "16",
      "SessionOptions::graph_cache_size", nullptr, "the most CUDA graphs a method keeps (0: none)",
-     &fill_graph_cache_size, nullptr},
+     &fill_graph_cache_size, nullptr,
+     "Graphs kept per loaded engine. When the cache is full, a new signature reuses the graph of the least recently "
+     "used one: the graph is updated in place, never destroyed inside a call."},
     {"staging_budget_mb", kSpecOrLoad, OptionType::kWholeNumber, "MiB", 0, kMostMb, "0",
      "SessionOptions::staging_budget_bytes (x 2^20)", nullptr,
      "pinned host and device staging per method (0: no budget); a compile spec may ask for at most "
      "max_program_staging_budget_mb",
-     &fill_staging_budget, nullptr},
+     &fill_staging_budget, nullptr,
+     "Staging for host I/O, made when the program loads, so that the first calls do not grow it (page-locking new "
+     "host memory takes milliseconds). Each binding takes twice its largest size over the optimization profiles "
+     "(device and pinned host staging), in order, while the total fits. A binding that does not fit grows on "
+     "demand, with one warning. Leave it at 0 when all I/O is on the device (docs/DESIGN.md, \"Staging\"). The "
+     "application's own load option is not capped and wins over the program's compile spec."},
     {"max_program_staging_budget_mb", kLoadOrSet, OptionType::kWholeNumber, "MiB", 0, kMostMb, "256",
      "DelegateOptions::max_program_staging_budget_mb", nullptr,
-     "the most a program's staging_budget_mb compile spec may ask for", &fill_program_cap, &read_program_cap},
+     "the most a program's staging_budget_mb compile spec may ask for", &fill_program_cap, &read_program_cap,
+     "A program's compile spec asking for more is refused (InvalidProgram), and the message names both options. The "
+     "application's own staging_budget_mb is not capped."},
     {"weight_streaming_budget", kSpecOrLoad, OptionType::kWholeNumber, "bytes", 0, kMostInt64,
      "unset (TensorRT's automatic budget for a streaming engine)", "EngineRequest::weight_streaming_budget", nullptr,
-     "GPU memory for an engine's streamable weights", &fill_weight_streaming, nullptr},
+     "GPU memory for an engine's streamable weights", &fill_weight_streaming, nullptr,
+     "The budget for an engine built for weight streaming. A load option wins over the compile spec. The budget is "
+     "ignored, with a warning, for an engine built without weight streaming."},
     {"tensorrt_runtime", kFromLoadOption | kFromEnvironment, OptionType::kText, "", 0, 0,
      "unset (the variable, else the adapter's search order)", "EngineRequest::runtime_library",
      "TRTET_TENSORRT_RUNTIME",
      "which TensorRT runtime library to load: a search order such as \"lean,dispatch\" (full, lean, dispatch) or a "
      "library's path",
-     &fill_runtime, nullptr},
+     &fill_runtime, nullptr,
+     "A comma list of full, lean and dispatch, tried in that order, or a library's path. The default is full, then "
+     "lean, with dispatch added where engine host code is allowed. A trusted choice: the library is loaded. "
+     "Triton's model configs may not set it."},
     {"allow_engine_host_code", kFromLoadOption | kFromEnvironment, OptionType::kBool, "", 0, 1,
      "unset (the variable, else false)", "EngineRequest::allow_engine_host_code", "TRTET_ALLOW_ENGINE_HOST_CODE",
-     "true lets engines run native code they carry (docs/SECURITY.md)", &fill_host_code, nullptr},
+     "true lets engines run native code they carry (docs/SECURITY.md)", &fill_host_code, nullptr,
+     "Lets engines run the native code they carry (the dispatch runtime's embedded lean runtimes, plugins). This is "
+     "the application's choice alone, never a program's, and Triton's model configs may not set it. "
+     "TRTET_ALLOW_ENGINE_HOST_CODE takes 1, or 0 or empty; any other value is an error."},
     {"max_blob_metadata_bytes", kLoadOrSet, OptionType::kWholeNumber, "bytes", 1, 4294967295u, "1048576",
      "ParseLimits::max_metadata_bytes", nullptr, "the most bytes of metadata a blob may carry", &fill_metadata_cap,
-     &read_metadata_cap},
+     &read_metadata_cap,
+     "Checked before the metadata is parsed (Note [Metadata limits] in src/blob/parse.h)."},
     {"profiling_gpu_every", kLoadOrSet, OptionType::kWholeNumber, "calls", 1, 1000000, "1",
      "DelegateProfiler::set_gpu_every", nullptr, "times the GPU of every N-th traced call only (1: every call)",
-     &fill_gpu_every, &read_gpu_every},
+     &fill_gpu_every, &read_gpu_every,
+     "With an EventTracer attached, the GPU is timed on the first call and on every N-th call after it. Every call "
+     "still logs its host event, which says gpu_timed=1 or 0. Timing a call costs the host two CUDA timing events, "
+     "about 3 us, so on short calls N = 100 keeps one GPU time per 100 calls at little more than the cost of the "
+     "host events (README, \"Profiling a program\")."},
     {"copy_workers", kFromEnvironment, OptionType::kWholeNumber, "threads", 0, 64,
      "the hardware threads less one, at most 7", "HostCopyPool::shared()", kCopyWorkersVariable,
      "the threads of the process's host copy pool (read once; a bad value is warned about and the default used)",
-     nullptr, nullptr},
+     nullptr, nullptr,
+     "Pageable host tensors are copied through pinned staging by one pool of worker threads per process, shared by "
+     "every model: one thread per hardware thread but one, at most 7, so with the calling thread 8 threads copy. "
+     "The variable is read once, when the pool starts. 0 leaves every copy to the calling thread "
+     "(docs/PERFORMANCE.md, \"The copy pool's size\")."},
     {"cuda_allocator", kFromEnvironment, OptionType::kText, "", 0, 0, "registered",
      "detail::register_cuda_allocator()", kCudaAllocatorVariable,
-     "\"off\" registers no CUDA device allocator with ExecuTorch (read as the library loads)", nullptr, nullptr},
+     "\"off\" registers no CUDA device allocator with ExecuTorch (read as the library loads)", nullptr, nullptr,
+     "Use it in a process whose ExecuTorch registry must not get this library's allocator (docs/DESIGN.md, "
+     "\"Device-planned programs\")."},
     {"debug", kFromEnvironment, OptionType::kText, "", 0, 0, "off", "log(kDebug)", kDebugVariable,
-     "debug logging: on for any value but empty, 0, false, off and no (any case)", nullptr, nullptr},
+     "debug logging: on for any value but empty, 0, false, off and no (any case)", nullptr, nullptr,
+     "The library's debug lines and TensorRT's info messages are printed only with it set; errors and warnings "
+     "always are."},
 };
 
 const char* source_name(unsigned source) {
@@ -330,7 +362,8 @@ Result<DelegateOptions> resolve_delegate_options(et::ArrayRef<et::CompileSpec> c
   // load-time option staging_budget_mb is not capped, and overrides the compile spec.
   if (baked_staging_mb.has_value() && !staging_given && *baked_staging_mb > options.max_program_staging_budget_mb) {
     return make_error(ErrorCode::kInvalidProgram,
-                      "compile spec \"staging_budget_mb\" asks for %llu MiB of pinned staging, more than the %llu MiB "
+                      "compile spec \"staging_budget_mb\" asks for %llu MiB of pinned staging, more than the %llu "
+                      "MiB "
                       "a program may ask for; the application may allow it with the load-time backend option "
                       "max_program_staging_budget_mb, or set the budget itself with the load-time option "
                       "staging_budget_mb",

@@ -69,6 +69,7 @@ struct OptionSpec {
   Status (*fill)(DelegateOptions& options, const OptionValue& value, ErrorCode code);
   /// The current value in `options`, for get_option (null for rows without kFromSetOption).
   std::uint64_t (*read)(const DelegateOptions& options);
+  const char* details;      ///< what it does, at length, for the page ("" for none)
 };
 
 /// The table, in the page's order.

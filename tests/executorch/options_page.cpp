@@ -86,5 +86,10 @@ int main() {
       "warned about and the default is used. `TRTET_TENSORRT_RUNTIME` and `TRTET_ALLOW_ENGINE_HOST_CODE`\n"
       "apply only where the load option is not given. docs/SECURITY.md explains which options bound what\n"
       "a program may make the runtime do.\n");
+  std::printf("\n## What each option does\n");
+  for (const ex::OptionSpec& row : ex::option_table()) {
+    if (row.details[0] == '\0') continue;
+    std::printf("\n### `%s`\n\n%s\n", row.key, row.details);
+  }
   return 0;
 }

@@ -54,6 +54,7 @@ TEST(OptionsTable, EveryRowIsComplete) {
     EXPECT_NE(std::string(row.default_text), "");
     EXPECT_NE(std::string(row.field), "");
     EXPECT_NE(std::string(row.meaning), "");
+    ASSERT_NE(row.details, nullptr);
     const bool parsed_here = (row.sources & (ex::kFromCompileSpec | ex::kFromLoadOption | ex::kFromSetOption)) != 0;
     EXPECT_EQ(row.fill != nullptr, parsed_here);
     EXPECT_EQ(row.read != nullptr, (row.sources & ex::kFromSetOption) != 0);
