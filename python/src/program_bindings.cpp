@@ -43,8 +43,8 @@ void bind_program(nb::module_& m) {
       .def("flush_profiling", &Program::flush_profiling)
       .def("write_etdump", &Program::write_etdump)
       .def("close", &Program::close);
-#if TRTET_PY_HAVE_ETDUMP
   nb::class_<BoundCall>(m, "_BoundCall").def("__call__", &BoundCall::operator());
+#if TRTET_PY_HAVE_ETDUMP
   m.attr("HAVE_ETDUMP") = true;
 #else
   m.attr("HAVE_ETDUMP") = false;
