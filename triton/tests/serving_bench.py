@@ -7,9 +7,11 @@ Two layouts, each in a server of its own:
   partitioned  a plan file: "latency" on 32 SMs, the remainder ("aggressor") for the aggressor
   whole        no parameters: both instances on the whole GPU (Triton's usual way)
 
-In each: the latency model alone, then beside the aggressor (driven from AGGRESSOR_THREADS client threads of
-another process, without pause), from one client thread, N calls, with host I/O (HTTP binary tensors) and device I/O
-(CUDA shared memory made with cupy). Printed: p50/p99 alone and beside, p99 beside / alone, calls/s of
+In each, from one client thread pinned to a CPU of its own, with host I/O (HTTP binary tensors) and device I/O
+(CUDA shared memory made with cupy): ROUNDS alternating rounds of N / ROUNDS calls alone, then as many beside the
+aggressor (driven from AGGRESSOR_THREADS client threads of another process, pinned to other CPUs, paused between
+rounds, its queue full before a round is measured); the p99s are over every round's calls, so drift on the host
+hits both sides alike. Printed: p50/p99 alone and beside, p99 beside / alone, calls/s of
 each model, and the SMs each model's engine ran on (the SM probe, through the plugin's request file).
 Exit status 1 when a check fails: the partitioned p99 ratio above the bound, or an engine off its
 partition's SMs.
@@ -32,6 +34,16 @@ import harness
 
 LAT_SMS = 32
 AGGRESSOR_THREADS = 2
+ROUNDS = 6
+MEASURING_CPU = 0                 # the latency client's CPU
+AGGRESSOR_CPUS = {1, 2, 3}        # the aggressor client's (the server's threads go where the OS puts them)
+
+
+def pin(cpus):
+    """Pins this process to `cpus` where the machine has them (a no-op elsewhere)."""
+    available = os.sched_getaffinity(0)
+    if set(cpus) <= available and len(available) > max(cpus) + 1:
+        os.sched_setaffinity(0, set(cpus))
 SHAPE = [1, 1024]
 
 
@@ -97,14 +109,25 @@ def timed_calls(io, model, n):
     return times, n / (time.perf_counter() - start)
 
 
-def aggressor_main(url, threads, stop, counter, failed):
-    """The aggressor's client, in a process of its own (no GIL shared with the measuring thread)."""
+def aggressor_main(url, threads, stop, go, counter, inflight, failed):
+    """The aggressor's client, in a process of its own (no GIL shared with the measuring thread). It calls while
+    `go` is set and idles (no request in flight) while it is clear."""
+    pin(AGGRESSOR_CPUS)
+
     def run():
         client = httpclient.InferenceServerClient(url, network_timeout=120.0)
         io = Io(client, "host", "aggr")
         try:
             while not stop.is_set():
-                io.call("aggressor")
+                if not go.wait(timeout=0.01):
+                    continue
+                with inflight.get_lock():
+                    inflight.value += 1
+                try:
+                    io.call("aggressor")
+                finally:
+                    with inflight.get_lock():
+                        inflight.value -= 1
                 with counter.get_lock():
                     counter.value += 1
         except Exception as e:
@@ -120,27 +143,45 @@ def aggressor_main(url, threads, stop, counter, failed):
 
 
 class Aggressor:
-    """The aggressor model driven without pause from `threads` client threads of another process."""
+    """The aggressor model driven from `threads` client threads of another process: resume() sets it calling
+    without pause (and returns once its calls are flowing), pause() stops it (and returns once none is in flight)."""
 
     def __init__(self, url, threads):
         context = multiprocessing.get_context("spawn")
         self.stop = context.Event()
+        self.go = context.Event()
         self.counter = context.Value("q", 0)
+        self.inflight = context.Value("i", 0)
         self.failed = context.Value("i", 0)
-        self.process = context.Process(target=aggressor_main, args=(url, threads, self.stop, self.counter, self.failed))
+        self.process = context.Process(target=aggressor_main,
+                                       args=(url, threads, self.stop, self.go, self.counter, self.inflight, self.failed))
+        self.calls_measured = 0
+        self.elapsed = 0.0
 
     def __enter__(self):
         self.process.start()
-        deadline = time.monotonic() + 60
-        while self.counter.value < 20 and time.monotonic() < deadline and not self.failed.value:
-            time.sleep(0.05)  # running, its queue full, before measuring
-        self.calls_at_start = self.counter.value
-        self.t_start = time.perf_counter()
         return self
 
+    def resume(self):
+        start = self.counter.value
+        self.go.set()
+        deadline = time.monotonic() + 60
+        while self.counter.value < start + 10 and time.monotonic() < deadline and not self.failed.value:
+            time.sleep(0.005)  # running, its queue full, before measuring
+        self.calls_at_start = self.counter.value
+        self.t_start = time.perf_counter()
+
+    def pause(self):
+        self.elapsed += time.perf_counter() - self.t_start
+        self.calls_measured += self.counter.value - self.calls_at_start
+        self.go.clear()
+        deadline = time.monotonic() + 60
+        while self.inflight.value > 0 and time.monotonic() < deadline:
+            time.sleep(0.002)
+        time.sleep(0.01)  # the last call's engine done on the GPU too (about 1 ms)
+
     def __exit__(self, *args):
-        self.elapsed = time.perf_counter() - self.t_start
-        self.calls_measured = self.counter.value - self.calls_at_start
+        self.go.clear()
         self.stop.set()
         self.process.join(timeout=60)
         if self.process.is_alive():
@@ -150,7 +191,7 @@ class Aggressor:
             self.errors.append("the aggressor made no calls while the latency model was measured")
 
     def rate(self):
-        return self.calls_measured / self.elapsed
+        return self.calls_measured / self.elapsed if self.elapsed > 0 else 0.0
 
 
 def probe(sms_file, command):
@@ -202,9 +243,19 @@ def run_layout(layout, n, plan_gpu):
             io = Io(server.client, kind, f"lat_{kind}")
             io.check(io.call("latency"))
             timed_calls(io, "latency", 200)  # warm
-            alone, rate_alone = timed_calls(io, "latency", n)
+            alone, beside, t_alone, t_beside = [], [], 0.0, 0.0
+            per_round = max(1, n // ROUNDS)
             with Aggressor(server.url, AGGRESSOR_THREADS) as aggressor:
-                beside, rate_beside = timed_calls(io, "latency", n)
+                for _ in range(ROUNDS):
+                    times, rate = timed_calls(io, "latency", per_round)
+                    alone += times
+                    t_alone += per_round / rate
+                    aggressor.resume()
+                    times, rate = timed_calls(io, "latency", per_round)
+                    aggressor.pause()
+                    beside += times
+                    t_beside += per_round / rate
+            rate_alone, rate_beside = len(alone) / t_alone, len(beside) / t_beside
             if aggressor.errors:
                 raise RuntimeError("aggressor: " + aggressor.errors[0])
             io.check(io.call("latency"))
@@ -232,6 +283,7 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--bound", type=float, default=1.05)
     args = parser.parse_args()
+    pin({MEASURING_CPU})
     plan_gpu = harness.gpu_plan_fields()
     results = [run_layout("partitioned", args.n, plan_gpu), run_layout("whole", args.n, plan_gpu)]
     if args.json:
@@ -239,8 +291,8 @@ def main():
             json.dump(results, f, indent=1)
     failures = []
     print(f"\nTriton serving bench ({plan_gpu['name']}, {plan_gpu['sm_count']} SMs): latency model on {LAT_SMS} SMs, "
-          f"aggressor on the rest, vs both on the whole GPU; {args.n} calls per row, one client thread; aggressor "
-          f"from {AGGRESSOR_THREADS} threads")
+          f"aggressor on the rest, vs both on the whole GPU; {args.n} calls per row in {ROUNDS} alternating rounds, one "
+          f"client thread; aggressor from {AGGRESSOR_THREADS} threads")
     print(f"{'layout':<12}{'I/O':<8}{'p50 alone':>10}{'p99 alone':>10}{'p50 bes.':>10}{'p99 bes.':>10}"
           f"{'p99 ratio':>10}{'lat/s':>9}{'lat/s bes.':>11}{'aggr/s':>8}")
     for r in results:
