@@ -7,10 +7,9 @@ Two layouts, each in a server of its own:
   partitioned  a plan file: "latency" on 32 SMs, the remainder ("aggressor") for the aggressor
   whole        no parameters: both instances on the whole GPU (Triton's usual way)
 
-In each, from one client thread pinned to a CPU of its own, with host I/O (HTTP binary tensors) and device I/O
+In each, from one client thread, with host I/O (HTTP binary tensors) and device I/O
 (CUDA shared memory made with cupy): ROUNDS alternating rounds of N / ROUNDS calls alone, then as many beside the
-aggressor (driven from AGGRESSOR_THREADS client threads of another process, pinned to other CPUs, paused between
-rounds, its queue full before a round is measured); the p99s are over every round's calls, so drift on the host
+aggressor (driven from AGGRESSOR_THREADS client threads of another process, paused between rounds, its queue full before a round is measured); the p99s are over every round's calls, so drift on the host
 hits both sides alike. Printed: p50/p99 alone and beside, p99 beside / alone, calls/s of
 each model, and the SMs each model's engine ran on (the SM probe, through the plugin's request file).
 Exit status 1 when a check fails: the partitioned p99 ratio above the bound, or an engine off its
@@ -35,15 +34,6 @@ import harness
 LAT_SMS = 32
 AGGRESSOR_THREADS = 2
 ROUNDS = 6
-MEASURING_CPU = 0                 # the latency client's CPU
-AGGRESSOR_CPUS = {1, 2, 3}        # the aggressor client's (the server's threads go where the OS puts them)
-
-
-def pin(cpus):
-    """Pins this process to `cpus` where the machine has them (a no-op elsewhere)."""
-    available = os.sched_getaffinity(0)
-    if set(cpus) <= available and len(available) > max(cpus) + 1:
-        os.sched_setaffinity(0, set(cpus))
 SHAPE = [1, 1024]
 
 
@@ -112,7 +102,6 @@ def timed_calls(io, model, n):
 def aggressor_main(url, threads, stop, go, counter, inflight, failed):
     """The aggressor's client, in a process of its own (no GIL shared with the measuring thread). It calls while
     `go` is set and idles (no request in flight) while it is clear."""
-    pin(AGGRESSOR_CPUS)
 
     def run():
         client = httpclient.InferenceServerClient(url, network_timeout=120.0)
@@ -283,7 +272,6 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--bound", type=float, default=1.05)
     args = parser.parse_args()
-    pin({MEASURING_CPU})
     plan_gpu = harness.gpu_plan_fields()
     results = [run_layout("partitioned", args.n, plan_gpu), run_layout("whole", args.n, plan_gpu)]
     if args.json:
