@@ -176,16 +176,9 @@ def gpu_count():
 
 
 def write_plan(path, partitions, remainder="", gpu=None):
-    """A trtet-partition-plan file (docs/PLANNING.md): `partitions` as (name, sms)."""
-    gpu = gpu or {"name": "NVIDIA H200", "sm_count": 132, "min_partition": 8, "alignment": 8, "granularity": 8,
-                  "max_partitioned_sms": 120}
-    plan = {"format": "trtet-partition-plan", "version": 1, "gpu": gpu,
-            "partitions": [{"name": n, "sms": s, "p99_target_us": 1000.0, "min_calls_per_s": 0.0,
-                            "p99_alone_us": 0.0, "p99_beside_us": 0.0, "program": ""} for n, s in partitions]}
-    if remainder:
-        plan["remainder"] = remainder
+    """A trtet-partition-plan file (docs/PLANNING.md): `partitions` as (name, sms); plan_dict's plan."""
     with open(path, "w") as f:
-        json.dump(plan, f)
+        json.dump(plan_dict(partitions, remainder, gpu), f)
 
 
 def plan_dict(partitions, remainder="", gpu=None):
