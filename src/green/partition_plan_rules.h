@@ -1,6 +1,6 @@
 // The rules of the partition-plan format that need no device and no JSON (PartitionPlan.h): the
 // limits on every value, the checks of a whole plan, and how errors and GPUs are described. Shared
-// by the plan file's reading and writing (partition_plan.cpp) and nothing else.
+// by the plan files' reading and writing (partition_plan.cpp, partition_plans.cpp) and nothing else.
 #pragma once
 
 #include <torch_tensorrt/executorch/PartitionPlan.h>
