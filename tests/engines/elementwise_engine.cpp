@@ -1,5 +1,6 @@
 #include "engines/elementwise_engine.h"
 
+#include "engines/fault_hook.h"
 #include "engines/kernels.h"
 
 namespace trtet_test {
@@ -28,6 +29,7 @@ Result<int> ElementwiseEngine::infer_shapes() {
 
 Status ElementwiseEngine::enqueue(cudaStream_t stream) {
   count_enqueue(stream);
+  TRTET_RETURN_IF_ERROR(engine_fault("test engine enqueue"));
   TRTET_RETURN_IF_ERROR(check_bound());
   const auto* x = static_cast<const float*>(addresses_[0]);
   const auto* y = static_cast<const float*>(addresses_[1]);

@@ -1,5 +1,7 @@
 #include "engines/fake_engine.h"
 
+#include "engines/fault_hook.h"
+
 namespace trtet_test {
 
 FakeEngine::FakeEngine(std::vector<ex::engine::IoDesc> io, std::vector<ex::engine::Alias> aliases, int device)
@@ -49,6 +51,7 @@ Status FakeEngine::set_aux_streams(cudaStream_t* streams, int count) {
 
 Status FakeEngine::enqueue(cudaStream_t stream) {
   count_enqueue(stream);
+  TRTET_RETURN_IF_ERROR(engine_fault("test engine enqueue"));
   record(Call{Call::Op::kEnqueue, -1, {}, nullptr, stream});
   return enqueue_status;
 }

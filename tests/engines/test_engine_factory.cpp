@@ -10,6 +10,7 @@
 #include "engines/aux_stream_engine.h"
 #include "engines/elementwise_engine.h"
 #include "engines/fake_engine.h"
+#include "engines/fault_hook.h"
 #include "engines/sum_engine.h"
 #include "engines/waves_engine.h"
 
@@ -229,6 +230,7 @@ Result<ex::engine::EnginePtr> make_engine_of_kind(const TestEngineSpec& spec, in
 }  // namespace
 
 Result<ex::engine::EnginePtr> make_test_engine(const TestEngineSpec& spec, int device) {
+  TRTET_RETURN_IF_ERROR(engine_fault("test engine factory"));
   TRTET_ASSIGN_OR_RETURN(ex::engine::EnginePtr engine, make_engine_of_kind(spec, device));
   auto* test_engine = static_cast<TestEngine*>(engine.get());  // every kind is a TestEngine
   for (const ex::engine::ShapeBounds& profile : spec.profiles) test_engine->add_profile(profile.min, profile.max);

@@ -1,0 +1,328 @@
+// The fault loop on a GPU (label gpu; skips without one): every program shape and path the tests
+// have (host-planned; device-planned with boundary copies; skipped copies with device I/O; CPU
+// operators around the delegate) x (host I/O, device I/O, a guard on a green stream, the delegate's
+// graphs, a caller's capture, staging growth, load and destroy), each a load through Module with
+// ExecuTorch's allocators of the seam, three calls and destroy, with the 1st, 2nd, ... fallible
+// point failing (fault_loop.h). Each test prints its row; the suite's table comes last.
+#include <torch_tensorrt/executorch/TensorRTBackend.h>
+
+#include <cuda_runtime_api.h>
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/gpu.h"
+#include "engines/fault_hook.h"
+#include "executorch/executorch_test_support.h"
+#include "faults/failing_allocator.h"
+#include "faults/fault_loop.h"
+#include "green/split.h"
+
+namespace trtet_faults {
+namespace {
+
+namespace etr = ::executorch::runtime;
+namespace ex = torch_tensorrt::executorch_backend;
+using ::executorch::extension::from_blob;
+using ::executorch::extension::Module;
+using trtet_test::captured_log;
+using trtet_test::program_path;
+
+constexpr int kRows = 64;
+constexpr int kCols = 4096;
+constexpr std::size_t kMaxCount = std::size_t{kRows} * kCols;
+
+std::string error_text(etr::Error error) {
+  return "ExecuTorch error " + std::to_string(static_cast<int>(error)) + "; log: " + captured_log();
+}
+
+enum class Io { kHost, kDevice };
+enum class Stream { kNone, kOwn, kGreen };
+
+/// One row of the table: a program, how its inputs come and on which stream it is called.
+struct Case {
+  std::string program;
+  std::string shape;
+  std::string path;
+  Io io = Io::kHost;
+  Stream stream = Stream::kNone;
+  bool graphs = false;           ///< load option use_cuda_graphs
+  bool capture = false;          ///< each call captured by the caller into a graph, then replayed
+  bool cpu_ops = false;          ///< result = 4x + 0.5y (cpu_ops_around)
+  std::vector<int> rows{kRows, kRows, kRows};  ///< one call per entry, of that many rows
+};
+
+float expected(const Case& c, float x, float y) {
+  return c.cpu_ops ? trtet_test::elementwise_expected(x + x, y) + y : trtet_test::elementwise_expected(x, y);
+}
+
+long first_wrong(const Case& c, const float* out, const std::vector<float>& x, const std::vector<float>& y,
+                 std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out[i] != expected(c, x[i], y[i])) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+class FaultLoopGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    if (!trtet_test::have_test_programs()) GTEST_FAIL() << "no test programs: flatc or program.fbs was not found";
+    trtet_test::ensure_executorch_runtime();
+    trtet_test::clear_log();
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    trtet_test::set_engine_fault_hook(&engine_hook);
+    trtet_faults_set_kinds(TRTET_FAULT_DEFAULT_KINDS);
+    Quiet quiet;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking), cudaSuccess);
+    for (void** p : {&dx_, &dy_}) ASSERT_EQ(cudaMalloc(p, kMaxCount * sizeof(float)), cudaSuccess);
+  }
+
+  void TearDown() override {
+    trtet_test::set_engine_fault_hook(nullptr);
+    trtet_faults_reset();
+    Quiet quiet;
+    (void)cudaDeviceSynchronize();
+    for (void* p : {dx_, dy_}) (void)cudaFree(p);
+    if (own_ != nullptr) (void)cudaStreamDestroy(own_);
+    if (green_ != nullptr && !partitions_.empty()) (void)partitions_[0].context.destroy_stream(green_);
+    partitions_.clear();
+  }
+
+  static void TearDownTestSuite() { print_table(rows(), "fault loop (GPU): shape x path"); }
+  static std::vector<LoopRow>& rows() {
+    static std::vector<LoopRow> all;
+    return all;
+  }
+
+  void make_green_stream() {
+    Quiet quiet;
+    auto partitions = ex::green::split_device(0, ex::green::SplitRequest::counts({16}, /*remainder=*/true));
+    ASSERT_TRUE(partitions.ok()) << partitions.status().to_string();
+    partitions_ = std::move(partitions).value();
+    auto stream = partitions_[0].context.make_stream();
+    ASSERT_TRUE(stream.ok()) << stream.status().to_string();
+    green_ = *stream;
+  }
+
+  cudaStream_t stream_of(const Case& c) const {
+    switch (c.stream) {
+      case Stream::kOwn: return own_;
+      case Stream::kGreen: return green_;
+      case Stream::kNone: break;
+    }
+    return nullptr;
+  }
+
+  /// One call of `c` with `rows` rows of fresh inputs (`call` shifts them); outputs checked.
+  void call(const Case& c, Module& module, int index, int rows, Run& run) {
+    const std::string step = "call " + std::to_string(index + 1);
+    std::vector<float> x, y;
+    const std::size_t count = static_cast<std::size_t>(rows) * kCols;
+    trtet_test::fill_elementwise_inputs(x, y, count, index + 1);
+    std::vector<etr::EValue> inputs;
+    ::executorch::extension::TensorPtr tx, ty;
+    if (c.io == Io::kDevice) {
+      Quiet quiet;
+      (void)cudaMemcpy(dx_, x.data(), count * sizeof(float), cudaMemcpyHostToDevice);
+      (void)cudaMemcpy(dy_, y.data(), count * sizeof(float), cudaMemcpyHostToDevice);
+      (void)cudaDeviceSynchronize();
+      const auto cuda = ::executorch::aten::Device(::executorch::aten::DeviceType::CUDA, 0);
+      tx = from_blob(dx_, {rows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+      ty = from_blob(dy_, {rows, kCols}, ::executorch::aten::ScalarType::Float, cuda);
+    } else {
+      tx = from_blob(x.data(), {rows, kCols});
+      ty = from_blob(y.data(), {rows, kCols});
+    }
+    inputs.emplace_back(*tx);
+    inputs.emplace_back(*ty);
+    const cudaStream_t stream = stream_of(c);
+    std::optional<ex::CudaStreamGuard> guard;
+    if (stream != nullptr) guard.emplace(stream);
+    cudaGraph_t graph = nullptr;
+    if (c.capture) {
+      Quiet quiet;
+      if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        run.wrong.push_back(step + ": the test's own cudaStreamBeginCapture failed");
+        return;
+      }
+    }
+    auto result = module.forward(inputs);
+    if (c.capture) {
+      Quiet quiet;
+      const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+      (void)cudaGetLastError();
+      if (result.ok() && ended != cudaSuccess) {
+        run.fail(step, std::string("the capture the call took part in ended with ") + cudaGetErrorString(ended));
+        return;
+      }
+    }
+    if (!result.ok()) {
+      if (graph != nullptr) {
+        Quiet quiet;
+        (void)cudaGraphDestroy(graph);
+      }
+      run.fail(step, error_text(result.error()));
+      return;
+    }
+    const etr::etensor::Tensor& out = result->at(0).toTensor();
+    std::vector<float> host(count);
+    {
+      Quiet quiet;
+      if (c.capture) {
+        cudaGraphExec_t exec = nullptr;
+        if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess || cudaGraphLaunch(exec, stream) != cudaSuccess) {
+          run.wrong.push_back(step + ": the caller's graph did not instantiate or launch");
+        }
+        (void)cudaStreamSynchronize(stream);
+        if (exec != nullptr) (void)cudaGraphExecDestroy(exec);
+        (void)cudaGraphDestroy(graph);
+      }
+      if (c.io == Io::kDevice) {
+        (void)cudaStreamSynchronize(stream);
+        (void)cudaMemcpy(host.data(), out.const_data_ptr(), count * sizeof(float), cudaMemcpyDeviceToHost);
+      } else {
+        // Host outputs are written when the call returns (no synchronization first).
+        std::memcpy(host.data(), out.const_data_ptr(), count * sizeof(float));
+      }
+      (void)cudaGetLastError();
+    }
+    const long wrong = first_wrong(c, host.data(), x, y, count);
+    if (wrong >= 0) run.wrong.push_back(step + ": output element " + std::to_string(wrong) + " wrong");
+  }
+
+  Run scenario(const Case& c) {
+    Run run;
+    auto module = std::make_unique<Module>(program_path(c.program), Module::LoadMode::File, nullptr,
+                                           method_allocator(), temp_allocator());
+    if (c.graphs) {
+      etr::BackendOptions<1> options;
+      (void)options.set_option("use_cuda_graphs", true);
+      etr::LoadBackendOptionsMap map;
+      (void)map.set_options("TensorRTBackend", options.view());
+      const etr::Error loaded = module->load(map);
+      if (loaded != etr::Error::Ok) {
+        run.fail("load", error_text(loaded));
+        return run;
+      }
+    }
+    const etr::Error loaded = module->load_method("forward");
+    if (loaded != etr::Error::Ok) {
+      run.fail("load", error_text(loaded));
+      return run;
+    }
+    for (std::size_t i = 0; i < c.rows.size() && run.ok; ++i) call(c, *module, static_cast<int>(i), c.rows[i], run);
+    module.reset();  // destroy
+    return run;
+  }
+
+  void loop(const Case& c) {
+    if (c.stream == Stream::kGreen) {
+      TRTET_SKIP_IF_GREEN_UNSUPPORTED();
+      ASSERT_NO_FATAL_FAILURE(make_green_stream());
+    }
+    LoopOptions options;
+    options.gpu = true;
+    const char* slack = std::getenv("TRTET_FAULTS_FREE_SLACK_MB");
+    options.device_free_slack = (slack != nullptr ? std::atoll(slack) : 4) << 20;
+    LoopRow row = run_loop(c.shape, c.path, [&] { return scenario(c); }, options);
+    rows().push_back(row);
+    std::vector<LoopRow> one{row};
+    print_table(one, "fault loop (GPU): this case");
+    EXPECT_GT(row.points, 0u);
+    for (const std::string& f : row.failures) ADD_FAILURE() << c.shape << " / " << c.path << ": " << f;
+  }
+
+  cudaStream_t own_ = nullptr;
+  cudaStream_t green_ = nullptr;
+  std::vector<ex::green::Partition> partitions_;
+  void* dx_ = nullptr;
+  void* dy_ = nullptr;
+  trtet_test::RecordingFactory factory_;
+};
+
+// host-planned: x, y -> out in the host arena (boundary_twin_host, a 2 ms engine).
+TEST_F(FaultLoopGpu, HostPlannedHostIo) { loop({"boundary_twin_host", "host-planned", "host I/O"}); }
+TEST_F(FaultLoopGpu, HostPlannedGreenGuard) {
+  Case c{"boundary_twin_host", "host-planned", "green guard"};
+  c.stream = Stream::kGreen;
+  loop(c);
+}
+TEST_F(FaultLoopGpu, HostPlannedDelegateGraphs) {
+  Case c{"boundary_twin_host", "host-planned", "delegate graphs"};
+  c.stream = Stream::kOwn;
+  c.graphs = true;
+  loop(c);
+}
+TEST_F(FaultLoopGpu, HostPlannedStagingGrowth) {
+  Case c{"boundary_twin_host", "host-planned", "staging growth"};
+  c.rows = {4, 16, 64};
+  loop(c);
+}
+TEST_F(FaultLoopGpu, HostPlannedLoadAndDestroy) {
+  Case c{"boundary_twin_host", "host-planned", "load+destroy"};
+  c.rows = {};
+  loop(c);
+}
+// device-planned with et_copy boundary copies (a CUDA-tagged arena from the project's allocator).
+TEST_F(FaultLoopGpu, BoundaryCopiesHostIo) { loop({"boundary_copies", "device-planned", "host I/O"}); }
+TEST_F(FaultLoopGpu, BoundaryCopiesGreenGuard) {
+  Case c{"boundary_copies", "device-planned", "green guard"};
+  c.stream = Stream::kGreen;
+  loop(c);
+}
+TEST_F(FaultLoopGpu, BoundaryCopiesStagingGrowth) {
+  Case c{"boundary_copies", "device-planned", "staging growth"};
+  c.rows = {4, 16, 64};
+  loop(c);
+}
+// skipped copies: the caller's device tensors in, the output in the CUDA arena.
+TEST_F(FaultLoopGpu, SkippedCopiesDeviceIo) {
+  Case c{"skipped_copies", "skipped-copies", "device I/O"};
+  c.io = Io::kDevice;
+  c.stream = Stream::kOwn;
+  loop(c);
+}
+TEST_F(FaultLoopGpu, SkippedCopiesCallersCapture) {
+  Case c{"skipped_copies", "skipped-copies", "caller's capture"};
+  c.io = Io::kDevice;
+  c.stream = Stream::kOwn;
+  c.capture = true;
+  loop(c);
+}
+TEST_F(FaultLoopGpu, SkippedCopiesDelegateGraphs) {
+  Case c{"skipped_copies", "skipped-copies", "delegate graphs"};
+  c.io = Io::kDevice;
+  c.stream = Stream::kOwn;
+  c.graphs = true;
+  loop(c);
+}
+TEST_F(FaultLoopGpu, SkippedCopiesGreenGuard) {
+  Case c{"skipped_copies", "skipped-copies", "green guard"};
+  c.io = Io::kDevice;
+  c.stream = Stream::kGreen;
+  loop(c);
+}
+// CPU operators around the delegate: aten::add before and after, et_copy in between.
+TEST_F(FaultLoopGpu, CpuOpsAroundHostIo) {
+  Case c{"cpu_ops_around", "cpu-ops-around", "host I/O"};
+  c.cpu_ops = true;
+  loop(c);
+}
+TEST_F(FaultLoopGpu, CpuOpsAroundGreenGuard) {
+  Case c{"cpu_ops_around", "cpu-ops-around", "green guard"};
+  c.cpu_ops = true;
+  c.stream = Stream::kGreen;
+  loop(c);
+}
+
+}  // namespace
+}  // namespace trtet_faults

@@ -1,0 +1,693 @@
+// libtrtet_faults.so: the fault-injection seam (faults.h, Note [fallible points]). Each CUDA runtime
+// call below is defined here with CUDA's own signature and forwards to libcudart's definition
+// (dlvsym(RTLD_NEXT, name, TRTET_CUDART_VERSION_TAG)). The shim has no symbol versions of its own,
+// so the dynamic linker lets its unversioned definitions satisfy the versioned references
+// (cudaMalloc@libcudart.so.N) of every object loaded after it, the backend library included.
+#include "faults/faults.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#ifndef TRTET_CUDART_VERSION_TAG
+#error "TRTET_CUDART_VERSION_TAG (libcudart's symbol version, e.g. libcudart.so.13) must be defined"
+#endif
+
+namespace {
+
+// ---- the state: constant-initialized or made on first use (calls come during static init) ----
+
+struct State {
+  std::mutex mutex;
+  unsigned kinds = TRTET_FAULT_DEFAULT_KINDS;
+  unsigned long armed = 0;  // 0: disarmed
+  int error = 0;
+  unsigned long reached = 0;
+  bool fired = false;
+  std::string fired_name;
+  std::string names;
+  std::map<std::string, unsigned long> calls;
+  unsigned long total_calls = 0;
+  std::unordered_map<void*, std::size_t> device_live;
+  std::unordered_map<void*, std::size_t> pinned_live;
+  long long device_bytes = 0;
+  long long pinned_bytes = 0;
+};
+
+State& state() {
+  static State* s = new State;  // never destroyed: calls may come from static destructors
+  return *s;
+}
+
+thread_local cudaError_t t_pending = cudaSuccess;  // the injected error the next cudaGetLastError reports
+thread_local int t_inside = 0;                      // > 0 while the shim's own code runs
+
+void count_call(const char* name) {
+  if (t_inside > 0) return;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  ++s.calls[name];
+  ++s.total_calls;
+}
+
+/// Counts a call; true when it is a fallible point of an enabled kind and the one armed.
+bool point(const char* name, unsigned kind) {
+  if (t_inside > 0) return false;
+  ++t_inside;
+  bool fail = false;
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    ++s.calls[name];
+    ++s.total_calls;
+    if ((s.kinds & kind) != 0) {
+      ++s.reached;
+      if (s.names.size() < (1u << 20)) {
+        s.names += name;
+        s.names += '\n';
+      }
+      if (s.armed != 0 && s.reached == s.armed) {
+        fail = true;
+        s.fired = true;
+        s.fired_name = name;
+        s.armed = 0;
+      }
+    }
+  }
+  --t_inside;
+  return fail;
+}
+
+int armed_error(int fallback) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.error != 0 ? s.error : fallback;
+}
+
+cudaError_t inject(cudaError_t fallback) {
+  const auto error = static_cast<cudaError_t>(armed_error(fallback));
+  t_pending = error;
+  return error;
+}
+
+void track(bool pinned, void* ptr, std::size_t bytes) {
+  if (ptr == nullptr) return;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto& live = pinned ? s.pinned_live : s.device_live;
+  auto& total = pinned ? s.pinned_bytes : s.device_bytes;
+  auto [it, inserted] = live.emplace(ptr, bytes);
+  if (!inserted) {
+    total -= static_cast<long long>(it->second);
+    it->second = bytes;
+  }
+  total += static_cast<long long>(bytes);
+}
+
+void untrack(bool pinned, void* ptr) {
+  if (ptr == nullptr) return;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto& live = pinned ? s.pinned_live : s.device_live;
+  auto it = live.find(ptr);
+  if (it == live.end()) return;
+  (pinned ? s.pinned_bytes : s.device_bytes) -= static_cast<long long>(it->second);
+  live.erase(it);
+}
+
+/// libcudart's definition of `name` (the next one after this library).
+void* next_symbol(const char* name, const char* version) {
+  void* fn = version != nullptr ? dlvsym(RTLD_NEXT, name, version) : nullptr;
+  if (fn == nullptr) fn = dlsym(RTLD_NEXT, name);
+  if (fn == nullptr) {
+    std::fprintf(stderr, "libtrtet_faults: no definition of %s after the shim (%s)\n", name, dlerror());
+    std::abort();
+  }
+  return fn;
+}
+
+template <typename Fn>
+Fn next_cuda(Fn, const char* name) {
+  return reinterpret_cast<Fn>(next_symbol(name, TRTET_CUDART_VERSION_TAG));
+}
+
+}  // namespace
+
+#define TRTET_REAL(name) static const auto real = next_cuda(&::name, #name)
+#define TRTET_FAULT(name, kind, fallback) \
+  if (point(#name, kind)) return inject(fallback)
+#define TRTET_NULL_OUT(ptr) \
+  do {                      \
+    if ((ptr) != nullptr) *(ptr) = nullptr; \
+  } while (0)
+
+extern "C" {
+
+// ---- control ----
+
+int trtet_faults_interposed(void) {
+  // The cudaGetDeviceCount a lookup from the start of the process finds must lie in this library
+  // (compared by file: inside the shim, &cudaGetDeviceCount is itself looked up globally).
+  void* bound = dlsym(RTLD_DEFAULT, "cudaGetDeviceCount");
+  Dl_info found{};
+  Dl_info self{};
+  if (bound == nullptr || dladdr(bound, &found) == 0) return 0;
+  if (dladdr(reinterpret_cast<void*>(&state), &self) == 0) return 0;
+  return found.dli_fbase == self.dli_fbase ? 1 : 0;
+}
+
+void trtet_faults_reset(void) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.armed = 0;
+  s.error = 0;
+  s.reached = 0;
+  s.fired = false;
+  s.fired_name.clear();
+  s.names.clear();
+  s.calls.clear();
+  s.total_calls = 0;
+}
+
+void trtet_faults_set_kinds(unsigned kinds) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.kinds = kinds;
+}
+
+unsigned trtet_faults_kinds(void) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.kinds;
+}
+
+void trtet_faults_arm(unsigned long nth, int error) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.armed = nth;
+  s.error = error;
+  s.reached = 0;
+  s.fired = false;
+  s.fired_name.clear();
+  s.names.clear();
+}
+
+void trtet_faults_disarm(void) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.armed = 0;
+  s.error = 0;
+}
+
+unsigned long trtet_faults_reached(void) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.reached;
+}
+
+int trtet_faults_fired(void) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.fired ? 1 : 0;
+}
+
+const char* trtet_faults_fired_name(void) {
+  thread_local std::string copy;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  copy = s.fired_name;
+  return copy.c_str();
+}
+
+size_t trtet_faults_names(char* out, size_t capacity) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (out != nullptr && capacity > 0) {
+    const std::size_t n = std::min(capacity - 1, s.names.size());
+    std::memcpy(out, s.names.data(), n);
+    out[n] = '\0';
+  }
+  return s.names.size();
+}
+
+unsigned long trtet_faults_calls(const char* name) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (name == nullptr) return s.total_calls;
+  auto it = s.calls.find(name);
+  return it == s.calls.end() ? 0 : it->second;
+}
+
+int trtet_faults_point(const char* name, unsigned kind) { return point(name, kind) ? 1 : 0; }
+
+void trtet_faults_pause(int pause) {
+  if (pause != 0) {
+    ++t_inside;
+  } else if (t_inside > 0) {
+    --t_inside;
+  }
+}
+
+long long trtet_faults_live_bytes(int pinned) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return pinned != 0 ? s.pinned_bytes : s.device_bytes;
+}
+
+// ---- last error: an injected failure is reported as CUDA's own would be ----
+
+cudaError_t CUDARTAPI cudaGetLastError(void) {
+  TRTET_REAL(cudaGetLastError);
+  const cudaError_t own = real();
+  const cudaError_t pending = t_pending;
+  t_pending = cudaSuccess;
+  return own != cudaSuccess ? own : pending;
+}
+
+cudaError_t CUDARTAPI cudaPeekAtLastError(void) {
+  TRTET_REAL(cudaPeekAtLastError);
+  const cudaError_t own = real();
+  return own != cudaSuccess ? own : t_pending;
+}
+
+// ---- pass-through, counted (the binding check) ----
+
+cudaError_t CUDARTAPI cudaGetDeviceCount(int* count) {
+  TRTET_REAL(cudaGetDeviceCount);
+  count_call("cudaGetDeviceCount");
+  return real(count);
+}
+
+// ---- device allocations ----
+
+cudaError_t CUDARTAPI cudaMalloc(void** ptr, size_t size) {
+  TRTET_REAL(cudaMalloc);
+  if (point("cudaMalloc", TRTET_FAULT_DEVICE_ALLOC)) {
+    TRTET_NULL_OUT(ptr);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  const cudaError_t error = real(ptr, size);
+  if (error == cudaSuccess && ptr != nullptr) track(false, *ptr, size);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
+  TRTET_REAL(cudaMallocAsync);
+  if (point("cudaMallocAsync", TRTET_FAULT_DEVICE_ALLOC)) {
+    TRTET_NULL_OUT(ptr);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  const cudaError_t error = real(ptr, size, stream);
+  if (error == cudaSuccess && ptr != nullptr) track(false, *ptr, size);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaMallocFromPoolAsync(void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
+  TRTET_REAL(cudaMallocFromPoolAsync);
+  if (point("cudaMallocFromPoolAsync", TRTET_FAULT_DEVICE_ALLOC)) {
+    TRTET_NULL_OUT(ptr);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  const cudaError_t error = real(ptr, size, pool, stream);
+  // A pool may be of pinned host memory; both are counted as device-side stream-ordered memory.
+  if (error == cudaSuccess && ptr != nullptr) track(false, *ptr, size);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaMallocManaged(void** ptr, size_t size, unsigned int flags) {
+  TRTET_REAL(cudaMallocManaged);
+  if (point("cudaMallocManaged", TRTET_FAULT_DEVICE_ALLOC)) {
+    TRTET_NULL_OUT(ptr);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  const cudaError_t error = real(ptr, size, flags);
+  if (error == cudaSuccess && ptr != nullptr) track(false, *ptr, size);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+  TRTET_REAL(cudaMallocPitch);
+  if (point("cudaMallocPitch", TRTET_FAULT_DEVICE_ALLOC)) {
+    TRTET_NULL_OUT(ptr);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  const cudaError_t error = real(ptr, pitch, width, height);
+  if (error == cudaSuccess && ptr != nullptr && pitch != nullptr) track(false, *ptr, *pitch * height);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaFree(void* ptr) {
+  TRTET_REAL(cudaFree);
+  count_call("cudaFree");
+  const cudaError_t error = real(ptr);
+  if (error == cudaSuccess) untrack(false, ptr);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaFreeAsync(void* ptr, cudaStream_t stream) {
+  TRTET_REAL(cudaFreeAsync);
+  count_call("cudaFreeAsync");
+  const cudaError_t error = real(ptr, stream);
+  if (error == cudaSuccess) untrack(false, ptr);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaMemPoolCreate(cudaMemPool_t* pool, const struct cudaMemPoolProps* props) {
+  TRTET_REAL(cudaMemPoolCreate);
+  if (point("cudaMemPoolCreate", TRTET_FAULT_DEVICE_ALLOC)) {
+    TRTET_NULL_OUT(pool);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  return real(pool, props);
+}
+
+// ---- pinned host allocations ----
+
+cudaError_t CUDARTAPI cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
+  TRTET_REAL(cudaHostAlloc);
+  if (point("cudaHostAlloc", TRTET_FAULT_PINNED_ALLOC)) {
+    TRTET_NULL_OUT(ptr);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  const cudaError_t error = real(ptr, size, flags);
+  if (error == cudaSuccess && ptr != nullptr) track(true, *ptr, size);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaMallocHost(void** ptr, size_t size) {
+  TRTET_REAL(cudaMallocHost);
+  if (point("cudaMallocHost", TRTET_FAULT_PINNED_ALLOC)) {
+    TRTET_NULL_OUT(ptr);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  const cudaError_t error = real(ptr, size);
+  if (error == cudaSuccess && ptr != nullptr) track(true, *ptr, size);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaHostRegister(void* ptr, size_t size, unsigned int flags) {
+  TRTET_REAL(cudaHostRegister);
+  TRTET_FAULT(cudaHostRegister, TRTET_FAULT_PINNED_ALLOC, cudaErrorMemoryAllocation);
+  const cudaError_t error = real(ptr, size, flags);
+  if (error == cudaSuccess) track(true, ptr, size);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaHostUnregister(void* ptr) {
+  TRTET_REAL(cudaHostUnregister);
+  count_call("cudaHostUnregister");
+  const cudaError_t error = real(ptr);
+  if (error == cudaSuccess) untrack(true, ptr);
+  return error;
+}
+
+cudaError_t CUDARTAPI cudaFreeHost(void* ptr) {
+  TRTET_REAL(cudaFreeHost);
+  count_call("cudaFreeHost");
+  const cudaError_t error = real(ptr);
+  if (error == cudaSuccess) untrack(true, ptr);
+  return error;
+}
+
+// ---- events, streams, user objects ----
+
+cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t* event) {
+  TRTET_REAL(cudaEventCreate);
+  if (point("cudaEventCreate", TRTET_FAULT_CREATE)) {
+    TRTET_NULL_OUT(event);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  return real(event);
+}
+
+cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
+  TRTET_REAL(cudaEventCreateWithFlags);
+  if (point("cudaEventCreateWithFlags", TRTET_FAULT_CREATE)) {
+    TRTET_NULL_OUT(event);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  return real(event, flags);
+}
+
+cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t* stream) {
+  TRTET_REAL(cudaStreamCreate);
+  if (point("cudaStreamCreate", TRTET_FAULT_CREATE)) {
+    TRTET_NULL_OUT(stream);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  return real(stream);
+}
+
+cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
+  TRTET_REAL(cudaStreamCreateWithFlags);
+  if (point("cudaStreamCreateWithFlags", TRTET_FAULT_CREATE)) {
+    TRTET_NULL_OUT(stream);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  return real(stream, flags);
+}
+
+cudaError_t CUDARTAPI cudaStreamCreateWithPriority(cudaStream_t* stream, unsigned int flags, int priority) {
+  TRTET_REAL(cudaStreamCreateWithPriority);
+  if (point("cudaStreamCreateWithPriority", TRTET_FAULT_CREATE)) {
+    TRTET_NULL_OUT(stream);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  return real(stream, flags, priority);
+}
+
+cudaError_t CUDARTAPI cudaUserObjectCreate(cudaUserObject_t* object, void* ptr, cudaHostFn_t destroy,
+                                           unsigned int initial_refcount, unsigned int flags) {
+  TRTET_REAL(cudaUserObjectCreate);
+  if (point("cudaUserObjectCreate", TRTET_FAULT_CREATE)) {
+    TRTET_NULL_OUT(object);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  return real(object, ptr, destroy, initial_refcount, flags);
+}
+
+// ---- graphs and capture ----
+
+cudaError_t CUDARTAPI cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
+  TRTET_REAL(cudaGraphInstantiate);
+  if (point("cudaGraphInstantiate", TRTET_FAULT_GRAPH)) {
+    TRTET_NULL_OUT(exec);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  return real(exec, graph, flags);
+}
+
+cudaError_t CUDARTAPI cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
+  TRTET_REAL(cudaGraphInstantiateWithFlags);
+  if (point("cudaGraphInstantiateWithFlags", TRTET_FAULT_GRAPH)) {
+    TRTET_NULL_OUT(exec);
+    return inject(cudaErrorMemoryAllocation);
+  }
+  return real(exec, graph, flags);
+}
+
+cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+  TRTET_REAL(cudaStreamBeginCapture);
+  TRTET_FAULT(cudaStreamBeginCapture, TRTET_FAULT_GRAPH, cudaErrorMemoryAllocation);
+  return real(stream, mode);
+}
+
+cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  TRTET_REAL(cudaStreamEndCapture);
+  static const auto destroy = next_cuda(&::cudaGraphDestroy, "cudaGraphDestroy");
+  const bool fail = point("cudaStreamEndCapture", TRTET_FAULT_GRAPH);
+  const cudaError_t error = real(stream, graph);
+  if (!fail) return error;
+  // The capture ends either way (the stream must not stay captured); its graph is not handed out.
+  if (error == cudaSuccess && graph != nullptr && *graph != nullptr) (void)destroy(*graph);
+  TRTET_NULL_OUT(graph);
+  return inject(cudaErrorStreamCaptureInvalidated);
+}
+
+cudaError_t CUDARTAPI cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphExecUpdateResultInfo* info) {
+  TRTET_REAL(cudaGraphExecUpdate);
+  if (point("cudaGraphExecUpdate", TRTET_FAULT_GRAPH)) {
+    if (info != nullptr) {
+      std::memset(info, 0, sizeof(*info));
+      info->result = cudaGraphExecUpdateError;
+    }
+    return inject(cudaErrorGraphExecUpdateFailure);
+  }
+  return real(exec, graph, info);
+}
+
+cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  TRTET_REAL(cudaGraphLaunch);
+  TRTET_FAULT(cudaGraphLaunch, TRTET_FAULT_GRAPH, cudaErrorMemoryAllocation);
+  return real(exec, stream);
+}
+
+// ---- copies ----
+
+cudaError_t CUDARTAPI cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
+  TRTET_REAL(cudaMemcpy);
+  TRTET_FAULT(cudaMemcpy, TRTET_FAULT_COPY, cudaErrorInvalidValue);
+  return real(dst, src, count, kind);
+}
+
+cudaError_t CUDARTAPI cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind,
+                                      cudaStream_t stream) {
+  TRTET_REAL(cudaMemcpyAsync);
+  TRTET_FAULT(cudaMemcpyAsync, TRTET_FAULT_COPY, cudaErrorInvalidValue);
+  return real(dst, src, count, kind, stream);
+}
+
+cudaError_t CUDARTAPI cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                        size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
+  TRTET_REAL(cudaMemcpy2DAsync);
+  TRTET_FAULT(cudaMemcpy2DAsync, TRTET_FAULT_COPY, cudaErrorInvalidValue);
+  return real(dst, dpitch, src, spitch, width, height, kind, stream);
+}
+
+cudaError_t CUDARTAPI cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t stream) {
+  TRTET_REAL(cudaMemsetAsync);
+  TRTET_FAULT(cudaMemsetAsync, TRTET_FAULT_COPY, cudaErrorInvalidValue);
+  return real(ptr, value, count, stream);
+}
+
+// ---- ordering (kind ORDER, off by default) ----
+
+cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  TRTET_REAL(cudaEventRecord);
+  TRTET_FAULT(cudaEventRecord, TRTET_FAULT_ORDER, cudaErrorInvalidValue);
+  return real(event, stream);
+}
+
+cudaError_t CUDARTAPI cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+  TRTET_REAL(cudaEventRecordWithFlags);
+  TRTET_FAULT(cudaEventRecordWithFlags, TRTET_FAULT_ORDER, cudaErrorInvalidValue);
+  return real(event, stream, flags);
+}
+
+cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  TRTET_REAL(cudaStreamWaitEvent);
+  TRTET_FAULT(cudaStreamWaitEvent, TRTET_FAULT_ORDER, cudaErrorInvalidValue);
+  return real(stream, event, flags);
+}
+
+}  // extern "C"
+
+// ---- driver functions handed out through cudaGetDriverEntryPointByVersion ----
+
+namespace {
+
+std::atomic<void*> g_cuGreenCtxCreate{nullptr};
+std::atomic<void*> g_cuGreenCtxStreamCreate{nullptr};
+std::atomic<void*> g_cuDevResourceGenerateDesc{nullptr};
+std::atomic<void*> g_cuMemCreate{nullptr};
+std::atomic<void*> g_cuMemAddressReserve{nullptr};
+std::atomic<void*> g_cuMemMap{nullptr};
+std::atomic<void*> g_cuMemSetAccess{nullptr};
+
+template <typename Fn>
+Fn real_driver(const std::atomic<void*>& slot) {
+  return reinterpret_cast<Fn>(slot.load(std::memory_order_acquire));
+}
+
+CUresult CUDAAPI wrap_cuGreenCtxCreate(CUgreenCtx* context, CUdevResourceDesc desc, CUdevice device, unsigned int flags) {
+  if (point("cuGreenCtxCreate", TRTET_FAULT_DRIVER)) {
+    TRTET_NULL_OUT(context);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  return real_driver<decltype(&wrap_cuGreenCtxCreate)>(g_cuGreenCtxCreate)(context, desc, device, flags);
+}
+
+CUresult CUDAAPI wrap_cuGreenCtxStreamCreate(CUstream* stream, CUgreenCtx context, unsigned int flags, int priority) {
+  if (point("cuGreenCtxStreamCreate", TRTET_FAULT_DRIVER)) {
+    TRTET_NULL_OUT(stream);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  return real_driver<decltype(&wrap_cuGreenCtxStreamCreate)>(g_cuGreenCtxStreamCreate)(stream, context, flags, priority);
+}
+
+CUresult CUDAAPI wrap_cuDevResourceGenerateDesc(CUdevResourceDesc* desc, CUdevResource* resources, unsigned int count) {
+  if (point("cuDevResourceGenerateDesc", TRTET_FAULT_DRIVER)) return CUDA_ERROR_OUT_OF_MEMORY;
+  return real_driver<decltype(&wrap_cuDevResourceGenerateDesc)>(g_cuDevResourceGenerateDesc)(desc, resources, count);
+}
+
+CUresult CUDAAPI wrap_cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
+                                  unsigned long long flags) {
+  if (point("cuMemCreate", TRTET_FAULT_DRIVER)) return CUDA_ERROR_OUT_OF_MEMORY;
+  return real_driver<decltype(&wrap_cuMemCreate)>(g_cuMemCreate)(handle, size, prop, flags);
+}
+
+CUresult CUDAAPI wrap_cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                          unsigned long long flags) {
+  if (point("cuMemAddressReserve", TRTET_FAULT_DRIVER)) return CUDA_ERROR_OUT_OF_MEMORY;
+  return real_driver<decltype(&wrap_cuMemAddressReserve)>(g_cuMemAddressReserve)(ptr, size, alignment, addr, flags);
+}
+
+CUresult CUDAAPI wrap_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                               unsigned long long flags) {
+  if (point("cuMemMap", TRTET_FAULT_DRIVER)) return CUDA_ERROR_OUT_OF_MEMORY;
+  return real_driver<decltype(&wrap_cuMemMap)>(g_cuMemMap)(ptr, size, offset, handle, flags);
+}
+
+CUresult CUDAAPI wrap_cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+  if (point("cuMemSetAccess", TRTET_FAULT_DRIVER)) return CUDA_ERROR_OUT_OF_MEMORY;
+  return real_driver<decltype(&wrap_cuMemSetAccess)>(g_cuMemSetAccess)(ptr, size, desc, count);
+}
+
+struct DriverWrap {
+  const char* symbol;
+  std::atomic<void*>* real;
+  void* wrapper;
+};
+
+const DriverWrap kDriverWraps[] = {
+    {"cuGreenCtxCreate", &g_cuGreenCtxCreate, reinterpret_cast<void*>(&wrap_cuGreenCtxCreate)},
+    {"cuGreenCtxStreamCreate", &g_cuGreenCtxStreamCreate, reinterpret_cast<void*>(&wrap_cuGreenCtxStreamCreate)},
+    {"cuDevResourceGenerateDesc", &g_cuDevResourceGenerateDesc, reinterpret_cast<void*>(&wrap_cuDevResourceGenerateDesc)},
+    {"cuMemCreate", &g_cuMemCreate, reinterpret_cast<void*>(&wrap_cuMemCreate)},
+    {"cuMemAddressReserve", &g_cuMemAddressReserve, reinterpret_cast<void*>(&wrap_cuMemAddressReserve)},
+    {"cuMemMap", &g_cuMemMap, reinterpret_cast<void*>(&wrap_cuMemMap)},
+    {"cuMemSetAccess", &g_cuMemSetAccess, reinterpret_cast<void*>(&wrap_cuMemSetAccess)},
+};
+
+}  // namespace
+
+extern "C" cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsigned int version,
+                                                                   unsigned long long flags,
+                                                                   enum cudaDriverEntryPointQueryResult* status) {
+  TRTET_REAL(cudaGetDriverEntryPointByVersion);
+  count_call("cudaGetDriverEntryPointByVersion");
+  const cudaError_t error = real(symbol, fn, version, flags, status);
+  if (error != cudaSuccess || symbol == nullptr || fn == nullptr || *fn == nullptr) return error;
+  for (const DriverWrap& wrap : kDriverWraps) {
+    if (std::strcmp(symbol, wrap.symbol) != 0) continue;
+    // One ABI per symbol here: the version the wrapper's signature is (the runtime's request).
+    void* expected = nullptr;
+    wrap.real->compare_exchange_strong(expected, *fn, std::memory_order_acq_rel);
+    if (wrap.real->load(std::memory_order_acquire) == *fn) *fn = wrap.wrapper;
+    break;
+  }
+  return error;
+}
+
+// ---- threads ----
+
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg) {
+  using Fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static const Fn real = reinterpret_cast<Fn>(next_symbol("pthread_create", nullptr));
+  if (point("pthread_create", TRTET_FAULT_THREAD)) {
+    const int error = armed_error(EAGAIN);
+    return error;
+  }
+  return real(thread, attr, start, arg);
+}
