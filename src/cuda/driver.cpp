@@ -60,7 +60,33 @@ Status load_all(DriverApi& api) {
   return Status::Ok();
 }
 
+Status load_vmm(VmmApi& api) {
+#define TRTET_LOAD(name, version) TRTET_RETURN_IF_ERROR(load(api.name, #name, version))
+  TRTET_LOAD(cuDeviceGet, 2000);
+  TRTET_LOAD(cuDeviceGetAttribute, 2000);
+  TRTET_LOAD(cuMemGetAllocationGranularity, 10020);
+  TRTET_LOAD(cuMemAddressReserve, 10020);
+  TRTET_LOAD(cuMemAddressFree, 10020);
+  TRTET_LOAD(cuMemCreate, 10020);
+  TRTET_LOAD(cuMemRelease, 10020);
+  TRTET_LOAD(cuMemMap, 10020);
+  TRTET_LOAD(cuMemUnmap, 10020);
+  TRTET_LOAD(cuMemSetAccess, 10020);
+  TRTET_LOAD(cuMemGetAccess, 10020);
+#undef TRTET_LOAD
+  return Status::Ok();
+}
+
 }  // namespace
+
+Result<const VmmApi*> vmm_driver() {
+  static VmmApi api{};
+  static Status loaded = Status(ErrorCode::kInternal, "VMM driver table not loaded");
+  static std::once_flag once;
+  std::call_once(once, [] { loaded = load_vmm(api); });
+  if (!loaded.ok()) return loaded;
+  return &api;
+}
 
 Result<const DriverApi*> driver() {
   static DriverApi api{};

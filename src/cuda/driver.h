@@ -40,6 +40,27 @@ struct DriverApi {
   PFN_cuEventRecord_v2000 cuEventRecord;
 };
 
+/// The driver's virtual memory management functions (the staging arenas, staging_arena.h), in a
+/// table of their own so that a driver lacking one of them leaves every other use of the driver
+/// intact: the arenas then fall back to memory pools.
+struct VmmApi {
+  PFN_cuDeviceGet_v2000 cuDeviceGet;
+  PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute;
+  PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity;
+  PFN_cuMemAddressReserve_v10020 cuMemAddressReserve;
+  PFN_cuMemAddressFree_v10020 cuMemAddressFree;
+  PFN_cuMemCreate_v10020 cuMemCreate;
+  PFN_cuMemRelease_v10020 cuMemRelease;
+  PFN_cuMemMap_v10020 cuMemMap;
+  PFN_cuMemUnmap_v10020 cuMemUnmap;
+  PFN_cuMemSetAccess_v10020 cuMemSetAccess;
+  PFN_cuMemGetAccess_v10020 cuMemGetAccess;
+};
+
+/// The VMM table, loaded on first use (thread-safe). kNoDevice where no driver is present,
+/// kIncompatible where the driver lacks one of its functions.
+Result<const VmmApi*> vmm_driver();
+
 /// The driver table, loaded on first use (thread-safe). kNoDevice where no driver is present,
 /// kIncompatible where the driver lacks a function (green contexts need CUDA 12.4+ drivers).
 Result<const DriverApi*> driver();

@@ -1,8 +1,12 @@
 #include "cuda/memory_pool.h"
 
+#include "common/log.h"
 #include "cuda/check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/staging_arena.h"
 
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <vector>
 
@@ -179,67 +183,159 @@ void LeasedPool::reset() noexcept {
 //    maps more.
 //  - Never destroyed (Note [pools are recycled]): the pools live as long as the process.
 // What a session holds is now counted by the session (its live allocations' sizes); what the
-// process reserves is these pools' counters.
+// process reserves is these pools' counters. Since then the process's staging comes from arenas
+// that map memory in the driver's granularity (Note [staging arena] in staging_arena.cpp); these
+// pools serve only where a device or the driver has no virtual memory management for the kind.
 namespace {
 
-struct StagingPools {
-  std::mutex mutex;
-  struct Made {
-    PoolKind kind;
-    int device;
-    cudaMemPool_t pool;
-  };
-  std::vector<Made> made;
-};
-
-StagingPools& staging_pools() {
-  static StagingPools* instance = new StagingPools();  // never destroyed, like the pools
-  return *instance;
-}
-
-cudaMemPool_t find_staging_pool(StagingPools& pools, PoolKind kind, int device) {
-  for (const StagingPools::Made& m : pools.made) {
-    if (m.kind == kind && m.device == device) return m.pool;
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-Result<cudaMemPool_t> staging_pool(PoolKind kind, int device) {
-  StagingPools& pools = staging_pools();
-  std::lock_guard<std::mutex> lock(pools.mutex);
-  if (cudaMemPool_t found = find_staging_pool(pools, kind, device)) return found;
+// A pool of `kind` on `device` set up for staging: freed memory kept, no hidden waits.
+Result<cudaMemPool_t> make_staging_pool(PoolKind kind, int device) {
   TRTET_ASSIGN_OR_RETURN(MemoryPool made, kind == PoolKind::kDevice ? MemoryPool::device_memory(device)
                                                                    : MemoryPool::pinned_host_memory(device));
   int no_hidden_waits = 0;
   TRTET_CUDA_CHECK(cudaMemPoolSetAttribute(made.get(), cudaMemPoolReuseAllowInternalDependencies, &no_hidden_waits));
-  pools.made.reserve(pools.made.size() + 1);  // may throw before the pool is given up: then it is destroyed unused
-  pools.made.push_back(StagingPools::Made{kind, device, made.release()});
-  return pools.made.back().pool;
+  return made.release();  // never destroyed
+}
+
+const char* kind_name(PoolKind kind) { return kind == PoolKind::kDevice ? "device" : "pinned host"; }
+
+struct StagingPools {
+  std::mutex mutex;
+  std::vector<StagingPool*> made;  // never destroyed, like the pools and arenas they hold
+};
+
+StagingPools& staging_pools() {
+  static StagingPools* instance = new StagingPools();  // never destroyed
+  return *instance;
+}
+
+StagingPool* find_staging_pool(StagingPools& pools, PoolKind kind, int device) {
+  for (StagingPool* made : pools.made) {
+    if (made->kind() == kind && made->device() == device) return made;
+  }
+  return nullptr;
+}
+
+StagingPool* find_staging_pool(PoolKind kind, int device) {
+  StagingPools& pools = staging_pools();
+  std::lock_guard<std::mutex> lock(pools.mutex);
+  return find_staging_pool(pools, kind, device);
+}
+
+}  // namespace
+
+StagingPool::StagingPool(PoolKind kind, int device) noexcept : kind_(kind), device_(device) {}
+
+StagingPool::~StagingPool() = default;
+
+Result<cudaMemPool_t> StagingPool::pool_locked() {
+  if (pool_ == nullptr) {
+    TRTET_ASSIGN_OR_RETURN(pool_, make_staging_pool(kind_, device_));
+  }
+  return pool_;
+}
+
+Result<DeviceBuffer> StagingPool::allocate(std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return DeviceBuffer::allocate_from(static_cast<cudaMemPool_t>(nullptr), 0, stream);
+  if (uses_arena()) {
+    Result<void*> data = arena_->allocate(bytes, stream);
+    if (data.ok()) return DeviceBuffer(arena_.get(), *data, bytes, stream);
+    if (data.status().code() != ErrorCode::kNotSupported) return data.status();
+    // Mapping this kind of memory does not work here after all: the pool from now on.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (arena_ready_.exchange(false)) {
+      why_pool_ = data.status().to_string();
+      log(LogLevel::kWarning, "%s staging on device %d comes from a stream-ordered pool, which maps memory in "
+          "larger units (32 MiB on the H200): %s", kind_name(kind_), device_, why_pool_.c_str());
+    }
+  }
+  cudaMemPool_t pool = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TRTET_ASSIGN_OR_RETURN(pool, pool_locked());
+  }
+  return DeviceBuffer::allocate_from(pool, bytes, stream);
+}
+
+Result<PoolUsage> StagingPool::usage() const {
+  PoolUsage usage;
+  if (arena_ != nullptr) usage = arena_->usage();
+  cudaMemPool_t pool = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pool = pool_;
+  }
+  if (pool != nullptr) {
+    TRTET_ASSIGN_OR_RETURN(const PoolUsage more, pool_usage(pool));
+    usage.reserved += more.reserved;
+    usage.used += more.used;
+    usage.reserved_high += more.reserved_high;
+    usage.used_high += more.used_high;
+  }
+  return usage;
+}
+
+Status StagingPool::trim() {
+  if (arena_ != nullptr) TRTET_RETURN_IF_ERROR(arena_->trim());
+  cudaMemPool_t pool = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pool = pool_;
+  }
+  if (pool != nullptr) TRTET_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+  return Status::Ok();
+}
+
+std::string StagingPool::describe() const {
+  char line[512];
+  if (uses_arena()) {
+    const ArenaFacts f = arena_->facts();
+    std::snprintf(line, sizeof line,
+                  "%s staging: arena of %s memory (id %d), granularity %zu KiB, chunks of %zu KiB, range %zu MiB, "
+                  "allocations rounded to %zu B%s%s",
+                  kind_name(kind_), location_name(f.location_type), f.location_id, f.granularity >> 10,
+                  f.chunk_bytes >> 10, f.range_bytes >> 20, f.alignment, f.host_access.empty() ? "" : "; host access: ",
+                  f.host_access.c_str());
+  } else {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::snprintf(line, sizeof line, "%s staging: stream-ordered pool (%s)", kind_name(kind_), why_pool_.c_str());
+  }
+  return line;
+}
+
+Result<StagingPool*> staging_pool(PoolKind kind, int device) {
+  StagingPools& pools = staging_pools();
+  std::lock_guard<std::mutex> lock(pools.mutex);
+  if (StagingPool* found = find_staging_pool(pools, kind, device)) return found;
+  std::unique_ptr<StagingPool> made(new StagingPool(kind, device));
+  Result<std::unique_ptr<StagingArena>> arena = StagingArena::create(kind, device);
+  if (arena.ok()) {
+    made->arena_ = std::move(arena).value();
+    made->arena_ready_.store(true, std::memory_order_release);
+  } else {
+    (void)cudaGetLastError();
+    if (arena.status().code() == ErrorCode::kNoDevice) return arena.status();
+    made->why_pool_ = arena.status().to_string();
+    log(LogLevel::kWarning, "%s staging on device %d comes from a stream-ordered pool, which maps memory in larger "
+        "units (32 MiB on the H200): %s", kind_name(kind), device, made->why_pool_.c_str());
+    std::lock_guard<std::mutex> made_lock(made->mutex_);
+    TRTET_RETURN_IF_ERROR(made->pool_locked().status());  // neither: the caller falls back further
+  }
+  pools.made.reserve(pools.made.size() + 1);  // may throw before the pool is given up: then it goes unused
+  pools.made.push_back(made.release());
+  return pools.made.back();
 }
 
 Result<PoolUsage> staging_pool_usage(PoolKind kind, int device) {
-  cudaMemPool_t pool = nullptr;
-  {
-    StagingPools& pools = staging_pools();
-    std::lock_guard<std::mutex> lock(pools.mutex);
-    pool = find_staging_pool(pools, kind, device);
-  }
+  StagingPool* pool = find_staging_pool(kind, device);
   if (pool == nullptr) return PoolUsage{};
-  return pool_usage(pool);
+  return pool->usage();
 }
 
 Status trim_staging_pool(PoolKind kind, int device) {
-  cudaMemPool_t pool = nullptr;
-  {
-    StagingPools& pools = staging_pools();
-    std::lock_guard<std::mutex> lock(pools.mutex);
-    pool = find_staging_pool(pools, kind, device);
-  }
+  StagingPool* pool = find_staging_pool(kind, device);
   if (pool == nullptr) return Status::Ok();
-  TRTET_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
-  return Status::Ok();
+  return pool->trim();
 }
 
 }  // namespace torch_tensorrt::executorch_backend::cuda

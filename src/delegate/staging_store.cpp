@@ -34,7 +34,7 @@ Status StagingStore::initialize(const engine::Engine& engine, int slots) {
   // The process's pools, shared by every session (Note [shared staging pools] in
   // cuda/memory_pool.cpp). Nothing is allocated here.
   TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::staging_pool(cuda::PoolKind::kDevice, device_));
-  const Result<cudaMemPool_t> pool = cuda::staging_pool(cuda::PoolKind::kPinnedHost, device_);
+  const Result<cuda::StagingPool*> pool = cuda::staging_pool(cuda::PoolKind::kPinnedHost, device_);
   if (pool.ok()) {
     host_pool_ = *pool;
   } else {

@@ -137,8 +137,8 @@ class StagingStore {
   std::vector<Entry> entries_;                    ///< slots x bindings (at())
   std::vector<std::size_t> max_bytes_;            ///< per binding: its largest size over the profiles
   int device_ = 0;
-  cudaMemPool_t device_pool_ = nullptr;           ///< the process's: device staging and the empty-tensor address
-  cudaMemPool_t host_pool_ = nullptr;             ///< the process's: pinned host staging, stream-ordered (or none)
+  cuda::StagingPool* device_pool_ = nullptr;      ///< the process's: device staging and the empty-tensor address
+  cuda::StagingPool* host_pool_ = nullptr;        ///< the process's: pinned host staging, stream-ordered (or none)
   std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown device staging, freed once ordered after earlier calls
   std::vector<cuda::DeviceBuffer> retired_host_;  ///< outgrown pinned host staging, freed likewise
   std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at release
