@@ -107,7 +107,7 @@ LoopRow run_loop(const std::string& shape, const std::string& path, const Scenar
   for (int warm = 0; warm < 2; ++warm) {
     trtet_faults_arm(0, 0);
     trtet_test::clear_log();
-    const Run clean = scenario();
+    const Outcome clean = scenario();
     if (!clean.ok || !clean.wrong.empty()) {
       failure(0, "", "the run with no fault failed at " + clean.step + ": " + clean.message +
                          (clean.wrong.empty() ? "" : " (wrong: " + clean.wrong.front() + ")"));
@@ -126,7 +126,7 @@ LoopRow run_loop(const std::string& shape, const std::string& path, const Scenar
     trtet_test::clear_log();
     trtet_faults_arm(n, 0);
     const auto start = Clock::now();
-    const Run run = scenario();
+    const Outcome run = scenario();
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const bool fired = trtet_faults_fired() != 0;
     const std::string fired_name = trtet_faults_fired_name();
@@ -151,7 +151,7 @@ LoopRow run_loop(const std::string& shape, const std::string& path, const Scenar
     // With faults off the same load and calls succeed.
     trtet_test::clear_log();
     trtet_faults_arm(0, 0);
-    const Run again = scenario();
+    const Outcome again = scenario();
     if (!again.ok || !again.wrong.empty()) {
       failure(n, fired_name, "the next fault-free run failed at " + again.step + ": " + again.message +
                                  (again.wrong.empty() ? "" : " (wrong: " + again.wrong.front() + ")"));

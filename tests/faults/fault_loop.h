@@ -17,7 +17,7 @@
 namespace trtet_faults {
 
 /// What one run of a scenario did.
-struct Run {
+struct Outcome {
   bool ok = true;                  ///< every step did what it does with no fault
   std::string step;                ///< the first step that did not ("load", "call 2", ...)
   std::string message;             ///< its error as reported: ExecuTorch's code, the log, the status
@@ -33,7 +33,7 @@ struct Run {
 };
 
 /// Load, calls and destroy, in full every time it is called.
-using Scenario = std::function<Run()>;
+using Scenario = std::function<Outcome()>;
 
 /// What the loop compares before and after a run.
 struct MemorySnapshot {

@@ -40,7 +40,7 @@ constexpr int kCols = 4096;
 constexpr std::size_t kMaxCount = std::size_t{kRows} * kCols;
 
 std::string error_text(etr::Error error) {
-  return "ExecuTorch error " + std::to_string(static_cast<int>(error)) + "; log: " + captured_log();
+  return std::string("ExecuTorch error ") + etr::to_string(error) + "; log: " + captured_log();
 }
 
 enum class Io { kHost, kDevice };
@@ -123,7 +123,7 @@ class FaultLoopGpu : public ::testing::Test {
   }
 
   /// One call of `c` with `rows` rows of fresh inputs (`call` shifts them); outputs checked.
-  void call(const Case& c, Module& module, int index, int rows, Run& run) {
+  void call(const Case& c, Module& module, int index, int rows, Outcome& run) {
     const std::string step = "call " + std::to_string(index + 1);
     std::vector<float> x, y;
     const std::size_t count = static_cast<std::size_t>(rows) * kCols;
@@ -199,8 +199,8 @@ class FaultLoopGpu : public ::testing::Test {
     if (wrong >= 0) run.wrong.push_back(step + ": output element " + std::to_string(wrong) + " wrong");
   }
 
-  Run scenario(const Case& c) {
-    Run run;
+  Outcome scenario(const Case& c) {
+    Outcome run;
     auto module = std::make_unique<Module>(program_path(c.program), Module::LoadMode::File, nullptr,
                                            method_allocator(), temp_allocator());
     if (c.graphs) {

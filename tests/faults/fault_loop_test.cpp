@@ -37,7 +37,7 @@ constexpr int kRows = 64;
 constexpr int kCols = 4096;
 
 std::string error_text(etr::Error error) {
-  return "ExecuTorch error " + std::to_string(static_cast<int>(error)) + "; log: " + captured_log();
+  return std::string("ExecuTorch error ") + etr::to_string(error) + "; log: " + captured_log();
 }
 
 /// A MemoryAllocator over a fixed arena (as an embedded runner gives init) whose allocations are
@@ -59,15 +59,15 @@ class FixedFailingAllocator : public etr::MemoryAllocator {
 /// calls can be compared with it.
 struct CallRecord {
   std::optional<std::vector<etr::Error>> clean;
-  void check(Run& run, const std::vector<etr::Error>& calls) {
+  void check(Outcome& run, const std::vector<etr::Error>& calls) {
     if (!clean) {
       clean = calls;
       return;
     }
     for (std::size_t i = 0; i < calls.size() && i < clean->size(); ++i) {
       if (calls[i] != (*clean)[i]) {
-        run.fail("call " + std::to_string(i + 1), "returned " + error_text(calls[i]) + " (with no fault: " +
-                                                      std::to_string(static_cast<int>((*clean)[i])) + ")");
+        run.fail("call " + std::to_string(i + 1),
+                 "returned " + error_text(calls[i]) + " (with no fault: " + etr::to_string((*clean)[i]) + ")");
         return;
       }
     }
@@ -110,7 +110,7 @@ TEST_F(FaultLoopCpu, BlobInitAndDestroy) {
   ASSERT_NE(backend, nullptr);
   const std::vector<std::uint8_t> blob = trtet_test::elementwise_blob("fake min=1x4 max=64x4096");
   loop("blob", "init+destroy", [&] {
-    Run run;
+    Outcome run;
     std::vector<std::uint8_t> arena(1 << 16);
     FixedFailingAllocator allocator("executorch runtime allocator", arena);
     etr::FreeableBuffer processed(blob.data(), blob.size(), nullptr);
@@ -131,8 +131,8 @@ TEST_F(FaultLoopCpu, HostPlannedThroughModule) {
   CallRecord record;
   std::vector<float> x, y;
   trtet_test::fill_elementwise_inputs(x, y, std::size_t{kSmallRows} * kSmallCols);
-  loop("host-planned", "load+3 calls", [&] {
-    Run run;
+  loop("host-planned", "Module, 3 calls", [&] {
+    Outcome run;
     Module module(program_path("fake"), Module::LoadMode::File, nullptr, method_allocator(), temp_allocator());
     const etr::Error loaded = module.load_method("forward");
     if (loaded != etr::Error::Ok) {
@@ -153,9 +153,9 @@ TEST_F(FaultLoopCpu, HostPlannedThroughModule) {
 
 /// Program and Method with the application's memory: planned buffers on the host (CUDA-tagged
 /// arenas too: a GPU-less load), ExecuTorch's method and temp allocators failing in turn.
-Run direct_run(const std::string& name, int rows, int cols, CallRecord& record, const std::vector<float>& x,
+Outcome direct_run(const std::string& name, int rows, int cols, CallRecord& record, const std::vector<float>& x,
                const std::vector<float>& y) {
-  Run run;
+  Outcome run;
   auto file = ::executorch::extension::FileDataLoader::from(program_path(name).c_str());
   if (!file.ok()) {
     run.fail("open", error_text(file.error()));
@@ -214,7 +214,7 @@ TEST_F(FaultLoopCpu, DevicePlannedAndCpuOperatorsThroughMethod) {
     const bool small = std::string(name) == "fake";
     const int rows = small ? kSmallRows : kRows;
     const int cols = small ? kSmallCols : kCols;
-    loop(shape, "method+3 calls", [&] { return direct_run(name, rows, cols, record, x, y); });
+    loop(shape, "Method, 3 calls", [&] { return direct_run(name, rows, cols, record, x, y); });
   }
 #endif
 }

@@ -269,16 +269,17 @@ long long trtet_faults_live_bytes(int pinned) {
 
 cudaError_t CUDARTAPI cudaGetLastError(void) {
   TRTET_REAL(cudaGetLastError);
+  // The injected error is the most recent one; reading it also clears the runtime's own.
   const cudaError_t own = real();
   const cudaError_t pending = t_pending;
   t_pending = cudaSuccess;
-  return own != cudaSuccess ? own : pending;
+  return pending != cudaSuccess ? pending : own;
 }
 
 cudaError_t CUDARTAPI cudaPeekAtLastError(void) {
   TRTET_REAL(cudaPeekAtLastError);
   const cudaError_t own = real();
-  return own != cudaSuccess ? own : t_pending;
+  return t_pending != cudaSuccess ? t_pending : own;
 }
 
 // ---- pass-through, counted (the binding check) ----
