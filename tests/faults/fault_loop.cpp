@@ -181,6 +181,10 @@ void print_table(const std::vector<LoopRow>& rows, const char* title) {
     survived += row.survived;
     failed += row.failures.size();
   }
+  for (const LoopRow& row : rows) {
+    std::printf("fault-row: %s|%s|%lu|%lu|%lu|%lu|%zu\n", row.shape.c_str(), row.path.c_str(), row.points, row.tried,
+                row.survived, row.absorbed, row.failures.size());
+  }
   std::printf("fault loop: %zu cases, %lu points, %lu N tried, %lu survived, %lu failures\n", rows.size(), points,
               tried, survived, failed);
   std::fflush(stdout);

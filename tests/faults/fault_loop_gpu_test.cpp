@@ -44,7 +44,7 @@ std::string error_text(etr::Error error) {
 }
 
 enum class Io { kHost, kDevice };
-enum class Stream { kNone, kOwn, kGreen };
+enum class Stream { kNone, kOwn, kGreen, kNewPartition };
 
 /// One row of the table: a program, how its inputs come and on which stream it is called.
 struct Case {
@@ -80,7 +80,10 @@ class FaultLoopGpu : public ::testing::Test {
     trtet_test::clear_log();
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
     trtet_test::set_engine_fault_hook(&engine_hook);
-    trtet_faults_set_kinds(TRTET_FAULT_DEFAULT_KINDS);
+    // TRTET_FAULTS_KINDS: a mask of faults.h's kinds (e.g. 0x17f: all but thread starts).
+    const char* kinds = std::getenv("TRTET_FAULTS_KINDS");
+    trtet_faults_set_kinds(kinds != nullptr && *kinds != '\0' ? static_cast<unsigned>(std::strtoul(kinds, nullptr, 0))
+                                                              : TRTET_FAULT_DEFAULT_KINDS);
     Quiet quiet;
     ASSERT_EQ(cudaStreamCreateWithFlags(&own_, cudaStreamNonBlocking), cudaSuccess);
     for (void** p : {&dx_, &dy_}) ASSERT_EQ(cudaMalloc(p, kMaxCount * sizeof(float)), cudaSuccess);
@@ -117,7 +120,8 @@ class FaultLoopGpu : public ::testing::Test {
     switch (c.stream) {
       case Stream::kOwn: return own_;
       case Stream::kGreen: return green_;
-      case Stream::kNone: break;
+      case Stream::kNone:
+      case Stream::kNewPartition: break;
     }
     return nullptr;
   }
@@ -200,6 +204,7 @@ class FaultLoopGpu : public ::testing::Test {
   }
 
   Outcome scenario(const Case& c) {
+    if (c.stream == Stream::kNewPartition) return partition_scenario(c);
     Outcome run;
     auto module = std::make_unique<Module>(program_path(c.program), Module::LoadMode::File, nullptr,
                                            method_allocator(), temp_allocator());
@@ -224,11 +229,43 @@ class FaultLoopGpu : public ::testing::Test {
     return run;
   }
 
-  void loop(const Case& c) {
-    if (c.stream == Stream::kGreen) {
-      TRTET_SKIP_IF_GREEN_UNSUPPORTED();
-      ASSERT_NO_FATAL_FAILURE(make_green_stream());
+  /// A partition made inside the run (split_device, a stream on it), the program loaded and called
+  /// on it, then all of it destroyed: green-context creation among the points.
+  Outcome partition_scenario(const Case& c) {
+    Outcome run;
+    auto partitions = ex::green::split_device(0, ex::green::SplitRequest::counts({16}, /*remainder=*/true));
+    if (!partitions.ok()) {
+      run.fail("split", partitions.status().to_string());
+      return run;
     }
+    auto stream = (*partitions)[0].context.make_stream();
+    if (!stream.ok()) {
+      run.fail("stream", stream.status().to_string());
+      return run;
+    }
+    Case on = c;
+    on.stream = Stream::kGreen;
+    const cudaStream_t saved = green_;
+    green_ = *stream;
+    {
+      auto module = std::make_unique<Module>(program_path(c.program), Module::LoadMode::File, nullptr,
+                                             method_allocator(), temp_allocator());
+      const etr::Error loaded = module->load_method("forward");
+      if (loaded != etr::Error::Ok) {
+        run.fail("load", error_text(loaded));
+      } else {
+        for (std::size_t i = 0; i < c.rows.size() && run.ok; ++i) call(on, *module, static_cast<int>(i), c.rows[i], run);
+      }
+    }
+    green_ = saved;
+    const ex::Status destroyed = (*partitions)[0].context.destroy_stream(*stream);
+    if (run.ok && !destroyed.ok()) run.fail("destroy stream", destroyed.to_string());
+    return run;
+  }
+
+  void loop(const Case& c) {
+    if (c.stream == Stream::kGreen || c.stream == Stream::kNewPartition) TRTET_SKIP_IF_GREEN_UNSUPPORTED();
+    if (c.stream == Stream::kGreen) ASSERT_NO_FATAL_FAILURE(make_green_stream());
     LoopOptions options;
     options.gpu = true;
     const char* slack = std::getenv("TRTET_FAULTS_FREE_SLACK_MB");
@@ -309,6 +346,12 @@ TEST_F(FaultLoopGpu, SkippedCopiesGreenGuard) {
   Case c{"skipped_copies", "skipped-copies", "green guard"};
   c.io = Io::kDevice;
   c.stream = Stream::kGreen;
+  loop(c);
+}
+// A partition made, used and destroyed in every run.
+TEST_F(FaultLoopGpu, HostPlannedNewPartition) {
+  Case c{"boundary_twin_host", "host-planned", "new partition"};
+  c.stream = Stream::kNewPartition;
   loop(c);
 }
 // CPU operators around the delegate: aten::add before and after, et_copy in between.
