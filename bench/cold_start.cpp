@@ -4,7 +4,9 @@
 //   trtet-cold-start [--loads N] [--models M]                runs the three parts below, each in a
 //                                                            process of its own, and the table last
 //   trtet-cold-start --program host|device [--loads N]       one program's breakdown
-//   trtet-cold-start --reserve [--models M]                  the reserve rows and the pools' granularity
+//   trtet-cold-start --reserve [--models M]                  the reserve rows, the pools' granularity
+//                                                            and the arenas' (below)
+//   trtet-cold-start --probe                                 the arenas' part alone
 //
 // Programs (through ExecuTorch's Module, test engines from the installed factory, as trtet-etdump):
 //   host    cold_host_1m: x, y, out host-planned float32 [64, 4096] (1 MiB each, pageable), the
@@ -24,7 +26,10 @@
 // then 3 MiB, then 40 MiB; and a pool made with a 4 MiB maxSize), then the process's staging pools
 // (Note [shared staging pools]) with one host model loaded and called, and with M (16) at once:
 // reserved against used, device and pinned host. P14a: one model reserves at most 4 MiB of each;
-// P14b: M models reserve at most 1.25x what they use.
+// P14b: M models reserve at most 1.25x what they use. Then the staging arenas that serve the
+// process's staging where the device has virtual memory management (Note [staging arena]): the
+// driver's granularities, whether host-location cuMemCreate works, and fresh arenas' reserve for the
+// same allocations as the pools'. --probe prints that part alone.
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
@@ -43,7 +48,12 @@
 #include <string>
 #include <vector>
 
+#include <csetjmp>
+#include <csignal>
+
+#include "cuda/driver.h"
 #include "cuda/memory_pool.h"
+#include "cuda/staging_arena.h"
 #include "delegate/load_trace.h"
 #include "delegate/staging_store.h"
 #include "engine/engine_factory.h"
@@ -292,6 +302,161 @@ void probe_pool(const char* what, bool host, std::size_t max_size, cudaStream_t 
   // Never destroyed (Note [pools are recycled]); it holds nothing now.
 }
 
+// ---- the arenas (Note [staging arena]) -------------------------------------------------------
+
+sigjmp_buf g_touch_failed;
+
+/// Writes and reads `bytes` at `data` on the host; false where that faults (no host access).
+bool host_can_touch(void* data, std::size_t bytes) {
+  struct sigaction previous {};
+  struct sigaction on_fault {};
+  on_fault.sa_handler = [](int) { siglongjmp(g_touch_failed, 1); };
+  sigemptyset(&on_fault.sa_mask);
+  sigaction(SIGSEGV, &on_fault, &previous);
+  sigaction(SIGBUS, &on_fault, nullptr);
+  bool ok = false;
+  if (sigsetjmp(g_touch_failed, 1) == 0) {
+    std::memset(data, 0x5a, bytes);
+    ok = static_cast<volatile unsigned char*>(data)[bytes - 1] == 0x5a;
+  }
+  sigaction(SIGSEGV, &previous, nullptr);
+  signal(SIGBUS, SIG_DFL);
+  return ok;
+}
+
+/// The driver's facts behind the arenas: attributes, granularities, host-location cuMemCreate.
+void print_vmm_facts() {
+  auto api = ex::cuda::vmm_driver();
+  if (!api.ok()) {
+    std::printf("  no VMM driver table: %s\n", api.status().to_string().c_str());
+    return;
+  }
+  const ex::cuda::VmmApi& vmm = **api;
+  CUdevice device = 0;
+  vmm.cuDeviceGet(&device, 0);
+  auto attribute = [&](CUdevice_attribute which) {
+    int value = -99;
+    const CUresult got = vmm.cuDeviceGetAttribute(&value, which, device);
+    return got == CUDA_SUCCESS ? value : -99;
+  };
+  const int numa = attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
+  std::printf("  attributes (-99: unknown to the driver): VMM %d, host VMM %d, host NUMA VMM %d, host memory pools %d, "
+              "host NUMA id %d\n",
+              attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+              attribute(CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+              attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+              attribute(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED), numa);
+  struct Where {
+    const char* name;
+    CUmemLocationType type;
+    int id;
+  };
+  for (const Where where : {Where{"device", CU_MEM_LOCATION_TYPE_DEVICE, 0}, Where{"host", CU_MEM_LOCATION_TYPE_HOST, 0},
+                            Where{"host NUMA", CU_MEM_LOCATION_TYPE_HOST_NUMA, numa < 0 ? 0 : numa}}) {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = where.type;
+    prop.location.id = where.id;
+    std::size_t minimum = 0, recommended = 0;
+    const CUresult a = vmm.cuMemGetAllocationGranularity(&minimum, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    const CUresult b = vmm.cuMemGetAllocationGranularity(&recommended, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+    std::string created = "not tried";
+    if (a == CUDA_SUCCESS && minimum != 0) {
+      CUmemGenericAllocationHandle handle = 0;
+      const auto start = Clock::now();
+      const CUresult made = vmm.cuMemCreate(&handle, minimum, &prop, 0);
+      const double us = us_between(start, Clock::now());
+      if (made == CUDA_SUCCESS) {
+        vmm.cuMemRelease(handle);
+        char text[64];
+        std::snprintf(text, sizeof text, "works (%.0f us)", us);
+        created = text;
+      } else {
+        created = std::string("refused: ") + ex::cuda::driver_error_string(made);
+      }
+    }
+    std::printf("  %s memory: granularity minimum %s, recommended %s; cuMemCreate of the minimum %s\n", where.name,
+                a == CUDA_SUCCESS ? (std::to_string(minimum >> 10) + " KiB").c_str() : ex::cuda::driver_error_string(a),
+                b == CUDA_SUCCESS ? (std::to_string(recommended >> 10) + " KiB").c_str() : ex::cuda::driver_error_string(b),
+                created.c_str());
+  }
+}
+
+/// What a fresh arena reserves for allocations of 1, 3 and 40 MiB made one after another, and
+/// (pinned host) whether the host and the device both read and write its memory.
+void probe_arena(const char* what, ex::cuda::PoolKind kind, cudaStream_t stream) {
+  auto made = ex::cuda::StagingArena::create(kind, 0);
+  if (!made.ok()) {
+    std::printf("  %s: none (%s)\n", what, made.status().to_string().c_str());
+    return;
+  }
+  ex::cuda::StagingArena& arena = **made;
+  std::string line = std::string("  ") + what + ":";
+  std::vector<void*> held;
+  for (const double size_mib : {1.0, 3.0, 40.0}) {
+    const auto start = Clock::now();
+    auto data = arena.allocate(static_cast<std::size_t>(size_mib * kMiB), stream);
+    const double us = us_between(start, Clock::now());
+    if (!data.ok()) {
+      line += " +" + std::to_string(static_cast<int>(size_mib)) + " MiB refused (" + data.status().to_string() + ");";
+      break;
+    }
+    held.push_back(*data);
+    const ex::cuda::PoolUsage usage = arena.usage();
+    char part[160];
+    std::snprintf(part, sizeof part, " +%.0f MiB -> reserved %.1f MiB, used %.1f MiB (%.0f us);", size_mib,
+                  mib(usage.reserved), mib(usage.used), us);
+    line += part;
+  }
+  std::printf("%s\n", line.c_str());
+  const ex::cuda::ArenaFacts facts = arena.facts();
+  std::printf("    %s (id %d), granularity %zu KiB, chunks %zu KiB, range %zu MiB%s%s\n",
+              ex::cuda::location_name(facts.location_type), facts.location_id, facts.granularity >> 10,
+              facts.chunk_bytes >> 10, facts.range_bytes >> 20, facts.host_access.empty() ? "" : "; host access: ",
+              facts.host_access.c_str());
+  if (kind == ex::cuda::PoolKind::kPinnedHost && held.size() >= 2) {
+    const std::size_t bytes = std::size_t{1} << 20;
+    const bool touched = host_can_touch(held[0], bytes);
+    bool copied = false;
+    void* device = nullptr;
+    if (touched && cudaMalloc(&device, bytes) == cudaSuccess) {
+      std::memset(held[1], 0, bytes);
+      copied = cudaMemcpyAsync(device, held[0], bytes, cudaMemcpyDefault, stream) == cudaSuccess &&
+               cudaMemcpyAsync(held[1], device, bytes, cudaMemcpyDefault, stream) == cudaSuccess &&
+               cudaStreamSynchronize(stream) == cudaSuccess && std::memcmp(held[0], held[1], bytes) == 0;
+      cudaFree(device);
+    }
+    (void)cudaGetLastError();
+    std::printf("    host-location memory from cuMemCreate: host writes %s, copies host -> device -> host %s\n",
+                touched ? "work" : "FAULT", copied ? "right" : "WRONG or failed");
+  }
+  for (void* data : held) arena.free(data, stream);
+  cudaStreamSynchronize(stream);
+  const auto start = Clock::now();
+  const ex::Status trimmed = arena.trim();
+  std::printf("    all freed and trimmed: reserved %.1f MiB (%.0f us)%s\n", mib(arena.usage().reserved),
+              us_between(start, Clock::now()), trimmed.ok() ? "" : trimmed.to_string().c_str());
+}
+
+void print_staging_sources() {
+  for (const auto kind : {ex::cuda::PoolKind::kDevice, ex::cuda::PoolKind::kPinnedHost}) {
+    auto pool = ex::cuda::staging_pool(kind, 0);
+    std::printf("  %s\n", pool.ok() ? (*pool)->describe().c_str() : pool.status().to_string().c_str());
+  }
+}
+
+int run_probe() {
+  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) return fail("no CUDA context");
+  cudaStream_t stream = nullptr;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("no stream");
+  std::printf("P14 the staging arenas: the driver's virtual memory management on device 0\n");
+  print_vmm_facts();
+  probe_arena("device arena", ex::cuda::PoolKind::kDevice, stream);
+  probe_arena("pinned host arena", ex::cuda::PoolKind::kPinnedHost, stream);
+  cudaStreamDestroy(stream);
+  return 0;
+}
+
 struct Reserve {
   ex::cuda::PoolUsage device, host;
 };
@@ -321,6 +486,7 @@ int run_reserve(int models) {
   probe_pool("pinned host pool", true, 0, stream);
   probe_pool("device pool, maxSize 4 MiB", false, std::size_t{4} << 20, stream);
   probe_pool("pinned host pool, maxSize 4 MiB", true, std::size_t{4} << 20, stream);
+  if (run_probe() != 0) return 1;
 
   const std::string path = std::string(TRTET_TEST_PROGRAM_DIR) + "/cold_host_1m.pte";
   std::vector<float> x(kCount, 1.0f), y(kCount, 2.0f);
@@ -351,6 +517,8 @@ int run_reserve(int models) {
   char what[64];
   std::snprintf(what, sizeof what, "%d models loaded at once, each called", models);
   print_reserve(what, many);
+  std::printf("  the process's staging:\n");
+  print_staging_sources();
   loaded.clear();
   print_reserve("all unloaded (kept for the next load)", read_reserve());
   if (!ex::delegate::trim_staging_reserve(0).ok()) return fail("trim failed");
@@ -381,13 +549,20 @@ int main(int argc, char** argv) {
   int models = 16;
   std::string program;
   bool reserve = false;
+  bool probe = false;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--loads") == 0 && has_value) loads = std::max(2, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--models") == 0 && has_value) models = std::max(1, std::atoi(argv[++i]));
     else if (std::strcmp(argv[i], "--program") == 0 && has_value) program = argv[++i];
     else if (std::strcmp(argv[i], "--reserve") == 0) reserve = true;
-    else return fail("usage: trtet-cold-start [--program host|device] [--reserve] [--loads N] [--models M]");
+    else if (std::strcmp(argv[i], "--probe") == 0) probe = true;
+    else return fail("usage: trtet-cold-start [--program host|device] [--reserve] [--probe] [--loads N] [--models M]");
+  }
+  if (probe) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return fail("no GPU");
+    return run_probe();
   }
   if (program.empty() && !reserve) {
     // Each part in a process of its own, so each program's first load is the process's first.
