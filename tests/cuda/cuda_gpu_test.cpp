@@ -385,7 +385,8 @@ TEST_P(StagingArenaGpu, AFreeIsReusedOnItsOwnStreamOrOnceCompleteAndNothingWaits
   arena_->free(r, a_);
   ASSERT_EQ(cudaStreamSynchronize(a_), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(b_), cudaSuccess);
-  for (int i = 0; i < 3; ++i) ASSERT_NE(allocate(chunk, b_), nullptr);
+  const int freed = host() ? 3 : 2;  // p, q and r (device memory: r is p)
+  for (int i = 0; i < freed; ++i) ASSERT_NE(allocate(chunk, b_), nullptr);
   EXPECT_EQ(arena_->usage().reserved, reserved) << "completed frees were not reused";
 }
 
