@@ -239,7 +239,7 @@ void bind_streams(nb::module_& m) {
     auto parts = et::apply_partition_plan(device, plan);
     if (!parts.ok()) raise(parts.error());
     std::vector<std::string> names = parts->names();
-    return wrap(std::move(parts->partitions()), names);
+    return wrap(std::move(*parts).release(), names);
   }, nb::arg("device"), nb::arg("plan"));
 }
 

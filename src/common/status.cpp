@@ -37,7 +37,7 @@ const std::vector<unsigned> kNoCounts{};
 
 Error::Error(ErrorCode code, std::string message, GreenContextLimits limits, std::vector<unsigned> closest_valid)
     : code_(code), message_(std::move(message)) {
-  if (limits.device >= 0 || !closest_valid.empty()) {
+  if (code == ErrorCode::kInvalidArgument && (limits.device >= 0 || !closest_valid.empty())) {
     split_ = std::make_shared<SplitDetails>(SplitDetails{limits, std::move(closest_valid)});
   }
 }

@@ -51,7 +51,7 @@ bool too_deep(std::string_view text) {
 
 }  // namespace
 
-GreenContextResult<PartitionPlan> plan_from_json(const json& root) {
+Result<PartitionPlan> plan_from_json(const json& root) {
   TRTET_PLAN_TRY(Reader::keys(root, "the plan", {"format", "version", "gpu", "partitions"}, {"remainder"}));
   if (!root["format"].is_string() || root["format"].get_ref<const std::string&>() != kFormat) {
     return invalid(format("\"format\" must be \"%s\"", kFormat));
@@ -109,7 +109,7 @@ GreenContextResult<PartitionPlan> plan_from_json(const json& root) {
 
 // The file's text as JSON, after the limits every plan file has: its size, its nesting (checked
 // before the parser sees it), and no key twice in one object.
-GreenContextResult<json> parse_checked(std::string_view text) {
+Result<json> parse_checked(std::string_view text) {
   if (text.size() > kMaxPlanBytes) {
     return invalid(format("%zu bytes; a plan file is at most %zu", text.size(), kMaxPlanBytes));
   }
@@ -141,7 +141,7 @@ GreenContextResult<json> parse_checked(std::string_view text) {
 }
 
 // A file's text, at most kMaxPlanBytes.
-GreenContextResult<std::string> read_text(const std::string& path) {
+Result<std::string> read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return invalid("cannot open " + path);
   std::string text;
@@ -157,11 +157,11 @@ GreenContextResult<std::string> read_text(const std::string& path) {
 }
 
 // `e` with `where` put after the "partition plan: " its message starts with.
-GreenContextError within(const GreenContextError& e, const std::string& where) {
+Error within(const Error& e, const std::string& where) {
   static const std::string kPrefix = "partition plan: ";
   std::string message = e.message();
   if (message.rfind(kPrefix, 0) == 0) message.erase(0, kPrefix.size());
-  return GreenContextError(e.code(), kPrefix + where + ": " + message, e.limits(), e.closest_valid());
+  return Error(e.code(), kPrefix + where + ": " + message, e.limits(), e.closest_valid());
 }
 
 json plan_to_json(const PartitionPlan& plan) {
@@ -200,7 +200,7 @@ unsigned PartitionPlan::total_sms() const noexcept {
   return total;
 }
 
-GreenContextResult<PartitionPlan> parse_partition_plan(std::string_view text) {
+Result<PartitionPlan> parse_partition_plan(std::string_view text) {
   auto root = parse_checked(text);
   if (!root.ok()) return root.error();
   try {
@@ -210,18 +210,18 @@ GreenContextResult<PartitionPlan> parse_partition_plan(std::string_view text) {
   }
 }
 
-GreenContextResult<PartitionPlan> read_partition_plan(const std::string& path) {
+Result<PartitionPlan> read_partition_plan(const std::string& path) {
   auto text = read_text(path);
   if (!text.ok()) return text.error();
   auto plan = parse_partition_plan(*text);
   if (!plan.ok()) {
-    return GreenContextError(plan.error().code(), path + ": " + plan.error().message(), plan.error().limits(),
+    return Error(plan.error().code(), path + ": " + plan.error().message(), plan.error().limits(),
                              plan.error().closest_valid());
   }
   return plan;
 }
 
-GreenContextResult<std::string> partition_plan_json(const PartitionPlan& plan) {
+Result<std::string> partition_plan_json(const PartitionPlan& plan) {
   const std::string problem = plan_problem(plan);
   if (!problem.empty()) return invalid(problem);
   try {
@@ -231,14 +231,13 @@ GreenContextResult<std::string> partition_plan_json(const PartitionPlan& plan) {
   }
 }
 
-GreenContextResult<PlanGpu> plan_gpu(int device) {
+Result<PlanGpu> plan_gpu(int device) {
   auto limits = green_context_limits(device);
   if (!limits.ok()) return limits.error();
   cudaDeviceProp prop{};
   const cudaError_t error = cudaGetDeviceProperties(&prop, device);
   if (error != cudaSuccess) {
-    return GreenContextError(GreenContextErrc::kInternal,
-                             format("reading device %d's name: %s", device, cudaGetErrorString(error)), *limits);
+    return Error(ErrorCode::kInternal, format("reading device %d's name: %s", device, cudaGetErrorString(error)));
   }
   PlanGpu gpu;
   gpu.device = device;
@@ -251,7 +250,7 @@ GreenContextResult<PlanGpu> plan_gpu(int device) {
   return gpu;
 }
 
-GreenContextResult<std::vector<unsigned>> check_partition_plan(const PartitionPlan& plan, const PlanGpu& gpu) {
+Result<std::vector<unsigned>> check_partition_plan(const PartitionPlan& plan, const PlanGpu& gpu) {
   const std::string problem = plan_problem(plan);
   if (!problem.empty()) return invalid(problem);
   const PlanGpu& made = plan.gpu;
@@ -281,35 +280,37 @@ GreenContextResult<std::vector<unsigned>> check_partition_plan(const PartitionPl
   return counts;
 }
 
-GreenContext* PlannedPartitions::find(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < names_.size() && i < partitions_.size(); ++i) {
-    if (names_[i] == name) return &partitions_[i];
-  }
-  return nullptr;
-}
-
-GreenContextResult<GreenContext*> PlannedPartitions::get(std::string_view name) noexcept {
+Result<GreenContext*> PlannedPartitions::get(std::string_view name) noexcept {
   try {
-    if (GreenContext* found = find(name)) return found;
+    for (std::size_t i = 0; i < names_.size() && i < partitions_.size(); ++i) {
+      if (names_[i] == name) return &partitions_[i];
+    }
     std::string known;
     for (const std::string& n : names_) known += (known.empty() ? "'" : ", '") + n + "'";
-    return GreenContextError(GreenContextErrc::kInvalidArgument,
+    return Error(ErrorCode::kInvalidArgument,
                              "no partition named '" + std::string(name.substr(0, 64)) + "' in the plan; it has " +
                                  (known.empty() ? std::string("none") : known));
   } catch (...) {
-    return GreenContextError(GreenContextErrc::kInternal, "out of memory naming the plan's partitions");
+    return Error(ErrorCode::kInternal, "out of memory naming the plan's partitions");
   }
 }
 
-GreenContextResult<PlannedPartitions> apply_partition_plan(int device, const PartitionPlan& plan) {
+std::vector<GreenContext> PlannedPartitions::release() && noexcept {
+  std::vector<GreenContext> taken = std::move(partitions_);
+  partitions_.clear();
+  names_.clear();
+  return taken;
+}
+
+Result<PlannedPartitions> apply_partition_plan(int device, const PartitionPlan& plan) {
   const std::string problem = plan_problem(plan);
   if (!problem.empty()) return invalid(problem);  // argument errors first, even without a GPU
   auto gpu = plan_gpu(device);
   if (!gpu.ok()) return gpu.error();
   auto counts = check_partition_plan(plan, *gpu);
   if (!counts.ok()) {
-    const GreenContextError& e = counts.error();
-    return GreenContextError(e.code(), e.message(), limits_of(*gpu, device), e.closest_valid());
+    const Error& e = counts.error();
+    return Error(e.code(), e.message(), limits_of(*gpu, device), e.closest_valid());
   }
   const bool keep = !plan.remainder_name.empty();
   auto split = split_device(device, *counts, keep ? Remainder::kKeep : Remainder::kDrop);

@@ -16,8 +16,8 @@ std::string format(const char* fmt, ...) {
   return text;
 }
 
-GreenContextError invalid(std::string message, GreenContextLimits limits, std::vector<unsigned> closest) {
-  return GreenContextError(GreenContextErrc::kInvalidArgument, "partition plan: " + message, limits,
+Error invalid(std::string message, GreenContextLimits limits, std::vector<unsigned> closest) {
+  return Error(ErrorCode::kInvalidArgument, "partition plan: " + message, limits,
                            std::move(closest));
 }
 

@@ -22,7 +22,7 @@ constexpr std::size_t kMaxProgram = 4096;
 /// printf into a std::string (at most 1 KiB).
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 /// kInvalidArgument "partition plan: <message>", with the GPU's limits and a closest valid request where known.
-GreenContextError invalid(std::string message, GreenContextLimits limits = {}, std::vector<unsigned> closest = {});
+Error invalid(std::string message, GreenContextLimits limits = {}, std::vector<unsigned> closest = {});
 /// 1 to 64 of A-Z a-z 0-9 _ . -
 bool valid_name(const std::string& name);
 /// No C0 control character and no DEL.

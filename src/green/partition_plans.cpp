@@ -49,7 +49,7 @@ std::string device_list(const PartitionPlans& plans) {
   return text;
 }
 
-GreenContextResult<PartitionPlans> plans_from_json(const json& root) {
+Result<PartitionPlans> plans_from_json(const json& root) {
   TRTET_PLAN_TRY(Reader::keys(root, "the file", {"format", "version", "devices"}, {}));
   unsigned version = 0;
   TRTET_PLAN_TRY(Reader::count(root["version"], "version", version));
@@ -99,7 +99,7 @@ std::vector<int> PartitionPlans::device_indices() const {
   return indices;
 }
 
-GreenContextResult<PartitionPlans> parse_partition_plans(std::string_view text) {
+Result<PartitionPlans> parse_partition_plans(std::string_view text) {
   auto root = parse_checked(text);
   if (!root.ok()) return root.error();
   try {
@@ -123,18 +123,18 @@ GreenContextResult<PartitionPlans> parse_partition_plans(std::string_view text) 
   }
 }
 
-GreenContextResult<PartitionPlans> read_partition_plans(const std::string& path) {
+Result<PartitionPlans> read_partition_plans(const std::string& path) {
   auto text = read_text(path);
   if (!text.ok()) return text.error();
   auto plans = parse_partition_plans(*text);
   if (!plans.ok()) {
-    return GreenContextError(plans.error().code(), path + ": " + plans.error().message(), plans.error().limits(),
+    return Error(plans.error().code(), path + ": " + plans.error().message(), plans.error().limits(),
                              plans.error().closest_valid());
   }
   return plans;
 }
 
-GreenContextResult<std::string> partition_plans_json(const PartitionPlans& plans) {
+Result<std::string> partition_plans_json(const PartitionPlans& plans) {
   if (plans.one_device()) {
     return invalid("a one-device plan names no device: write it with partition_plan_json, or give it a device");
   }
@@ -153,7 +153,7 @@ GreenContextResult<std::string> partition_plans_json(const PartitionPlans& plans
   }
 }
 
-GreenContextResult<PartitionPlans> merge_partition_plans(const std::vector<std::pair<int, std::string>>& files) {
+Result<PartitionPlans> merge_partition_plans(const std::vector<std::pair<int, std::string>>& files) {
   try {
     if (files.empty() || files.size() > static_cast<std::size_t>(kMaxPlanDevices)) {
       return invalid(format("merging takes 1 to %d plan files, one per device; got %zu", kMaxPlanDevices, files.size()));
@@ -184,7 +184,7 @@ GreenContextResult<PartitionPlans> merge_partition_plans(const std::vector<std::
   }
 }
 
-GreenContextResult<std::vector<std::vector<unsigned>>> check_partition_plans(const PartitionPlans& plans,
+Result<std::vector<std::vector<unsigned>>> check_partition_plans(const PartitionPlans& plans,
                                                                              const std::vector<PlanGpu>& gpus) {
   if (plans.one_device()) {
     return invalid("a one-device plan names no device: check it with check_partition_plan against the GPU it is for");
@@ -203,8 +203,8 @@ GreenContextResult<std::vector<std::vector<unsigned>>> check_partition_plans(con
     gpu.device = d.device;
     auto checked = check_partition_plan(d.plan, gpu);
     if (!checked.ok()) {
-      GreenContextError e = within(checked.error(), format("device %d", d.device));
-      return GreenContextError(e.code(), e.message(), limits_of(gpu, d.device), e.closest_valid());
+      Error e = within(checked.error(), format("device %d", d.device));
+      return Error(e.code(), e.message(), limits_of(gpu, d.device), e.closest_valid());
     }
     counts.push_back(std::move(*checked));
   }
@@ -218,32 +218,27 @@ PlannedPartitions* PlannedDevicePartitions::on(int device) noexcept {
   return nullptr;
 }
 
-GreenContext* PlannedDevicePartitions::find(int device, std::string_view name) noexcept {
-  PlannedPartitions* planned = on(device);
-  return planned != nullptr ? planned->find(name) : nullptr;
-}
-
-GreenContextResult<GreenContext*> PlannedDevicePartitions::get(int device, std::string_view name) noexcept {
+Result<GreenContext*> PlannedDevicePartitions::get(int device, std::string_view name) noexcept {
   try {
     PlannedPartitions* planned = on(device);
     if (planned == nullptr) {
       std::string known;
       for (int d : devices_) known += (known.empty() ? "" : ", ") + std::to_string(d);
-      return GreenContextError(GreenContextErrc::kInvalidArgument,
+      return Error(ErrorCode::kInvalidArgument,
                                format("the plans split no GPU %d; they split GPU%s %s", device,
                                       devices_.size() == 1 ? "" : "s", known.empty() ? "none" : known.c_str()));
     }
     auto found = planned->get(name);
     if (!found.ok()) {
-      return GreenContextError(found.error().code(), format("GPU %d: %s", device, found.error().message().c_str()));
+      return Error(found.error().code(), format("GPU %d: %s", device, found.error().message().c_str()));
     }
     return *found;
   } catch (...) {
-    return GreenContextError(GreenContextErrc::kInternal, "out of memory naming the plans' partitions");
+    return Error(ErrorCode::kInternal, "out of memory naming the plans' partitions");
   }
 }
 
-GreenContextResult<PlannedDevicePartitions> apply_partition_plans(const PartitionPlans& plans) {
+Result<PlannedDevicePartitions> apply_partition_plans(const PartitionPlans& plans) {
   if (plans.one_device()) {
     return invalid("a one-device plan names no device: apply it with apply_partition_plan(device, plan)");
   }
@@ -259,7 +254,7 @@ GreenContextResult<PlannedDevicePartitions> apply_partition_plans(const Partitio
   const int highest = plans.devices.back().device;
   if (highest >= count) {
     const std::string why = counted != cudaSuccess ? format(" (cudaGetDeviceCount: %s)", cudaGetErrorString(counted)) : "";
-    return GreenContextError(count == 0 ? GreenContextErrc::kNoDevice : GreenContextErrc::kInvalidArgument,
+    return Error(count == 0 ? ErrorCode::kNoDevice : ErrorCode::kInvalidArgument,
                              format("partition plan: the plans are for GPUs %s (%d GPU%s at least); this machine has %d "
                                     "GPU%s%s",
                                     device_list(plans).c_str(), highest + 1, highest == 0 ? "" : "s", count,

@@ -109,11 +109,9 @@ Result<std::vector<GreenContext>> split_device(int device, const std::vector<uns
   const GreenContextLimits limits = to_limits(device, *g);
   auto partitions = green::split_device(device, request);
   if (!partitions.ok()) {
-    std::vector<unsigned> closest;
-    if (partitions.error().code() == ErrorCode::kInvalidArgument) {
-      closest = green::closest_valid_counts(*g, sm_counts);
-      if (closest == sm_counts) closest.clear();  // the counts were fine; something else was not
-    }
+    if (partitions.error().code() != ErrorCode::kInvalidArgument) return partitions.error();  // no split details
+    std::vector<unsigned> closest = green::closest_valid_counts(*g, sm_counts);
+    if (closest == sm_counts) closest.clear();  // the counts were fine; something else was not
     // The planner offers rounding to its own callers (green-probe --round); this API has none.
     std::string message = partitions.error().message();
     const std::string offer = " (or ask for rounding)";

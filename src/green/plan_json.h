@@ -88,13 +88,13 @@ class Reader {
 
 /// The file's text as JSON, after the limits every plan file has: its size (1 MiB), its nesting
 /// (8, checked before the parser sees it), and no key twice in one object.
-GreenContextResult<json> parse_checked(std::string_view text);
+Result<json> parse_checked(std::string_view text);
 /// A file's text, at most 1 MiB.
-GreenContextResult<std::string> read_text(const std::string& path);
+Result<std::string> read_text(const std::string& path);
 /// `e` with `where` put after the "partition plan: " its message starts with.
-GreenContextError within(const GreenContextError& e, const std::string& where);
+Error within(const Error& e, const std::string& where);
 /// One "trtet-partition-plan" object, every field checked (parse_partition_plan's rules).
-GreenContextResult<PartitionPlan> plan_from_json(const json& root);
+Result<PartitionPlan> plan_from_json(const json& root);
 /// The plan as the JSON object plan_from_json reads back.
 json plan_to_json(const PartitionPlan& plan);
 

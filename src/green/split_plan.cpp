@@ -20,7 +20,8 @@ unsigned long long total(const std::vector<unsigned>& counts) {
   return std::accumulate(counts.begin(), counts.end(), 0ULL);
 }
 
-// "device: 132 SMs, split in groups of 8 (minimum partition 8, alignment 8; one split makes at most 16 groups)"
+// e.g. on the H200 here: "the device has 132 SMs and splits them in groups of 8 (minimum partition 8,
+// alignment 8; one split makes at most 15 groups = 120 SMs)"
 std::string describe(const SmGranularity& g) {
   char text[256];
   std::snprintf(text, sizeof(text),

@@ -273,7 +273,7 @@ Result<std::vector<engine::Alias>> map_aliases(const blob::Metadata& metadata, c
     engine::Alias alias;
     alias.output = output->second;
     alias.input = input->second;
-    alias.kind = entry.kind == blob::AliasKind::kUser ? engine::AliasKind::kUser : engine::AliasKind::kKvCacheUpdate;
+    alias.kind = entry.kind;
     aliases.push_back(alias);
   }
   for (const EngineTensor& tensor : tensors) {

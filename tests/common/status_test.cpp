@@ -94,6 +94,14 @@ TEST(Error, CarriesSplitDetailsOnlyWhenGiven) {
   EXPECT_EQ(copy.limits().granularity, 8u);
   EXPECT_EQ(copy.closest_valid(), std::vector<unsigned>{32});
   EXPECT_EQ(copy.to_string(), "InvalidArgument: 30 is not a multiple of 8");
+  EXPECT_TRUE(copy.has_split_details());
+  EXPECT_FALSE(plain.has_split_details());
+
+  // Only a refused request carries them: a driver failure on the same device does not.
+  const Error internal(ErrorCode::kInternal, "the driver failed", limits, {32});
+  EXPECT_FALSE(internal.has_split_details());
+  EXPECT_EQ(internal.limits().device, -1);
+  EXPECT_TRUE(internal.closest_valid().empty());
 }
 
 TEST(Result, ErrorIsOkWhileAValueIsHeld) {

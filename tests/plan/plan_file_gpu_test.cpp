@@ -151,9 +151,13 @@ TEST(PlanGpu, APlanIsAppliedByName) {
   auto parts = apply_partition_plan(0, *plan);
   ASSERT_TRUE(parts.ok()) << parts.error().message();
   EXPECT_EQ(parts->names(), (std::vector<std::string>{"chat", "vision", "headroom"}));
-  GreenContext* chat = parts->find("chat");
-  GreenContext* vision = parts->find("vision");
-  GreenContext* rest = parts->find("headroom");
+  const auto named = [&](const char* name) -> GreenContext* {
+    auto found = parts->get(name);
+    return found.ok() ? *found : nullptr;
+  };
+  GreenContext* chat = named("chat");
+  GreenContext* vision = named("vision");
+  GreenContext* rest = named("headroom");
   ASSERT_NE(chat, nullptr);
   ASSERT_NE(vision, nullptr);
   ASSERT_NE(rest, nullptr);
@@ -225,14 +229,17 @@ TEST(PlanGpu, SeveralGpuPlansApplyOnEachDevice) {
     ASSERT_TRUE(parts.ok()) << parts.error().message();
     EXPECT_EQ(parts->devices().size(), plans.devices.size());
     for (const DevicePartitionPlan& d : plans.devices) {
-      GreenContext* chat = parts->find(d.device, "chat");
-      ASSERT_NE(chat, nullptr) << "GPU " << d.device;
+      auto found = parts->get(d.device, "chat");
+      ASSERT_TRUE(found.ok()) << "GPU " << d.device << ": " << found.error().message();
+      GreenContext* chat = *found;
       EXPECT_EQ(chat->device(), d.device);
       EXPECT_EQ(chat->sm_count(), d.plan.partitions[0].sms);
       auto sms = green::probe_sms(chat->stream());
       ASSERT_TRUE(sms.ok()) << sms.error().message();
       EXPECT_LE(sms->size(), chat->sm_count()) << "GPU " << d.device;
-      EXPECT_TRUE(parts->find(d.device, "headroom")->is_remainder());
+      auto headroom = parts->get(d.device, "headroom");
+      ASSERT_TRUE(headroom.ok()) << headroom.error().message();
+      EXPECT_TRUE((*headroom)->is_remainder());
     }
     EXPECT_FALSE(parts->get(count, "chat").ok());
   }

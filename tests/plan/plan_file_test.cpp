@@ -276,15 +276,21 @@ TEST(PlanFile, ApplyingChecksThePlanBeforeTheDevice) {
 
 TEST(PlanFile, PartitionsAreFoundByName) {
   PlannedPartitions none;
-  EXPECT_EQ(none.find("chat"), nullptr);
   auto missing = none.get("chat");
   ASSERT_FALSE(missing.ok());
   EXPECT_CONTAINS(missing.error().message(), "no partition named 'chat' in the plan; it has none");
   std::vector<GreenContext> empty(2);
   PlannedPartitions two({"chat", "headroom"}, std::move(empty));
-  EXPECT_EQ(two.find("headroom"), &two.partitions()[1]);
+  ASSERT_TRUE(two.get("headroom").ok());
+  EXPECT_EQ(*two.get("headroom"), &two.partitions()[1]);
   ASSERT_TRUE(two.get("chat").ok());
   EXPECT_CONTAINS(two.get("vision").error().message(), "it has 'chat', 'headroom'");
+  // Taken out, the partitions leave no names behind.
+  const std::vector<GreenContext> taken = std::move(two).release();
+  EXPECT_EQ(taken.size(), 2u);
+  EXPECT_TRUE(two.names().empty());  // NOLINT(bugprone-use-after-move): release() leaves it empty
+  EXPECT_TRUE(two.partitions().empty());
+  EXPECT_CONTAINS(two.get("chat").error().message(), "it has none");
 }
 
 TEST(PlanFile, ReadFromAFile) {
@@ -546,14 +552,14 @@ TEST(PlansFile, ApplyRefusesAMachineWithFewerGpusNamingItsCount) {
 TEST(PlansFile, PartitionsAreFoundByDeviceAndName) {
   PlannedDevicePartitions none;
   EXPECT_EQ(none.on(0), nullptr);
-  EXPECT_EQ(none.find(0, "chat"), nullptr);
   EXPECT_CONTAINS(none.get(0, "chat").error().message(), "the plans split no GPU 0; they split GPUs none");
   std::vector<PlannedPartitions> planned;
   planned.emplace_back(std::vector<std::string>{"chat"}, std::vector<GreenContext>(1));
   planned.emplace_back(std::vector<std::string>{"vision", "headroom"}, std::vector<GreenContext>(2));
   PlannedDevicePartitions two({0, 1}, std::move(planned));
-  EXPECT_EQ(two.find(1, "headroom"), &two.on(1)->partitions()[1]);
-  EXPECT_EQ(two.find(0, "vision"), nullptr);
+  ASSERT_TRUE(two.get(1, "headroom").ok());
+  EXPECT_EQ(*two.get(1, "headroom"), &two.on(1)->partitions()[1]);
+  EXPECT_FALSE(two.get(0, "vision").ok());
   ASSERT_TRUE(two.get(0, "chat").ok());
   EXPECT_CONTAINS(two.get(1, "chat").error().message(), "GPU 1: no partition named 'chat' in the plan; it has 'vision', "
                                                         "'headroom'");

@@ -142,9 +142,9 @@ TEST_F(PlannerGpu, TheCommandLineWritesAPlanThatApplies) {
   EXPECT_EQ(plan->remainder_name, "headroom");
   auto parts = et::apply_partition_plan(0, *plan);
   ASSERT_TRUE(parts.ok()) << parts.error().message();
-  ASSERT_NE(parts->find("A"), nullptr);
-  EXPECT_EQ(parts->find("A")->sm_count(), known(64, 2));
-  EXPECT_NE(parts->find("headroom"), nullptr);
+  ASSERT_TRUE(parts->get("A").ok());
+  EXPECT_EQ((*parts->get("A"))->sm_count(), known(64, 2));
+  EXPECT_TRUE(parts->get("headroom").ok());
   std::ifstream curves(csv + "_curves.csv"), verify(csv + "_verify.csv");
   std::string header;
   EXPECT_TRUE(std::getline(curves, header));

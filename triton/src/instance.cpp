@@ -69,7 +69,9 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
     std::lock_guard<std::mutex> lock(g_splits_mutex);  // GreenContext::make_stream: one thread at a time
     DeviceSplit& s = *split->second;
     if (!place->plan_partition.empty()) {
-      state.partition = s.planned.find(place->plan_partition);
+      auto planned = s.planned.get(place->plan_partition);  // the name was checked against the plan at load
+      if (!planned.ok()) return error(TRITONSERVER_ERROR_INTERNAL, "the plan's partition: " + planned.error().message());
+      state.partition = *planned;
     } else if (place->partition_index >= 0) {
       state.partition = &s.own[static_cast<std::size_t>(place->partition_index)];
     }

@@ -116,8 +116,8 @@ struct ShapeBounds {
   Shape max;
 };
 
-/// How an output aliases an input (from the blob's aliased_io).
-enum class AliasKind { kKvCacheUpdate, kUser };
+/// How an output aliases an input: the blob's own kind (BlobMetadata.h), the same type.
+using AliasKind = blob::AliasKind;
 
 /// Output `output` is written in place into input `input`'s memory.
 struct Alias {

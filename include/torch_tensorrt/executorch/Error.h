@@ -45,9 +45,9 @@ const char* to_string(ErrorCode code) noexcept;
 /// What a GPU allows when its SMs are split into green contexts (the driver's SM resource): the
 /// details a rejected split carries on its Error (Error::limits()), and what
 /// green_context_limits() returns (GreenContext.h). On the H200: 132 SMs, minimum partition 8,
-/// alignment 8, so partitions are multiples of 8 SMs; one split hands out as many 8-SM groups as
-/// the chip's GPCs hold (15 groups, 120 SMs, on the H200s measured here; 16 on another), and the
-/// rest forms the remainder (docs/PLANNING.md).
+/// alignment 8, so partitions are multiples of 8 SMs; one split hands out as many whole 8-SM
+/// groups as the chip's GPCs hold (15 groups, 120 of the 132 SMs, on the H200 here), and the rest
+/// forms the remainder. The count depends on the chip, so read it (docs/PLANNING.md).
 struct GreenContextLimits {
   int device = -1;                   ///< -1: no limits were read
   unsigned sm_count = 0;             ///< SMs of the device
@@ -58,16 +58,17 @@ struct GreenContextLimits {
 };
 
 /// The outcome of a call: Ok, or a code with a message that says what was expected and what was
-/// found. A rejected green-context split also carries the device's limits and the closest request
-/// the GPU accepts (held behind one shared pointer, null for every other error, so an Ok Error
-/// stays a code and an empty string).
+/// found. Only a split or plan refused for the GPU's limits (kInvalidArgument) carries split
+/// details as well: the device's limits and the closest request it accepts, behind one shared
+/// pointer. Every other error, and Ok, carries none and is a code and a string.
 class [[nodiscard]] Error {
  public:
   /// Ok.
   Error() noexcept = default;
   Error(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
   /// An error with the split details: `limits` (device -1 when none were read) and the nearest SM
-  /// counts the GPU accepts (empty when there are none to offer).
+  /// counts the GPU accepts (empty when there are none to offer). The details are kept only with
+  /// kInvalidArgument, the code of a request the GPU refuses; with any other code they are dropped.
   Error(ErrorCode code, std::string message, GreenContextLimits limits, std::vector<unsigned> closest_valid = {});
 
   static Error Ok() noexcept { return Error(); }
@@ -78,10 +79,12 @@ class [[nodiscard]] Error {
   /// "<CodeName>: <message>", or "Ok".
   std::string to_string() const;
 
-  /// The device's green-context limits, where they were read before the failure (device == -1
-  /// otherwise, and for every error that is not about a split).
+  /// Whether this error carries split details (a kInvalidArgument split or plan refusal).
+  bool has_split_details() const noexcept { return split_ != nullptr; }
+  /// For a split or plan the GPU refuses: that device's green-context limits. device == -1 for
+  /// every other error, and where the limits could not be read.
   const GreenContextLimits& limits() const noexcept;
-  /// For a split rejected by the GPU's limits: the nearest SM counts it accepts; empty otherwise.
+  /// For a split the GPU's limits refuse: the nearest SM counts it accepts; empty otherwise.
   const std::vector<unsigned>& closest_valid() const noexcept;
 
  private:

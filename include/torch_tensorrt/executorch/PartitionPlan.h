@@ -5,11 +5,12 @@
 //   if (!plan.ok()) puts(plan.error().message().c_str());
 //   auto parts = apply_partition_plan(/*device=*/0, *plan);     // one split_device call
 //   if (!parts.ok()) puts(parts.error().message().c_str());     // e.g. a GPU of another shape
-//   GreenContext* chat = parts->find("chat");                   // that model's partition
-//   { CudaStreamGuard guard(chat->stream()); method->execute(); }
+//   auto chat = parts->get("chat");                             // that model's partition
+//   if (!chat.ok()) puts(chat.error().message().c_str());       // names the partitions there are
+//   { CudaStreamGuard guard((*chat)->stream()); method->execute(); }
 //
-// Nothing here throws; failures come back as GreenContextResult / GreenContextError
-// (GreenContext.h), with kInvalidArgument for a malformed plan and for a plan this GPU cannot carry.
+// Nothing here throws; failures come back as Result / Error (Error.h), with kInvalidArgument for
+// a malformed plan and for a plan this GPU cannot carry.
 #pragma once
 
 #include <torch_tensorrt/executorch/GreenContext.h>
@@ -62,17 +63,17 @@ inline constexpr int kPartitionPlanVersion = 1;
 /// granularity up to 65536, times finite and >= 0), names valid and unique, sizes multiples of the
 /// plan's granularity, their total within its max_partitioned_sms, the GPU fields consistent.
 /// kInvalidArgument naming the field and what is wrong.
-GreenContextResult<PartitionPlan> parse_partition_plan(std::string_view json);
+Result<PartitionPlan> parse_partition_plan(std::string_view json);
 
 /// parse_partition_plan of a file's contents; kInvalidArgument when it cannot be read or is larger than 1 MiB.
-GreenContextResult<PartitionPlan> read_partition_plan(const std::string& path);
+Result<PartitionPlan> read_partition_plan(const std::string& path);
 
 /// The plan as JSON text (what parse_partition_plan reads back to an equal plan), after the same
 /// checks; kInvalidArgument for a plan that would not parse back.
-GreenContextResult<std::string> partition_plan_json(const PartitionPlan& plan);
+Result<std::string> partition_plan_json(const PartitionPlan& plan);
 
 /// The GPU `device` as a plan records it (name and green_context_limits). kNoDevice without a GPU.
-GreenContextResult<PlanGpu> plan_gpu(int device);
+Result<PlanGpu> plan_gpu(int device);
 
 /// Whether a plan made on `plan.gpu` can be applied on `gpu` (no device needed). The same SM count,
 /// minimum partition, alignment and name are required (the curves were measured on that GPU), and
@@ -80,7 +81,7 @@ GreenContextResult<PlanGpu> plan_gpu(int device);
 /// out fewer: cuDevSmResourceSplitByCount keeps every group inside one GPC). Returns the SM counts
 /// to split; kInvalidArgument naming both GPUs, with gpu's limits and, for a plan too large for
 /// this split, the closest request it accepts (closest_valid()).
-GreenContextResult<std::vector<unsigned>> check_partition_plan(const PartitionPlan& plan, const PlanGpu& gpu);
+Result<std::vector<unsigned>> check_partition_plan(const PartitionPlan& plan, const PlanGpu& gpu);
 
 /// A plan applied: each model's partition by name, then the remainder (if the plan names one).
 /// Move-only (it owns the partitions); destroying it destroys them (GreenContext's rules).
@@ -90,14 +91,16 @@ class PlannedPartitions {
   PlannedPartitions(std::vector<std::string> names, std::vector<GreenContext> partitions)
       : names_(std::move(names)), partitions_(std::move(partitions)) {}
 
-  /// The partition named `name` (a model's or the remainder's); nullptr when the plan has none.
-  GreenContext* find(std::string_view name) noexcept;
-  /// As find(), or kInvalidArgument listing the names there are.
-  GreenContextResult<GreenContext*> get(std::string_view name) noexcept;
+  /// The partition named `name` (a model's or the remainder's), owned by this object; or
+  /// kInvalidArgument listing the names there are.
+  Result<GreenContext*> get(std::string_view name) noexcept;
   /// Names, in split order (the remainder last).
   const std::vector<std::string>& names() const noexcept { return names_; }
-  /// The partitions, in the order of names().
-  std::vector<GreenContext>& partitions() noexcept { return partitions_; }
+  /// The partitions, in the order of names() (read-only: get() gives one to make streams on).
+  const std::vector<GreenContext>& partitions() const noexcept { return partitions_; }
+  /// Takes the partitions out, in the order of names(), and leaves this empty (no names, no
+  /// partitions), so the two never fall out of step.
+  std::vector<GreenContext> release() && noexcept;
 
  private:
   std::vector<std::string> names_;
@@ -106,13 +109,13 @@ class PlannedPartitions {
 
 /// Splits `device` as `plan` says, in one split_device call: check_partition_plan against the
 /// device first (the same errors), then split_device's own. Each partition comes with a stream.
-GreenContextResult<PlannedPartitions> apply_partition_plan(int device, const PartitionPlan& plan);
+Result<PlannedPartitions> apply_partition_plan(int device, const PartitionPlan& plan);
 
 // ---- several GPUs: one file naming each device's plan (docs/PLANNING.md, "Several GPUs") ----
 //
 //   auto plans = read_partition_plans("plans.json");        // {"format": "trtet-partition-plans", ...}
 //   auto parts = apply_partition_plans(*plans);              // every device checked, then split
-//   GreenContext* chat = parts->find(/*device=*/1, "chat");  // that model's partition on GPU 1
+//   auto chat = parts->get(/*device=*/1, "chat");            // that model's partition on GPU 1
 
 /// One device's plan in a several-GPU file. `device` is -1 only for a one-device plan file read by
 /// parse_partition_plans (it names no device: it is for whichever device applies it).
@@ -144,19 +147,19 @@ inline constexpr int kMaxPlanDevices = 64;
 /// entries, device indices whole, in range and unique, each entry's plan checked as a one-device
 /// plan is, errors naming devices[i] and the field). A one-device plan file ("trtet-partition-plan")
 /// is read too, as one entry of device -1. kInvalidArgument naming the field and what is wrong.
-GreenContextResult<PartitionPlans> parse_partition_plans(std::string_view json);
+Result<PartitionPlans> parse_partition_plans(std::string_view json);
 
 /// parse_partition_plans of a file's contents (at most 1 MiB); errors start with the path.
-GreenContextResult<PartitionPlans> read_partition_plans(const std::string& path);
+Result<PartitionPlans> read_partition_plans(const std::string& path);
 
 /// The several-GPU file's JSON text (what parse_partition_plans reads back to equal plans), after
 /// the same checks; kInvalidArgument for plans that would not parse back (device -1 among them).
-GreenContextResult<std::string> partition_plans_json(const PartitionPlans& plans);
+Result<std::string> partition_plans_json(const PartitionPlans& plans);
 
 /// Merges one-device plan files into one several-GPU plan: `files` as (device, path), each path a
 /// "trtet-partition-plan" file (what trtet-plan --device D writes). kInvalidArgument naming the
 /// file or the device (a repeated device, an index out of range, a file that does not read).
-GreenContextResult<PartitionPlans> merge_partition_plans(const std::vector<std::pair<int, std::string>>& files);
+Result<PartitionPlans> merge_partition_plans(const std::vector<std::pair<int, std::string>>& files);
 
 /// Whether `plans` can be applied on a machine whose GPUs are `gpus` (gpus[d] as plan_gpu(d) reads
 /// device d; gpus.size() is the device count). No device needed. Checks, in order: the plans
@@ -164,7 +167,7 @@ GreenContextResult<PartitionPlans> merge_partition_plans(const std::vector<std::
 /// names and the machine's count), then each device's plan against that device
 /// (check_partition_plan, the error naming the device). Returns each device's SM counts to split,
 /// in the order of plans.devices.
-GreenContextResult<std::vector<std::vector<unsigned>>> check_partition_plans(const PartitionPlans& plans,
+Result<std::vector<std::vector<unsigned>>> check_partition_plans(const PartitionPlans& plans,
                                                                              const std::vector<PlanGpu>& gpus);
 
 /// Several devices' plans applied: each device's PlannedPartitions. Move-only; destroying it
@@ -177,10 +180,9 @@ class PlannedDevicePartitions {
 
   /// Device `device`'s partitions; nullptr where the plans name no such device.
   PlannedPartitions* on(int device) noexcept;
-  /// The partition named `name` on `device`; nullptr where there is none.
-  GreenContext* find(int device, std::string_view name) noexcept;
-  /// As find(), or kInvalidArgument naming the devices or the partitions there are.
-  GreenContextResult<GreenContext*> get(int device, std::string_view name) noexcept;
+  /// The partition named `name` on `device`, or kInvalidArgument naming the devices or the
+  /// partitions there are.
+  Result<GreenContext*> get(int device, std::string_view name) noexcept;
   /// The devices split, ascending.
   const std::vector<int>& devices() const noexcept { return devices_; }
 
@@ -196,6 +198,6 @@ class PlannedDevicePartitions {
 /// the count), then every named device's shape (check_partition_plans) — all before the first split.
 /// A split that fails leaves no device split. A one-device plan (device -1) is refused: it names no
 /// device (apply it with apply_partition_plan).
-GreenContextResult<PlannedDevicePartitions> apply_partition_plans(const PartitionPlans& plans);
+Result<PlannedDevicePartitions> apply_partition_plans(const PartitionPlans& plans);
 
 }  // namespace torch_tensorrt::executorch_backend

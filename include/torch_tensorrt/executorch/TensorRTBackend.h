@@ -1,19 +1,11 @@
 // Public entry point of the TensorRT delegate for ExecuTorch.
 //
 // Note [Execute contract]
-// A delegate call runs on the caller stream of its thread (CudaStreamGuard), else in order with
-// the thread's cudaStreamPerThread:
-//  - no guard: ordered after the thread's cudaStreamPerThread work, returns when outputs are ready;
-//  - guard, all inputs and outputs on the device: enqueues on the stream and returns at once;
-//    synchronize the stream before reading outputs;
-//  - guard, some I/O in host memory: stages it through pinned buffers on the stream and returns
-//    once host outputs are written and host inputs are no longer read;
-//  - guard on a stream being captured: records into the capture without synchronizing or
-//    allocating; pageable host I/O is then rejected with an error and the capture stays valid.
-// The engine itself never gets a default-stream handle (0, cudaStreamLegacy, cudaStreamPerThread):
-// for those the call runs on the delegate's own stream, joined to the caller's by events.
-// The stream must belong to the engine's device; this is checked before any work.
-// docs/DESIGN.md has the whole contract and its notes.
+// A delegate call runs on the stream a CudaStreamGuard selected on its thread; without one it runs
+// in order with the thread's cudaStreamPerThread and returns with every output ready. Under a
+// guard it returns once host outputs are written and host inputs read (at once when all I/O is on
+// the device), and on a capturing stream it is recorded into the capture. The contract in full,
+// case by case, and how each part is kept: docs/DESIGN.md, "The execute contract".
 #pragma once
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
