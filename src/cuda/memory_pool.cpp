@@ -240,8 +240,10 @@ Result<DeviceBuffer> StagingPool::allocate(std::size_t bytes, cudaStream_t strea
   if (uses_arena()) {
     Result<void*> data = arena_->allocate(bytes, stream);
     if (data.ok()) return DeviceBuffer(arena_.get(), *data, bytes, stream);
-    if (data.status().code() != ErrorCode::kNotSupported) return data.status();
-    // Mapping this kind of memory does not work here after all: the pool from now on.
+    // Out of memory (or of the range) is the answer a pool would give too; any other failure means
+    // mapping this kind of memory does not work here after all (host-location memory the driver
+    // refuses, the host not given access): the pool from now on.
+    if (data.status().code() == ErrorCode::kMemoryAllocationFailed) return data.status();
     std::lock_guard<std::mutex> lock(mutex_);
     if (arena_ready_.exchange(false)) {
       why_pool_ = data.status().to_string();

@@ -136,8 +136,9 @@ class StagingPool {
   StagingPool& operator=(const StagingPool&) = delete;
   ~StagingPool();
 
-  /// `bytes` in order on `stream` (an empty buffer for 0 bytes). Where the arena turns out not to
-  /// work for this kind of memory (its first mapping), it is given up for the pool, logged once.
+  /// `bytes` in order on `stream` (an empty buffer for 0 bytes). Where the arena fails for any
+  /// reason but memory (host-location memory refused, no host access), it is given up for the
+  /// pool from then on, logged once; memory it gave out goes back to it.
   Result<DeviceBuffer> allocate(std::size_t bytes, cudaStream_t stream);
   /// Reserved (mapped) against used (allocated), of the arena and the pool together.
   Result<PoolUsage> usage() const;

@@ -49,8 +49,8 @@ class StagingArena {
 
   /// `bytes` (> 0) usable in order on `stream`: memory whose free completed, or (device memory)
   /// memory freed on `stream` itself; else new chunks are mapped. Never waits on the GPU.
-  /// kNotSupported where mapping this kind of memory turned out not to work (the host cannot be
-  /// given access); kMemoryAllocationFailed where the device or the range is full.
+  /// kNotSupported where the host cannot be given access; kMemoryAllocationFailed where the
+  /// device, the host or the range is full; the driver's error where mapping fails otherwise.
   Result<void*> allocate(std::size_t bytes, cudaStream_t stream);
   /// Frees `data` (from allocate) in order on `stream`: reused once an event recorded there has
   /// completed, or by a later allocation on the same stream. No-throw; failures are logged.
