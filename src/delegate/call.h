@@ -1,5 +1,5 @@
-// What the steps of one execute() share: where the call runs, what its arguments are, how it
-// completes. Made by Session for each call and handed to its parts.
+// What the steps of one execute() share: where the call runs, its plan (what the checks decided)
+// and what the steps that queue its work return (how it was ordered, how the engine ran).
 #pragma once
 
 #include <cuda.h>
@@ -39,26 +39,55 @@ struct Binding {
   Shape shape;                  ///< inputs: the shape set for this call
 };
 
-/// One call, as its steps fill it in.
-struct Call {
+/// Which arguments are in host memory, as the checks classify them.
+struct HostIo {
+  bool inputs = false;    ///< some input is in host memory (pinned or pageable)
+  bool outputs = false;   ///< some output is in host memory
+  bool pageable = false;  ///< some argument is in pageable host memory
+};
+
+/// One call as the checks plan it. Session's check steps fill it in, in order; the steps that
+/// queue work (ordering, the copies, the engine run, completion, the last call) only read it.
+struct CallPlan {
   ResolvedStream where;
-  CallFacts facts;
+  HostIo host;
   Completion completion = Completion::kReturnAtOnce;
-  std::size_t output_chunks = 0;  ///< chunks of pageable outputs, each with its own event
   int profile = 0;                ///< the optimization profile the input shapes fit (tightest)
   int slot = -1;                  ///< the staging slot (-1: nothing staged)
   bool staged_inputs = false;     ///< some input is copied into the slot's device staging
   bool staged_outputs = false;    ///< some output is copied out of the slot's device staging
-  bool after_all = false;         ///< the stream is already ordered after every earlier call
-  bool cross_stream = false;      ///< waited on the GPU for an earlier call on another stream
-  cudaGraphExec_t replayed = nullptr;  ///< the delegate-owned graph the call launched, if any
-  bool enqueued_plainly = false;  ///< the engine was enqueued eagerly, with no aux streams or graph
-  SharedEvent done;               ///< (graph_hold.h) recorded when the call's host data is done; waited on by the caller
+  /// Outgrown staging waits to be freed (StagingStore's retire rule): the call orders itself after
+  /// every earlier call.
+  bool frees_staging = false;
+  std::size_t output_chunks = 0;  ///< chunks of pageable outputs, each with its own event
   CallRecord* record = nullptr;   ///< the caller's record of the call (call_profile.h), filled when it succeeds
   CallMarks* marks = nullptr;     ///< the record's GPU marks, for a call that is not captured (else null)
 
   cudaStream_t stream() const noexcept { return where.stream; }
-  bool capturing() const noexcept { return facts.capturing; }
+  bool capturing() const noexcept { return where.facts.capturing; }
+  /// What the completion rule (policy.h, decide_completion) reads of the call.
+  CallFacts completion_facts() const noexcept {
+    return CallFacts{where.choice.selected, where.facts.capturing, host.inputs, host.outputs, host.pageable};
+  }
+};
+
+/// What call ordering decided for one call (CallOrdering::order): the waits made before any of
+/// its work, and those its copies in and its engine make (Note [pipelined calls]).
+struct CallOrder {
+  /// The stream follows every earlier call (nothing earlier, all of it ahead on this stream, or a
+  /// wait on the completion event): the call waits for nothing else.
+  bool after_all = false;
+  bool cross_stream = false;       ///< some wait is for an earlier call on another stream
+  bool graphs_may_replay = false;  ///< a graph holding a call of the session may replay
+  cudaEvent_t before_copies = nullptr;   ///< the copies into the slot wait for it: the slot's last engine
+  cudaEvent_t before_engine = nullptr;   ///< the engine waits for it: the previous call's engine
+  cudaEvent_t before_engine_copies = nullptr;  ///< and for it: the last copies out of the call's slot
+};
+
+/// How the engine ran for one call (EngineRunner::run).
+struct EngineRun {
+  cudaGraphExec_t launched = nullptr;  ///< the delegate-owned graph launched, if any
+  bool plain = false;                  ///< enqueued eagerly, with no auxiliary streams and no graph
 };
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -27,22 +27,24 @@ class CallOrdering {
   /// completion event, keeps its own.
   void reset() noexcept;
 
-  /// A call on the session's own stream starts after the caller's stream's work so far.
-  Status join_caller(const Call& call);
-  /// The whole-call waits (Note [pipelined calls]): a capture, every call once a graph may replay,
-  /// and a call that frees outgrown staging (`freeing`) wait for every earlier call; a call on the
-  /// stream of the previous call needs nothing. Sets call.after_all.
-  Status order_after_previous_calls(Call& call, bool freeing);
+  /// Orders `plan`'s call after earlier calls: a call on the session's own stream starts after
+  /// the caller's stream's work so far; a capture, every call once a graph may replay, and a call
+  /// that frees outgrown staging wait for every earlier call; a call on the stream of the previous
+  /// call needs nothing. Returns that, and the waits the call's copies in and its engine make.
+  Result<CallOrder> order(const CallPlan& plan);
   /// The copies into the call's slot wait for the engine of the slot's last user.
-  Status order_staging_writes(Call& call);
+  Status wait_before_copies(const CallOrder& order, cudaStream_t stream) const;
   /// The engine waits for the previous engine, and for the last copies out of the call's slot.
-  Status order_engine(Call& call);
-  /// Records the call's engine (and its slot's), or its copies out of the slot (eager calls only).
-  Status record_progress(Call& call, bool engine_done, bool copies_done);
+  Status wait_before_engine(const CallOrder& order, cudaStream_t stream) const;
+  /// The call's engine is queued: its slot's engine event, and where the last engine ends (eager
+  /// calls only).
+  Status engine_done(const CallPlan& plan);
+  /// The call's copies out of its slot are queued: the slot's copies event (eager calls only).
+  Status copies_done(const CallPlan& plan);
   /// After the call's work (`queued`: Ok, or the failure part-way): the completion event covers
   /// whatever was queued, and a joined caller's stream continues after it. Returns the failure of
   /// these records, if any.
-  Status record_completion(Call& call, const Status& queued);
+  Status record_completion(const CallPlan& plan, const CallOrder& order, const Status& queued);
   /// A repeated call (Note [repeated calls]): its work is covered like any other.
   Status record_repeat(cudaStream_t stream);
 
@@ -52,7 +54,7 @@ class CallOrdering {
 
   /// A graph holding a call of this session may replay: eager calls wait for every earlier call.
   void mark_captured() noexcept { captured_ = true; }
-  bool captured() const noexcept { return captured_; }
+  /// The event that covers every call so far (for the staging's buffers that graphs still hold).
   const SharedEvent& completion() const noexcept { return completion_; }
   /// Blocks until every call so far (and every replay launched so far) is complete.
   void wait_for_all() noexcept;
@@ -68,9 +70,13 @@ class CallOrdering {
     bool engine_recorded = false;
     bool copies_recorded = false;
   };
+  /// A call on the session's own stream starts after the caller's stream's work so far.
+  Status join_caller(const CallPlan& plan);
+  /// The waits a pipelined call's copies in and engine make (order.after_all unset).
+  void decide_pipelined(const CallPlan& plan, CallOrder& order) const;
   /// Before an eager call records completion_ on a stream other than the previous call's, that
   /// stream waits on completion_ as it was, so completion_ still covers every earlier call.
-  Status join_earlier_calls(Call& call);
+  Status join_earlier_calls(const CallPlan& plan, const CallOrder& order);
 
   cuda::Event join_in_;             ///< the caller's stream -> the own stream (back: completion_)
   std::vector<Slot> slots_;

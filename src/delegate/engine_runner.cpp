@@ -17,20 +17,26 @@ Result<cudaStream_t> EngineRunner::hand_over_aux_streams(engine::Engine& engine,
   return extra > 0 ? streams[wanted] : nullptr;
 }
 
-Status EngineRunner::run(engine::Engine& engine, Call& call, const std::vector<Binding>& bindings) {
-  const bool graphs = use_graphs_ && !call.capturing() && !engine.enqueue_is_synchronous();
+Result<EngineRun> EngineRunner::run(engine::Engine& engine, const CallPlan& plan,
+                                    const std::vector<Binding>& bindings) {
+  EngineRun eager;  // enqueued eagerly: plainly, or with auxiliary streams, or at a signature's first sight
+  const bool graphs = use_graphs_ && !plan.capturing() && !engine.enqueue_is_synchronous();
   if (!graphs && engine.aux_stream_count() == 0) {
-    call.enqueued_plainly = true;
-    return engine.enqueue(call.stream());
+    TRTET_RETURN_IF_ERROR(engine.enqueue(plan.stream()));
+    return EngineRun{nullptr, /*plain=*/true};
   }
-  CUgreenCtx green = call.where.facts.green_context;
-  if (!call.where.green_known) {
-    TRTET_ASSIGN_OR_RETURN(green, cuda::stream_green_context(call.stream()));
+  CUgreenCtx green = plan.where.facts.green_context;
+  if (!plan.where.green_known) {
+    TRTET_ASSIGN_OR_RETURN(green, cuda::stream_green_context(plan.stream()));
   }
   TRTET_ASSIGN_OR_RETURN(cudaStream_t capture_stream, hand_over_aux_streams(engine, green));
-  if (!graphs) return engine.enqueue(call.stream());
+  auto enqueue_eagerly = [&]() -> Result<EngineRun> {
+    TRTET_RETURN_IF_ERROR(engine.enqueue(plan.stream()));
+    return eager;
+  };
+  if (!graphs) return enqueue_eagerly();
 
-  key_.profile = call.profile;
+  key_.profile = plan.profile;
   key_.green = green;
   key_.dims.clear();
   key_.addresses.clear();
@@ -45,9 +51,9 @@ Status EngineRunner::run(engine::Engine& engine, Call& call, const std::vector<B
   if (entry == nullptr) {
     // First sight: eager (TensorRT may do one-time work in a shape's first enqueue); captured next time.
     graphs_.insert(key_);
-    return engine.enqueue(call.stream());
+    return enqueue_eagerly();
   }
-  if (entry->eager) return engine.enqueue(call.stream());  // its entry's spare graph took no update
+  if (entry->eager) return enqueue_eagerly();  // its entry's spare graph took no update
   if (!entry->current) {
     const Status made = make_graph(engine, capture_stream, *entry);
     if (!made.ok()) {
@@ -56,15 +62,14 @@ Status EngineRunner::run(engine::Engine& engine, Call& call, const std::vector<B
       log(LogLevel::kWarning, "CUDA graphs turned off for this engine, whose enqueue could not be captured: %s",
           made.to_string().c_str());
       use_graphs_ = false;
-      return engine.enqueue(call.stream());
+      return enqueue_eagerly();
     }
-    if (!entry->current) return engine.enqueue(call.stream());  // the update was refused: eager
+    if (!entry->current) return enqueue_eagerly();  // the update was refused: eager
     ++graph_captures_;
   }
-  TRTET_CUDA_CHECK(cudaGraphLaunch(entry->exec, call.stream()));
-  call.replayed = entry->exec;
+  TRTET_CUDA_CHECK(cudaGraphLaunch(entry->exec, plan.stream()));
   ++graph_launches_;
-  return Status::Ok();
+  return EngineRun{entry->exec, /*plain=*/false};
 }
 
 Status EngineRunner::make_graph(engine::Engine& engine, cudaStream_t capture_stream, GraphCache::Entry& entry) {

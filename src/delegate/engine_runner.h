@@ -26,12 +26,12 @@ class EngineRunner {
   EngineRunner(const EngineRunner&) = delete;             // owns graphs and streams
   EngineRunner& operator=(const EngineRunner&) = delete;
 
-  /// Queues `engine`'s work for `call`, its bindings bound to `bindings`' addresses: a plain
-  /// enqueue (call.enqueued_plainly), an enqueue with auxiliary streams handed over, the eager
-  /// first sight of a graph signature, or a graph launch (call.replayed). An engine whose enqueue
-  /// cannot be captured runs eagerly from then on, with one warning. No graph is destroyed here
+  /// Queues `engine`'s work for `plan`'s call, its bindings bound to `bindings`' addresses: a
+  /// plain enqueue, an enqueue with auxiliary streams handed over, the eager first sight of a
+  /// graph signature, or a graph launch; returns which (EngineRun). An engine whose enqueue cannot
+  /// be captured runs eagerly from then on, with one warning. No graph is destroyed here
   /// (Note [no graph destroyed in a call] in graph_cache.h).
-  Status run(engine::Engine& engine, Call& call, const std::vector<Binding>& bindings);
+  Result<EngineRun> run(engine::Engine& engine, const CallPlan& plan, const std::vector<Binding>& bindings);
 
   std::uint64_t graph_captures() const noexcept { return graph_captures_; }
   std::uint64_t graph_launches() const noexcept { return graph_launches_; }

@@ -28,8 +28,8 @@ namespace torch_tensorrt::executorch_backend::delegate {
 // it first), so no graph of the session was captured since, and the ordering's last stream and
 // the engine's bindings are its own: the call's own stream and capture state are all there is to
 // check.
-bool LastCall::repeated_by(const TensorView* args, std::size_t count, const Call& call) const noexcept {
-  if (!kept_ || call.capturing() || !call.where.id.same_as(stream_)) return false;
+bool LastCall::repeated_by(const TensorView* args, std::size_t count, const ResolvedStream& where) const noexcept {
+  if (!kept_ || where.facts.capturing || !where.id.same_as(stream_)) return false;
   if (args == nullptr || count != args_.size()) return false;
   for (std::size_t i = 0; i < count; ++i) {
     const TensorView& now = args[i];
@@ -42,18 +42,19 @@ bool LastCall::repeated_by(const TensorView* args, std::size_t count, const Call
   return true;
 }
 
-void LastCall::remember(const TensorView* args, std::size_t count, const Call& call, bool captured) {
+void LastCall::remember(const TensorView* args, std::size_t count, const CallPlan& plan, const CallOrder& order,
+                        const EngineRun& run) {
   // A launched graph or a plain enqueue means the call was not capturing; returning at once means
   // nothing of it is in host memory (so nothing was staged); a stream of the caller's (not joined)
   // has a known id.
-  const bool repeatable = (call.replayed != nullptr || call.enqueued_plainly) && !call.capturing() &&
-                          !call.where.joined() && call.where.id.known() &&
-                          call.completion == Completion::kReturnAtOnce && !call.cross_stream && !captured;
+  const bool repeatable = (run.launched != nullptr || run.plain) && !plan.capturing() && !plan.where.joined() &&
+                          plan.where.id.known() && plan.completion == Completion::kReturnAtOnce &&
+                          !order.cross_stream && !order.graphs_may_replay;
   if (!repeatable) return;
   args_.assign(args, args + count);
-  stream_ = call.where.id;
-  exec_ = call.replayed;
-  profile_ = call.profile;
+  stream_ = plan.where.id;
+  exec_ = run.launched;
+  profile_ = plan.profile;
   kept_ = true;
 }
 

@@ -15,12 +15,14 @@ namespace torch_tensorrt::executorch_backend::delegate {
 
 class LastCall {
  public:
-  /// True when `call` (its stream resolved) with `args` repeats the kept call.
-  bool repeated_by(const TensorView* args, std::size_t count, const Call& call) const noexcept;
-  /// Keeps `call` if it can be repeated as it is: a graph launch or a plain enqueue, not capturing,
-  /// on a stream of the caller's, returning at once, ordered within its stream, with no graph of
-  /// the session's captured by a caller (`captured`).
-  void remember(const TensorView* args, std::size_t count, const Call& call, bool captured);
+  /// True when a call on `where` with `args` repeats the kept call.
+  bool repeated_by(const TensorView* args, std::size_t count, const ResolvedStream& where) const noexcept;
+  /// Keeps the call of `plan`, ordered as `order` says and run as `run` says, if it can be repeated
+  /// as it is: a graph launch or a plain enqueue, not capturing, on a stream of the caller's,
+  /// returning at once, with no wait across streams and no graph of the session's captured by a
+  /// caller.
+  void remember(const TensorView* args, std::size_t count, const CallPlan& plan, const CallOrder& order,
+                const EngineRun& run);
   /// Drops the kept call: the next call takes the full path.
   void forget() noexcept { kept_ = false; }
   /// The kept call again, after its repeat was queued.

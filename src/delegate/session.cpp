@@ -7,7 +7,7 @@
 #include "cuda/device.h"
 #include "delegate/aliases.h"
 #include "delegate/checks.h"
-#include "delegate/staging_layout.h"
+#include "delegate/chunked_copy.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 namespace {
@@ -41,34 +41,32 @@ Status Session::execute_steps(TensorView* args, std::size_t count, CallRecord* r
     cuda::DeviceGuard device(engine_->device());
     TRTET_RETURN_IF_ERROR(device.status());
 
-    Call call;
-    TRTET_ASSIGN_OR_RETURN(call.where, streams_.resolve(engine_->device(), engine_->enqueue_is_synchronous()));
-    call.facts.caller_selected = call.where.choice.selected;
-    call.facts.capturing = call.where.facts.capturing;
+    CallPlan start;  // where the call runs and who records it: all the repeat check needs
+    TRTET_ASSIGN_OR_RETURN(start.where, streams_.resolve(engine_->device(), engine_->enqueue_is_synchronous()));
     if (record != nullptr) {  // profiled (call_profile.h): a capture records no marks of its own
-      call.record = record;
-      call.marks = call.capturing() ? nullptr : record->marks;
+      start.record = record;
+      start.marks = start.capturing() ? nullptr : record->marks;
     }
     // Frees of what released graphs held: never while this thread captures (in global capture mode
     // a cudaFreeAsync on any stream invalidates the capture).
-    if (!call.capturing()) drain_released_graph_holds();
-    if (last_call_.repeated_by(args, count, call)) return repeat_call(call, wait_unlocked);
+    if (!start.capturing()) drain_released_graph_holds();
+    if (last_call_.repeated_by(args, count, start.where)) return repeat_call(start, wait_unlocked);
     last_call_.forget();  // kept again below only if this call can be repeated as it is
-    TRTET_ASSIGN_OR_RETURN(call.profile, check_arguments(*engine_, args, count));
-    TRTET_RETURN_IF_ERROR(classify_arguments(args, call));
-    TRTET_RETURN_IF_ERROR(select_profile(call));
-    TRTET_RETURN_IF_ERROR(resolve_shapes(args, call));
-    TRTET_RETURN_IF_ERROR(prepare_staging(call));
-    TRTET_RETURN_IF_ERROR(prepare_completion(call));
+    TRTET_ASSIGN_OR_RETURN(const CallPlan plan, plan_call(args, count, std::move(start)));
+    SharedEvent done;  // recorded when the call's host data is done; waited on by the caller
+    if (plan.completion != Completion::kReturnAtOnce) {
+      TRTET_ASSIGN_OR_RETURN(done, ordering_.call_event());
+    }
     TRTET_RETURN_IF_ERROR(bind_addresses());
     // Every check has passed: from here on the call queues work.
-    TRTET_RETURN_IF_ERROR(enqueue(call));
-    TRTET_RETURN_IF_ERROR(complete(call, wait_unlocked));
-    if (call.record != nullptr) {
-      fill_record(call, call.capturing() ? CallPath::kCaptured
-                        : call.replayed != nullptr ? CallPath::kGraphReplay : CallPath::kEager);
+    TRTET_ASSIGN_OR_RETURN(const Queued queued, enqueue(plan, done));
+    TRTET_RETURN_IF_ERROR(complete(plan, std::move(done), wait_unlocked));
+    if (plan.record != nullptr) {
+      fill_record(plan, plan.capturing()               ? CallPath::kCaptured
+                        : queued.run.launched != nullptr ? CallPath::kGraphReplay
+                                                         : CallPath::kEager);
     }
-    last_call_.remember(args, count, call, ordering_.captured());
+    last_call_.remember(args, count, plan, queued.order, queued.run);
   }
   // The lock is released: other threads queue their calls while this one waits for its own host
   // data. Nothing of the session is touched from here on (destroy() may run, and the ExecuTorch
@@ -95,14 +93,24 @@ Result<MemoryKind> Session::classify(const TensorView& view, bool capturing) {
   return kind;
 }
 
-void Session::mark_host(int index, Call& call) {
-  const Binding& binding = bindings_[static_cast<std::size_t>(index)];
-  if (is_device_accessible(binding.kind)) return;
-  (engine_->io(index).is_input ? call.facts.host_inputs : call.facts.host_outputs) = true;
-  if (binding.kind == MemoryKind::kPageableHost) call.facts.pageable = true;
+Result<CallPlan> Session::plan_call(TensorView* args, std::size_t count, CallPlan plan) {
+  TRTET_ASSIGN_OR_RETURN(plan.profile, check_arguments(*engine_, args, count));
+  TRTET_ASSIGN_OR_RETURN(plan.host, classify_arguments(args, plan.capturing()));
+  TRTET_RETURN_IF_ERROR(select_profile(plan));
+  TRTET_RETURN_IF_ERROR(resolve_shapes(args, plan));
+  TRTET_RETURN_IF_ERROR(prepare_staging(plan));
+  return plan;
 }
 
-Status Session::classify_arguments(TensorView* args, Call& call) {
+void Session::mark_host(int index, HostIo& host) const {
+  const Binding& binding = bindings_[static_cast<std::size_t>(index)];
+  if (is_device_accessible(binding.kind)) return;
+  (engine_->io(index).is_input ? host.inputs : host.outputs) = true;
+  if (binding.kind == MemoryKind::kPageableHost) host.pageable = true;
+}
+
+Result<HostIo> Session::classify_arguments(TensorView* args, bool capturing) {
+  HostIo host;
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
     Binding& binding = bindings_[static_cast<std::size_t>(i)];
@@ -110,8 +118,8 @@ Status Session::classify_arguments(TensorView* args, Call& call) {
     if (!engine_->io(i).is_input) continue;
     binding.user = args[i].data;
     if (args[i].data == nullptr) continue;  // an empty tensor
-    TRTET_ASSIGN_OR_RETURN(binding.kind, classify(args[i], call.capturing()));
-    mark_host(i, call);
+    TRTET_ASSIGN_OR_RETURN(binding.kind, classify(args[i], capturing));
+    mark_host(i, host);
   }
   for (int o = 0; o < count; ++o) {
     const int input = alias_input_of_output_[static_cast<std::size_t>(o)];
@@ -123,31 +131,22 @@ Status Session::classify_arguments(TensorView* args, Call& call) {
                           o, engine_->io(o).name.c_str(), input, engine_->io(input).name.c_str(),
                           source.user == nullptr ? "no" : to_string(source.kind));
   }
-  return Status::Ok();
+  return host;
 }
 
-Status Session::select_profile(const Call& call) {
-  if (call.profile == active_profile_) return Status::Ok();
-  const bool first_use = !profile_used_[static_cast<std::size_t>(call.profile)];
-  TRTET_CHECK_OR_RETURN(!(call.capturing() && first_use), kInvalidArgument,
-                        "the input shapes need optimization profile %d, which this engine has not used yet, and its "
-                        "first use may allocate, which nothing may do while the stream is being captured: run the "
-                        "call once before capturing",
-                        call.profile);
-  TRTET_RETURN_IF_ERROR(engine_->select_profile(call.profile, call.stream()));
-  active_profile_ = call.profile;
-  profile_used_[static_cast<std::size_t>(call.profile)] = true;
-  ++stats_.profile_switches;
-  if (first_use && options_.staging_budget_bytes > 0) {
+Status Session::select_profile(const CallPlan& plan) {
+  TRTET_ASSIGN_OR_RETURN(const ProfileChange change,
+                         profiles_.select(*engine_, plan.profile, plan.stream(), plan.capturing()));
+  if (change.first_use && options_.staging_budget_bytes > 0) {
     // This profile's output sizes, now that it is selected (Note [staging budget]).
-    const Status learned = staging_.learn_output_bounds(*engine_, call.profile, /*first=*/false);
-    if (!learned.ok()) log(LogLevel::kDebug, "output sizes at profile %d's maximum unknown: %s", call.profile,
+    const Status learned = staging_.learn_output_bounds(*engine_, plan.profile, /*first=*/false);
+    if (!learned.ok()) log(LogLevel::kDebug, "output sizes at profile %d's maximum unknown: %s", plan.profile,
                            learned.to_string().c_str());
   }
   return Status::Ok();
 }
 
-Status Session::resolve_shapes(TensorView* args, Call& call) {
+Status Session::resolve_shapes(TensorView* args, CallPlan& plan) {
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
     if (!engine_->io(i).is_input) continue;
@@ -161,13 +160,13 @@ Status Session::resolve_shapes(TensorView* args, Call& call) {
   for (int o = 0; o < count; ++o) {
     if (engine_->io(o).is_input) continue;
     TRTET_ASSIGN_OR_RETURN(Shape shape, engine_->output_shape(o));
-    TRTET_RETURN_IF_ERROR(bind_output(o, args, shape, call));
+    TRTET_RETURN_IF_ERROR(bind_output(o, args, shape, plan));
   }
-  TRTET_ASSIGN_OR_RETURN(call.completion, decide_completion(call.facts));
+  TRTET_ASSIGN_OR_RETURN(plan.completion, decide_completion(plan.completion_facts()));
   return Status::Ok();
 }
 
-Status Session::bind_output(int o, TensorView* args, const Shape& inferred, Call& call) {
+Status Session::bind_output(int o, TensorView* args, const Shape& inferred, CallPlan& plan) {
   TensorView& view = args[o];
   const engine::IoDesc& io = engine_->io(o);
   Binding& binding = bindings_[static_cast<std::size_t>(o)];
@@ -206,26 +205,26 @@ Status Session::bind_output(int o, TensorView* args, const Shape& inferred, Call
   TRTET_CHECK_OR_RETURN(view.data != nullptr, kInvalidArgument, "output %d (\"%s\") has no data pointer", o,
                         io.name.c_str());
   // Classified only now: the runtime may have placed the output in its resize.
-  TRTET_ASSIGN_OR_RETURN(binding.kind, classify(view, call.capturing()));
-  TRTET_CHECK_OR_RETURN(!(call.capturing() && binding.kind == MemoryKind::kPageableHost), kInvalidArgument,
+  TRTET_ASSIGN_OR_RETURN(binding.kind, classify(view, plan.capturing()));
+  TRTET_CHECK_OR_RETURN(!(plan.capturing() && binding.kind == MemoryKind::kPageableHost), kInvalidArgument,
                         "output %d (\"%s\") is in pageable host memory, which cannot be used while the stream is "
                         "being captured; use device or pinned host memory",
                         o, io.name.c_str());
-  mark_host(o, call);
+  mark_host(o, plan.host);
   return Status::Ok();
 }
 
-Status Session::prepare_staging(Call& call) {
+Status Session::prepare_staging(CallPlan& plan) {
   const int count = engine_->io_count();
   // A call on the stream of the last call that staged keeps its slot: the stream orders them. A
   // call on another stream takes the next slot (Note [pipelined calls]). A capture takes the slot
   // of the last call that staged, which a warm-up call has sized. Kept only if something is staged.
-  call.slot = staging_.choose_slot(call.where.id, call.capturing());
+  plan.slot = staging_.choose_slot(plan.where.id, plan.capturing());
   for (int i = 0; i < count; ++i) {
     Binding& binding = bindings_[static_cast<std::size_t>(i)];
     const char* name = engine_->io(i).name.c_str();
     if (binding.bytes == 0) {
-      TRTET_RETURN_IF_ERROR(staging_.ensure_empty_tensor(i, name, call.stream(), call.capturing()));
+      TRTET_RETURN_IF_ERROR(staging_.ensure_empty_tensor(i, name, plan.stream(), plan.capturing()));
       binding.address = staging_.empty_tensor();
       continue;
     }
@@ -233,30 +232,21 @@ Status Session::prepare_staging(Call& call) {
       binding.address = binding.user;
       continue;
     }
-    TRTET_RETURN_IF_ERROR(staging_.grow_device(call.slot, i, binding.bytes, call.stream(), call.capturing(), name,
-                                               ordering_.completion()->get()));
-    binding.address = staging_.device_data(call.slot, i);
+    TRTET_RETURN_IF_ERROR(staging_.grow_device(plan.slot, i, binding.bytes, plan.stream(), plan.capturing(), name));
+    binding.address = staging_.device_data(plan.slot, i);
     binding.staged = true;
-    (engine_->io(i).is_input ? call.staged_inputs : call.staged_outputs) = true;
+    (engine_->io(i).is_input ? plan.staged_inputs : plan.staged_outputs) = true;
     if (binding.kind != MemoryKind::kPageableHost) continue;
-    TRTET_RETURN_IF_ERROR(staging_.grow_host(i, binding.bytes, call.stream()));
-    if (!engine_->io(i).is_input) {
-      const std::size_t chunk = chunk_bytes(binding.bytes);
-      call.output_chunks += (binding.bytes + chunk - 1) / chunk;
-    }
+    TRTET_RETURN_IF_ERROR(staging_.grow_host(i, binding.bytes, plan.stream()));
+    if (!engine_->io(i).is_input) plan.output_chunks += chunk_count(binding.bytes);
   }
-  TRTET_RETURN_IF_ERROR(transfers_.ensure_chunk_events(call.output_chunks));
-  if (call.staged_inputs || call.staged_outputs) {
-    staging_.note_staged(call.slot, call.where.id);
+  TRTET_RETURN_IF_ERROR(staging_.ensure_chunk_events(plan.output_chunks));
+  plan.frees_staging = staging_.retiring();
+  if (plan.staged_inputs || plan.staged_outputs) {
+    staging_.note_staged(plan.slot, plan.where.id);
   } else {
-    call.slot = -1;
+    plan.slot = -1;
   }
-  return Status::Ok();
-}
-
-Status Session::prepare_completion(Call& call) {
-  if (call.completion == Completion::kReturnAtOnce) return Status::Ok();
-  TRTET_ASSIGN_OR_RETURN(call.done, ordering_.call_event());
   return Status::Ok();
 }
 
@@ -268,114 +258,112 @@ Status Session::bind_addresses() {
   return Status::Ok();
 }
 
-Status Session::queue_work(Call& call) {
-  TRTET_RETURN_IF_ERROR(ordering_.join_caller(call));
-  TRTET_RETURN_IF_ERROR(ordering_.order_after_previous_calls(call, staging_.has_retired()));
-  staging_.free_retired();  // outgrown staging: freed in order after every earlier use (waited for above)
-  TRTET_RETURN_IF_ERROR(ordering_.order_staging_writes(call));
-  if (call.staged_inputs) record_mark(call.marks, Mark::kCopyInStart, call.stream());
-  TRTET_RETURN_IF_ERROR(copy_inputs_in(call));
-  if (call.staged_inputs) record_mark(call.marks, Mark::kCopyInEnd, call.stream());
-  if (call.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(call.done->record(call.stream()));
-  TRTET_RETURN_IF_ERROR(ordering_.order_engine(call));
-  record_mark(call.marks, Mark::kEngineStart, call.stream());
-  TRTET_RETURN_IF_ERROR(runner_.run(*engine_, call, bindings_));
-  record_mark(call.marks, Mark::kEngineEnd, call.stream());
-  TRTET_RETURN_IF_ERROR(ordering_.record_progress(call, /*engine_done=*/true, /*copies_done=*/false));
-  TRTET_RETURN_IF_ERROR(copy_outputs_out(call));
-  if (call.staged_outputs) record_mark(call.marks, Mark::kCopyOutEnd, call.stream());
-  TRTET_RETURN_IF_ERROR(ordering_.record_progress(call, /*engine_done=*/false, /*copies_done=*/true));
-  if (call.completion == Completion::kWaitOutputsReady) TRTET_RETURN_IF_ERROR(call.done->record(call.stream()));
-  return Status::Ok();
+Result<Session::Queued> Session::enqueue(const CallPlan& plan, const SharedEvent& done) {
+  Queued queued;
+  Status status = without_exceptions("the engine", [&]() -> Status {
+    TRTET_ASSIGN_OR_RETURN(queued.order, ordering_.order(plan));
+    TRTET_ASSIGN_OR_RETURN(queued.run, queue_work(plan, queued.order, done));
+    return Status::Ok();
+  });
+  if (queued.order.cross_stream) ++stats_.cross_stream_waits;
+  const Status recorded = ordering_.record_completion(plan, queued.order, status);
+  if (plan.capturing() && status.ok() && recorded.ok()) status = retain_for_graph(plan);
+  TRTET_RETURN_IF_ERROR(status);
+  TRTET_RETURN_IF_ERROR(recorded);
+  return queued;
 }
 
-Status Session::enqueue(Call& call) {
-  Status queued = without_exceptions("the engine", [&]() -> Status { return queue_work(call); });
-  if (call.cross_stream) ++stats_.cross_stream_waits;
-  const Status recorded = ordering_.record_completion(call, queued);
-  if (call.capturing() && queued.ok() && recorded.ok()) queued = retain_for_graph(call);
-  TRTET_RETURN_IF_ERROR(queued);
-  return recorded;
+Result<EngineRun> Session::queue_work(const CallPlan& plan, const CallOrder& order, const SharedEvent& done) {
+  staging_.free_retired(order);  // outgrown staging: freed in order after every earlier use
+  TRTET_RETURN_IF_ERROR(ordering_.wait_before_copies(order, plan.stream()));
+  if (plan.staged_inputs) record_mark(plan.marks, Mark::kCopyInStart, plan.stream());
+  TRTET_RETURN_IF_ERROR(copy_inputs_in(plan));
+  if (plan.staged_inputs) record_mark(plan.marks, Mark::kCopyInEnd, plan.stream());
+  if (plan.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(done->record(plan.stream()));
+  TRTET_RETURN_IF_ERROR(ordering_.wait_before_engine(order, plan.stream()));
+  record_mark(plan.marks, Mark::kEngineStart, plan.stream());
+  TRTET_ASSIGN_OR_RETURN(const EngineRun run, runner_.run(*engine_, plan, bindings_));
+  record_mark(plan.marks, Mark::kEngineEnd, plan.stream());
+  TRTET_RETURN_IF_ERROR(ordering_.engine_done(plan));
+  TRTET_RETURN_IF_ERROR(copy_outputs_out(plan));
+  if (plan.staged_outputs) record_mark(plan.marks, Mark::kCopyOutEnd, plan.stream());
+  TRTET_RETURN_IF_ERROR(ordering_.copies_done(plan));
+  if (plan.completion == Completion::kWaitOutputsReady) TRTET_RETURN_IF_ERROR(done->record(plan.stream()));
+  return run;
 }
 
-Status Session::copy_inputs_in(const Call& call) {
+Status Session::copy_inputs_in(const CallPlan& plan) {
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
     const Binding& binding = bindings_[static_cast<std::size_t>(i)];
     if (!engine_->io(i).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
-      TRTET_RETURN_IF_ERROR(transfers_.send(static_cast<unsigned char*>(binding.address),
-                                            static_cast<const unsigned char*>(binding.user), staging_.host_data(i),
-                                            binding.bytes, call.stream()));
+      ContiguousChunks chunks(staging_.host_data(i), nullptr);
+      TRTET_RETURN_IF_ERROR(copies_.send(static_cast<unsigned char*>(binding.address),
+                                         static_cast<const unsigned char*>(binding.user), binding.bytes, plan.stream(),
+                                         chunks));
     } else {
-      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.address, binding.user, binding.bytes, cudaMemcpyHostToDevice, call.stream()));
+      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.address, binding.user, binding.bytes, cudaMemcpyHostToDevice, plan.stream()));
     }
   }
   return Status::Ok();
 }
 
-Status Session::copy_outputs_out(const Call& call) {
-  transfers_.begin_outputs();
+Status Session::copy_outputs_out(const CallPlan& plan) {
+  copies_.clear();  // what a failed call left queued
   const int count = engine_->io_count();
   for (int o = 0; o < count; ++o) {
     const Binding& binding = bindings_[static_cast<std::size_t>(o)];
     if (engine_->io(o).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
-      TRTET_RETURN_IF_ERROR(transfers_.queue_receive(static_cast<unsigned char*>(binding.user),
-                                                     static_cast<const unsigned char*>(binding.address),
-                                                     staging_.host_data(o), binding.bytes, call.stream()));
+      ContiguousChunks chunks(staging_.host_data(o), staging_.chunk_events() + copies_.queued_chunks());
+      TRTET_RETURN_IF_ERROR(copies_.queue_receive(static_cast<unsigned char*>(binding.user),
+                                                  static_cast<const unsigned char*>(binding.address), binding.bytes,
+                                                  plan.stream(), chunks));
     } else {
-      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost, call.stream()));
+      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost, plan.stream()));
     }
   }
   return Status::Ok();
 }
 
-Status Session::retain_for_graph(const Call& call) {
-  GraphHold hold;
-  hold.device = engine_->device();
-  hold.events.push_back(ordering_.completion());
-  hold.buffers.push_back(staging_.empty_tensor_buffer());
-  const int count = engine_->io_count();
-  for (int i = 0; i < count; ++i) {
-    if (bindings_[static_cast<std::size_t>(i)].staged) hold.buffers.push_back(staging_.device_buffer(call.slot, i));
-  }
-  TRTET_RETURN_IF_ERROR(retain_in_capture(call.stream(), std::move(hold)));
+Status Session::retain_for_graph(const CallPlan& plan) {
+  TRTET_RETURN_IF_ERROR(retain_in_capture(plan.stream(), staging_.graph_hold(plan.slot, bindings_)));
   ordering_.mark_captured();
   ++stats_.captures;
   return Status::Ok();
 }
 
-Status Session::complete(Call& call, SharedEvent& wait_unlocked) {
-  if (call.completion != Completion::kReturnAtOnce) {
-    if (call.facts.pageable) {
+Status Session::complete(const CallPlan& plan, SharedEvent done, SharedEvent& wait_unlocked) {
+  if (plan.completion != Completion::kReturnAtOnce) {
+    if (plan.host.pageable) {
       // Pageable I/O is done with the session's host staging only once this wait is over, so it
       // waits under the lock (Note [pipelined calls]). Pageable outputs: each chunk is copied out
       // as soon as its transfer is done, while the next chunk is still in flight.
-      TRTET_RETURN_IF_ERROR(transfers_.finish_receives());
-      TRTET_RETURN_IF_ERROR(call.done->synchronize());
+      TRTET_RETURN_IF_ERROR(copies_.finish_receives());
+      TRTET_RETURN_IF_ERROR(done->synchronize());
     } else {
-      wait_unlocked = std::move(call.done);  // waited on by execute_steps once the lock is released
+      wait_unlocked = std::move(done);  // waited on by execute_steps once the lock is released
       ++stats_.unlocked_waits;
     }
   }
-  stats_.last_completion = call.completion;
-  stats_.last_profile = call.profile;
+  stats_.last_completion = plan.completion;
+  stats_.last_profile = plan.profile;
   ++stats_.calls;
   return Status::Ok();
 }
 
-Status Session::repeat_call(Call& call, SharedEvent& wait_unlocked) {
+Status Session::repeat_call(const CallPlan& start, SharedEvent& wait_unlocked) {
   last_call_.forget();  // kept again once the work and its record are queued
-  record_mark(call.marks, Mark::kEngineStart, call.stream());
+  record_mark(start.marks, Mark::kEngineStart, start.stream());
   const Status queued = without_exceptions("the engine", [&]() -> Status {
-    if (last_call_.graph() == nullptr) return engine_->enqueue(call.stream());
-    TRTET_CUDA_CHECK(cudaGraphLaunch(last_call_.graph(), call.stream()));
+    if (last_call_.graph() == nullptr) return engine_->enqueue(start.stream());
+    TRTET_CUDA_CHECK(cudaGraphLaunch(last_call_.graph(), start.stream()));
     return Status::Ok();
   });
-  record_mark(call.marks, Mark::kEngineEnd, call.stream());
+  record_mark(start.marks, Mark::kEngineEnd, start.stream());
   // As enqueue leaves a call that queued no host data: the completion event covers whatever was queued.
-  TRTET_RETURN_IF_ERROR(ordering_.record_repeat(call.stream()));
+  TRTET_RETURN_IF_ERROR(ordering_.record_repeat(start.stream()));
   TRTET_RETURN_IF_ERROR(queued);
   if (last_call_.graph() != nullptr) {
     runner_.count_launch();
@@ -384,23 +372,24 @@ Status Session::repeat_call(Call& call, SharedEvent& wait_unlocked) {
     ++stats_.repeated_enqueues;
   }
   last_call_.keep_again();
-  call.profile = last_call_.profile();  // call.completion is kReturnAtOnce: nothing to wait for
-  TRTET_RETURN_IF_ERROR(complete(call, wait_unlocked));
-  if (call.record != nullptr) fill_record(call, CallPath::kRepeat);
+  CallPlan plan = start;
+  plan.profile = last_call_.profile();  // plan.completion is kReturnAtOnce: nothing to wait for
+  TRTET_RETURN_IF_ERROR(complete(plan, nullptr, wait_unlocked));
+  if (plan.record != nullptr) fill_record(plan, CallPath::kRepeat);
   return Status::Ok();
 }
 
-void Session::fill_record(const Call& call, CallPath path) {
-  CallRecord& record = *call.record;
+void Session::fill_record(const CallPlan& plan, CallPath path) {
+  CallRecord& record = *plan.record;
   record.filled = true;
   record.path = path;
-  record.profile = call.profile;
+  record.profile = plan.profile;
   record.staged_bytes = 0;
   if (path != CallPath::kRepeat) {  // a repeat stages nothing
     for (const Binding& binding : bindings_) record.staged_bytes += binding.staged ? binding.bytes : 0;
   }
-  record.green_known = call.where.green_known;
-  record.green_context = call.where.facts.green_context;
+  record.green_known = plan.where.green_known;
+  record.green_context = plan.where.facts.green_context;
 }
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -1,6 +1,6 @@
-// One loaded engine run under the execute contract: the lock, the engine, its options and profile
-// selection, and execute() as named steps over the session's parts (stream resolution, staging,
-// call ordering, host transfers, the engine runner, the last call).
+// One loaded engine run under the execute contract: the lock, the engine, its options, and
+// execute() as named steps over the session's parts (stream resolution, profile selection,
+// staging, call ordering, the chunked copy, the engine runner, the last call).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -16,10 +16,11 @@
 #include "delegate/call.h"
 #include "delegate/call_ordering.h"
 #include "delegate/engine_runner.h"
-#include "delegate/host_transfers.h"
+#include "delegate/chunked_copy.h"
 #include "delegate/last_call.h"
 #include "delegate/memory_kind.h"
 #include "delegate/policy.h"
+#include "delegate/profile_selection.h"
 #include "delegate/staging_store.h"
 #include "delegate/stream_resolution.h"
 #include "delegate/tensor_view.h"
@@ -140,29 +141,37 @@ class Session {
   Status release_unused_memory();
 
  private:
-  // The steps of execute(), in order. Everything up to bind_addresses only checks and decides;
-  // from enqueue on, work is queued.
+  /// What queueing a call's work returned: how it was ordered and how its engine ran.
+  struct Queued {
+    CallOrder order;
+    EngineRun run;
+  };
+
+  // The steps of execute(), in order. plan_call only checks and decides, and returns the call's
+  // plan; from enqueue on, work is queued, each step given the plan and returning its outcome.
   Status execute_steps(TensorView* args, std::size_t count, CallRecord* record);
-  Status classify_arguments(TensorView* args, Call& call);
+  Result<CallPlan> plan_call(TensorView* args, std::size_t count, CallPlan plan);
+  Result<HostIo> classify_arguments(TensorView* args, bool capturing);
   Result<MemoryKind> classify(const TensorView& view, bool capturing);
-  void mark_host(int index, Call& call);
-  Status select_profile(const Call& call);
-  Status resolve_shapes(TensorView* args, Call& call);
-  Status bind_output(int index, TensorView* args, const Shape& shape, Call& call);
-  Status prepare_staging(Call& call);
-  Status prepare_completion(Call& call);
+  void mark_host(int index, HostIo& host) const;
+  Status select_profile(const CallPlan& plan);
+  Status resolve_shapes(TensorView* args, CallPlan& plan);
+  Status bind_output(int index, TensorView* args, const Shape& shape, CallPlan& plan);
+  Status prepare_staging(CallPlan& plan);
   Status bind_addresses();
-  Status enqueue(Call& call);
-  Status complete(Call& call, SharedEvent& wait_unlocked);
-  /// The work of enqueue() between the orderings: copies in, the engine, copies out.
-  Status queue_work(Call& call);
-  Status copy_inputs_in(const Call& call);
-  Status copy_outputs_out(const Call& call);
-  Status retain_for_graph(const Call& call);
+  Result<Queued> enqueue(const CallPlan& plan, const SharedEvent& done);
+  /// The work of enqueue() after the ordering: copies in, the engine, copies out.
+  Result<EngineRun> queue_work(const CallPlan& plan, const CallOrder& order, const SharedEvent& done);
+  Status copy_inputs_in(const CallPlan& plan);
+  Status copy_outputs_out(const CallPlan& plan);
+  Status retain_for_graph(const CallPlan& plan);
+  /// Waits for the call's host data (`done`, under the lock for pageable I/O) or hands `done` to
+  /// `wait_unlocked`, and counts the call.
+  Status complete(const CallPlan& plan, SharedEvent done, SharedEvent& wait_unlocked);
   /// Note [repeated calls] (last_call.cpp): the kept call's work queued again.
-  Status repeat_call(Call& call, SharedEvent& wait_unlocked);
-  /// What a profiler learns of a successful call (call.record).
-  void fill_record(const Call& call, CallPath path);
+  Status repeat_call(const CallPlan& start, SharedEvent& wait_unlocked);
+  /// What a profiler learns of a successful call (plan.record).
+  void fill_record(const CallPlan& plan, CallPath path);
   void free_resources() noexcept;
 
   mutable std::mutex mutex_;
@@ -174,12 +183,11 @@ class Session {
   std::vector<Binding> bindings_;                 ///< per binding, this call's (call.h)
   std::vector<int> alias_input_of_output_;        ///< per binding: aliased input index or -1
   PointerKindCache pointer_kinds_;
-  int active_profile_ = 0;                        ///< the engine's selected optimization profile
-  std::vector<bool> profile_used_;                ///< per profile: selected before (its first use may allocate)
+  ProfileSelection profiles_;
   StreamResolver streams_;
   StagingStore staging_;
   CallOrdering ordering_;
-  HostTransfers transfers_;
+  ChunkedCopy copies_;                            ///< pageable copies through the staging's pinned chunks
   EngineRunner runner_;
   LastCall last_call_;
   SessionStats stats_;                            ///< the counters the session keeps itself

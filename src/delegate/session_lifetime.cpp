@@ -50,18 +50,15 @@ Status Session::initialize() {
   }
   {
     TimedStep step("session: staging pools");
-    TRTET_RETURN_IF_ERROR(staging_.initialize(engine, options_.staging_slots));
+    TRTET_RETURN_IF_ERROR(staging_.initialize(engine, options_.staging_slots, ordering_.completion()));
   }
-  profile_used_.assign(static_cast<std::size_t>(engine.profile_count()), false);
-  profile_used_[0] = true;  // selected when the engine was made
+  profiles_.initialize(engine.profile_count());
   bindings_.assign(static_cast<std::size_t>(engine.io_count()), Binding{});
   if (options_.staging_budget_bytes > 0) {
     TimedStep step("session: budgeted staging");
     // Note [staging budget] in staging_store.cpp.
-    TRTET_ASSIGN_OR_RETURN(const std::size_t chunks,
-                           staging_.prepare_budget(engine, options_.staging_budget_bytes,
-                                                   host_memory_is_device_accessible_, streams_.own_stream()));
-    TRTET_RETURN_IF_ERROR(transfers_.ensure_chunk_events(chunks));
+    TRTET_RETURN_IF_ERROR(staging_.prepare_budget(engine, options_.staging_budget_bytes,
+                                                  host_memory_is_device_accessible_, streams_.own_stream()));
     // Made in order on our own stream; a first call on another stream does not wait for it.
     TRTET_CUDA_CHECK(cudaStreamSynchronize(streams_.own_stream()));  // our own stream only
     staging_.touch_host_staging();
@@ -91,6 +88,7 @@ SessionStats Session::stats() const {
   stats.staging_grows = staging_.grows();
   stats.budgeted_staging_bytes = staging_.budgeted_bytes();
   stats.whole_call_waits = ordering_.whole_call_waits();
+  stats.profile_switches = profiles_.switches();
   stats.graph_captures = runner_.graph_captures();
   stats.graph_launches = runner_.graph_launches();
   if (!initialized_) return stats;  // the pools are given back
@@ -134,7 +132,7 @@ void Session::free_resources() noexcept {
     engine_.reset();
     streams_.reset();
     ordering_.reset();
-    transfers_.reset();
+    copies_.clear();
     drain_released_graph_holds();
   }
   bindings_.clear();

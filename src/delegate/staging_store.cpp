@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "cuda/check.h"
 #include "delegate/checks.h"
+#include "delegate/chunked_copy.h"
 #include "delegate/host_copy_pool.h"
 #include "delegate/load_trace.h"
 #include "delegate/staging_layout.h"
@@ -26,8 +27,9 @@ bool may_be_empty(const engine::Engine& engine, int index) {
 
 }  // namespace
 
-Status StagingStore::initialize(const engine::Engine& engine, int slots) {
+Status StagingStore::initialize(const engine::Engine& engine, int slots, SharedEvent completion) {
   const int count = engine.io_count();
+  completion_ = std::move(completion);
   bindings_ = static_cast<std::size_t>(count);
   slots_ = slots;
   device_ = engine.device();
@@ -72,18 +74,18 @@ Status StagingStore::initialize(const engine::Engine& engine, int slots) {
 // here: selecting a profile may allocate its engine memory, which a session that never uses the
 // profile should not hold. So the first call on another profile may grow an output's staging, to
 // that profile's output size and no further. Also made here: one chunk event per chunk of the
-// largest pageable outputs (by the caller, from the count returned), the process's host copy
-// workers, and the address bound to empty tensors where a profile allows an empty input. Once the
-// allocations are complete, the caller has every page of the pinned host staging written
-// (touch_host_staging): the host's first touch of a page costs a fault, and without it the first
-// pageable calls paid those faults inside their copies (P5ga, docs/PERFORMANCE.md).
-Result<std::size_t> StagingStore::prepare_budget(engine::Engine& engine, std::size_t budget, bool host_accessible,
-                                                 cudaStream_t stream) {
+// largest pageable outputs, the process's host copy workers, and the address bound to empty
+// tensors where a profile allows an empty input. Once the allocations are complete, the caller has
+// every page of the pinned host staging written (touch_host_staging): the host's first touch of a
+// page costs a fault, which a first pageable call would otherwise pay inside its copies (P5ga,
+// docs/PERFORMANCE.md).
+Status StagingStore::prepare_budget(engine::Engine& engine, std::size_t budget, bool host_accessible,
+                                    cudaStream_t stream) {
   const int count = engine.io_count();
   const Status learned = learn_output_bounds(engine, 0, /*first=*/true);
   if (!learned.ok()) log(LogLevel::kDebug, "output sizes at profile 0's maximum unknown: %s", learned.to_string().c_str());
   // Where the device reads host memory directly, nothing is ever staged.
-  if (host_accessible) return std::size_t{0};
+  if (host_accessible) return Status::Ok();
 
   std::vector<bool> in_place(bindings_, false);
   for (const engine::Alias& alias : engine.aliases()) {
@@ -120,9 +122,8 @@ Result<std::size_t> StagingStore::prepare_budget(engine::Engine& engine, std::si
       TRTET_ASSIGN_OR_RETURN(staging.host_fallback, cuda::PinnedBuffer::allocate(bytes));
     }
     total += 2 * bytes;
-    const std::size_t chunk = chunk_bytes(bytes);
-    if (!io.is_input) output_chunks += (bytes + chunk - 1) / chunk;
-    chunked = chunked || bytes > chunk;
+    if (!io.is_input) output_chunks += chunk_count(bytes);
+    chunked = chunked || bytes > chunk_bytes(bytes);
   }
   budgeted_bytes_ = total;
   note_held();
@@ -133,7 +134,7 @@ Result<std::size_t> StagingStore::prepare_budget(engine::Engine& engine, std::si
       break;
     }
   }
-  return output_chunks;
+  return ensure_chunk_events(output_chunks);
 }
 
 Status StagingStore::learn_output_bounds(engine::Engine& engine, int profile, bool first) {
@@ -184,7 +185,7 @@ std::size_t StagingStore::capacity(int index, std::size_t held, std::size_t need
 }
 
 Status StagingStore::grow_device(int slot, int index, std::size_t bytes, cudaStream_t stream, bool capturing,
-                                 const char* name, cudaEvent_t completion) {
+                                 const char* name) {
   SharedBuffer& buffer = entries_[at(slot, index)].device;
   const std::size_t held = buffer ? buffer->size() : 0;
   if (held >= bytes) {
@@ -203,7 +204,7 @@ Status StagingStore::grow_device(int slot, int index, std::size_t bytes, cudaStr
     buffer->set_stream(stream);
     retired_.push_back(std::move(*buffer));
   } else if (buffer != nullptr) {
-    release_shared(std::move(buffer), completion);  // a captured graph still uses it
+    release_shared(std::move(buffer), completion_->get());  // a captured graph still uses it
   }
   buffer = std::make_shared<cuda::DeviceBuffer>(std::move(grown));
   ++grows_;
@@ -238,6 +239,27 @@ void StagingStore::touch_host_staging() noexcept {
     const Entry& staging = entries_[i];  // slot 0
     if (staging.host_size() > 0) std::memset(staging.host_data(), 0, staging.host_size());
   }
+}
+
+Status StagingStore::ensure_chunk_events(std::size_t count) {
+  if (chunk_events_.size() >= count) return Status::Ok();
+  TimedStep step("chunk events");
+  while (chunk_events_.size() < count) {
+    TRTET_ASSIGN_OR_RETURN(cuda::Event event, cuda::Event::create());
+    chunk_events_.push_back(std::move(event));
+  }
+  return Status::Ok();
+}
+
+GraphHold StagingStore::graph_hold(int slot, const std::vector<Binding>& bindings) const {
+  GraphHold hold;
+  hold.device = device_;
+  hold.events.push_back(completion_);
+  hold.buffers.push_back(empty_tensor_);
+  for (std::size_t i = 0; i < bindings.size(); ++i) {
+    if (bindings[i].staged) hold.buffers.push_back(device_buffer(slot, static_cast<int>(i)));
+  }
+  return hold;
 }
 
 unsigned char* StagingStore::host_data(int index) const noexcept {
@@ -341,6 +363,8 @@ void StagingStore::release(cudaStream_t stream) noexcept {
   device_pool_ = nullptr;
   entries_.clear();
   max_bytes_.clear();
+  chunk_events_.clear();
+  completion_.reset();  // a graph that holds it keeps it
   slot_ = 0;
   slot_stream_ = cuda::StreamId();
   staged_before_ = false;

@@ -12,9 +12,11 @@
 
 #include "common/status.h"
 #include "cuda/device_buffer.h"
+#include "cuda/event.h"
 #include "cuda/memory_pool.h"
 #include "cuda/pinned_buffer.h"
 #include "cuda/stream_id.h"
+#include "delegate/call.h"
 #include "delegate/graph_hold.h"
 #include "engine/engine.h"
 
@@ -44,8 +46,9 @@ Status trim_staging_reserve(int device);
 /// is shared with graphs that captured it (graph_hold.h). Host staging (pageable I/O only, never
 /// captured) comes from the process's pinned host staging pool, or, where the device has none, from
 /// cudaHostAlloc; only the first slot's entries hold it (calls with pageable memory finish with it
-/// before they release the session's lock). Nothing here orders work: the caller (Session, with
-/// CallOrdering) decides when a buffer may be reused or freed.
+/// before they release the session's lock). The store orders no work itself; its retire rule says
+/// when outgrown staging is freed: by the call that outgrew it, once CallOrdering has ordered that
+/// call after every earlier one (CallPlan::frees_staging, free_retired).
 class StagingStore {
  public:
   /// A binding's largest size when it is not known: no cap.
@@ -57,14 +60,14 @@ class StagingStore {
 
   /// Takes the pools for `engine`'s device and sizes the store for its bindings and `slots`
   /// slots. Inputs' largest sizes come from the profiles' bounds; outputs' are unknown until
-  /// learn_output_bounds.
-  Status initialize(const engine::Engine& engine, int slots);
+  /// learn_output_bounds. `completion` (CallOrdering's) covers every call so far: staging a
+  /// captured graph still holds is released after it.
+  Status initialize(const engine::Engine& engine, int slots, SharedEvent completion);
 
-  /// Makes staging within `budget` bytes on `stream` (Note [staging budget] in staging_store.cpp);
-  /// returns the chunk events the largest pageable outputs need. Where the device reads host
-  /// memory directly (`host_accessible`), nothing is made.
-  Result<std::size_t> prepare_budget(engine::Engine& engine, std::size_t budget, bool host_accessible,
-                                     cudaStream_t stream);
+  /// Makes staging within `budget` bytes on `stream` (Note [staging budget] in staging_store.cpp),
+  /// with the chunk events its largest pageable outputs need. Where the device reads host memory
+  /// directly (`host_accessible`), nothing is made.
+  Status prepare_budget(engine::Engine& engine, std::size_t budget, bool host_accessible, cudaStream_t stream);
   /// Raises each output's largest size to its size with every input at `profile`'s maximum
   /// (`profile` selected; `first`: replace rather than raise). Leaves those input shapes set.
   Status learn_output_bounds(engine::Engine& engine, int profile, bool first);
@@ -75,29 +78,39 @@ class StagingStore {
   void note_staged(int slot, cuda::StreamId stream) noexcept;
 
   /// Grows binding `index`'s device staging in `slot` to `bytes` at least, on `stream`. Outgrown
-  /// staging is retired (freed by free_retired once the next call is ordered after every earlier
-  /// one), or, where a captured graph holds it, released after `completion`. kInvalidArgument while
-  /// capturing (`name`: the binding's, for the message).
-  Status grow_device(int slot, int index, std::size_t bytes, cudaStream_t stream, bool capturing, const char* name,
-                     cudaEvent_t completion);
+  /// staging is retired (freed by free_retired), or, where a captured graph holds it, released
+  /// after the completion event. kInvalidArgument while capturing (`name`: the binding's, for the
+  /// message).
+  Status grow_device(int slot, int index, std::size_t bytes, cudaStream_t stream, bool capturing, const char* name);
   /// Grows binding `index`'s pinned host staging (not in use: its last call waited for it).
   Status grow_host(int index, std::size_t bytes, cudaStream_t stream);
   void* device_data(int slot, int index) const noexcept { return entry(slot, index).device->data(); }
   const SharedBuffer& device_buffer(int slot, int index) const noexcept { return entry(slot, index).device; }
   unsigned char* host_data(int index) const noexcept;
+  /// Makes chunk events until there are `count`: one per chunk of a call's pageable outputs
+  /// (chunked_copy.h), so each chunk is copied out as soon as it lands.
+  Status ensure_chunk_events(std::size_t count);
+  /// The chunk events, in the order a call's output chunks take them.
+  cuda::Event* chunk_events() noexcept { return chunk_events_.data(); }
 
   /// Makes the address bound to empty tensors on first use; kInvalidArgument while capturing.
   Status ensure_empty_tensor(int index, const char* name, cudaStream_t stream, bool capturing);
   void* empty_tensor() const noexcept { return empty_tensor_->data(); }
   const SharedBuffer& empty_tensor_buffer() const noexcept { return empty_tensor_; }
 
-  /// Outgrown staging waits to be freed: the next eager call orders itself after every earlier one.
-  bool has_retired() const noexcept { return !retired_.empty() || !retired_host_.empty(); }
-  /// Frees retired staging in stream order (each on the stream it was last used on).
-  void free_retired() noexcept {
+  /// The retire rule's first half: outgrown staging waits to be freed, so the call orders itself
+  /// after every earlier call (any of them may have used it; CallPlan::frees_staging).
+  bool retiring() const noexcept { return !retired_.empty() || !retired_host_.empty(); }
+  /// Its second half: once `order` puts the call after every earlier one, frees retired staging
+  /// in stream order (each on the stream it was last used on).
+  void free_retired(const CallOrder& order) noexcept {
+    if (!order.after_all) return;
     retired_.clear();
     retired_host_.clear();
   }
+  /// What a graph capturing a call in `slot` uses of the staging: the slot's device staging of
+  /// the staged `bindings`, the empty-tensor address, and the completion event.
+  GraphHold graph_hold(int slot, const std::vector<Binding>& bindings) const;
 
   std::uint64_t grows() const noexcept { return grows_; }
   std::uint64_t budgeted_bytes() const noexcept { return budgeted_bytes_; }
@@ -143,6 +156,8 @@ class StagingStore {
   std::vector<cuda::DeviceBuffer> retired_host_;  ///< outgrown pinned host staging, freed likewise
   std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at release
   SharedBuffer empty_tensor_;
+  SharedEvent completion_;                        ///< CallOrdering's: covers every call so far
+  std::vector<cuda::Event> chunk_events_;         ///< per chunk of a call's pageable outputs
   int slot_ = 0;                                  ///< the slot of the last call that staged (or 0)
   cuda::StreamId slot_stream_;                    ///< that call's stream (unknown: captured, or none)
   bool staged_before_ = false;

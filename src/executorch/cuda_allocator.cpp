@@ -9,7 +9,7 @@
 
 #include "common/environment.h"
 #include "cuda/check.h"
-#include "delegate/boundary_transfers.h"
+#include "boundary/boundary_transfers.h"
 #include "executorch/error_map.h"
 
 namespace torch_tensorrt::executorch_backend {
@@ -18,7 +18,7 @@ namespace {
 namespace et = ::executorch::runtime;
 using et::etensor::DeviceIndex;
 using et::etensor::DeviceType;
-using delegate::BoundaryTransfers;
+using boundary::BoundaryTransfers;
 
 /// `executorch::backends::cuda::CudaAllocator::instance()`: defined by ExecuTorch's CUDA backend,
 /// which registers that allocator from its own static initializer. Every library a program was

@@ -22,7 +22,7 @@ CudaAllocatorRegistration cuda_allocator_registration() noexcept;
 
 /// The allocator this library registers (or would have): allocate/deallocate arenas on the tagged
 /// device from its own memory pool; copy_host_to_device / copy_device_to_host on the thread's
-/// selected stream (delegate/boundary_transfers.h, Note [boundary copies]). Errors are logged
+/// selected stream (boundary/boundary_transfers.h, Note [boundary copies]). Errors are logged
 /// through ExecuTorch's log with what went wrong.
 ::executorch::runtime::DeviceAllocator& cuda_allocator() noexcept;
 

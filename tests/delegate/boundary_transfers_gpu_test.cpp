@@ -1,7 +1,7 @@
-// Device-planned arenas and boundary copies (delegate/boundary_transfers.h, Note [boundary
+// Device-planned arenas and boundary copies (boundary/boundary_transfers.h, Note [boundary
 // copies]): each promise checked when it is due, on a stream kept busy so that a copy that does
 // not wait, or waits too long, shows. Label gpu: skips without a GPU.
-#include "delegate/boundary_transfers.h"
+#include "boundary/boundary_transfers.h"
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@ namespace {
 
 namespace ex = torch_tensorrt::executorch_backend;
 using ex::CudaStreamGuard;
-using ex::delegate::BoundaryTransfers;
+using ex::boundary::BoundaryTransfers;
 
 constexpr std::int64_t kBusyNs = 30'000'000;  // 30 ms of a spinning kernel ahead of a copy
 

@@ -32,85 +32,102 @@ class LastCallTest : public ::testing::Test {
       args_[i].dtype = DataType::kFloat32;
       args_[i].hint = MemoryHint::kUnknown;
     }
-    call_.where.stream = reinterpret_cast<cudaStream_t>(0x1000);
-    call_.where.id = StreamId::of(42);
-    call_.enqueued_plainly = true;
-    call_.completion = Completion::kReturnAtOnce;
+    plan_.where.stream = reinterpret_cast<cudaStream_t>(0x1000);
+    plan_.where.id = StreamId::of(42);
+    plan_.completion = Completion::kReturnAtOnce;
+    run_.plain = true;
   }
-  Call call_;
+  /// A call as the session hands it over: its plan, how ordering ordered it, how the engine ran.
+  struct Outcome {
+    CallPlan plan;
+    CallOrder order;
+    EngineRun run;
+  };
+  Outcome call() const { return Outcome{plan_, order_, run_}; }
+  static void remember(LastCall& last, const TensorView* args, std::size_t count, const Outcome& call) {
+    last.remember(args, count, call.plan, call.order, call.run);
+  }
+  CallPlan plan_;
+  CallOrder order_;
+  EngineRun run_;
   float storage_[3][8]{};
   TensorView args_[3];
 };
 
 TEST_F(LastCallTest, ThePlainCallIsRepeatedByTheSameArgumentsOnTheSameStream) {
   LastCall last;
-  EXPECT_FALSE(last.repeated_by(args_, 3, call_)) << "nothing is kept before a call";
-  last.remember(args_, 3, call_, /*captured=*/false);
-  EXPECT_TRUE(last.repeated_by(args_, 3, call_));
+  EXPECT_FALSE(last.repeated_by(args_, 3, plan_.where)) << "nothing is kept before a call";
+  remember(last, args_, 3, call());
+  EXPECT_TRUE(last.repeated_by(args_, 3, plan_.where));
   EXPECT_EQ(last.graph(), nullptr);
 }
 
 TEST_F(LastCallTest, AnyDifferenceTakesTheFullPath) {
   LastCall last;
-  last.remember(args_, 3, call_, false);
-  Call other_stream = call_;
-  other_stream.where.id = StreamId::of(43);
+  remember(last, args_, 3, call());
+  ResolvedStream other_stream = plan_.where;
+  other_stream.id = StreamId::of(43);
   EXPECT_FALSE(last.repeated_by(args_, 3, other_stream));
-  Call unknown_stream = call_;
-  unknown_stream.where.id = StreamId();
+  ResolvedStream unknown_stream = plan_.where;
+  unknown_stream.id = StreamId();
   EXPECT_FALSE(last.repeated_by(args_, 3, unknown_stream));
-  Call capturing = call_;
+  ResolvedStream capturing = plan_.where;
   capturing.facts.capturing = true;
   EXPECT_FALSE(last.repeated_by(args_, 3, capturing));
-  EXPECT_FALSE(last.repeated_by(args_, 2, call_));
+  EXPECT_FALSE(last.repeated_by(args_, 2, plan_.where));
   TensorView changed[3] = {args_[0], args_[1], args_[2]};
   changed[1].shape = Shape{1, 4};
-  EXPECT_FALSE(last.repeated_by(changed, 3, call_));
+  EXPECT_FALSE(last.repeated_by(changed, 3, plan_.where));
   changed[1] = args_[1];
   changed[2].data = storage_[0];
-  EXPECT_FALSE(last.repeated_by(changed, 3, call_));
+  EXPECT_FALSE(last.repeated_by(changed, 3, plan_.where));
   changed[2] = args_[2];
   changed[0].hint = MemoryHint::kDevice;
-  EXPECT_FALSE(last.repeated_by(changed, 3, call_));
+  EXPECT_FALSE(last.repeated_by(changed, 3, plan_.where));
   last.forget();
-  EXPECT_FALSE(last.repeated_by(args_, 3, call_));
+  EXPECT_FALSE(last.repeated_by(args_, 3, plan_.where));
   last.keep_again();
-  EXPECT_TRUE(last.repeated_by(args_, 3, call_));
+  EXPECT_TRUE(last.repeated_by(args_, 3, plan_.where));
 }
 
 TEST_F(LastCallTest, OnlyCallsThatCanRepeatAsTheyAreAreKept) {
-  auto kept = [&](const Call& call, bool captured) {
+  auto kept = [&](const Outcome& call) {
     LastCall last;
-    last.remember(args_, 3, call, captured);
-    return last.repeated_by(args_, 3, call_);
+    remember(last, args_, 3, call);
+    return last.repeated_by(args_, 3, plan_.where);
   };
-  EXPECT_TRUE(kept(call_, false));
-  EXPECT_FALSE(kept(call_, /*captured=*/true)) << "a caller's capture of an earlier call";
-  Call waits = call_;
-  waits.completion = Completion::kWaitOutputsReady;
-  EXPECT_FALSE(kept(waits, false)) << "host I/O is never skipped";
-  Call crossed = call_;
-  crossed.cross_stream = true;
-  EXPECT_FALSE(kept(crossed, false));
-  Call joined = call_;
-  joined.where.choice.default_handle = true;
-  EXPECT_FALSE(kept(joined, false)) << "a call on the session's own stream";
-  Call aux = call_;
-  aux.enqueued_plainly = false;
-  EXPECT_FALSE(kept(aux, false)) << "an enqueue with auxiliary streams, or a graph's first sight";
-  Call unknown = call_;
-  unknown.where.id = StreamId();
-  EXPECT_FALSE(kept(unknown, false));
+  EXPECT_TRUE(kept(call()));
+  Outcome replays = call();
+  replays.order.graphs_may_replay = true;
+  EXPECT_FALSE(kept(replays)) << "a caller's capture of an earlier call";
+  Outcome waits = call();
+  waits.plan.completion = Completion::kWaitOutputsReady;
+  EXPECT_FALSE(kept(waits)) << "host I/O is never skipped";
+  Outcome crossed = call();
+  crossed.order.cross_stream = true;
+  EXPECT_FALSE(kept(crossed));
+  Outcome joined = call();
+  joined.plan.where.choice.default_handle = true;
+  EXPECT_FALSE(kept(joined)) << "a call on the session's own stream";
+  Outcome aux = call();
+  aux.run.plain = false;
+  EXPECT_FALSE(kept(aux)) << "an enqueue with auxiliary streams, or a graph's first sight";
+  Outcome unknown = call();
+  unknown.plan.where.id = StreamId();
+  EXPECT_FALSE(kept(unknown));
+  Outcome capturing = call();
+  capturing.plan.where.facts.capturing = true;
+  EXPECT_FALSE(kept(capturing)) << "a call recorded into a capture";
 }
 
 TEST_F(LastCallTest, AGraphLaunchIsKeptWithItsGraphAndProfile) {
-  Call launched = call_;
-  launched.enqueued_plainly = false;
-  launched.replayed = reinterpret_cast<cudaGraphExec_t>(0x2000);
-  launched.profile = 1;
+  Outcome launched = call();
+  launched.run.plain = false;
+  launched.run.launched = reinterpret_cast<cudaGraphExec_t>(0x2000);
+  launched.plan.profile = 1;
   LastCall last;
-  last.remember(args_, 3, launched, false);
-  EXPECT_TRUE(last.repeated_by(args_, 3, launched));
+  remember(last, args_, 3, launched);
+  EXPECT_TRUE(last.repeated_by(args_, 3, launched.plan.where));
   EXPECT_EQ(last.graph(), reinterpret_cast<cudaGraphExec_t>(0x2000));
   EXPECT_EQ(last.profile(), 1);
 }

@@ -21,7 +21,7 @@
 #include "common/gpu.h"
 #include "common/memory.h"
 #include "common/stream_gpu_test.h"
-#include "delegate/boundary_transfers.h"
+#include "boundary/boundary_transfers.h"
 #include "engines/cuda_test_engine.h"
 #include "executorch/cuda_allocator.h"
 #include "executorch/module_test_support.h"
@@ -64,7 +64,7 @@ class DevicePlannedGpu : public ModuleGpuTest {
   void SetUp() override {
     ModuleGpuTest::SetUp();
     if (::testing::Test::IsSkipped() || ::testing::Test::HasFatalFailure()) return;
-    auto transfers = ex::delegate::BoundaryTransfers::of_device(0);
+    auto transfers = ex::boundary::BoundaryTransfers::of_device(0);
     TRTET_ASSERT_OK(transfers);
     transfers_ = *transfers;
   }
@@ -102,7 +102,7 @@ class DevicePlannedGpu : public ModuleGpuTest {
   }
 
   RecordingFactory factory_;
-  ex::delegate::BoundaryTransfers* transfers_ = nullptr;
+  ex::boundary::BoundaryTransfers* transfers_ = nullptr;
   std::vector<green::Partition> partitions_;
   std::vector<cudaStream_t> streams_;
   cudaStream_t own_ = nullptr;
@@ -404,7 +404,7 @@ TEST_F(DevicePlannedGpu, AnArenaTaggedCuda1LivesOnDevice1) {
   int count = 0;
   ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
   if (count < 2) GTEST_SKIP() << "needs 2 GPUs, this machine has " << count;
-  auto second = ex::delegate::BoundaryTransfers::of_device(1);
+  auto second = ex::boundary::BoundaryTransfers::of_device(1);
   TRTET_ASSERT_OK(second);
   const auto before = (*second)->stats();
   Module module(program_path("boundary_copies_cuda1"));

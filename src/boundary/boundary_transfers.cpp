@@ -1,4 +1,4 @@
-#include "delegate/boundary_transfers.h"
+#include "boundary/boundary_transfers.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,30 +7,23 @@
 #include "cuda/check.h"
 #include "cuda/device.h"
 #include "cuda/stream_facts.h"
-#include "delegate/host_copy_pool.h"
 #include "delegate/memory_kind.h"
 #include "delegate/policy.h"
-#include "delegate/staging_layout.h"
 #include "delegate/stream_resolution.h"
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::boundary {
 namespace {
 
-constexpr std::size_t kMostAlignment = 256;  // what stream-ordered allocation guarantees
+using delegate::MemoryKind;
 
-/// Slices of `bytes` from `from` to `to`, appended to `tasks`.
-void add_slices(std::vector<CopyTask>& tasks, unsigned char* to, const unsigned char* from, std::size_t bytes) {
-  for (std::size_t offset = 0; offset < bytes; offset += kCopySlice) {
-    tasks.push_back(CopyTask{to + offset, from + offset, std::min(kCopySlice, bytes - offset)});
-  }
-}
+constexpr std::size_t kMostAlignment = 256;  // what stream-ordered allocation guarantees
 
 }  // namespace
 
 Result<CopyRoute> route_copy(int device) {
   // The same choice as the delegate's: nothing runs on a default stream while a green context is
   // current.
-  TRTET_ASSIGN_OR_RETURN(const StreamChoice choice, current_stream_choice());
+  TRTET_ASSIGN_OR_RETURN(const delegate::StreamChoice choice, delegate::current_stream_choice());
   CopyRoute route;
   // A copy is no engine and may run on the per-thread stream itself; never on the legacy stream,
   // which would order it with every blocking stream of the device.
@@ -100,7 +93,7 @@ Status BoundaryTransfers::ensure_staging() {
   for (std::size_t r = 0; r < kRings; ++r) {
     auto ring = std::make_unique<Ring>();
     TRTET_ASSIGN_OR_RETURN(ring->memory, cuda::PinnedBuffer::allocate(kRingSlots * kChunkBytes));
-    for (cuda::Event& event : ring->filled) {
+    for (cuda::Event& event : ring->landed) {
       TRTET_ASSIGN_OR_RETURN(event, cuda::Event::create());
     }
     TRTET_ASSIGN_OR_RETURN(ring->done, cuda::Event::create());
@@ -190,7 +183,7 @@ Status BoundaryTransfers::check_device_range(const void* pointer, std::size_t by
     }
   }
   // Not an arena of ours (a tensor the application made): it must be memory of this device.
-  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, classify_pointer(pointer, device_));
+  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, delegate::classify_pointer(pointer, device_));
   TRTET_CHECK_OR_RETURN(is_device_accessible(kind), kInvalidArgument,
                         "the %s at %p is %s, not memory of device %d", what, pointer, to_string(kind), device_);
   return Status::Ok();
@@ -221,7 +214,7 @@ Status BoundaryTransfers::copy_to_device(void* destination, const void* source, 
   cuda::DeviceGuard guard(device_);
   TRTET_RETURN_IF_ERROR(guard.status());
   TRTET_ASSIGN_OR_RETURN(const CopyRoute route, route_copy(device_));
-  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, classify_pointer(source, device_));
+  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, delegate::classify_pointer(source, device_));
   if (kind != MemoryKind::kPageableHost) {
     return copy_direct(destination, source, bytes, route, /*wait_for_host=*/kind == MemoryKind::kPinnedHost);
   }
@@ -230,8 +223,8 @@ Status BoundaryTransfers::copy_to_device(void* destination, const void* source, 
                         "CUDA graph (the copy would synchronize); use pinned host or device memory");
   TRTET_ASSIGN_OR_RETURN(Ring* taken, take_ring());
   RingLease ring(*this, taken);
-  TRTET_RETURN_IF_ERROR(stage_in(static_cast<unsigned char*>(destination), static_cast<const unsigned char*>(source),
-                                 bytes, route.stream, *ring));
+  TRTET_RETURN_IF_ERROR((*ring).copies.send(static_cast<unsigned char*>(destination),
+                                             static_cast<const unsigned char*>(source), bytes, route.stream, *ring));
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.staged_copies;
   return Status::Ok();
@@ -245,17 +238,17 @@ Status BoundaryTransfers::copy_to_host(void* destination, const void* source, st
   cuda::DeviceGuard guard(device_);
   TRTET_RETURN_IF_ERROR(guard.status());
   TRTET_ASSIGN_OR_RETURN(const CopyRoute route, route_copy(device_));
-  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, classify_pointer(destination, device_));
+  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, delegate::classify_pointer(destination, device_));
   if (kind != MemoryKind::kPageableHost) {
-    return copy_direct(destination, source, bytes, route, /*wait_for_host=*/!is_device_accessible(kind));
+    return copy_direct(destination, source, bytes, route, /*wait_for_host=*/!delegate::is_device_accessible(kind));
   }
   TRTET_CHECK_OR_RETURN(!route.capturing, kInvalidArgument,
                         "pageable host memory cannot receive a copy from the GPU while the stream is being captured "
                         "into a CUDA graph (the copy would synchronize); use pinned host or device memory");
   TRTET_ASSIGN_OR_RETURN(Ring* taken, take_ring());
   RingLease ring(*this, taken);
-  TRTET_RETURN_IF_ERROR(stage_out(static_cast<unsigned char*>(destination), static_cast<const unsigned char*>(source),
-                                  bytes, route.stream, *ring));
+  TRTET_RETURN_IF_ERROR((*ring).copies.receive(static_cast<unsigned char*>(destination),
+                                                static_cast<const unsigned char*>(source), bytes, route.stream, *ring));
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.staged_copies;
   return Status::Ok();
@@ -277,130 +270,14 @@ Status BoundaryTransfers::copy_direct(void* destination, const void* source, std
   return Status::Ok();
 }
 
-namespace {
-
-/// One round of a staged copy: up to a ring's chunks, their slices for the copy pool, in order.
-struct Round {
-  std::vector<CopyTask> tasks;
-  std::vector<std::size_t> chunk_ends;   ///< per chunk: the end of its slices in `tasks`
-  std::vector<std::size_t> chunk_slots;  ///< per chunk: its ring slot
-  std::size_t offset = 0;                ///< of the round in the copy
-  std::size_t bytes = 0;
-  void start(std::size_t at, std::size_t length) {
-    tasks.clear();
-    chunk_ends.clear();
-    chunk_slots.clear();
-    offset = at;
-    bytes = length;
-  }
-  std::size_t chunk_bytes(std::size_t c) const noexcept {
-    return std::min(BoundaryTransfers::kChunkBytes, bytes - c * BoundaryTransfers::kChunkBytes);
-  }
-};
-
-Round& round_scratch() {
-  thread_local Round round;  // per-thread scratch: no allocation once warm
-  return round;
-}
-
-/// Where one chunk's host copy goes and comes from.
-struct Slices {
-  unsigned char* to;
-  const unsigned char* from;
-};
-
-/// Starts the round of a `total`-byte copy at `at`: takes its chunks from `ring` in turn and lists
-/// each chunk's slices where `chunk(c, slot)` says, after whatever that queues first.
-template <typename Ring, typename Chunk>
-Status plan_round(Ring& ring, Round& round, std::size_t at, std::size_t total, Chunk chunk) {
-  round.start(at, std::min(BoundaryTransfers::kRingSlots * BoundaryTransfers::kChunkBytes, total - at));
-  for (std::size_t c = 0; c * BoundaryTransfers::kChunkBytes < round.bytes; ++c) {
-    TRTET_ASSIGN_OR_RETURN(const std::size_t slot, ring.take_chunk());
-    TRTET_ASSIGN_OR_RETURN(const Slices slices, chunk(c, slot));
-    add_slices(round.tasks, slices.to, slices.from, round.chunk_bytes(c));
-    round.chunk_ends.push_back(round.tasks.size());
-    round.chunk_slots.push_back(slot);
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
-Result<std::size_t> BoundaryTransfers::Ring::take_chunk() {
+Result<delegate::PinnedChunk> BoundaryTransfers::Ring::take(std::size_t /*offset*/, std::size_t /*bytes*/) {
   const std::size_t slot = next;
   next = (next + 1) % kRingSlots;
-  // The chunk's last transfer (in or out of it) must be done before it is reused.
-  if (recorded[slot]) TRTET_RETURN_IF_ERROR(filled[slot].synchronize());
-  return slot;
+  // The chunk's last transfer (in or out of it) must be done before it is reused; the copy that
+  // took it last has copied its host side already.
+  if (used[slot]) TRTET_RETURN_IF_ERROR(landed[slot].synchronize());
+  used[slot] = true;
+  return delegate::PinnedChunk{static_cast<unsigned char*>(memory.data()) + slot * kChunkBytes, &landed[slot]};
 }
 
-Status BoundaryTransfers::Ring::transfer(std::size_t slot, void* to, const void* from, std::size_t bytes,
-                                         cudaMemcpyKind kind, cudaStream_t stream) {
-  TRTET_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream));
-  TRTET_RETURN_IF_ERROR(filled[slot].record(stream));
-  recorded[slot] = true;
-  return Status::Ok();
-}
-
-Status BoundaryTransfers::stage_in(unsigned char* destination, const unsigned char* source, std::size_t bytes,
-                                   cudaStream_t stream, Ring& ring) {
-  // Rounds of up to a ring's chunks: the chunks' earlier transfers are waited for, the workers copy
-  // the round's slices into them, and each chunk's transfer is queued as soon as its slices are in.
-  HostCopyPool& pool = HostCopyPool::shared();
-  Round& round = round_scratch();
-  for (std::size_t at = 0; at < bytes; at += kRingSlots * kChunkBytes) {
-    TRTET_RETURN_IF_ERROR(plan_round(ring, round, at, bytes, [&](std::size_t c, std::size_t slot) -> Result<Slices> {
-      return Slices{ring.chunk(slot), source + at + c * kChunkBytes};
-    }));
-    if (round.tasks.size() == 1) {  // one slice: no hand-off to the workers
-      std::memcpy(round.tasks[0].destination, round.tasks[0].source, round.tasks[0].bytes);
-      TRTET_RETURN_IF_ERROR(ring.transfer(round.chunk_slots[0], destination + at, ring.chunk(round.chunk_slots[0]),
-                                          round.bytes, cudaMemcpyHostToDevice, stream));
-      continue;
-    }
-    CopyBatch batch(round.tasks);
-    pool.begin(batch, round.tasks.size());
-    Status queued;
-    for (std::size_t c = 0, first = 0; c < round.chunk_ends.size() && queued.ok(); first = round.chunk_ends[c++]) {
-      for (std::size_t t = first; t < round.chunk_ends[c]; ++t) pool.help_until_done(batch, t);
-      const std::size_t slot = round.chunk_slots[c];
-      queued = ring.transfer(slot, destination + at + c * kChunkBytes, ring.chunk(slot), round.chunk_bytes(c),
-                             cudaMemcpyHostToDevice, stream);
-    }
-    pool.finish(batch);
-    TRTET_RETURN_IF_ERROR(queued);
-  }
-  return Status::Ok();
-}
-
-Status BoundaryTransfers::stage_out(unsigned char* destination, const unsigned char* source, std::size_t bytes,
-                                    cudaStream_t stream, Ring& ring) {
-  // Rounds of up to a ring's chunks: every chunk's transfer is queued, then as each lands the
-  // workers copy its slices out while later chunks are still in flight.
-  HostCopyPool& pool = HostCopyPool::shared();
-  Round& round = round_scratch();
-  for (std::size_t at = 0; at < bytes; at += kRingSlots * kChunkBytes) {
-    TRTET_RETURN_IF_ERROR(plan_round(ring, round, at, bytes, [&](std::size_t c, std::size_t slot) -> Result<Slices> {
-      TRTET_RETURN_IF_ERROR(ring.transfer(slot, ring.chunk(slot), source + at + c * kChunkBytes, round.chunk_bytes(c),
-                                          cudaMemcpyDeviceToHost, stream));
-      return Slices{destination + at + c * kChunkBytes, ring.chunk(slot)};
-    }));
-    if (round.tasks.size() == 1) {  // one slice: no hand-off to the workers
-      TRTET_RETURN_IF_ERROR(ring.filled[round.chunk_slots[0]].synchronize());
-      std::memcpy(round.tasks[0].destination, round.tasks[0].source, round.tasks[0].bytes);
-      continue;
-    }
-    CopyBatch batch(round.tasks);
-    pool.begin(batch, 0);
-    Status waited;
-    for (std::size_t c = 0; c < round.chunk_ends.size() && waited.ok(); ++c) {
-      waited = ring.filled[round.chunk_slots[c]].synchronize();
-      if (waited.ok()) pool.publish(batch, round.chunk_ends[c]);
-    }
-    pool.finish(batch);
-    TRTET_RETURN_IF_ERROR(waited);
-  }
-  return Status::Ok();
-}
-
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::boundary

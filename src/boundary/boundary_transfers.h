@@ -1,7 +1,8 @@
 // Device-planned arenas and the copies at a delegate's boundary, for programs whose runtime plans
 // memory on the GPU and moves tensors in and out with its own copy operators (ExecuTorch 1.5's
 // et_copy::_h2d_copy / _d2h_copy). Engine-agnostic: the ExecuTorch adapter
-// (executorch/cuda_allocator.h) forwards its DeviceAllocator calls here.
+// (executorch/cuda_allocator.h) forwards its DeviceAllocator calls here. Pageable copies go through
+// the delegate's chunked copy (delegate/chunked_copy.h), given this allocator's staging rings.
 //
 // Note [boundary copies]: a copy takes no stream, so it runs on the stream the delegate itself
 // would run on: the caller's (CudaStreamGuard, or ExecuTorch's shared CallerStreamGuard), or,
@@ -9,8 +10,8 @@
 // orders its own work. So under a guard the copy into the arena is queued before the engine on the
 // same stream, and the copy out of it after, and the execute contract holds for the whole method:
 //   - a copy in from pageable memory goes through pinned staging (a ring of chunks, each with an
-//     event) and the shared host copy pool, and returns once the source is read: the transfer
-//     itself stays queued;
+//     event) and the shared host copy pool (delegate/chunked_copy.h), and returns once the source
+//     is read: the transfer itself stays queued;
 //   - a copy in from pinned memory is one transfer, waited for (by event) before returning, since
 //     the source may be reused as soon as the call returns;
 //   - a copy out waits for the transfer (by event: the stream's own work, never the device) and
@@ -37,8 +38,10 @@
 #include "cuda/event.h"
 #include "cuda/memory_pool.h"
 #include "cuda/pinned_buffer.h"
+#include "delegate/chunked_copy.h"
+#include "delegate/staging_layout.h"
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::boundary {
 
 /// Where a boundary copy runs, decided from the thread's stream selection (Note [boundary copies]).
 struct CopyRoute {
@@ -67,8 +70,9 @@ struct BoundaryStats {
 /// Thread-safe.
 class BoundaryTransfers {
  public:
-  /// Staging: rings of kRingSlots chunks of kChunkBytes, kRings of them per device.
-  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+  /// Staging: rings of kRingSlots chunks of kChunkBytes (the chunk policy's smallest chunk, so a
+  /// copy moves in chunks of this size), kRings of them per device.
+  static constexpr std::size_t kChunkBytes = delegate::kMinChunk;
   static constexpr std::size_t kRingSlots = 8;
   static constexpr std::size_t kRings = 2;
 
@@ -98,20 +102,19 @@ class BoundaryTransfers {
   BoundaryStats stats() const;
 
  private:
-  struct Ring {
+  /// One copy's staging: kRingSlots pinned chunks taken in turn, each reused once its last
+  /// transfer is done, and the chunked copy that moves data through them.
+  struct Ring final : delegate::PinnedChunks {
     cuda::PinnedBuffer memory;                     ///< kRingSlots chunks
-    std::array<cuda::Event, kRingSlots> filled{};  ///< per chunk: after the transfer that last used it
-    std::array<bool, kRingSlots> recorded{};
+    std::array<cuda::Event, kRingSlots> landed{};  ///< per chunk: after the transfer that last used it
+    std::array<bool, kRingSlots> used{};
     cuda::Event done;                              ///< a direct copy's completion
     std::size_t next = 0;                          ///< the chunk the next transfer takes
-    unsigned char* chunk(std::size_t slot) const noexcept {
-      return static_cast<unsigned char*>(memory.data()) + slot * kChunkBytes;
-    }
+    delegate::ChunkedCopy copies;
     /// The next chunk in turn, once its last transfer is done (a host wait on its event).
-    Result<std::size_t> take_chunk();
-    /// Queues a transfer in or out of chunk `slot` on `stream`, then the chunk's event.
-    Status transfer(std::size_t slot, void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind,
-                    cudaStream_t stream);
+    Result<delegate::PinnedChunk> take(std::size_t offset, std::size_t bytes) override;
+    std::size_t most_chunks() const noexcept override { return kRingSlots; }
+    std::size_t most_chunk_bytes() const noexcept override { return kChunkBytes; }
   };
   /// A ring held by one copy, given back at scope exit.
   class RingLease;
@@ -125,10 +128,6 @@ class BoundaryTransfers {
   Status check_device_range(const void* pointer, std::size_t bytes, const char* what);
   Status copy_direct(void* destination, const void* source, std::size_t bytes, const CopyRoute& route,
                      bool wait_for_host);
-  Status stage_in(unsigned char* destination, const unsigned char* source, std::size_t bytes, cudaStream_t stream,
-                  Ring& ring);
-  Status stage_out(unsigned char* destination, const unsigned char* source, std::size_t bytes, cudaStream_t stream,
-                   Ring& ring);
 
   const int device_;
   cudaStream_t own_stream_ = nullptr;  ///< arenas are allocated and freed in order here
@@ -141,4 +140,4 @@ class BoundaryTransfers {
   BoundaryStats stats_;
 };
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::boundary

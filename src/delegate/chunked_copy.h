@@ -1,0 +1,103 @@
+// Pageable host memory moved to and from the device through pinned chunks: the host side copied by
+// the shared host copy pool slice by slice, each chunk's transfer queued on the caller's stream as
+// soon as its slices are in, and each received chunk copied out as soon as it lands. One part for
+// both users of pageable copies: a session's host staging (docs/DESIGN.md, "Staging") and the
+// ExecuTorch allocator's staging ring (boundary/boundary_transfers.h). The chunk policy is
+// staging_layout.h's chunk_bytes(); the workers: host_copy_pool.h.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "common/status.h"
+#include "cuda/event.h"
+#include "delegate/host_copy_pool.h"
+
+namespace torch_tensorrt::executorch_backend::delegate {
+
+/// One pinned chunk a transfer goes through.
+struct PinnedChunk {
+  unsigned char* data = nullptr;
+  /// Recorded on the stream after the chunk's transfer (null: nothing needs to know when it ends).
+  cuda::Event* landed = nullptr;
+};
+
+/// Where a chunked copy takes its pinned chunks from.
+class PinnedChunks {
+ public:
+  static constexpr std::size_t kNoLimit = std::numeric_limits<std::size_t>::max();
+
+  /// The chunk that holds bytes [offset, offset + bytes) of the copy now being made, ready to be
+  /// written (whatever used it before is done).
+  virtual Result<PinnedChunk> take(std::size_t offset, std::size_t bytes) = 0;
+  /// The most chunks a copy holds at once (a round); the next round reuses them once the round is
+  /// over. kNoLimit: the chunks hold the whole tensor.
+  virtual std::size_t most_chunks() const noexcept { return kNoLimit; }
+  /// The most bytes one chunk holds (a whole number of kCopySlice); kNoLimit: chunk_bytes() decides.
+  virtual std::size_t most_chunk_bytes() const noexcept { return kNoLimit; }
+
+ protected:
+  ~PinnedChunks() = default;
+};
+
+/// Pinned staging that holds a whole tensor (a session's host staging of one binding): chunk i at
+/// its offset, with the next event of `events` (received chunks), or none (sent chunks).
+class ContiguousChunks final : public PinnedChunks {
+ public:
+  ContiguousChunks(unsigned char* staging, cuda::Event* events) noexcept : staging_(staging), events_(events) {}
+  Result<PinnedChunk> take(std::size_t offset, std::size_t bytes) override;
+
+ private:
+  unsigned char* staging_;
+  cuda::Event* events_;  ///< one per chunk, in order (null: none)
+};
+
+/// The bytes per chunk of a copy of `bytes` through `chunks`: chunk_bytes(), within the chunks' limit.
+std::size_t chunk_bytes_of(std::size_t bytes, const PinnedChunks& chunks) noexcept;
+
+/// The chunks a copy of `bytes` through staging that holds it whole takes.
+std::size_t chunk_count(std::size_t bytes) noexcept;
+
+/// Moves pageable memory through pinned chunks. Holds the copy lists of the receives it has queued
+/// and not finished; one copy at a time (its owner serializes it).
+class ChunkedCopy {
+ public:
+  /// Copies `bytes` of pageable `from` into the chunks with the shared copy pool and queues each
+  /// chunk's transfer to `device` on `stream` as soon as its slices are in, round by round (a round
+  /// waits for the chunks it reuses). Returns once `from` has been read.
+  Status send(unsigned char* device, const unsigned char* from, std::size_t bytes, cudaStream_t stream,
+              PinnedChunks& chunks);
+
+  /// Queues the transfers of `bytes` of `device` into the chunks on `stream`, each followed by its
+  /// chunk's event, and lists the host copies into `to` that follow them. One round: the chunks
+  /// hold the whole tensor. finish_receives() copies them out.
+  Status queue_receive(unsigned char* to, const unsigned char* device, std::size_t bytes, cudaStream_t stream,
+                       PinnedChunks& chunks);
+  /// Waits for each queued chunk's event and hands its slices to the copy pool; returns once every
+  /// byte queued since the last finish is in host memory.
+  Status finish_receives();
+  /// Receives `bytes` of `device` into pageable `to` round by round (each round queued, then
+  /// finished): returns with the data in host memory.
+  Status receive(unsigned char* to, const unsigned char* device, std::size_t bytes, cudaStream_t stream,
+                 PinnedChunks& chunks);
+
+  /// Chunks queued by queue_receive since the last finish (each took one event).
+  std::size_t queued_chunks() const noexcept { return chunk_events_.size(); }
+  /// Forgets queued receives (a call that failed before finishing them).
+  void clear() noexcept;
+
+ private:
+  /// Queues one round of a receive: up to the chunks' most_chunks() chunks from `offset`.
+  Status queue_round(unsigned char* to, const unsigned char* device, std::size_t offset, std::size_t bytes,
+                     std::size_t chunk, cudaStream_t stream, PinnedChunks& chunks);
+
+  std::vector<CopyTask> tasks_;              ///< slices of the chunks of one round, in order
+  std::vector<std::size_t> chunk_ends_;      ///< per chunk: the end of its slices in tasks_
+  std::vector<cuda::Event*> chunk_events_;   ///< per received chunk: its event
+  std::vector<PinnedChunk> sent_;            ///< per chunk of a send's round: where it went
+};
+
+}  // namespace torch_tensorrt::executorch_backend::delegate
