@@ -25,8 +25,9 @@
 
 namespace torch_tensorrt::executorch_backend {
 
-/// Older names of the public error types (Error.h), kept for code written against them: the
-/// same types, not copies. GreenContextLimits is defined in Error.h, beside the Error that carries it.
+/// Other names of the public error types (Error.h), for code written against them: the same
+/// types, not copies. The library's headers use Error, ErrorCode and Result. GreenContextLimits is
+/// defined in Error.h, beside the Error that carries it.
 using GreenContextErrc = ErrorCode;
 using GreenContextError = Error;
 template <typename T>
