@@ -72,13 +72,13 @@ void MemoryPool::reset() noexcept {
   pool_ = nullptr;
 }
 
-// Note [pools are recycled]: every session owns a device pool and a pinned host pool, so that the
-// pools' own counters are what the session holds. On the H200 with driver 580.159.04, destroying
-// such pools one session after another in one process made cuMemPoolDestroy fault inside the
-// driver (a null read, or a hang) after some dozen session lifetimes, in sessions whose frees had
-// all completed; with the same calls and no cudaMemPoolDestroy, the process ran clean
-// (delegate_memory_gpu_test run as one process; docs/DESIGN.md, "Staging"). So sessions never
-// destroy a pool: a pool whose owner lets go goes back to a shelf, with its release threshold
+// Note [pools are recycled]: a LeasedPool is a device or pinned host pool held by one owner at a
+// time, so the pool's own counters are what that owner holds. No pool is ever destroyed: on the
+// H200 with driver 580.159.04, pools made and destroyed one owner after another in one process
+// make cuMemPoolDestroy fault inside the driver (a null read, or a hang) after some dozen
+// lifetimes, even when every free has completed, and the same calls without cudaMemPoolDestroy
+// run clean (delegate_memory_gpu_test run as one process; docs/DESIGN.md, "Staging"). A pool
+// whose owner lets go goes back to a shelf, with its release threshold
 // at 0 and trimmed, so the memory it kept goes back to the system at once and the memory a live
 // graph still uses goes back at the first synchronization after the graph frees it. A pool is
 // lent again only when nothing is allocated from it and it holds no memory, with its high-water
@@ -162,16 +162,14 @@ void LeasedPool::reset() noexcept {
   s.idle.push_back(Shelved{kind_, device_, std::move(pool_)});
 }
 
-// Note [shared staging pools]: a session used to take a pool of each kind for itself, so its
-// counters were exactly its own. A pool maps memory in units of its own choosing (32 MiB on the
-// H200 with driver 580), so one session with 3 MiB of staging reserved 32 MiB of device memory and
-// 32 MiB of page-locked host memory, 16 such sessions 16 times that, and every new session paid for
-// mapping (and page-locking) its first unit on its first call, even when an earlier session had
-// just given the same amount back. Now every session on a device allocates from one pool of each
-// kind, made once for the process: the driver packs sessions' staging into the same units, so the
-// process reserves what its sessions use rounded up to one unit, not one unit per session, and a
-// later load reuses the memory an earlier one freed, already mapped and page-locked. Three rules
-// keep the stream-ordered, no-wait contract:
+// Note [shared staging pools]: every session on a device allocates from one pool of each kind,
+// made once for the process. A pool maps memory in units of its own choosing (32 MiB on the H200
+// with driver 580), so a pool per session would reserve 32 MiB of device memory and 32 MiB of
+// page-locked host memory for a session with 3 MiB of staging, 16 such sessions 16 times that, and
+// each new session would pay for mapping (and page-locking) its first unit on its first call. With
+// one pool, the driver packs sessions' staging into the same units: the process reserves what its
+// sessions use rounded up to one unit, and a later load reuses the memory an earlier one freed,
+// already mapped and page-locked. Three rules keep the stream-ordered, no-wait contract:
 //  - The pool keeps what is freed (release threshold: all of it): a threshold would release memory
 //    at whatever synchronization comes next, a call's own wait among them, and the next growth
 //    would map (page-lock) it again. trim_staging_pool() gives unused memory back on request.
@@ -182,10 +180,10 @@ void LeasedPool::reset() noexcept {
 //    reuse) or once the allocating stream is ordered after it (event dependencies), else the pool
 //    maps more.
 //  - Never destroyed (Note [pools are recycled]): the pools live as long as the process.
-// What a session holds is now counted by the session (its live allocations' sizes); what the
-// process reserves is these pools' counters. Since then the process's staging comes from arenas
-// that map memory in the driver's granularity (Note [staging arena] in staging_arena.cpp); these
-// pools serve only where a device or the driver has no virtual memory management for the kind.
+// What a session holds is counted by the session (its live allocations' sizes); what the process
+// reserves is these pools' counters. The process's staging comes first from arenas that map memory
+// in the driver's granularity (Note [staging arena] in staging_arena.cpp); these pools serve only
+// where a device or the driver has no virtual memory management for the kind.
 namespace {
 
 // A pool of `kind` on `device` set up for staging: freed memory kept, no hidden waits.
