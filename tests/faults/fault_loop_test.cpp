@@ -219,5 +219,56 @@ TEST_F(FaultLoopCpu, DevicePlannedAndCpuOperatorsThroughMethod) {
 #endif
 }
 
+
+// The loop's own checks fail where they should (planted in synthetic scenarios of hook points): an
+// error that does not name the failure, a completed step that was wrong, a fault that leaves the
+// next fault-free run failing. Each is found at the N it was planted at, and only there.
+TEST(FaultLoopChecks, CatchWhatTheyCheck) {
+  trtet_faults_set_kinds(TRTET_FAULT_DEFAULT_KINDS);
+  auto steps = [](const char* message, bool* broken) {
+    Outcome run;
+    for (const char* point : {"step one", "step two", "step three"}) {
+      if (broken != nullptr && *broken) {
+        run.fail("recovery", "still broken");
+        return run;
+      }
+      if (trtet_faults_point(point, TRTET_FAULT_HOOK) != 0) {
+        if (std::string(point) == "step two" && broken != nullptr) *broken = true;
+        run.fail(point, message);
+        return run;
+      }
+    }
+    return run;
+  };
+  const LoopRow named = run_loop("synthetic", "named", [&] { return steps("step one... : injected fault", nullptr); },
+                                 LoopOptions{});
+  EXPECT_EQ(named.points, 3u);
+  EXPECT_EQ(named.survived, 3u);
+  EXPECT_TRUE(named.failures.empty());
+
+  const LoopRow unnamed = run_loop("synthetic", "unnamed", [&] { return steps("something went wrong", nullptr); },
+                                   LoopOptions{});
+  EXPECT_EQ(unnamed.survived, 0u);
+  ASSERT_EQ(unnamed.failures.size(), 3u);
+  EXPECT_NE(unnamed.failures[0].find("without naming the failure"), std::string::npos) << unnamed.failures[0];
+
+  bool broken = false;
+  const LoopRow sticky = run_loop("synthetic", "sticky", [&] { return steps("injected fault", &broken); },
+                                  LoopOptions{});
+  EXPECT_EQ(sticky.survived, 1u) << "N=1 survives; N=2 breaks the next run";
+  ASSERT_FALSE(sticky.failures.empty());
+  EXPECT_EQ(sticky.failures[0].rfind("N=2 step two: the next fault-free run failed", 0), 0u) << sticky.failures[0];
+
+  int call = 0;
+  const LoopRow wrong = run_loop("synthetic", "wrong", [&] {
+    Outcome run = steps("injected fault", nullptr);
+    if (trtet_faults_fired() && ++call == 1) run.wrong.push_back("call 1: output element 0 wrong");
+    return run;
+  }, LoopOptions{});
+  ASSERT_EQ(wrong.failures.size(), 1u);
+  EXPECT_NE(wrong.failures[0].find("a completed step was wrong"), std::string::npos) << wrong.failures[0];
+  trtet_faults_reset();
+}
+
 }  // namespace
 }  // namespace trtet_faults
