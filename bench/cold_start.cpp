@@ -7,6 +7,8 @@
 //   trtet-cold-start --reserve [--models M]                  the reserve rows, the pools' granularity
 //                                                            and the arenas' (below)
 //   trtet-cold-start --probe                                 the arenas' part alone
+//   ... --pools                                              staging from pools, as before the arenas
+//                                                            (the default run does each part both ways)
 //
 // Programs (through ExecuTorch's Module, test engines from the installed factory, as trtet-etdump):
 //   host    cold_host_1m: x, y, out host-planned float32 [64, 4096] (1 MiB each, pageable), the
@@ -77,6 +79,9 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // (load + first call, host time), measured on the H200 in other runs: the comparison is not of one run.
 constexpr double kPeerHostUs = 1700.0;
 constexpr double kPeerDeviceUs = 140.0;
+
+/// --pools: the process's staging from pools, as before the arenas (cuda::use_staging_arenas).
+bool g_pools = false;
 
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
@@ -241,9 +246,9 @@ int run_program(const std::string& which, int loads) {
   const double first_total = runs[0]["total: load + first call"];
   const double peer = program.host ? kPeerHostUs : kPeerDeviceUs;
   const char* id = program.host ? "P13a" : "P13b";
-  std::printf("%s load + first call, %s I/O: first load %.1f us, loads 2..N median %.1f us; Torch-TensorRT's (issue "
+  std::printf("%s load + first call, %s I/O%s: first load %.1f us, loads 2..N median %.1f us; Torch-TensorRT's (issue "
               "38's figure, another run) %.0f us: ratio %.3f first, %.3f later (goal <= 1.00: %s)\n",
-              id, program.host ? "1 MiB pageable host" : "device", first_total, median(later_total), peer,
+              id, g_pools ? " [staging from pools, not arenas]" : "", program.host ? "1 MiB pageable host" : "device", first_total, median(later_total), peer,
               first_total / peer, median(later_total) / peer, median(later_total) <= peer ? "met" : "missed");
   cudaStreamDestroy(stream);
   if (program.dx != nullptr) cudaFree(program.dx);
@@ -486,7 +491,7 @@ int run_reserve(int models) {
   probe_pool("pinned host pool", true, 0, stream);
   probe_pool("device pool, maxSize 4 MiB", false, std::size_t{4} << 20, stream);
   probe_pool("pinned host pool, maxSize 4 MiB", true, std::size_t{4} << 20, stream);
-  if (run_probe() != 0) return 1;
+  if (!g_pools && run_probe() != 0) return 1;
 
   const std::string path = std::string(TRTET_TEST_PROGRAM_DIR) + "/cold_host_1m.pte";
   std::vector<float> x(kCount, 1.0f), y(kCount, 2.0f);
@@ -527,6 +532,7 @@ int run_reserve(int models) {
   const double limit = 4 * kMiB;
   const double one_device = static_cast<double>(one.device.reserved - before.device.reserved);
   const double one_host = static_cast<double>(one.host.reserved - before.host.reserved);
+  if (g_pools) std::printf("P14 [staging from pools, not arenas: the code before]\n");
   std::printf("P14a one model with 1 MiB pageable host I/O (x, y, out): reserves %.2f MiB device, %.2f MiB pinned "
               "host, for %.2f + %.2f MiB used (goal <= 4 MiB each: %s)\n",
               one_device / kMiB, one_host / kMiB, mib(one.device.used), mib(one.host.used),
@@ -557,7 +563,8 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--program") == 0 && has_value) program = argv[++i];
     else if (std::strcmp(argv[i], "--reserve") == 0) reserve = true;
     else if (std::strcmp(argv[i], "--probe") == 0) probe = true;
-    else return fail("usage: trtet-cold-start [--program host|device] [--reserve] [--probe] [--loads N] [--models M]");
+    else if (std::strcmp(argv[i], "--pools") == 0) g_pools = true;
+    else return fail("usage: trtet-cold-start [--program host|device] [--reserve] [--probe] [--pools] [--loads N] [--models M]");
   }
   if (probe) {
     int devices = 0;
@@ -568,7 +575,9 @@ int main(int argc, char** argv) {
     // Each part in a process of its own, so each program's first load is the process's first.
     int failed = 0;
     const std::string self = argv[0];
-    for (const std::string part : {"--program host", "--program device", "--reserve"}) {
+    // The program parts alternate arenas and pools (the code before), each in a process of its own.
+    for (const std::string part : {"--program host", "--program host --pools", "--program device",
+                                   "--program device --pools", "--reserve", "--reserve --pools"}) {
       const std::string command = "'" + self + "' " + part + " --loads " + std::to_string(loads) + " --models " +
                                   std::to_string(models);
       std::fflush(stdout);
@@ -581,6 +590,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trtet-cold-start: no GPU\n");
     return 2;
   }
+  if (g_pools) ex::cuda::use_staging_arenas(false);
   etr::runtime_init();
   ex::ScopedEngineFactory factory([](const ex::EngineRequest& request) {
     return trtet_test::make_test_engine(

@@ -197,6 +197,8 @@ Result<cudaMemPool_t> make_staging_pool(PoolKind kind, int device) {
 
 const char* kind_name(PoolKind kind) { return kind == PoolKind::kDevice ? "device" : "pinned host"; }
 
+std::atomic<bool> g_arenas{true};
+
 struct StagingPools {
   std::mutex mutex;
   std::vector<StagingPool*> made;  // never destroyed, like the pools and arenas they hold
@@ -308,8 +310,15 @@ Result<StagingPool*> staging_pool(PoolKind kind, int device) {
   std::lock_guard<std::mutex> lock(pools.mutex);
   if (StagingPool* found = find_staging_pool(pools, kind, device)) return found;
   std::unique_ptr<StagingPool> made(new StagingPool(kind, device));
-  Result<std::unique_ptr<StagingArena>> arena = StagingArena::create(kind, device);
-  if (arena.ok()) {
+  const bool arenas = g_arenas.load(std::memory_order_relaxed);
+  Result<std::unique_ptr<StagingArena>> arena =
+      arenas ? StagingArena::create(kind, device)
+             : Result<std::unique_ptr<StagingArena>>(make_error(ErrorCode::kNotSupported, "arenas turned off"));
+  if (!arenas) {
+    made->why_pool_ = "arenas turned off (use_staging_arenas)";
+    std::lock_guard<std::mutex> made_lock(made->mutex_);
+    TRTET_RETURN_IF_ERROR(made->pool_locked().status());
+  } else if (arena.ok()) {
     made->arena_ = std::move(arena).value();
     made->arena_ready_.store(true, std::memory_order_release);
   } else {
@@ -325,6 +334,8 @@ Result<StagingPool*> staging_pool(PoolKind kind, int device) {
   pools.made.push_back(made.release());
   return pools.made.back();
 }
+
+void use_staging_arenas(bool enabled) noexcept { g_arenas.store(enabled, std::memory_order_relaxed); }
 
 Result<PoolUsage> staging_pool_usage(PoolKind kind, int device) {
   StagingPool* pool = find_staging_pool(kind, device);

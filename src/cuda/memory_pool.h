@@ -168,6 +168,10 @@ class StagingPool {
   std::string why_pool_;                 ///< why the arena does not serve (empty while it does)
 };
 
+/// For benchmarks that compare the two: whether staging made from now on (a device and kind not
+/// asked for yet) may be an arena (true, the default) or is always a pool.
+void use_staging_arenas(bool enabled) noexcept;
+
 /// The process's staging of `kind` on `device` (above): made on first use, never destroyed.
 /// kNotSupported where neither an arena nor a pool of that kind can be made on the device.
 Result<StagingPool*> staging_pool(PoolKind kind, int device);
