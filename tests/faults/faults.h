@@ -17,11 +17,13 @@
 //
 //   kind                       calls                                                   default error
 //   TRTET_FAULT_DEVICE_ALLOC   cudaMalloc, cudaMallocAsync, cudaMallocFromPoolAsync,   cudaErrorMemoryAllocation
-//                              cudaMallocManaged, cudaMallocPitch, cudaMemPoolCreate
+//                              cudaMallocManaged, cudaMallocPitch, cudaMemPoolCreate,
+//                              cudaMemPoolSetAccess; cudaMemPoolSetAttribute         (cudaErrorInvalidValue)
 //   TRTET_FAULT_PINNED_ALLOC   cudaHostAlloc, cudaMallocHost, cudaHostRegister         cudaErrorMemoryAllocation
 //   TRTET_FAULT_CREATE         cudaEventCreate, cudaEventCreateWithFlags,              cudaErrorMemoryAllocation
 //                              cudaStreamCreate, cudaStreamCreateWithFlags,
-//                              cudaStreamCreateWithPriority, cudaUserObjectCreate
+//                              cudaStreamCreateWithPriority, cudaUserObjectCreate,
+//                              cudaGraphRetainUserObject
 //   TRTET_FAULT_GRAPH          cudaGraphInstantiate, cudaGraphInstantiateWithFlags,    cudaErrorMemoryAllocation
 //                              cudaStreamBeginCapture, cudaStreamEndCapture (ends the
 //                              capture and destroys its graph, so the stream is left

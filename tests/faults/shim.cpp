@@ -373,6 +373,18 @@ cudaError_t CUDARTAPI cudaMemPoolCreate(cudaMemPool_t* pool, const struct cudaMe
   return real(pool, props);
 }
 
+cudaError_t CUDARTAPI cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void* value) {
+  TRTET_REAL(cudaMemPoolSetAttribute);
+  TRTET_FAULT(cudaMemPoolSetAttribute, TRTET_FAULT_DEVICE_ALLOC, cudaErrorInvalidValue);
+  return real(pool, attr, value);
+}
+
+cudaError_t CUDARTAPI cudaMemPoolSetAccess(cudaMemPool_t pool, const struct cudaMemAccessDesc* map, size_t count) {
+  TRTET_REAL(cudaMemPoolSetAccess);
+  TRTET_FAULT(cudaMemPoolSetAccess, TRTET_FAULT_DEVICE_ALLOC, cudaErrorMemoryAllocation);
+  return real(pool, map, count);
+}
+
 // ---- pinned host allocations ----
 
 cudaError_t CUDARTAPI cudaHostAlloc(void** ptr, size_t size, unsigned int flags) {
@@ -476,6 +488,13 @@ cudaError_t CUDARTAPI cudaUserObjectCreate(cudaUserObject_t* object, void* ptr, 
     return inject(cudaErrorMemoryAllocation);
   }
   return real(object, ptr, destroy, initial_refcount, flags);
+}
+
+cudaError_t CUDARTAPI cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count,
+                                                unsigned int flags) {
+  TRTET_REAL(cudaGraphRetainUserObject);
+  TRTET_FAULT(cudaGraphRetainUserObject, TRTET_FAULT_CREATE, cudaErrorMemoryAllocation);
+  return real(graph, object, count, flags);
 }
 
 // ---- graphs and capture ----
