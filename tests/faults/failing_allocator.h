@@ -35,7 +35,4 @@ inline std::unique_ptr<::executorch::runtime::MemoryAllocator> temp_allocator() 
   return std::make_unique<FailingAllocator>("executorch temp allocator");
 }
 
-/// The test engines' hook (tests/engines/fault_hook.h) as a point of kind TRTET_FAULT_HOOK.
-inline bool engine_hook(const char* point) { return trtet_faults_point(point, TRTET_FAULT_HOOK) != 0; }
-
 }  // namespace trtet_faults

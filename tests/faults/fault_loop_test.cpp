@@ -220,6 +220,23 @@ TEST_F(FaultLoopCpu, DevicePlannedAndCpuOperatorsThroughMethod) {
 }
 
 
+std::string reached_text() {
+  std::string text(trtet_faults_names(nullptr, 0) + 1, '\0');
+  trtet_faults_names(text.data(), text.size());
+  return text.c_str();
+}
+
+TEST(FailingAllocator, AFailingAllocatorReturnsNullForTheArmedAllocation) {
+  trtet_faults_reset();
+  FailingAllocator allocator("executorch method allocator");
+  trtet_faults_arm(2, 0);
+  EXPECT_NE(allocator.allocate(64), nullptr);
+  EXPECT_EQ(allocator.allocate(64), nullptr);
+  EXPECT_NE(allocator.allocate(64), nullptr);
+  EXPECT_EQ(reached_text(), "executorch method allocator\nexecutorch method allocator\nexecutorch method allocator\n");
+  trtet_faults_reset();
+}
+
 // The loop's own checks fail where they should (planted in synthetic scenarios of hook points): an
 // error that does not name the failure, a completed step that was wrong, a fault that leaves the
 // next fault-free run failing. Each is found at the N it was planted at, and only there.

@@ -109,5 +109,8 @@ struct Quiet {
   Quiet(const Quiet&) = delete;
   Quiet& operator=(const Quiet&) = delete;
 };
+
+/// The test engines' hook (tests/engines/fault_hook.h) as a point of kind TRTET_FAULT_HOOK.
+inline bool engine_hook(const char* point) { return trtet_faults_point(point, TRTET_FAULT_HOOK) != 0; }
 }  // namespace trtet_faults
 #endif

@@ -11,7 +11,6 @@
 #include "delegate/host_copy_pool.h"
 #include "engines/fault_hook.h"
 #include "engines/test_engine_factory.h"
-#include "faults/failing_allocator.h"
 #include "faults/faults.h"
 
 namespace {
@@ -133,15 +132,6 @@ TEST_F(Seam, TheTestEnginesHookFailsTheFactoryWithANamedError) {
       << engine.status().message();
   auto next = trtet_test::make_test_engine("fake min=1x4 max=64x4096", 0);
   EXPECT_TRUE(next.ok()) << next.status().message();
-}
-
-TEST_F(Seam, AFailingAllocatorReturnsNullForTheArmedAllocation) {
-  trtet_faults::FailingAllocator allocator("executorch method allocator");
-  trtet_faults_arm(2, 0);
-  EXPECT_NE(allocator.allocate(64), nullptr);
-  EXPECT_EQ(allocator.allocate(64), nullptr);
-  EXPECT_NE(allocator.allocate(64), nullptr);
-  EXPECT_EQ(names(), "executorch method allocator\nexecutorch method allocator\nexecutorch method allocator\n");
 }
 
 }  // namespace
