@@ -1,11 +1,13 @@
-// Random test data: SplitMix64, so a seed draws the same values on every platform and standard
-// library (std:: distributions are not specified bit for bit), fast enough to refill tensors of
-// tens of megabytes on every call, and any element drawable alone.
+// Random test data and draws: SplitMix64, so a seed draws the same values on every platform and
+// standard library (std:: distributions are not specified bit for bit), fast enough to refill
+// tensors of tens of megabytes on every call, and any element drawable alone. RandomStream draws
+// one value after another (integers, reals, choices) for tests that draw cases.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -40,6 +42,42 @@ inline std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
   fill_random(values, seed);
   return values;
 }
+
+/// SplitMix64's sequence of `seed`, one draw after another.
+class RandomStream {
+ public:
+  explicit RandomStream(std::uint64_t seed) noexcept : state_(seed) {}
+
+  std::uint64_t next() noexcept { return splitmix64(state_ += kSplitMixGamma); }
+  /// Uniform in [lo, hi] (inclusive); lo when hi < lo.
+  std::int64_t uniform(std::int64_t lo, std::int64_t hi) noexcept {
+    if (hi <= lo) return lo;
+    const std::uint64_t span = static_cast<std::uint64_t>(hi - lo) + 1;
+    return lo + static_cast<std::int64_t>(next() % span);
+  }
+  /// Uniform in [0, 1).
+  double unit() noexcept { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
+  /// Uniform in [lo, hi).
+  double uniform_real(double lo, double hi) noexcept { return lo + (hi - lo) * unit(); }
+  /// True with probability p.
+  bool chance(double p) noexcept { return unit() < p; }
+  /// An index drawn with the given relative weights.
+  std::size_t weighted(std::initializer_list<double> weights) noexcept {
+    double total = 0;
+    for (double w : weights) total += w;
+    double pick = unit() * total;
+    std::size_t index = 0;
+    for (double w : weights) {
+      if (pick < w) return index;
+      pick -= w;
+      ++index;
+    }
+    return weights.size() - 1;
+  }
+
+ private:
+  std::uint64_t state_;
+};
 
 /// A seed no earlier call in this process returned (std::random_device mixed with a counter).
 inline unsigned fresh_seed() {
