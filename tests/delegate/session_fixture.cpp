@@ -141,6 +141,26 @@ namespace {
   return ::testing::AssertionSuccess();
 }
 
+std::vector<float> fresh_random(std::int64_t n) { return random_floats(static_cast<std::size_t>(n), fresh_seed()); }
+
+TensorView view_of(OwnedTensor& tensor, const ex::Shape& shape) {
+  TensorView view = tensor.view();
+  view.shape = shape;
+  return view;
+}
+
+::testing::AssertionResult exactly(const std::vector<float>& got, const std::vector<float>& expected) {
+  if (got.size() != expected.size()) {
+    return ::testing::AssertionFailure() << "got " << got.size() << " elements, expected " << expected.size();
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != expected[i]) {
+      return ::testing::AssertionFailure() << "element " << i << " = " << got[i] << ", expected " << expected[i];
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 ::testing::AssertionResult AxpbyIo::out_matches(float a, float b) const { return axpby_matches(out->read(), xv, yv, a, b); }
 
 GreenPartitions::GreenPartitions(unsigned small_sms_count) {

@@ -2,6 +2,7 @@
 // set with a CPU reference, green-context partitions with their probed SM sets, timing.
 #pragma once
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -82,6 +83,33 @@ ex::Status run_and_sync(Session& session, AxpbyIo& io, cudaStream_t stream);
 ::testing::AssertionResult replay_and_check(cudaGraphExec_t exec, cudaStream_t stream, AxpbyIo& io);
 ::testing::AssertionResult replay_and_check(cudaGraphExec_t exec, cudaStream_t stream, AxpbyIo& io,
                                             std::uint64_t seed);
+
+/// `n` fresh random floats (random_floats with a fresh_seed(), tests/common/random.h).
+std::vector<float> fresh_random(std::int64_t n);
+
+/// `tensor`'s view with another shape (within its capacity).
+TensorView view_of(OwnedTensor& tensor, const ex::Shape& shape);
+
+/// got == expected exactly (float additions in the same order on both sides).
+::testing::AssertionResult exactly(const std::vector<float>& got, const std::vector<float>& expected);
+
+/// A non-blocking stream for the test's scope (ok() false when it could not be made).
+class OwnedStream {
+ public:
+  OwnedStream() { status_ = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); }
+  ~OwnedStream() {
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+  OwnedStream(const OwnedStream&) = delete;  // one destroy
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  bool ok() const { return status_ == cudaSuccess && stream_ != nullptr; }
+  cudaStream_t get() const { return stream_; }
+  operator cudaStream_t() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaError_t status_ = cudaSuccess;
+};
 
 /// out[i] vs a*x[i] + b*y[i].
 ::testing::AssertionResult axpby_matches(const std::vector<float>& out, const std::vector<float>& x,
