@@ -39,9 +39,9 @@ std::vector<float> draw_floats(std::size_t n, std::uint64_t seed) {
 
 std::vector<float> draw_dyadic(std::size_t n, std::uint64_t seed) {
   std::vector<float> values(n);
-  std::uint64_t state = mix(seed, 0xd1ad1c);
+  Rng draws(mix(seed, 0xd1ad1c));
   for (float& v : values) {
-    const std::uint64_t r = splitmix64(state += kSplitMixGamma);
+    const std::uint64_t r = draws.next();
     const int k = 1 + static_cast<int>(r % 16);  // 1..16
     v = static_cast<float>((r >> 32) & 1 ? k : -k) * 0.25f;
   }

@@ -181,12 +181,12 @@ int standalone(const Options& options) {
     return runner.failures() == 0 ? 0 : 1;
   }
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(*options.soak_minutes * 60.0);
-  std::mt19937_64 seeds(std::random_device{}());
+  fuzz::Rng seeds((std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}());
   auto next_report = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   std::uint64_t round = 0;
   while (std::chrono::steady_clock::now() < end) {
     fuzz::FuzzConfig config = options.config;
-    config.seed = seeds() >> 1;  // printable as a positive number everywhere
+    config.seed = seeds.next() >> 1;  // printable as a positive number everywhere
     // Without --leg: session and executorch seeds in turn (session only where the build has no
     // executorch leg).
     config.leg = options.leg.value_or(fuzz::have_et_leg() && round++ % 2 == 1 ? fuzz::Leg::kExecuTorch

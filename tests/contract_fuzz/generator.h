@@ -2,6 +2,7 @@
 // calls, with captures, replays, concurrency, destroys and stream churn mixed in.
 #pragma once
 
+#include "contract_fuzz/rng.h"
 #include "contract_fuzz/sequence.h"
 
 namespace trtet_test::fuzz {
@@ -14,7 +15,6 @@ Sequence generate(const FuzzConfig& config);
 /// config's max_bytes are not drawn.
 const std::vector<std::size_t>& boundary_sizes();
 
-class Rng;
 /// Log-uniform in [lo, hi].
 std::size_t log_uniform(Rng& rng, std::size_t lo, std::size_t hi);
 /// One of boundary_sizes() up to `max_bytes`, each as likely.
