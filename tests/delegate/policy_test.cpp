@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
@@ -49,17 +50,13 @@ TEST(ChooseStream, NoSelectionFallsBackToPerThreadStream) {
 TEST(ChooseStream, NoSelectionWithGreenContextCurrentFailsNamingTheGuard) {
   auto choice = choose_stream(std::nullopt, true);
   ASSERT_FALSE(choice.ok());
-  EXPECT_EQ(choice.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(choice.status().message().find("CudaStreamGuard"), std::string::npos) << choice.status().message();
-  EXPECT_NE(choice.status().message().find("green context"), std::string::npos) << choice.status().message();
+  TRTET_EXPECT_ERROR(choice, ErrorCode::kInvalidArgument, "CudaStreamGuard", "green context");
 }
 
 TEST(ChooseStream, ASelectedDefaultStreamWithGreenContextCurrentFails) {
   auto choice = choose_stream(cudaStreamLegacy, true);
   ASSERT_FALSE(choice.ok());
-  EXPECT_EQ(choice.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(choice.status().message().find("select a stream of that green context"), std::string::npos)
-      << choice.status().message();
+  TRTET_EXPECT_ERROR(choice, ErrorCode::kInvalidArgument, "select a stream of that green context");
 }
 
 // Every combination of the five facts, against the contract table:
@@ -80,9 +77,7 @@ TEST(DecideCompletion, EveryRow) {
     auto completion = decide_completion(facts);
     if (facts.capturing && facts.pageable) {
       ASSERT_FALSE(completion.ok());
-      EXPECT_EQ(completion.status().code(), ErrorCode::kInvalidArgument);
-      EXPECT_NE(completion.status().message().find("pageable"), std::string::npos);
-      EXPECT_NE(completion.status().message().find("captur"), std::string::npos);
+      TRTET_EXPECT_ERROR(completion, ErrorCode::kInvalidArgument, "pageable", "captur");
       continue;
     }
     TRTET_ASSERT_OK(completion);

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
 #include "delegate/checks.h"
 #include "engines/fake_engine.h"
@@ -61,7 +62,7 @@ TEST_F(Profiles, ShapesThatFitNoProfileNameEveryProfilesBounds) {
   for (const char* fragment : {"fit none of the engine's 3 optimization profiles", "x [300, 4]",
                                "profile 0: x [1, 4]..[16, 4]", "profile 1: x [17, 4]..[256, 4]",
                                "profile 2: x [1, 4]..[256, 4]"}) {
-    EXPECT_NE(status.message().find(fragment), std::string::npos) << fragment << " in: " << status.message();
+    TRTET_EXPECT_ERROR_SAYS(status, fragment);
   }
 }
 
@@ -69,7 +70,7 @@ TEST_F(Profiles, RankIsCheckedBeforeProfiles) {
   shape_inputs(Shape{8}, Shape{8, 4});
   auto profile = choose_profile(*engine_, args_);
   ASSERT_FALSE(profile.ok());
-  EXPECT_NE(profile.status().message().find("has rank 1"), std::string::npos) << profile.status().message();
+  TRTET_EXPECT_ERROR_SAYS(profile, "has rank 1");
 }
 
 TEST_F(Profiles, ASingleProfileEngineKeepsItsDimensionMessage) {
@@ -77,9 +78,7 @@ TEST_F(Profiles, ASingleProfileEngineKeepsItsDimensionMessage) {
   shape_inputs(Shape{300, 4}, Shape{8, 4});
   auto profile = check_arguments(*single, args_, 3);
   ASSERT_FALSE(profile.ok());
-  EXPECT_NE(profile.status().message().find("dimension 0 = 300 is outside the engine's profile [1, 4]..[16, 4]"),
-            std::string::npos)
-      << profile.status().message();
+  TRTET_EXPECT_ERROR_SAYS(profile, "dimension 0 = 300 is outside the engine's profile [1, 4]..[16, 4]");
 }
 
 TEST_F(Profiles, CapacityIsCheckedAgainstTheChosenProfilesShape) {
@@ -87,7 +86,7 @@ TEST_F(Profiles, CapacityIsCheckedAgainstTheChosenProfilesShape) {
   args_[1].capacity_bytes = 256 * 4 * sizeof(float) - 1;
   auto profile = check_arguments(*engine_, args_, 3);
   ASSERT_FALSE(profile.ok());
-  EXPECT_NE(profile.status().message().find("holds 4095 bytes"), std::string::npos) << profile.status().message();
+  TRTET_EXPECT_ERROR_SAYS(profile, "holds 4095 bytes");
 }
 
 TEST(FakeEngineProfiles, SelectProfileGovernsSetInputShape) {

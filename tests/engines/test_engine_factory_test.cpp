@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
 #include "engines/fake_engine.h"
 
@@ -42,8 +43,7 @@ TEST(TestEngineSpec, BadProfilesAreRefusedNamingTheWord) {
                            "elementwise min=1x4 max=16x4 profiles=1:8", "elementwise min=1x4 max=16x4 profiles=1x4:8"}) {
     auto parsed = parse_test_engine_spec(spec);
     ASSERT_FALSE(parsed.ok()) << spec;
-    EXPECT_EQ(parsed.status().code(), ErrorCode::kInvalidProgram) << spec;
-    EXPECT_NE(parsed.status().message().find("profile"), std::string::npos) << parsed.status().message();
+    TRTET_EXPECT_ERROR(parsed, ErrorCode::kInvalidProgram, "profile") << spec;
   }
 }
 
@@ -106,9 +106,7 @@ TEST(TestEngineSpec, RejectsMalformedSpecsNamingTheWord) {
   for (const Case& c : cases) {
     auto spec = parse_test_engine_spec(c.spec);
     ASSERT_FALSE(spec.ok()) << c.spec;
-    EXPECT_EQ(spec.status().code(), ErrorCode::kInvalidProgram) << c.spec;
-    EXPECT_NE(spec.status().message().find(c.fragment), std::string::npos)
-        << c.spec << " -> " << spec.status().message();
+    TRTET_EXPECT_ERROR(spec, ErrorCode::kInvalidProgram, c.fragment) << c.spec;
   }
 }
 

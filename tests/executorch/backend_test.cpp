@@ -6,6 +6,7 @@
 #include <executorch/runtime/core/evalue.h>
 #include <gtest/gtest.h>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
 #include "engines/fake_engine.h"
 #include "executorch/error_map.h"
@@ -126,8 +127,7 @@ TEST_F(BackendTest, ViewsFollowBindingOrderWithShapesTypesAndCallbacks) {
 
   // Beyond the tensor's bound ExecuTorch refuses, and the error says so.
   auto too_big = views[2].resize(views[2].context, views[2], Shape{64, 4096});
-  EXPECT_EQ(too_big.code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(too_big.message().find("cannot resize"), std::string::npos) << too_big.message();
+  TRTET_EXPECT_ERROR(too_big, ErrorCode::kInvalidArgument, "cannot resize");
 
   // An aliased output is pointed at its input's memory.
   TRTET_ASSERT_OK(views[2].set_data(views[2].context, views[2], f.x.data()));
@@ -147,16 +147,12 @@ TEST_F(BackendTest, ViewsRejectWrongArgumentCountAndNonTensors) {
   ViewsFixture f;
   std::vector<ex::delegate::TensorView> views;
   auto short_call = ex::make_tensor_views(*f.engine, {f.args.data(), 2}, views);
-  EXPECT_EQ(short_call.code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(short_call.message().find("passes 2 arguments, the engine has 3 bindings"), std::string::npos)
-      << short_call.message();
+  TRTET_EXPECT_ERROR(short_call, ErrorCode::kInvalidArgument, "passes 2 arguments, the engine has 3 bindings");
 
   etr::EValue number(static_cast<int64_t>(3));
   f.args[1] = &number;
   auto not_tensor = ex::make_tensor_views(*f.engine, f.span(), views);
-  EXPECT_EQ(not_tensor.code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(not_tensor.message().find("argument 1 (input \"y\") is not a tensor"), std::string::npos)
-      << not_tensor.message();
+  TRTET_EXPECT_ERROR(not_tensor, ErrorCode::kInvalidArgument, "argument 1 (input \"y\") is not a tensor");
 }
 
 // ---- init: what it builds and what it reads ----

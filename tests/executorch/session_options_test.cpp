@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
 #include "executorch/executorch_test_support.h"
 #include "executorch/options.h"
@@ -50,8 +51,7 @@ TEST(SessionOptions, TheCompileSpecTurnsGraphsOnAndTheLoadOptionWins) {
 TEST(SessionOptions, MalformedValuesAreRefusedNamingThem) {
   auto spec = resolve(Specs(Entries{{"use_cuda_graphs", "yes"}}), {});
   ASSERT_FALSE(spec.ok());
-  EXPECT_EQ(spec.status().code(), ex::ErrorCode::kInvalidProgram);
-  EXPECT_NE(spec.status().message().find("\"yes\""), std::string::npos) << spec.status().message();
+  TRTET_EXPECT_ERROR(spec, ex::ErrorCode::kInvalidProgram, "\"yes\"");
   auto twice = resolve(Specs(Entries{{"use_cuda_graphs", "1"}, {"use_cuda_graphs", "0"}}), {});
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.status().code(), ex::ErrorCode::kInvalidProgram);
@@ -62,7 +62,7 @@ TEST(SessionOptions, MalformedValuesAreRefusedNamingThem) {
   EXPECT_EQ(two.status().code(), ex::ErrorCode::kInvalidArgument);
   auto negative = resolve(Specs(Entries{}), {int_option("cuda_graph_cache_size", -1)});
   ASSERT_FALSE(negative.ok());
-  EXPECT_NE(negative.status().message().find("cuda_graph_cache_size"), std::string::npos);
+  TRTET_EXPECT_ERROR_SAYS(negative, "cuda_graph_cache_size");
 }
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
@@ -97,22 +97,18 @@ TEST(SessionOptions, StagingBudgetMbFromTheLoadOptionOrTheCompileSpecInMiB) {
 TEST(SessionOptions, MalformedStagingBudgetsAreRefusedNamingKeyAndValue) {
   auto negative = resolve(Specs(Entries{}), {int_option("staging_budget_mb", -1)});
   ASSERT_FALSE(negative.ok());
-  EXPECT_EQ(negative.status().code(), ex::ErrorCode::kInvalidArgument);
-  EXPECT_NE(negative.status().message().find("staging_budget_mb"), std::string::npos) << negative.status().message();
-  EXPECT_NE(negative.status().message().find("-1"), std::string::npos) << negative.status().message();
+  TRTET_EXPECT_ERROR(negative, ex::ErrorCode::kInvalidArgument, "staging_budget_mb", "-1");
   for (const char* bad : {"", "-4", "12MB", " 8", "0x10", "99999999999999999999"}) {
     auto option = resolve(Specs(Entries{}), {string_option("staging_budget_mb", bad)});
     ASSERT_FALSE(option.ok()) << bad;
-    EXPECT_EQ(option.status().code(), ex::ErrorCode::kInvalidArgument) << bad;
-    EXPECT_NE(option.status().message().find("staging_budget_mb"), std::string::npos) << option.status().message();
+    TRTET_EXPECT_ERROR(option, ex::ErrorCode::kInvalidArgument, "staging_budget_mb") << bad;
     auto spec = resolve(Specs(Entries{{"staging_budget_mb", bad}}), {});
     ASSERT_FALSE(spec.ok()) << bad;
-    EXPECT_EQ(spec.status().code(), ex::ErrorCode::kInvalidProgram) << bad;
-    EXPECT_NE(spec.status().message().find("staging_budget_mb"), std::string::npos) << spec.status().message();
+    TRTET_EXPECT_ERROR(spec, ex::ErrorCode::kInvalidProgram, "staging_budget_mb") << bad;
   }
   auto quoted = resolve(Specs(Entries{{"staging_budget_mb", "12MB"}}), {});
   ASSERT_FALSE(quoted.ok());
-  EXPECT_NE(quoted.status().message().find("\"12MB\""), std::string::npos) << quoted.status().message();
+  TRTET_EXPECT_ERROR_SAYS(quoted, "\"12MB\"");
   auto flag = resolve(Specs(Entries{}), {bool_option("staging_budget_mb", true)});
   ASSERT_FALSE(flag.ok());
   EXPECT_EQ(flag.status().code(), ex::ErrorCode::kInvalidArgument);
@@ -159,9 +155,7 @@ TEST(ProfilingGpuEvery, EveryCallIsTimedUnlessTheLoadOptionSaysOtherwise) {
                          Bad{bool_option("profiling_gpu_every", true), "a bool"}}) {
     auto refused = every({bad.option});
     ASSERT_FALSE(refused.ok()) << bad.shown;
-    EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
-    EXPECT_NE(refused.status().message().find("profiling_gpu_every"), std::string::npos) << refused.status().message();
-    EXPECT_NE(refused.status().message().find(bad.shown), std::string::npos) << refused.status().message();
+    TRTET_EXPECT_ERROR(refused, ex::ErrorCode::kInvalidArgument, "profiling_gpu_every", bad.shown);
   }
 }
 

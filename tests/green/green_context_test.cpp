@@ -3,8 +3,8 @@
 
 #include <type_traits>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
-#include "green/contains.h"
 #include "green/green_context.h"
 #include "green/probe.h"
 #include "green/split.h"
@@ -51,7 +51,7 @@ TEST(GreenContextCpu, SplitChecksArgumentsBeforeTheDevice) {
   auto zero = split_device(0, SplitRequest::counts({16, 0}));
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_CONTAINS(zero.status().message(), "0 SMs");
+  TRTET_EXPECT_ERROR_SAYS(zero.status(), "0 SMs");
   auto nothing = split_device(0, SplitRequest{});
   ASSERT_FALSE(nothing.ok());
   EXPECT_EQ(nothing.status().code(), ErrorCode::kInvalidArgument);

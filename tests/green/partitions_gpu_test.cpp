@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
-#include "green/contains.h"
 #include "green/probe.h"
 
 namespace et = torch_tensorrt::executorch_backend;
@@ -114,11 +114,11 @@ TEST_F(PartitionsGpu, AMisalignedCountNamesTheLimitsAndTheClosestValidRequest) {
   ASSERT_FALSE(split.ok());
   const et::GreenContextError& e = split.error();
   EXPECT_EQ(e.code(), et::GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(e.message(), "not a multiple of the " + std::to_string(g) + "-SM granularity");
-  EXPECT_CONTAINS(e.message(), "minimum partition " + std::to_string(limits_.min_partition));
-  EXPECT_CONTAINS(e.message(), "alignment " + std::to_string(limits_.alignment));
-  EXPECT_CONTAINS(e.message(), "closest valid request: " + std::to_string(4 * g));
-  EXPECT_EQ(e.message().find("rounding"), std::string::npos) << "this API offers no rounding";
+  TRTET_EXPECT_ERROR_SAYS(e, "not a multiple of the " + std::to_string(g) + "-SM granularity");
+  TRTET_EXPECT_ERROR_SAYS(e, "minimum partition " + std::to_string(limits_.min_partition));
+  TRTET_EXPECT_ERROR_SAYS(e, "alignment " + std::to_string(limits_.alignment));
+  TRTET_EXPECT_ERROR_SAYS(e, "closest valid request: " + std::to_string(4 * g));
+  TRTET_EXPECT_ERROR_OMITS(e, "rounding") << "this API offers no rounding";
   EXPECT_EQ(e.closest_valid(), std::vector<unsigned>{4 * g});
   EXPECT_EQ(e.limits().device, 0);
   EXPECT_EQ(e.limits().granularity, g);
@@ -129,7 +129,7 @@ TEST_F(PartitionsGpu, MoreSmsThanOneSplitGivesIsRejectedWithTheMost) {
   auto split = et::split_device(0, {most, limits_.granularity});
   ASSERT_FALSE(split.ok());
   EXPECT_EQ(split.error().code(), et::GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(split.error().message(), "more than one split can give");
+  TRTET_EXPECT_ERROR_SAYS(split.error(), "more than one split can give");
   unsigned closest_total = 0;
   for (unsigned c : split.error().closest_valid()) closest_total += c;
   EXPECT_LE(closest_total, most);
@@ -140,7 +140,7 @@ TEST_F(PartitionsGpu, ARemainderWhereNoSmIsLeftIsRejected) {
   if (limits_.max_partitioned_sms < limits_.sm_count) GTEST_SKIP() << "one split always leaves SMs on this device";
   auto split = et::split_device(0, {limits_.max_partitioned_sms}, et::Remainder::kKeep);
   ASSERT_FALSE(split.ok());
-  EXPECT_CONTAINS(split.error().message(), "remainder");
+  TRTET_EXPECT_ERROR_SAYS(split.error(), "remainder");
 }
 
 TEST_F(PartitionsGpu, MoreStreamsStayInThePartition) {

@@ -7,8 +7,8 @@
 
 #include <type_traits>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
-#include "green/contains.h"
 
 namespace et = torch_tensorrt::executorch_backend;
 
@@ -45,7 +45,7 @@ TEST(Partitions, MakeStreamOnAnEmptyGreenContextIsInvalidState) {
   auto stream = empty.make_stream();
   ASSERT_FALSE(stream.ok());
   EXPECT_EQ(stream.error().code(), et::GreenContextErrc::kInvalidState);
-  EXPECT_CONTAINS(stream.error().message(), "empty GreenContext");
+  TRTET_EXPECT_ERROR_SAYS(stream.error(), "empty GreenContext");
 }
 
 TEST(Partitions, MovingAnEmptyGreenContextLeavesBothEmpty) {
@@ -62,14 +62,14 @@ TEST(Partitions, NoCountsIsRejectedBeforeTheDevice) {
   auto split = et::split_device(0, {});
   ASSERT_FALSE(split.ok());
   EXPECT_EQ(split.error().code(), et::GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(split.error().message(), "needs SM counts");
+  TRTET_EXPECT_ERROR_SAYS(split.error(), "needs SM counts");
 }
 
 TEST(Partitions, AZeroSmPartitionIsRejectedBeforeTheDevice) {
   auto split = et::split_device(0, {16, 0}, et::Remainder::kKeep);
   ASSERT_FALSE(split.ok());
   EXPECT_EQ(split.error().code(), et::GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(split.error().message(), "partition 1 asks for 0 SMs");
+  TRTET_EXPECT_ERROR_SAYS(split.error(), "partition 1 asks for 0 SMs");
 }
 
 TEST(Partitions, ABadDeviceIndexIsReportedAsSuch) {

@@ -5,8 +5,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <random>
 
+#include "common/random.h"
 #include "green/contains.h"
 #include "plan/search.h"
 
@@ -207,11 +207,7 @@ TEST(PlanSearch, CallsPerSecondMissedBesideTheOthersIsLearnedToo) {
 // Random curves, noisy and not monotone (as measured curves can be): the search's total is the
 // exhaustive search's; where no plan meets every target, its worst ratio is the exhaustive one's.
 TEST(PlanSearch, MatchesTheExhaustiveSearchOnRandomCurves) {
-  std::mt19937 random(25);
-  std::uniform_real_distribution<double> noise(0.85, 1.15);
-  std::uniform_int_distribution<unsigned> blocks(4, 160);
-  std::uniform_real_distribution<double> block_us(5, 200);
-  std::uniform_real_distribution<double> slack(0.6, 3.0);
+  trtet_test::RandomStream random(25);  // tests/common/random.h: the same curves on every standard library
   const GpuShape shapes[] = {kH200, kH200Of120, GpuShape{108, 4, 108}, GpuShape{64, 8, 48}};
   int feasible = 0, infeasible = 0;
   for (int trial = 0; trial < 400; ++trial) {
@@ -219,10 +215,12 @@ TEST(PlanSearch, MatchesTheExhaustiveSearchOnRandomCurves) {
     const int count = 1 + trial % 4;
     std::vector<ModelNeeds> models;
     for (int i = 0; i < count; ++i) {
-      ModelNeeds m = waves("m" + std::to_string(i), blocks(random), block_us(random), 0, gpu);
-      for (CurvePoint& p : m.curve) p.p99_us *= noise(random);
-      const CurvePoint& some = m.curve[random() % m.curve.size()];
-      m.p99_target_us = some.p99_us * slack(random);
+      const auto blocks = static_cast<unsigned>(random.uniform(4, 160));
+      const double block_us = random.uniform_real(5, 200);
+      ModelNeeds m = waves("m" + std::to_string(i), blocks, block_us, 0, gpu);
+      for (CurvePoint& p : m.curve) p.p99_us *= random.uniform_real(0.85, 1.15);
+      const CurvePoint& some = m.curve[random.next() % m.curve.size()];
+      m.p99_target_us = some.p99_us * random.uniform_real(0.6, 3.0);
       if (trial % 7 == 0) m.min_calls_per_s = some.calls_per_s * 0.9;
       models.push_back(std::move(m));
     }

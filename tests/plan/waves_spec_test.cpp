@@ -2,8 +2,8 @@
 // and that the existing kinds do not take it.
 #include <gtest/gtest.h>
 
+#include "common/error_match.h"
 #include "engines/test_engine_factory.h"
-#include "green/contains.h"
 
 namespace trtet_test {
 namespace {
@@ -25,12 +25,12 @@ TEST(WavesSpec, DefaultsToSixtyFourBlocks) {
 }
 
 TEST(WavesSpec, BadBlocksAreRefused) {
-  EXPECT_CONTAINS(parse_test_engine_spec("waves blocks=0").status().message(), "blocks must be 1..65536");
-  EXPECT_CONTAINS(parse_test_engine_spec("waves blocks=65537").status().message(), "blocks must be 1..65536");
-  EXPECT_CONTAINS(parse_test_engine_spec("waves blocks=x").status().message(), "bad integer");
-  EXPECT_CONTAINS(parse_test_engine_spec("waves blocks=4 blocks=4").status().message(), "repeated key");
-  EXPECT_CONTAINS(parse_test_engine_spec("elementwise blocks=4").status().message(), "does not take");
-  EXPECT_CONTAINS(parse_test_engine_spec("fake blocks=4").status().message(), "does not take");
+  TRTET_EXPECT_ERROR_SAYS(parse_test_engine_spec("waves blocks=0").status(), "blocks must be 1..65536");
+  TRTET_EXPECT_ERROR_SAYS(parse_test_engine_spec("waves blocks=65537").status(), "blocks must be 1..65536");
+  TRTET_EXPECT_ERROR_SAYS(parse_test_engine_spec("waves blocks=x").status(), "bad integer");
+  TRTET_EXPECT_ERROR_SAYS(parse_test_engine_spec("waves blocks=4 blocks=4").status(), "repeated key");
+  TRTET_EXPECT_ERROR_SAYS(parse_test_engine_spec("elementwise blocks=4").status(), "does not take");
+  TRTET_EXPECT_ERROR_SAYS(parse_test_engine_spec("fake blocks=4").status(), "does not take");
 }
 
 TEST(WavesSpec, ExistingSpecsAreUnchanged) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
 #include "delegate/session.h"
 #include "security/alias_engine.h"
@@ -95,10 +96,8 @@ TEST_F(SecurityAliasesGpu, AnAliasedOutputLargerThanItsInputsCapacityIsRefusedAn
   TRTET_ASSERT_OK(session.initialize());
   std::vector<ex::delegate::TensorView> args = {cache_view(8), out_view()};
   const ex::Status status = session.execute(args.data(), args.size());
-  EXPECT_EQ(status.code(), ex::ErrorCode::kInvalidArgument) << status.to_string();
-  EXPECT_NE(status.message().find("takes 256 bytes and is written in place into input 0 (\"cache\"), which holds 32"),
-            std::string::npos)
-      << status.message();
+  TRTET_EXPECT_ERROR(status, ex::ErrorCode::kInvalidArgument,
+                     "takes 256 bytes and is written in place into input 0 (\"cache\"), which holds 32");
   EXPECT_EQ(engine->enqueues, 0) << "the engine ran";
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(written_past(0), 0) << "bytes of the cache's buffer were written";

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
 #include "executorch/executorch_test_support.h"
 #include "executorch/options.h"
@@ -50,12 +51,10 @@ TEST(SecurityLoadOptions, AProgramsStagingBudgetIsCapped) {
   auto huge = resolve(Specs(Entries{{"staging_budget_mb", "17592186044415"}}), {});
   ASSERT_FALSE(huge.ok()) << "a program asked for 2^44 MiB of pinned staging and got "
                           << huge->staging_budget_bytes << " bytes";
-  EXPECT_EQ(huge.status().code(), ex::ErrorCode::kInvalidProgram);
-  EXPECT_NE(huge.status().message().find("max_program_staging_budget_mb"), std::string::npos) << huge.status().message();
+  TRTET_EXPECT_ERROR(huge, ex::ErrorCode::kInvalidProgram, "max_program_staging_budget_mb");
   auto over = resolve(Specs(Entries{{"staging_budget_mb", "257"}}), {});
   ASSERT_FALSE(over.ok());
-  EXPECT_NE(over.status().message().find("asks for 257 MiB of pinned staging, more than the 256 MiB"), std::string::npos)
-      << over.status().message();
+  TRTET_EXPECT_ERROR_SAYS(over, "asks for 257 MiB of pinned staging, more than the 256 MiB");
   auto at_cap = resolve(Specs(Entries{{"staging_budget_mb", "256"}}), {});
   TRTET_ASSERT_OK(at_cap);
   EXPECT_EQ(at_cap->staging_budget_bytes, 256 * kMiB);
@@ -79,8 +78,7 @@ TEST(SecurityLoadOptions, TheApplicationRaisesOrLowersTheProgramsCap) {
                                         bool_option("max_program_staging_budget_mb", true)}) {
     auto refused = resolve(Specs(Entries{}), {bad});
     ASSERT_FALSE(refused.ok());
-    EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
-    EXPECT_NE(refused.status().message().find("max_program_staging_budget_mb"), std::string::npos);
+    TRTET_EXPECT_ERROR(refused, ex::ErrorCode::kInvalidArgument, "max_program_staging_budget_mb");
   }
 }
 
@@ -99,8 +97,8 @@ TEST(SecurityLoadOptions, CompileSpecValuesInMessagesAreBoundedAndEscaped) {
   auto refused = ex::resolve_delegate_options(etr::ArrayRef<etr::CompileSpec>(&spec, 1), {});
   ASSERT_FALSE(refused.ok());
   const std::string message = refused.status().message();  // status() returns a copy: keep the text
-  EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
-  EXPECT_NE(message.find("\\x1b]0;owned\\x07xxx"), std::string::npos) << message;
+  TRTET_EXPECT_ERROR_OMITS(refused, "\x1b");
+  TRTET_EXPECT_ERROR_SAYS(refused, "\\x1b]0;owned\\x07xxx");
   EXPECT_LT(message.size(), 400u) << "the quoted value is cut";
 }
 
@@ -145,8 +143,7 @@ TEST(SecurityLoadOptions, TheMetadataCapIsTheApplicationsChoice) {
         string_option("max_blob_metadata_bytes", "4294967296"), bool_option("max_blob_metadata_bytes", true)}) {
     auto refused = blob_limits({bad});
     ASSERT_FALSE(refused.ok());
-    EXPECT_EQ(refused.status().code(), ex::ErrorCode::kInvalidArgument);
-    EXPECT_NE(refused.status().message().find("max_blob_metadata_bytes"), std::string::npos);
+    TRTET_EXPECT_ERROR(refused, ex::ErrorCode::kInvalidArgument, "max_blob_metadata_bytes");
   }
   // The cap is in bytes, and a bad one is reported in bytes.
   for (const etr::BackendOption& bad :
@@ -154,8 +151,8 @@ TEST(SecurityLoadOptions, TheMetadataCapIsTheApplicationsChoice) {
         bool_option("max_blob_metadata_bytes", true)}) {
     auto refused = blob_limits({bad});
     ASSERT_FALSE(refused.ok());
-    EXPECT_NE(refused.status().message().find("bytes"), std::string::npos) << refused.status().message();
-    EXPECT_EQ(refused.status().message().find("MiB >="), std::string::npos) << refused.status().message();
+    TRTET_EXPECT_ERROR_SAYS(refused, "bytes");
+    TRTET_EXPECT_ERROR_OMITS(refused, "MiB >=");
   }
 }
 

@@ -27,6 +27,7 @@
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
 #include "blob/format.h"
+#include "common/error_match.h"
 #include "common/gpu.h"
 #include "delegate/session.h"
 #include "delegate/tensor_view.h"
@@ -149,11 +150,6 @@ class FakeTensorRT : public ::testing::Test {
   ASSERT_TRUE(var##_result.ok()) << var##_result.status().to_string();                  \
   std::unique_ptr<TensorRTEngine> var = std::move(var##_result).value()
 
-void expect_error(const Status& status, ErrorCode code, const std::string& needle) {
-  EXPECT_EQ(status.code(), code) << status.to_string();
-  EXPECT_NE(status.message().find(needle), std::string::npos) << "\"" << needle << "\" in " << status.message();
-}
-
 TEST_F(FakeTensorRT, CreatesAContextAndBindsByName) {
   const blob::Metadata metadata = bindings({{"y", false}, {"x", true}});  // the blob's order, not the engine's
   ASSERT_CREATED(engine, create(add_one_plan(), metadata));
@@ -178,7 +174,8 @@ TEST_F(FakeTensorRT, ShapesFollowTheProfileAndInferenceResolvesOutputs) {
   // Before any input shape: TensorRT names the input it lacks.
   Result<int> unresolved = engine->infer_shapes();
   ASSERT_FALSE(unresolved.ok());
-  expect_error(unresolved.status(), ErrorCode::kInvalidArgument, "not sufficiently specified for shape inference: \"x\"");
+  TRTET_EXPECT_ERROR(unresolved.status(), ErrorCode::kInvalidArgument,
+                     "not sufficiently specified for shape inference: \"x\"");
   TRTET_ASSERT_OK(engine->set_input_shape(0, Shape({3, 4})));
   unresolved = engine->infer_shapes();
   ASSERT_TRUE(unresolved.ok()) << unresolved.status().to_string();
@@ -188,10 +185,10 @@ TEST_F(FakeTensorRT, ShapesFollowTheProfileAndInferenceResolvesOutputs) {
   EXPECT_EQ(out.value(), Shape({3, 4}));
   // Outside profile 0: TensorRT's reason and the library's version in the message.
   const Status outside = engine->set_input_shape(0, Shape({9, 4}));
-  expect_error(outside, ErrorCode::kInvalidArgument, "outside profile 0");
+  TRTET_EXPECT_ERROR(outside, ErrorCode::kInvalidArgument, "outside profile 0");
   EXPECT_EQ(outside.message().rfind(label_start(), 0), 0u) << outside.message();
-  expect_error(engine->set_input_shape(1, Shape({3, 4})), ErrorCode::kInvalidArgument, "is an output");
-  expect_error(engine->set_input_shape(2, Shape({3, 4})), ErrorCode::kInvalidArgument, "out of range");
+  TRTET_EXPECT_ERROR(engine->set_input_shape(1, Shape({3, 4})), ErrorCode::kInvalidArgument, "is an output");
+  TRTET_EXPECT_ERROR(engine->set_input_shape(2, Shape({3, 4})), ErrorCode::kInvalidArgument, "out of range");
 }
 
 TEST_F(FakeTensorRT, DataDependentOutputsStayUnresolved) {
@@ -202,7 +199,7 @@ TEST_F(FakeTensorRT, DataDependentOutputsStayUnresolved) {
   Result<int> unresolved = engine->infer_shapes();
   ASSERT_TRUE(unresolved.ok()) << unresolved.status().to_string();
   EXPECT_EQ(unresolved.value(), 1);
-  expect_error(engine->output_shape(1).status(), ErrorCode::kNotSupported, "no concrete shape");
+  TRTET_EXPECT_ERROR(engine->output_shape(1).status(), ErrorCode::kNotSupported, "no concrete shape");
 }
 
 TEST_F(FakeTensorRT, ProfilesTheEngineGivesNoBoundsOfTheirOwnHaveProfileZerosBounds) {
@@ -302,9 +299,9 @@ TEST_F(FakeTensorRT, AuxiliaryStreamsAreHandedOverBeforeEveryEnqueue) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   for (cudaStream_t& s : aux) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   // Refused: a count other than the engine's, a default stream among them.
-  expect_error(engine->set_aux_streams(aux, 1), ErrorCode::kInvalidArgument, "uses 2 auxiliary streams");
+  TRTET_EXPECT_ERROR(engine->set_aux_streams(aux, 1), ErrorCode::kInvalidArgument, "uses 2 auxiliary streams");
   cudaStream_t with_default[2] = {aux[0], cudaStreamPerThread};
-  expect_error(engine->set_aux_streams(with_default, 2), ErrorCode::kInvalidArgument, "default stream");
+  TRTET_EXPECT_ERROR(engine->set_aux_streams(with_default, 2), ErrorCode::kInvalidArgument, "default stream");
   // Handed to the adapter once, to TensorRT before each of three enqueues.
   TRTET_ASSERT_OK(engine->set_aux_streams(aux, 2));
   TRTET_ASSERT_OK(engine->set_input_shape(0, Shape({2, 4})));
@@ -405,8 +402,9 @@ TEST_F(FakeTensorRT, ARefusedBudgetIsAnInvalidArgumentWithTensorRTsReason) {
   spec["fail"] = {"set_budget"};
   Result<std::unique_ptr<TensorRTEngine>> engine = create(spec, x_y(), std::uint64_t{10});
   ASSERT_FALSE(engine.ok());
-  expect_error(engine.status(), ErrorCode::kInvalidArgument, "rejected weight-streaming budget 10 (requested");
-  expect_error(engine.status(), ErrorCode::kInvalidArgument, "fake TensorRT: setWeightStreamingBudgetV2: budget 10 refused");
+  TRTET_EXPECT_ERROR(engine.status(), ErrorCode::kInvalidArgument, "rejected weight-streaming budget 10 (requested");
+  TRTET_EXPECT_ERROR(engine.status(), ErrorCode::kInvalidArgument,
+                     "fake TensorRT: setWeightStreamingBudgetV2: budget 10 refused");
 }
 
 TEST_F(FakeTensorRT, AliasesComeFromTheBlobAndMatchTheEngine) {
@@ -415,7 +413,7 @@ TEST_F(FakeTensorRT, AliasesComeFromTheBlobAndMatchTheEngine) {
   blob::Metadata metadata = x_y();
   Result<std::unique_ptr<TensorRTEngine>> undeclared = create(spec, metadata);
   ASSERT_FALSE(undeclared.ok());
-  expect_error(undeclared.status(), ErrorCode::kInvalidProgram, "the engine deserialized by " + label_start());
+  TRTET_EXPECT_ERROR(undeclared.status(), ErrorCode::kInvalidProgram, "the engine deserialized by " + label_start());
   metadata.aliased_io.push_back(blob::AliasedIo{"y", "x", blob::AliasKind::kKvCacheUpdate});
   ASSERT_CREATED(engine, create(spec, metadata));
   ASSERT_EQ(engine->aliases().size(), 1u);
@@ -427,14 +425,14 @@ TEST_F(FakeTensorRT, AliasesComeFromTheBlobAndMatchTheEngine) {
 TEST_F(FakeTensorRT, IoTheDelegateCannotBindIsRefused) {
   json host = add_one_plan();
   host["tensors"][0]["location"] = "host";
-  expect_error(create(host, x_y()).status(), ErrorCode::kNotSupported, "\"x\"");
+  TRTET_EXPECT_ERROR(create(host, x_y()).status(), ErrorCode::kNotSupported, "\"x\"");
   json vectorized = add_one_plan();
   vectorized["tensors"][1]["format"] = "chw4";
-  expect_error(create(vectorized, x_y()).status(), ErrorCode::kNotSupported, "\"y\"");
+  TRTET_EXPECT_ERROR(create(vectorized, x_y()).status(), ErrorCode::kNotSupported, "\"y\"");
   json int4 = add_one_plan();
   int4["tensors"][0]["dtype"] = "int4";
-  expect_error(create(int4, x_y()).status(), ErrorCode::kInvalidProgram, "\"x\"");
-  expect_error(create(add_one_plan(), bindings({{"x", true}, {"z", false}})).status(), ErrorCode::kInvalidProgram,
+  TRTET_EXPECT_ERROR(create(int4, x_y()).status(), ErrorCode::kInvalidProgram, "\"x\"");
+  TRTET_EXPECT_ERROR(create(add_one_plan(), bindings({{"x", true}, {"z", false}})).status(), ErrorCode::kInvalidProgram,
                "\"z\"");
 }
 
@@ -450,8 +448,8 @@ TEST_F(FakeTensorRT, InjectedFailuresCarryTensorRTsReasonAndTheVersion) {
     json spec = add_one_plan();
     spec["fail"] = {c.fail};
     const Status status = create(spec, x_y()).status();
-    expect_error(status, c.code, c.says);
-    expect_error(status, c.code, "injected failure");
+    TRTET_EXPECT_ERROR(status, c.code, c.says);
+    TRTET_EXPECT_ERROR(status, c.code, "injected failure");
     EXPECT_EQ(status.message().rfind(label_start(), 0), 0u) << status.message();
   }
   // Failures after creation.
@@ -471,7 +469,7 @@ TEST_F(FakeTensorRT, InjectedFailuresCarryTensorRTsReasonAndTheVersion) {
     if (status.ok()) status = engine->set_tensor_address(1, y.data);
     if (status.ok()) status = engine->enqueue(cudaStreamPerThread);
     ASSERT_FALSE(status.ok());
-    EXPECT_NE(status.message().find("injected failure"), std::string::npos) << status.message();
+    TRTET_EXPECT_ERROR_SAYS(status, "injected failure");
     EXPECT_EQ(status.message().rfind(label_start(), 0), 0u) << status.message();
     EXPECT_EQ(status.code(), std::string(fail) == "enqueue" ? ErrorCode::kInternal : ErrorCode::kInvalidArgument)
         << status.to_string();
@@ -553,7 +551,7 @@ TEST_F(FakeTensorRT, TheDispatchRuntimeNeedsTheHostCodeOption) {
     request.allow_engine_host_code = option;
     Result<std::unique_ptr<TensorRTEngine>> engine = TensorRTEngine::create(request);
     ASSERT_FALSE(engine.ok()) << "the dispatch runtime served an engine without allow_engine_host_code";
-    expect_error(engine.status(), ErrorCode::kInvalidArgument, "allow_engine_host_code=true");
+    TRTET_EXPECT_ERROR(engine.status(), ErrorCode::kInvalidArgument, "allow_engine_host_code=true");
     EXPECT_EQ(copy_stats()->runtimes_created, 0) << "no runtime of the refused library is made";
   }
   request.allow_engine_host_code = true;
@@ -584,7 +582,7 @@ TEST_F(FakeTensorRT, APlanWithHostCodeLoadsOnlyWithTheOption) {
   request.runtime_library = std::string(TRTET_FAKE_NVINFER);
   Result<std::unique_ptr<TensorRTEngine>> refused = TensorRTEngine::create(request);
   ASSERT_FALSE(refused.ok());
-  expect_error(refused.status(), ErrorCode::kInvalidProgram, "allow_engine_host_code=true");
+  TRTET_EXPECT_ERROR(refused.status(), ErrorCode::kInvalidProgram, "allow_engine_host_code=true");
   EXPECT_EQ(fake_.stats().host_code_allowed, 0);
   request.allow_engine_host_code = true;
   Result<std::unique_ptr<TensorRTEngine>> allowed = TensorRTEngine::create(request);
@@ -604,7 +602,7 @@ TEST_F(FakeTensorRT, DestroyingTheEngineReleasesEverythingAndTheLibrary) {
   EXPECT_EQ(fake_.stats().runtimes_destroyed, fake_.stats().runtimes_created);
   // A bad plan: the runtime made for it is destroyed too.
   const Status bad = create(json{{"tensors", "not a list"}}, x_y()).status();
-  expect_error(bad, ErrorCode::kInvalidProgram, "malformed");
+  TRTET_EXPECT_ERROR(bad, ErrorCode::kInvalidProgram, "malformed");
   EXPECT_EQ(fake_.stats().runtimes_destroyed, fake_.stats().runtimes_created);
   EXPECT_EQ(open_runtime_library_count(), before);
 }

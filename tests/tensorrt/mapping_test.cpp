@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/error_match.h"
 #include "common/gpu.h"
 #include "tensorrt/mapping.h"
 
@@ -85,8 +86,7 @@ struct Fixture {
 void expect_bind_error(const Fixture& fixture, ErrorCode code, const std::string& needle) {
   Result<std::vector<engine::IoDesc>> io = bind_by_name(fixture.metadata, fixture.tensors);
   ASSERT_FALSE(io.ok());
-  EXPECT_EQ(io.status().code(), code) << io.status().to_string();
-  EXPECT_NE(io.status().message().find(needle), std::string::npos) << io.status().to_string();
+  TRTET_EXPECT_ERROR(io, code, needle);
 }
 
 /// expect_bind_error on a fresh Fixture that `change` altered first.
@@ -307,8 +307,7 @@ struct AliasFixture {
 void expect_alias_error(const AliasFixture& f, const std::string& needle) {
   Result<std::vector<engine::Alias>> aliases = map_aliases(f.metadata, f.io, f.tensors);
   ASSERT_FALSE(aliases.ok());
-  EXPECT_EQ(aliases.status().code(), ErrorCode::kInvalidProgram) << aliases.status().to_string();
-  EXPECT_NE(aliases.status().message().find(needle), std::string::npos) << aliases.status().to_string();
+  TRTET_EXPECT_ERROR(aliases, ErrorCode::kInvalidProgram, needle);
 }
 
 TEST(TensorRTAliases, NamesBecomeBindingIndices) {

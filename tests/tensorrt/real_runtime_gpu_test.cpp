@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "blob/format.h"
+#include "common/error_match.h"
 #include "common/gpu.h"
 #include "engine/engine_factory.h"
 #include "tensorrt/logger.h"
@@ -224,8 +225,7 @@ TEST_P(RealRuntime, EveryNonPlanIsAnInvalidProgramWithTensorRTsReason) {
     EXPECT_EQ(status.code(), ErrorCode::kInvalidProgram) << status.to_string();
     EXPECT_EQ(status.message().rfind(label_start(), 0), 0u) << "the message names the library's version: "
                                                              << status.message();
-    EXPECT_NE(status.message().find(std::string("(") + to_string(GetParam()) + " runtime)"), std::string::npos)
-        << status.message();
+    TRTET_EXPECT_ERROR_SAYS(status, std::string("(") + to_string(GetParam()) + " runtime)");
     const std::string reason = tensorrt_reason(status.message());
     EXPECT_FALSE(reason.empty()) << "TensorRT's reason is missing: " << status.message();
     // The reason is what TensorRT logged as an error on this thread.
@@ -240,9 +240,7 @@ TEST_P(RealRuntime, EmptyBytesAreRefusedBeforeTensorRT) {
   const std::vector<std::uint8_t> empty;
   Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(empty, metadata, path()));
   ASSERT_FALSE(engine.ok());
-  EXPECT_EQ(engine.status().code(), ErrorCode::kInvalidProgram);
-  EXPECT_NE(engine.status().message().find("holds no serialized TensorRT engine (0 bytes)"), std::string::npos)
-      << engine.status().message();
+  TRTET_EXPECT_ERROR(engine, ErrorCode::kInvalidProgram, "holds no serialized TensorRT engine (0 bytes)");
 }
 
 TEST_P(RealRuntime, SeveritiesTensorRTLogsMapToOurLevels) {
@@ -345,11 +343,9 @@ TEST(RealRuntimeChoice, MissingLibraryIsNotSupportedAndNamesTheSearch) {
   const std::string missing = "/nonexistent/" + runtime_file_name(RuntimeKind::kLean, NV_TENSORRT_MAJOR);
   Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(bytes, metadata, missing + ",libtrtet_none.so"));
   ASSERT_FALSE(engine.ok());
-  EXPECT_EQ(engine.status().code(), ErrorCode::kNotSupported);
-  const std::string message = engine.status().message();
-  EXPECT_NE(message.find("none of " + missing + " (path), libtrtet_none.so (path) was found"), std::string::npos)
-      << message;
-  EXPECT_NE(message.find("from load-time option tensorrt_runtime"), std::string::npos) << message;
+  TRTET_EXPECT_ERROR(engine, ErrorCode::kNotSupported,
+                     "none of " + missing + " (path), libtrtet_none.so (path) was found",
+                     "from load-time option tensorrt_runtime");
 }
 
 TEST(RealRuntimeChoice, TheOptionsFirstLoadableLibraryServes) {
@@ -361,8 +357,7 @@ TEST(RealRuntimeChoice, TheOptionsFirstLoadableLibraryServes) {
   Result<engine::EnginePtr> engine =
       make_tensorrt_engine(request_for(junk, metadata, "/nonexistent/libnvinfer_lean.so.1," + dispatch));
   ASSERT_FALSE(engine.ok());
-  EXPECT_NE(engine.status().message().find("(dispatch runtime) could not deserialize"), std::string::npos)
-      << engine.status().message();
+  TRTET_EXPECT_ERROR_SAYS(engine, "(dispatch runtime) could not deserialize");
 }
 
 TEST(RealRuntimeChoice, TheEnvironmentAppliesWithoutAnOption) {
@@ -384,10 +379,9 @@ TEST(RealRuntimeChoice, TheEnvironmentAppliesWithoutAnOption) {
     unsetenv(kRuntimeEnvironmentVariable);
   }
   ASSERT_FALSE(from_environment.ok());
-  EXPECT_NE(from_environment.status().message().find("(dispatch runtime)"), std::string::npos)
-      << from_environment.status().message();
+  TRTET_EXPECT_ERROR_SAYS(from_environment, "(dispatch runtime)");
   ASSERT_FALSE(from_option.ok());
-  EXPECT_NE(from_option.status().message().find("(lean runtime)"), std::string::npos) << from_option.status().message();
+  TRTET_EXPECT_ERROR_SAYS(from_option, "(lean runtime)");
 }
 
 // Issue 28, finding 1: an engine the dispatch runtime would serve is refused without the
@@ -407,9 +401,7 @@ TEST(RealRuntimeChoice, TheDispatchRuntimeWithoutTheOptionIsRefusedNamingIt) {
       SCOPED_TRACE(order);
       Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, order, option));
       ASSERT_FALSE(engine.ok());
-      EXPECT_EQ(engine.status().code(), ErrorCode::kInvalidArgument) << engine.status().to_string();
-      EXPECT_NE(engine.status().message().find("allow_engine_host_code=true"), std::string::npos)
-          << engine.status().message();
+      TRTET_EXPECT_ERROR(engine, ErrorCode::kInvalidArgument, "allow_engine_host_code=true");
       EXPECT_EQ(open_runtime_library_count(), before) << "the dispatch runtime was loaded";
     }
   }
@@ -418,15 +410,11 @@ TEST(RealRuntimeChoice, TheDispatchRuntimeWithoutTheOptionIsRefusedNamingIt) {
     const ScopedEnvironment allowed(kAllowEngineHostCodeEnvironmentVariable, "1");
     Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, dispatch, std::nullopt));
     ASSERT_FALSE(engine.ok());
-    EXPECT_NE(engine.status().message().find("(dispatch runtime) could not deserialize"), std::string::npos)
-        << engine.status().message();
+    TRTET_EXPECT_ERROR_SAYS(engine, "(dispatch runtime) could not deserialize");
   }
   Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, dispatch, true));
   ASSERT_FALSE(engine.ok());
-  EXPECT_NE(engine.status().message().find("(dispatch runtime) could not deserialize"), std::string::npos)
-      << engine.status().message();
-  EXPECT_NE(engine.status().message().find("engine host code is allowed"), std::string::npos)
-      << engine.status().message();
+  TRTET_EXPECT_ERROR_SAYS(engine, "(dispatch runtime) could not deserialize", "engine host code is allowed");
 }
 
 // Without the option, the lean runtime is asked to refuse host code (TensorRT's default, said
@@ -440,10 +428,8 @@ TEST(RealRuntimeChoice, TheLeanRuntimeWithoutTheOptionRunsNoHostCode) {
   const std::vector<std::uint8_t> junk(64, 7);
   Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, lean, std::nullopt));
   ASSERT_FALSE(engine.ok());
-  EXPECT_EQ(engine.status().code(), ErrorCode::kInvalidProgram) << engine.status().to_string();
-  EXPECT_NE(engine.status().message().find("load only with the load-time option allow_engine_host_code=true"),
-            std::string::npos)
-      << engine.status().message();
+  TRTET_EXPECT_ERROR(engine, ErrorCode::kInvalidProgram,
+                     "load only with the load-time option allow_engine_host_code=true");
 }
 
 TEST(RealRuntimeChoice, TheDefaultOrderFindsTheLeanRuntimeOnTheLoaderPath) {
@@ -465,8 +451,7 @@ TEST(RealRuntimeChoice, TheDefaultOrderFindsTheLeanRuntimeOnTheLoaderPath) {
   const std::vector<std::uint8_t> junk(64, 7);
   Result<engine::EnginePtr> engine = make_tensorrt_engine(request_for(junk, metadata, std::nullopt));
   ASSERT_FALSE(engine.ok());
-  EXPECT_NE(engine.status().message().find("(lean runtime) could not deserialize"), std::string::npos)
-      << engine.status().message();
+  TRTET_EXPECT_ERROR_SAYS(engine, "(lean runtime) could not deserialize");
 }
 
 TEST(RealRuntimeChoice, TheFactoryIsInstalledAtLoad) {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/error_match.h"
 #include "tensorrt/runtime_library.h"
 #include "tensorrt/runtime_search.h"
 
@@ -35,16 +36,11 @@ TEST(TensorRTRuntimeLibrary, MissingLibrariesAreNotSupportedAndNamed) {
   const RuntimeSearch search = search_of("/nonexistent/libnvinfer_lean.so.11,libtrtet_no_such_runtime.so");
   Result<std::shared_ptr<const RuntimeLibrary>> library = load_runtime_library(search, kHeaders);
   ASSERT_FALSE(library.ok());
-  EXPECT_EQ(library.status().code(), ErrorCode::kNotSupported);
-  const std::string message = library.status().message();
-  EXPECT_NE(message.find("could be loaded"), std::string::npos) << message;
-  EXPECT_NE(message.find("TensorRT 11.1 headers"), std::string::npos) << message;
-  EXPECT_NE(message.find("none of /nonexistent/libnvinfer_lean.so.11 (path), libtrtet_no_such_runtime.so (path) was "
-                         "found (search order"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("TRTET_TENSORRT_RUNTIME"), std::string::npos) << message;
-  EXPECT_NE(message.find("load-time option tensorrt_runtime"), std::string::npos) << message;
+  TRTET_EXPECT_ERROR(library, ErrorCode::kNotSupported, "could be loaded", "TensorRT 11.1 headers");
+  TRTET_EXPECT_ERROR_SAYS(library,
+                          "none of /nonexistent/libnvinfer_lean.so.11 (path), libtrtet_no_such_runtime.so (path) was "
+                          "found (search order");
+  TRTET_EXPECT_ERROR_SAYS(library, "TRTET_TENSORRT_RUNTIME", "load-time option tensorrt_runtime");
 }
 
 TEST(TensorRTRuntimeLibrary, TheDefaultOrderWithHostCodeNamesAllThreeRuntimes) {
@@ -52,11 +48,10 @@ TEST(TensorRTRuntimeLibrary, TheDefaultOrderWithHostCodeNamesAllThreeRuntimes) {
   ASSERT_TRUE(search.ok());
   Result<std::shared_ptr<const RuntimeLibrary>> library = load_runtime_library(*search, kHeaders);
   if (library.ok()) GTEST_SKIP() << "a TensorRT 11 runtime is installed here: " << library.value()->path();
-  const std::string message = library.status().message();
-  EXPECT_NE(message.find("search order \"full,lean,dispatch\" from default"), std::string::npos) << message;
+  TRTET_EXPECT_ERROR_SAYS(library, "search order \"full,lean,dispatch\" from default");
   for (const char* name : {"libnvinfer.so.11 (full)", "libnvinfer_lean.so.11 (lean)",
                            "libnvinfer_dispatch.so.11 (dispatch)"}) {
-    EXPECT_NE(message.find(name), std::string::npos) << name << " in " << message;
+    TRTET_EXPECT_ERROR_SAYS(library, name);
   }
 }
 
@@ -79,20 +74,16 @@ TEST(TensorRTRuntimeLibrary, ASingleMissingLibraryIsNamed) {
   Result<std::shared_ptr<const RuntimeLibrary>> library =
       load_runtime_library(search_of("/nonexistent/libnvinfer.so.11"), kHeaders);
   ASSERT_FALSE(library.ok());
-  EXPECT_EQ(library.status().code(), ErrorCode::kNotSupported);
-  EXPECT_NE(library.status().message().find(": /nonexistent/libnvinfer.so.11 (path) was not found (search order"),
-            std::string::npos)
-      << library.status().message();
+  TRTET_EXPECT_ERROR(library, ErrorCode::kNotSupported,
+                     ": /nonexistent/libnvinfer.so.11 (path) was not found (search order");
 }
 
 TEST(TensorRTRuntimeLibrary, OtherFailuresAreListedWithTheMissingOnes) {
   const RuntimeSearch search = search_of(std::string("/nonexistent/libnvinfer.so.11,") + TRTET_STUB_V100000);
   Result<std::shared_ptr<const RuntimeLibrary>> library = load_runtime_library(search, kHeaders);
   ASSERT_FALSE(library.ok());
-  EXPECT_EQ(library.status().code(), ErrorCode::kIncompatible);
-  const std::string message = library.status().message();
-  EXPECT_NE(message.find("/nonexistent/libnvinfer.so.11 (path): not found; "), std::string::npos) << message;
-  EXPECT_NE(message.find("is TensorRT 10.0.0, which cannot serve"), std::string::npos) << message;
+  TRTET_EXPECT_ERROR(library, ErrorCode::kIncompatible, "/nonexistent/libnvinfer.so.11 (path): not found; ");
+  TRTET_EXPECT_ERROR_SAYS(library, "is TensorRT 10.0.0, which cannot serve");
 }
 
 TEST(TensorRTRuntimeLibrary, RefusesOtherMajorOlderMinorAndNonRuntimes) {
@@ -100,15 +91,10 @@ TEST(TensorRTRuntimeLibrary, RefusesOtherMajorOlderMinorAndNonRuntimes) {
                                          TRTET_STUB_NO_CREATE);
   Result<std::shared_ptr<const RuntimeLibrary>> library = load_runtime_library(search, kHeaders);
   ASSERT_FALSE(library.ok());
-  EXPECT_EQ(library.status().code(), ErrorCode::kIncompatible);
-  const std::string message = library.status().message();
-  EXPECT_NE(message.find("no TensorRT runtime library served"), std::string::npos) << message;
-  EXPECT_NE(message.find("is TensorRT 10.0.0, which cannot serve TensorRT 11.1 headers"), std::string::npos) << message;
-  EXPECT_NE(message.find("is TensorRT 11.0.0, which cannot serve TensorRT 11.1 headers (it needs 11.1 or a newer 11.x)"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("is no TensorRT runtime (it exports no createInferRuntime_INTERNAL)"), std::string::npos)
-      << message;
+  TRTET_EXPECT_ERROR(library, ErrorCode::kIncompatible, "no TensorRT runtime library served",
+                     "is TensorRT 10.0.0, which cannot serve TensorRT 11.1 headers",
+                     "is TensorRT 11.0.0, which cannot serve TensorRT 11.1 headers (it needs 11.1 or a newer 11.x)",
+                     "is no TensorRT runtime (it exports no createInferRuntime_INTERNAL)");
 }
 
 TEST(TensorRTRuntimeLibrary, RefusedLibrariesAreClosedAgain) {

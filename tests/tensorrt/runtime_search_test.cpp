@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_match.h"
 #include "tensorrt/runtime_search.h"
 
 namespace torch_tensorrt::executorch_backend::tensorrt {
@@ -65,8 +66,7 @@ TEST(TensorRTRuntimeSearch, RefusesEmptyItemsAndUnknownWords) {
     SCOPED_TRACE(bad.spec);
     Result<std::vector<RuntimeCandidate>> result = parse_runtime_search(bad.spec, 11);
     ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.status().code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(result.status().message().find(bad.says), std::string::npos) << result.status().message();
+    TRTET_EXPECT_ERROR(result, ErrorCode::kInvalidArgument, bad.says);
   }
 }
 
@@ -89,12 +89,10 @@ TEST(TensorRTRuntimeSearch, OptionBeatsEnvironmentBeatsDefault) {
 TEST(TensorRTRuntimeSearch, ErrorsSayWhereTheOrderCameFrom) {
   Result<RuntimeSearch> search = choose_runtime_search(std::string("nope"), nullptr, 11, kNoHostCode);
   ASSERT_FALSE(search.ok());
-  EXPECT_NE(search.status().message().find("from load-time option tensorrt_runtime"), std::string::npos)
-      << search.status().message();
+  TRTET_EXPECT_ERROR_SAYS(search, "from load-time option tensorrt_runtime");
   search = choose_runtime_search(std::nullopt, "lean,,", 11, kNoHostCode);
   ASSERT_FALSE(search.ok());
-  EXPECT_NE(search.status().message().find("from TRTET_TENSORRT_RUNTIME"), std::string::npos)
-      << search.status().message();
+  TRTET_EXPECT_ERROR_SAYS(search, "from TRTET_TENSORRT_RUNTIME");
 }
 
 TEST(TensorRTRuntimeSearch, KindOfAFileByItsName) {
@@ -130,11 +128,8 @@ TEST(TensorRTRuntimeSearch, DispatchWithoutHostCodeIsRefusedNamingTheOption) {
     SCOPED_TRACE(c.option.value_or(c.environment));
     Result<RuntimeSearch> search = choose_runtime_search(c.option, c.environment, 11, kNoHostCode);
     ASSERT_FALSE(search.ok());
-    EXPECT_EQ(search.status().code(), ErrorCode::kInvalidArgument);
-    const std::string message = search.status().message();  // status() returns a copy: keep the text
-    EXPECT_NE(message.find("allow_engine_host_code=true"), std::string::npos) << message;
-    EXPECT_NE(message.find("TRTET_ALLOW_ENGINE_HOST_CODE=1"), std::string::npos) << message;
-    EXPECT_NE(message.find(c.from), std::string::npos) << message;
+    TRTET_EXPECT_ERROR(search, ErrorCode::kInvalidArgument, "allow_engine_host_code=true",
+                       "TRTET_ALLOW_ENGINE_HOST_CODE=1", c.from);
     // Allowed, the same order is taken as given.
     EXPECT_TRUE(choose_runtime_search(c.option, c.environment, 11, kHostCodeAllowed).ok());
   }
@@ -166,17 +161,16 @@ TEST(TensorRTRuntimeSearch, HostCodePolicyOptionBeatsEnvironmentBeatsOff) {
     SCOPED_TRACE(bad);
     policy = choose_host_code_policy(std::nullopt, bad);
     ASSERT_FALSE(policy.ok());
-    EXPECT_EQ(policy.status().code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(policy.status().message().find("TRTET_ALLOW_ENGINE_HOST_CODE"), std::string::npos);
-    EXPECT_EQ(policy.status().message().find('\x1b'), std::string::npos) << "control characters are escaped";
+    TRTET_EXPECT_ERROR(policy, ErrorCode::kInvalidArgument, "TRTET_ALLOW_ENGINE_HOST_CODE");
+    TRTET_EXPECT_ERROR_OMITS(policy, "\x1b") << "control characters are escaped";
   }
 }
 
 TEST(TensorRTRuntimeSearch, MessagesEscapeControlCharacters) {
   Result<RuntimeSearch> search = choose_runtime_search(std::string("lean,\x1b]0;pwned\x07"), nullptr, 11, kNoHostCode);
   ASSERT_FALSE(search.ok());
-  EXPECT_EQ(search.status().message().find('\x1b'), std::string::npos) << search.status().message();
-  EXPECT_NE(search.status().message().find("\\x1b]0;pwned\\x07"), std::string::npos) << search.status().message();
+  TRTET_EXPECT_ERROR_OMITS(search, "\x1b");
+  TRTET_EXPECT_ERROR_SAYS(search, "\\x1b]0;pwned\\x07");
 }
 
 TEST(TensorRTRuntimeSearch, DescribesCandidatesForMessages) {

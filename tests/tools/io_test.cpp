@@ -5,6 +5,7 @@
 
 #include <executorch/runtime/platform/runtime.h>
 
+#include "common/error_match.h"
 #include "green/contains.h"
 #include "run/engines.h"
 #include "run/io.h"
@@ -83,7 +84,7 @@ TEST_F(RunIo, AShapeBeyondTheProgramsBoundIsRefusedNamingTheInput) {
   options_.shapes = {"128x4096"};
   auto io = prepare("run_fake");
   ASSERT_FALSE(io.ok());
-  EXPECT_CONTAINS(io.status().message(), "setting input 0 (input 0, [128, 4096])");
+  TRTET_EXPECT_ERROR_SAYS(io.status(), "setting input 0 (input 0, [128, 4096])");
 }
 
 TEST_F(RunIo, NpyInputsGiveTheirShapeAndName) {
@@ -99,7 +100,7 @@ TEST_F(RunIo, TheWrongNumberOfNpyInputsIsRefused) {
   auto io = prepare("run_fake");
   ASSERT_FALSE(io.ok());
   EXPECT_EQ(io.status().code(), ex::ErrorCode::kInvalidArgument);
-  EXPECT_CONTAINS(io.status().message(), "takes 2 inputs; 1 --input files were given");
+  TRTET_EXPECT_ERROR_SAYS(io.status(), "takes 2 inputs; 1 --input files were given");
 }
 
 TEST_F(RunIo, AnNpyInputOfAnotherDtypeIsRefused) {
@@ -108,14 +109,14 @@ TEST_F(RunIo, AnNpyInputOfAnotherDtypeIsRefused) {
   auto io = prepare("run_fake");
   ASSERT_FALSE(io.ok());
   EXPECT_EQ(io.status().code(), ex::ErrorCode::kInvalidArgument);
-  EXPECT_CONTAINS(io.status().message(), "input 0 (input 0) is float32; " + ints + " holds '<i8'");
+  TRTET_EXPECT_ERROR_SAYS(io.status(), "input 0 (input 0) is float32; " + ints + " holds '<i8'");
 }
 
 TEST_F(RunIo, TwoShapesForTwoInputsAndThreeAreRefused) {
   options_.shapes = {"8x64", "8x64", "8x64"};
   auto io = prepare("run_fake");
   ASSERT_FALSE(io.ok());
-  EXPECT_CONTAINS(io.status().message(), "give --shape once for all or once per input (got 3)");
+  TRTET_EXPECT_ERROR_SAYS(io.status(), "give --shape once for all or once per input (got 3)");
 }
 
 // Issue 28, finding 3: a .npy shape was cut to ExecuTorch's 32-bit sizes (4294967297 became 1).
@@ -125,7 +126,7 @@ TEST_F(RunIo, NpyDimensionsPastExecuTorchsSizesAreRefusedNotTruncated) {
   auto io = prepare("run_fake");
   ASSERT_FALSE(io.ok());
   EXPECT_EQ(io.status().code(), ex::ErrorCode::kInvalidArgument);
-  EXPECT_CONTAINS(io.status().message(), "dimension 0 is 4294967297");
+  TRTET_EXPECT_ERROR_SAYS(io.status(), "dimension 0 is 4294967297");
 }
 
 TEST(RunIoSizes, TensorSizesAndBytesAreChecked) {
