@@ -12,6 +12,7 @@
 #include "blob/write.h"
 #include "blob_bytes.h"
 #include "common/gpu.h"
+#include "common/random.h"
 
 namespace torch_tensorrt::executorch_backend::blob {
 namespace {
@@ -28,11 +29,7 @@ std::ostream& operator<<(std::ostream& os, const Structure& s) { return os << s.
 
 std::string pattern(size_t size) {
   std::string bytes(size, '\0');
-  uint32_t state = 12345;
-  for (char& c : bytes) {
-    state = state * 1664525u + 1013904223u;
-    c = static_cast<char>(state >> 24);
-  }
+  trtet_test::fill_random_bytes(bytes.data(), size, 12345);
   return bytes;
 }
 

@@ -43,6 +43,15 @@ inline std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
   return values;
 }
 
+/// `bytes` bytes at `data` from the sequence of `seed` (the top byte of each element's value):
+/// arbitrary payloads (engine bytes, buffers) that a seed repeats.
+inline void fill_random_bytes(void* data, std::size_t bytes, std::uint64_t seed) noexcept {
+  auto* out = static_cast<unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    out[i] = static_cast<unsigned char>(splitmix64(seed + kSplitMixGamma * (static_cast<std::uint64_t>(i) + 1)) >> 56);
+  }
+}
+
 /// SplitMix64's sequence of `seed`, one draw after another.
 class RandomStream {
  public:
