@@ -19,6 +19,8 @@ struct KernelOptions {
   std::int64_t spin_us = 0;    ///< each kernel launch lasts at least this long (block 0 spins)
   int kernels = 1;             ///< kernel launches per enqueue on the main stream (idempotent repeats)
   bool record_sms = false;     ///< kernels record %smid; each enqueue also launches a saturating marker
+  bool fault = false;          ///< elementwise: fault_if given (an illegal write when x[0] == fault_if)
+  float fault_if = 0.0f;       ///< the value of x[0] that makes the enqueue's last kernel fault
 };
 
 /// Base of the engines made of real kernels. Construction (create() of a subclass) allocates on a

@@ -36,6 +36,7 @@ Status ElementwiseEngine::enqueue(cudaStream_t stream) {
   auto* out = static_cast<float*>(addresses_[2]);
   const std::int64_t n = shapes_[0].numel();
   for (int k = 0; k < options_.kernels; ++k) TRTET_RETURN_IF_ERROR(launch(x, y, out, n, stream));
+  if (options_.fault && n > 0) TRTET_RETURN_IF_ERROR(launch_fault_if(x, options_.fault_if, stream));
   return mark_sms(stream);
 }
 

@@ -89,6 +89,10 @@ __global__ void mark_sms_kernel(int* flags, long long spin_ns) {
 
 __global__ void spin_kernel(long long spin_ns) { spin_for(spin_ns); }
 
+__global__ void fault_if_kernel(const float* x, float value) {
+  if (x[0] == value) *reinterpret_cast<volatile int*>(static_cast<std::uintptr_t>(64)) = 1;
+}
+
 unsigned grid_for(std::int64_t n) {
   const std::int64_t blocks = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(blocks, kMaxBlocks)));
@@ -129,6 +133,12 @@ Status launch_sum(const float* x, float* out, std::int64_t n, int* sm_flags, cud
 Status launch_mark_sms(int* sm_flags, int blocks, std::int64_t spin_ns, cudaStream_t stream) {
   if (blocks <= 0) return Status::Ok();
   mark_sms_kernel<<<static_cast<unsigned>(blocks), 32, 0, stream>>>(sm_flags, spin_ns);
+  TRTET_CUDA_CHECK(cudaGetLastError());
+  return Status::Ok();
+}
+
+Status launch_fault_if(const float* x, float value, cudaStream_t stream) {
+  fault_if_kernel<<<1, 1, 0, stream>>>(x, value);
   TRTET_CUDA_CHECK(cudaGetLastError());
   return Status::Ok();
 }

@@ -37,6 +37,11 @@ Status launch_sum(const float* x, float* out, std::int64_t n, int* sm_flags, cud
 /// SM the stream may use gets some, so the flags show where the stream's kernels can run.
 Status launch_mark_sms(int* sm_flags, int blocks, std::int64_t spin_ns, cudaStream_t stream);
 
+/// One thread: when x[0] == value, writes to an address no allocation has (a few bytes past null),
+/// so the kernel faults with cudaErrorIllegalAddress, a sticky error that leaves the context
+/// unusable (tests/faults/sticky_error_gpu_test.cpp). Otherwise it does nothing.
+Status launch_fault_if(const float* x, float value, cudaStream_t stream);
+
 /// An aggressor: `blocks` blocks of 128 threads that each spin for `spin_ns`.
 Status launch_spin(std::int64_t spin_ns, int blocks, cudaStream_t stream);
 

@@ -88,6 +88,7 @@ bool kind_takes(Kind kind, std::string_view key) {
     return kind == Kind::kElementwise || kind == Kind::kAux || kind == Kind::kFake || kind == Kind::kWaves;
   }
   if (key == "blocks") return kind == Kind::kWaves;
+  if (key == "fault_if") return kind == Kind::kElementwise;
   if (key == "spin_us" || key == "kernels" || key == "record_sms") return kind != Kind::kFake;
   if (key == "alias") return kind == Kind::kAliasing;
   return false;
@@ -110,7 +111,8 @@ Result<TestEngineSpec> parse_test_engine_spec(std::string_view text) {
     const std::string_view key = word.substr(0, eq);
     const std::string_view value = word.substr(eq + 1);
     if (key != "min" && key != "max" && key != "shape" && key != "n" && key != "a" && key != "b" &&
-        key != "spin_us" && key != "kernels" && key != "record_sms" && key != "alias" && key != "profiles" && key != "blocks") {
+        key != "spin_us" && key != "kernels" && key != "record_sms" && key != "alias" && key != "profiles" && key != "blocks" &&
+        key != "fault_if") {
       return bad("unknown key in", word);
     }
     if (!kind_takes(spec.kind, key)) return bad("this engine kind does not take", word);
@@ -144,6 +146,9 @@ Result<TestEngineSpec> parse_test_engine_spec(std::string_view text) {
       TRTET_ASSIGN_OR_RETURN(const std::int64_t blocks, parse_int(value, word));
       if (blocks < 1 || blocks > 65536) return bad("blocks must be 1..65536 in", word);
       spec.blocks = static_cast<int>(blocks);
+    } else if (key == "fault_if") {
+      TRTET_ASSIGN_OR_RETURN(spec.options.fault_if, parse_float(value, word));
+      spec.options.fault = true;
     } else if (key == "record_sms") {
       if (value != "0" && value != "1") return bad("record_sms takes 0 or 1:", word);
       spec.options.record_sms = value == "1";

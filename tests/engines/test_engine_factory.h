@@ -19,6 +19,9 @@
 //   blocks=INT   waves                      blocks per launch, 1..65536           (default 64)
 //   kernels=INT  all but fake               launches per enqueue, >= 1            (default 1)
 //   record_sms=0|1  all but fake            record %smid of every block           (default 0)
+//   fault_if=FLOAT  elementwise             each enqueue ends with a one-thread kernel that writes
+//                                           to an illegal address when x[0] == FLOAT: a sticky CUDA
+//                                           error on request (default: no such kernel)
 //   alias=kv_cache_update|user  aliasing    kind of the alias                     (default kv_cache_update)
 //   profiles=MIN:MAX{,MIN:MAX}  all         more optimization profiles (1, 2, ...) for every input,
 //                                           each of min's rank; profile 0 is min..max  (default none)

@@ -23,6 +23,16 @@ TEST(TestEngineSpec, ParsesElementwiseWithEveryKey) {
   EXPECT_TRUE(spec->options.record_sms);
 }
 
+TEST(TestEngineSpec, FaultIfAsksForTheFaultingKernel) {
+  auto plain = parse_test_engine_spec("elementwise n=4");
+  TRTET_ASSERT_OK(plain);
+  EXPECT_FALSE(plain->options.fault);
+  auto spec = parse_test_engine_spec("elementwise n=4 fault_if=-7.25");
+  TRTET_ASSERT_OK(spec);
+  EXPECT_TRUE(spec->options.fault);
+  EXPECT_FLOAT_EQ(spec->options.fault_if, -7.25f);
+}
+
 TEST(TestEngineSpec, ProfilesAddOptimizationProfilesAfterMinMax) {
   auto spec = parse_test_engine_spec("elementwise min=1x4 max=16x4 profiles=17x4:256x4,1x4:256x4");
   TRTET_ASSERT_OK(spec);
@@ -98,6 +108,8 @@ TEST(TestEngineSpec, RejectsMalformedSpecsNamingTheWord) {
       {"elementwise record_sms=yes", "record_sms=yes"},
       {"elementwise a=two", "a=two"},
       {"elementwise alias=user", "does not take"},
+      {"sum n=4 fault_if=1", "does not take"},
+      {"elementwise fault_if=x", "fault_if=x"},
       {"fake spin_us=4", "does not take"},
       {"aliasing alias=other", "alias=other"},
       {"sum min=1x2x3x4x5x6x7x8x9", "too many dimensions"},

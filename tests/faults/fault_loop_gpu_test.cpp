@@ -11,8 +11,10 @@
 #include <executorch/extension/tensor/tensor.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +22,7 @@
 
 #include "common/gpu.h"
 #include "engines/fault_hook.h"
+#include "engines/kernels.h"
 #include "executorch/executorch_test_support.h"
 #include "faults/failing_allocator.h"
 #include "faults/fault_loop.h"
@@ -234,6 +237,7 @@ class FaultLoopGpu : public ::testing::Test {
   /// on it, then all of it destroyed: green-context creation among the points.
   Outcome partition_scenario(const Case& c) {
     Outcome run;
+    ++splits_;  // a failed split may have made (and destroyed) some of its contexts: counted too
     auto partitions = ex::green::split_device(0, ex::green::SplitRequest::counts({16}, /*remainder=*/true));
     if (!partitions.ok()) {
       run.fail("split", partitions.status().to_string());
@@ -276,6 +280,10 @@ class FaultLoopGpu : public ::testing::Test {
     options.gpu = true;
     const char* slack = std::getenv("TRTET_FAULTS_FREE_SLACK_MB");
     options.device_free_slack = (slack != nullptr ? std::atoll(slack) : 4) << 20;
+    if (c.stream == Stream::kNewPartition) {
+      loop_new_partition(c, options);
+      return;
+    }
     LoopRow row = run_loop(c.shape, c.path, [&] { return scenario(c); }, options);
     rows().push_back(row);
     std::vector<LoopRow> one{row};
@@ -284,6 +292,95 @@ class FaultLoopGpu : public ::testing::Test {
     for (const std::string& f : row.failures) ADD_FAILURE() << c.shape << " / " << c.path << ": " << f;
   }
 
+  // Note [the driver's memory per partition]
+  // ------------------------------------------
+  // The new-partition case makes a split (16 SMs and the remainder: two green contexts), a stream
+  // on one, loads, calls and destroys, in every run. If the CUDA driver itself keeps device memory
+  // for each green context made and destroyed (tell with .deps/probe/green_mem.cu, raw CUDA), the
+  // device's free memory falls run after run whatever the runtime does. So this case measures that
+  // cost first, on the same calls without the runtime: split, a stream on the 16-SM partition, a
+  // kernel and a 1 MiB cudaMallocAsync on it, destroy; 4 such cycles to warm up (a driver that
+  // caches per context and stabilises has done so after them), then kCalibration cycles measured:
+  // D = what free memory fell per cycle (0 if it did not). The loop then checks free memory against
+  // one baseline taken after its warm-up, as every case does, allowing D for each split made since
+  // (a split that failed counts as one: it may have made a context). The seam's live bytes and the
+  // staging counters are checked by run_loop exactly, as in every case. With D = 0 this is the
+  // check every other case makes: a leak of the runtime's shows the same; with D > 0 the table says
+  // how much the driver kept per split, and a run that loses more than that still fails.
+  static constexpr int kCalibration = 8;
+
+  /// One split with a stream, a kernel and a stream-ordered allocation on it, all destroyed.
+  static bool raw_partition_cycle() {
+    Quiet quiet;
+    auto partitions = ex::green::split_device(0, ex::green::SplitRequest::counts({16}, /*remainder=*/true));
+    if (!partitions.ok()) return false;
+    auto stream = (*partitions)[0].context.make_stream();
+    if (!stream.ok()) return false;
+    void* p = nullptr;
+    bool ok = trtet_test::launch_spin(0, 1, *stream).ok();
+    ok = ok && cudaMallocAsync(&p, 1 << 20, *stream) == cudaSuccess;
+    if (p != nullptr) ok = ok && trtet_test::launch_spin(0, 1, *stream).ok() && cudaFreeAsync(p, *stream) == cudaSuccess;
+    ok = ok && cudaStreamSynchronize(*stream) == cudaSuccess;
+    ok = (*partitions)[0].context.destroy_stream(*stream).ok() && ok;
+    (void)cudaGetLastError();
+    return ok;
+  }
+
+  /// The bytes of device memory the driver keeps per split made and destroyed (Note [the driver's
+  /// memory per partition]); -1 when a cycle failed.
+  static long long driver_bytes_per_split() {
+    for (int i = 0; i < 4; ++i) {
+      if (!raw_partition_cycle()) return -1;
+    }
+    const std::size_t before = snapshot(true).device_free;
+    for (int i = 0; i < kCalibration; ++i) {
+      if (!raw_partition_cycle()) return -1;
+    }
+    const std::size_t after = snapshot(true).device_free;
+    const long long fell = static_cast<long long>(before) - static_cast<long long>(after);
+    return fell > 0 ? (fell + kCalibration - 1) / kCalibration : 0;
+  }
+
+  void loop_new_partition(const Case& c, LoopOptions options) {
+    const long long per_split = driver_bytes_per_split();
+    ASSERT_GE(per_split, 0) << "a raw split, stream, kernel and destroy failed with no fault";
+    std::printf("fault loop (GPU): the driver keeps %lld bytes of device memory per split made and destroyed "
+                "(%d raw cycles after 4 to warm up)\n",
+                per_split, kCalibration);
+    const long long slack = options.device_free_slack;
+    options.device_free_slack = std::numeric_limits<long long>::max() / 4;  // checked here instead
+    std::vector<std::string> fell;
+    int runs = 0;
+    std::size_t baseline = 0;
+    auto checked = [&]() {
+      Outcome run = scenario(c);
+      ++runs;
+      const std::string fired = trtet_faults_fired() != 0 ? trtet_faults_fired_name() : "-";
+      const std::size_t free_now = snapshot(true).device_free;
+      if (runs == 2) {  // run_loop's two fault-free runs: its baseline is taken now, and so is this one
+        baseline = free_now;
+        splits_ = 0;
+      } else if (runs > 2) {
+        const long long allowed = slack + per_split * splits_;
+        if (static_cast<long long>(free_now) + allowed < static_cast<long long>(baseline)) {
+          fell.push_back("run " + std::to_string(runs) + " (point " + fired + "): device free memory " +
+                         std::to_string(baseline) + " -> " + std::to_string(free_now) + ", more than " +
+                         std::to_string(per_split) + " bytes the driver keeps x " + std::to_string(splits_) +
+                         " splits + " + std::to_string(slack) + " slack");
+        }
+      }
+      return run;
+    };
+    LoopRow row = run_loop(c.shape, c.path, checked, options);
+    for (const std::string& f : fell) row.failures.push_back("after destroy: " + f);
+    rows().push_back(row);
+    std::vector<LoopRow> one{row};
+    print_table(one, "fault loop (GPU): this case");
+    EXPECT_GT(row.points, 0u);
+    for (const std::string& f : row.failures) ADD_FAILURE() << c.shape << " / " << c.path << ": " << f;
+  }
+
+  int splits_ = 0;  ///< splits the new-partition scenario made (or tried) since the baseline
   cudaStream_t own_ = nullptr;
   cudaStream_t green_ = nullptr;
   std::vector<ex::green::Partition> partitions_;
