@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error_match.h"
 #include "cuda/device.h"
 #include "delegate/host_copy_pool.h"
 #include "engines/fault_hook.h"
@@ -126,10 +127,7 @@ TEST_F(Seam, TheTestEnginesHookFailsTheFactoryWithANamedError) {
   trtet_test::set_engine_fault_hook(&trtet_faults::engine_hook);
   trtet_faults_arm(1, 0);
   auto engine = trtet_test::make_test_engine("fake min=1x4 max=64x4096", 0);
-  ASSERT_FALSE(engine.ok());
-  EXPECT_EQ(engine.status().code(), ex::ErrorCode::kMemoryAllocationFailed);
-  EXPECT_NE(engine.status().message().find("test engine factory: injected fault"), std::string::npos)
-      << engine.status().message();
+  TRTET_ASSERT_ERROR(engine, ex::ErrorCode::kMemoryAllocationFailed, "test engine factory: injected fault");
   auto next = trtet_test::make_test_engine("fake min=1x4 max=64x4096", 0);
   EXPECT_TRUE(next.ok()) << next.status().message();
 }

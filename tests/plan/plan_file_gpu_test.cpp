@@ -16,7 +16,7 @@
 
 #include "common/gpu.h"
 #include "cuda/driver.h"
-#include "green/contains.h"
+#include "common/error_match.h"
 #include "green/probe.h"
 
 namespace torch_tensorrt::executorch_backend {
@@ -104,7 +104,7 @@ TEST(PlanGpu, WhatTheDriverGrantsInOneSplit) {
     if (limits->max_partitioned_sms + limits->granularity <= limits->sm_count) {
       auto more = split_device(device, {limits->max_partitioned_sms + limits->granularity});
       ASSERT_FALSE(more.ok());
-      EXPECT_CONTAINS(more.error().message(), "= " + std::to_string(limits->max_partitioned_sms) + " SMs");
+      TRTET_EXPECT_ERROR_SAYS(more, "= " + std::to_string(limits->max_partitioned_sms) + " SMs");
       std::printf("  split_device({%u}) refused: %s\n", limits->max_partitioned_sms + limits->granularity,
                   more.error().message().c_str());
     }
@@ -187,9 +187,8 @@ TEST(PlanGpu, APlanFromAnotherGpuShapeIsRefusedHere) {
   other.name = "a GPU with more SMs";
   auto parts = apply_partition_plan(0, plan_for(other, {{"chat", other.granularity}}, "headroom"));
   ASSERT_FALSE(parts.ok());
-  EXPECT_EQ(parts.error().code(), GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(parts.error().message(), "it was made on 'a GPU with more SMs'");
-  EXPECT_CONTAINS(parts.error().message(), "but this GPU is '" + gpu->name + "'");
+  TRTET_EXPECT_ERROR(parts, GreenContextErrc::kInvalidArgument, "it was made on 'a GPU with more SMs'",
+                     "but this GPU is '" + gpu->name + "'");
   EXPECT_EQ(parts.error().limits().device, 0);
   EXPECT_EQ(parts.error().limits().sm_count, gpu->sm_count);
   std::printf("refused: %s\n", parts.error().message().c_str());
@@ -199,7 +198,7 @@ TEST(PlanGpu, APlanFromAnotherGpuShapeIsRefusedHere) {
   if (roomier.max_partitioned_sms > gpu->max_partitioned_sms) {
     auto big = apply_partition_plan(0, plan_for(roomier, {{"all", roomier.max_partitioned_sms}}, ""));
     ASSERT_FALSE(big.ok());
-    EXPECT_CONTAINS(big.error().message(), "but only " + std::to_string(gpu->max_partitioned_sms) + " on this one");
+    TRTET_EXPECT_ERROR_SAYS(big, "but only " + std::to_string(gpu->max_partitioned_sms) + " on this one");
     EXPECT_FALSE(big.error().closest_valid().empty());
     std::printf("refused: %s\n", big.error().message().c_str());
   }
@@ -248,15 +247,14 @@ TEST(PlanGpu, SeveralGpuPlansApplyOnEachDevice) {
   more.devices.push_back({count, more.devices.back().plan});
   auto refused = apply_partition_plans(more);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().code(), GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(refused.error().message(), "this machine has " + std::to_string(count) + " GPU");
+  TRTET_EXPECT_ERROR(refused, GreenContextErrc::kInvalidArgument, "this machine has " + std::to_string(count) + " GPU");
   std::printf("refused: %s\n", refused.error().message().c_str());
   // Device 0's plan from another GPU shape: refused naming device 0, nothing split.
   PartitionPlans other = *read;
   other.devices[0].plan.gpu.name = "a GPU of another kind";
   auto shape = apply_partition_plans(other);
   ASSERT_FALSE(shape.ok());
-  EXPECT_CONTAINS(shape.error().message(), "partition plan: device 0: it was made on 'a GPU of another kind'");
+  TRTET_EXPECT_ERROR_SAYS(shape, "partition plan: device 0: it was made on 'a GPU of another kind'");
 }
 
 }  // namespace

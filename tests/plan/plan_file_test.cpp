@@ -15,6 +15,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "common/error_match.h"
 #include "green/contains.h"
 
 namespace torch_tensorrt::executorch_backend {
@@ -48,15 +49,9 @@ std::string json_of(const PartitionPlan& plan) {
   return text.ok() ? *text : "";
 }
 
-// The error parse_partition_plan gives for `text` (and that it is one).
-std::string refusal(const std::string& text) {
-  auto plan = parse_partition_plan(text);
-  EXPECT_FALSE(plan.ok()) << "accepted: " << text.substr(0, 300);
-  if (plan.ok()) return "";
-  EXPECT_EQ(plan.error().code(), GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(plan.error().message(), "partition plan: ");
-  return plan.error().message();
-}
+// Every refusal of a plan's text: this code, a message that starts its reason after this.
+constexpr GreenContextErrc kInvalid = GreenContextErrc::kInvalidArgument;
+constexpr char kPlan[] = "partition plan: ";
 
 // A valid plan's JSON with `from` replaced by `to` (which must occur).
 std::string edited(const std::string& from, const std::string& to) {
@@ -76,7 +71,7 @@ struct Edit {
 void expect_refused(std::initializer_list<Edit> edits) {
   for (const Edit& edit : edits) {
     SCOPED_TRACE(edit.from + " -> " + edit.to.substr(0, 80));
-    EXPECT_CONTAINS(refusal(edited(edit.from, edit.to)), edit.refused_with);
+    TRTET_EXPECT_ERROR(parse_partition_plan(edited(edit.from, edit.to)), kInvalid, kPlan, edit.refused_with);
   }
 }
 
@@ -117,13 +112,14 @@ TEST(PlanFile, OptionalFieldsAndANullRemainder) {
 }
 
 TEST(PlanFile, MalformedJsonIsRefused) {
-  EXPECT_CONTAINS(refusal(""), "not valid JSON");
-  EXPECT_CONTAINS(refusal("{"), "not valid JSON");
-  EXPECT_CONTAINS(refusal("{\"format\": \"trtet-partition-plan\",}"), "not valid JSON");
-  EXPECT_CONTAINS(refusal(std::string("{\"a\":\0}", 7)), "not valid JSON");
-  EXPECT_CONTAINS(refusal("[]"), "the plan must be an object");
-  EXPECT_CONTAINS(refusal("42"), "the plan must be an object");
-  EXPECT_CONTAINS(refusal("{}"), "the plan has no \"format\"");
+  TRTET_EXPECT_ERROR(parse_partition_plan(""), kInvalid, kPlan, "not valid JSON");
+  TRTET_EXPECT_ERROR(parse_partition_plan("{"), kInvalid, kPlan, "not valid JSON");
+  TRTET_EXPECT_ERROR(parse_partition_plan("{\"format\": \"trtet-partition-plan\",}"), kInvalid, kPlan,
+                     "not valid JSON");
+  TRTET_EXPECT_ERROR(parse_partition_plan(std::string("{\"a\":\0}", 7)), kInvalid, kPlan, "not valid JSON");
+  TRTET_EXPECT_ERROR(parse_partition_plan("[]"), kInvalid, kPlan, "the plan must be an object");
+  TRTET_EXPECT_ERROR(parse_partition_plan("42"), kInvalid, kPlan, "the plan must be an object");
+  TRTET_EXPECT_ERROR(parse_partition_plan("{}"), kInvalid, kPlan, "the plan has no \"format\"");
   expect_refused({
       {"trtet-partition-plan", "something-else", "\"format\" must be"},
       {"\"version\": 1", "\"version\": 2", "version 2; this library reads version 1"},
@@ -192,19 +188,22 @@ TEST(PlanFile, NamesAreCheckedAndUnique) {
 
 TEST(PlanFile, HostileShapesAreRefusedBeforeParsing) {
   // Nesting: 9 levels refused without handing it to the parser; 100000 would be a stack overflow.
-  EXPECT_CONTAINS(refusal(std::string(9, '[') + std::string(9, ']')), "nested more than 8 deep");
-  EXPECT_CONTAINS(refusal(std::string(100000, '[')), "nested more than 8 deep");
+  TRTET_EXPECT_ERROR(parse_partition_plan(std::string(9, '[') + std::string(9, ']')), kInvalid, kPlan,
+                     "nested more than 8 deep");
+  TRTET_EXPECT_ERROR(parse_partition_plan(std::string(100000, '[')), kInvalid, kPlan, "nested more than 8 deep");
   // Brackets inside strings do not count.
   EXPECT_TRUE(parse_partition_plan(edited("\"latency.pte\"", "\"" + std::string(20, '[') + "\\\"\"")).ok());
   // Size: more than 1 MiB refused at once.
-  EXPECT_CONTAINS(refusal(std::string((1 << 20) + 1, ' ')), "a plan file is at most 1048576");
+  TRTET_EXPECT_ERROR(parse_partition_plan(std::string((1 << 20) + 1, ' ')), kInvalid, kPlan,
+                     "a plan file is at most 1048576");
   // Partitions: at most 256.
   std::string many = R"({"format": "trtet-partition-plan", "version": 1, "gpu": {"name": "big", "sm_count": 65536,
     "min_partition": 1, "alignment": 1, "granularity": 1, "max_partitioned_sms": 65536}, "partitions": [)";
   for (int i = 0; i < 257; ++i) many += std::string(i ? "," : "") + "{\"name\": \"m" + std::to_string(i) + "\", \"sms\": 1, \"p99_target_us\": 1}";
   many += "]}";
-  EXPECT_CONTAINS(refusal(many), "a plan has 1 to 256 partitions, this one 257");
-  EXPECT_CONTAINS(refusal(edited("\"partitions\": [", "\"partitions\": [], \"x\": [")), "unknown key");
+  TRTET_EXPECT_ERROR(parse_partition_plan(many), kInvalid, kPlan, "a plan has 1 to 256 partitions, this one 257");
+  TRTET_EXPECT_ERROR(parse_partition_plan(edited("\"partitions\": [", "\"partitions\": [], \"x\": [")), kInvalid, kPlan,
+                     "unknown key");
 }
 
 TEST(PlanFile, AnInvalidPlanIsNotWritten) {
@@ -212,7 +211,7 @@ TEST(PlanFile, AnInvalidPlanIsNotWritten) {
   plan.partitions[0].sms = 12;
   auto text = partition_plan_json(plan);
   ASSERT_FALSE(text.ok());
-  EXPECT_CONTAINS(text.error().message(), "partition 'latency' has 12 SMs");
+  TRTET_EXPECT_ERROR_SAYS(text, "partition 'latency' has 12 SMs");
   plan = three_models();
   plan.partitions.clear();
   EXPECT_FALSE(partition_plan_json(plan).ok());
@@ -233,19 +232,18 @@ TEST(PlanFile, AnotherGpuShapeIsRefusedWithTheReason) {
   other.max_partitioned_sms = 112;
   auto counts = check_partition_plan(three_models(), other);
   ASSERT_FALSE(counts.ok());
-  EXPECT_EQ(counts.error().code(), GreenContextErrc::kInvalidArgument);
-  const std::string& m = counts.error().message();
-  EXPECT_CONTAINS(m, "it was made on 'NVIDIA H200' (132 SMs; partitions are multiples of 8 SMs: minimum 8, alignment 8; "
-                     "one split hands out at most 128)");
-  EXPECT_CONTAINS(m, "but this GPU is 'NVIDIA H100 PCIe' (114 SMs;");
-  EXPECT_CONTAINS(m, "make a plan on this GPU");
+  TRTET_EXPECT_ERROR(
+      counts, GreenContextErrc::kInvalidArgument,
+      "it was made on 'NVIDIA H200' (132 SMs; partitions are multiples of 8 SMs: minimum 8, alignment 8; "
+      "one split hands out at most 128)",
+      "but this GPU is 'NVIDIA H100 PCIe' (114 SMs;", "make a plan on this GPU");
   EXPECT_EQ(counts.error().limits().sm_count, 114u);
 
   PlanGpu finer = h200();
   finer.min_partition = 2;
   finer.alignment = 2;
   finer.granularity = 2;
-  EXPECT_CONTAINS(check_partition_plan(three_models(), finer).error().message(), "minimum 2, alignment 2");
+  TRTET_EXPECT_ERROR_SAYS(check_partition_plan(three_models(), finer), "minimum 2, alignment 2");
   PlanGpu renamed = h200();
   renamed.name = "NVIDIA H100 80GB HBM3";  // the same SM layout, another GPU: its latencies differ
   EXPECT_FALSE(check_partition_plan(three_models(), renamed).ok());
@@ -256,10 +254,10 @@ TEST(PlanFile, APlanLargerThanThisGpusSplitIsRefusedWithTheClosestValidRequest) 
   plan.partitions = {{"a", 64, 100, 0, 0, 0, ""}, {"b", 64, 100, 0, 0, 0, ""}};
   auto counts = check_partition_plan(plan, h200(120));  // an H200 whose split makes 15 groups
   ASSERT_FALSE(counts.ok());
-  const std::string& m = counts.error().message();
-  EXPECT_CONTAINS(m, "the partitions ask for 128 SMs in all (64,64); one split handed out 128 on the GPU the plan was "
-                     "made on, but only 120 on this one");
-  EXPECT_CONTAINS(m, "closest valid request: 56,64");
+  TRTET_EXPECT_ERROR_SAYS(counts,
+                          "the partitions ask for 128 SMs in all (64,64); one split handed out 128 on the GPU the plan "
+                          "was made on, but only 120 on this one",
+                          "closest valid request: 56,64");
   EXPECT_EQ(counts.error().closest_valid(), (std::vector<unsigned>{56, 64}));
   EXPECT_EQ(counts.error().limits().max_partitioned_sms, 120u);
   EXPECT_EQ(counts.error().limits().device, 0);
@@ -271,26 +269,26 @@ TEST(PlanFile, ApplyingChecksThePlanBeforeTheDevice) {
   auto applied = apply_partition_plan(0, bad);
   ASSERT_FALSE(applied.ok());
   EXPECT_EQ(applied.error().code(), GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(applied.error().message(), "partition 'memory' has 7 SMs");
+  TRTET_EXPECT_ERROR_SAYS(applied, "partition 'memory' has 7 SMs");
 }
 
 TEST(PlanFile, PartitionsAreFoundByName) {
   PlannedPartitions none;
   auto missing = none.get("chat");
   ASSERT_FALSE(missing.ok());
-  EXPECT_CONTAINS(missing.error().message(), "no partition named 'chat' in the plan; it has none");
+  TRTET_EXPECT_ERROR_SAYS(missing, "no partition named 'chat' in the plan; it has none");
   std::vector<GreenContext> empty(2);
   PlannedPartitions two({"chat", "headroom"}, std::move(empty));
   ASSERT_TRUE(two.get("headroom").ok());
   EXPECT_EQ(*two.get("headroom"), &two.partitions()[1]);
   ASSERT_TRUE(two.get("chat").ok());
-  EXPECT_CONTAINS(two.get("vision").error().message(), "it has 'chat', 'headroom'");
+  TRTET_EXPECT_ERROR_SAYS(two.get("vision"), "it has 'chat', 'headroom'");
   // Taken out, the partitions leave no names behind.
   const std::vector<GreenContext> taken = std::move(two).release();
   EXPECT_EQ(taken.size(), 2u);
   EXPECT_TRUE(two.names().empty());  // NOLINT(bugprone-use-after-move): release() leaves it empty
   EXPECT_TRUE(two.partitions().empty());
-  EXPECT_CONTAINS(two.get("chat").error().message(), "it has none");
+  TRTET_EXPECT_ERROR_SAYS(two.get("chat"), "it has none");
 }
 
 TEST(PlanFile, ReadFromAFile) {
@@ -308,15 +306,15 @@ TEST(PlanFile, ReadFromAFile) {
   }
   auto bad = read_partition_plan(path);
   ASSERT_FALSE(bad.ok());
-  EXPECT_CONTAINS(bad.error().message(), path + ": partition plan:");
+  TRTET_EXPECT_ERROR_SAYS(bad, path + ": partition plan:");
   {
     std::ofstream out(path);
     out << std::string((1 << 20) + 10, ' ');
   }
-  EXPECT_CONTAINS(read_partition_plan(path).error().message(), "larger than 1048576 bytes");
+  TRTET_EXPECT_ERROR_SAYS(read_partition_plan(path), "larger than 1048576 bytes");
   std::remove(path.c_str());
-  EXPECT_CONTAINS(read_partition_plan(path).error().message(), "cannot open");
-  EXPECT_CONTAINS(read_partition_plan("/").error().message(), "partition plan: ");
+  TRTET_EXPECT_ERROR_SAYS(read_partition_plan(path), "cannot open");
+  TRTET_EXPECT_ERROR_SAYS(read_partition_plan("/"), "partition plan: ");
 }
 
 // ---- several GPUs: "trtet-partition-plans" ----
@@ -334,15 +332,6 @@ std::string plans_json(const PartitionPlans& plans) {
   auto text = partition_plans_json(plans);
   EXPECT_TRUE(text.ok()) << (text.ok() ? "" : text.error().message());
   return text.ok() ? *text : "";
-}
-
-std::string plans_refusal(const std::string& text) {
-  auto plans = parse_partition_plans(text);
-  EXPECT_FALSE(plans.ok()) << "accepted: " << text.substr(0, 300);
-  if (plans.ok()) return "";
-  EXPECT_EQ(plans.error().code(), GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(plans.error().message(), "partition plan: ");
-  return plans.error().message();
 }
 
 // The two-device plans' JSON with the n-th occurrence (from 0) of `from` replaced by `to`.
@@ -382,9 +371,9 @@ TEST(PlansFile, AOneDevicePlanFileIsReadAsAPlanForAnyDevice) {
   const std::string one = edited("\"sms\": 16", "\"sms\": 30");
   EXPECT_EQ(parse_partition_plans(one).error().message(), parse_partition_plan(one).error().message());
   // It names no device: not written or applied as a several-GPU plan.
-  EXPECT_CONTAINS(partition_plans_json(*plans).error().message(), "names no device");
-  EXPECT_CONTAINS(apply_partition_plans(*plans).error().message(), "apply it with apply_partition_plan");
-  EXPECT_CONTAINS(check_partition_plans(*plans, {h200()}).error().message(), "names no device");
+  TRTET_EXPECT_ERROR_SAYS(partition_plans_json(*plans), "names no device");
+  TRTET_EXPECT_ERROR_SAYS(apply_partition_plans(*plans), "apply it with apply_partition_plan");
+  TRTET_EXPECT_ERROR_SAYS(check_partition_plans(*plans, {h200()}), "names no device");
 }
 
 TEST(PlansFile, MalformedAndHostileInputIsRefusedNamingTheField) {
@@ -429,20 +418,20 @@ TEST(PlansFile, MalformedAndHostileInputIsRefusedNamingTheField) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text.substr(0, 200));
-    EXPECT_CONTAINS(plans_refusal(c.text), c.refused_with);
+    TRTET_EXPECT_ERROR(parse_partition_plans(c.text), kInvalid, kPlan, c.refused_with);
   }
   // 65 devices: more than a file may name (counted before any is read).
   std::string many = "{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [";
   for (int d = 0; d < 65; ++d) many += std::string(d ? "," : "") + "{\"device\": " + std::to_string(d) + ", \"plan\": {}}";
   many += "]}";
-  EXPECT_CONTAINS(plans_refusal(many), "names 1 to 64 devices, this one 65");
+  TRTET_EXPECT_ERROR(parse_partition_plans(many), kInvalid, kPlan, "names 1 to 64 devices, this one 65");
   // An invalid set of plans is not written.
   PartitionPlans bad = two_devices();
   bad.devices[1].device = 0;
-  EXPECT_CONTAINS(partition_plans_json(bad).error().message(), "device 0 has two plans");
+  TRTET_EXPECT_ERROR_SAYS(partition_plans_json(bad), "device 0 has two plans");
   bad = two_devices();
   bad.devices[1].plan.partitions[0].sms = 12;
-  EXPECT_CONTAINS(partition_plans_json(bad).error().message(), "devices[1] (device 1): partition 'vision' has 12 SMs");
+  TRTET_EXPECT_ERROR_SAYS(partition_plans_json(bad), "devices[1] (device 1): partition 'vision' has 12 SMs");
   EXPECT_FALSE(partition_plans_json(PartitionPlans{}).ok());
 }
 
@@ -464,9 +453,7 @@ TEST(PlansFile, MergedFromOneDevicePlanFiles) {
 
   auto refused = [](const std::vector<std::pair<int, std::string>>& files, const std::string& part) {
     auto m = merge_partition_plans(files);
-    ASSERT_FALSE(m.ok()) << part;
-    EXPECT_EQ(m.error().code(), GreenContextErrc::kInvalidArgument);
-    EXPECT_CONTAINS(m.error().message(), part);
+    TRTET_EXPECT_ERROR(m, GreenContextErrc::kInvalidArgument, part);
   };
   refused({}, "merging takes 1 to 64 plan files");
   refused({{0, dir + "0.json"}, {0, dir + "1.json"}}, "device 0 is given two plans");
@@ -476,7 +463,7 @@ TEST(PlansFile, MergedFromOneDevicePlanFiles) {
   refused({{0, dir + "bad.json"}}, dir + "bad.json: partition plan: partition 'latency' has 9 SMs");
   refused({{0, dir + "both.json"}}, "is a several-GPU plan; merging takes one-device plans");
   for (const char* f : {"0.json", "1.json", "both.json", "bad.json"}) std::remove((dir + f).c_str());
-  EXPECT_CONTAINS(read_partition_plans(dir + "both.json").error().message(), "cannot open");
+  TRTET_EXPECT_ERROR_SAYS(read_partition_plans(dir + "both.json"), "cannot open");
 }
 
 TEST(PlansFile, CheckedAgainstEveryDeviceOfTheMachine) {
@@ -489,9 +476,9 @@ TEST(PlansFile, CheckedAgainstEveryDeviceOfTheMachine) {
   for (const std::vector<PlanGpu>& gpus : {std::vector<PlanGpu>{}, std::vector<PlanGpu>{h200()}}) {
     auto fewer = check_partition_plans(plans, gpus);
     ASSERT_FALSE(fewer.ok());
-    EXPECT_EQ(fewer.error().code(), GreenContextErrc::kInvalidArgument);
-    EXPECT_CONTAINS(fewer.error().message(), "the plans are for GPUs 0, 1 (2 GPUs at least); this machine has " +
-                                                 std::to_string(gpus.size()) + " GPU");
+    TRTET_EXPECT_ERROR(fewer, GreenContextErrc::kInvalidArgument,
+                       "the plans are for GPUs 0, 1 (2 GPUs at least); this machine has " +
+                           std::to_string(gpus.size()) + " GPU");
   }
   // Device 1 of another shape: refused naming device 1, whatever device 0 is.
   PlanGpu other = h200();
@@ -500,8 +487,8 @@ TEST(PlansFile, CheckedAgainstEveryDeviceOfTheMachine) {
   other.max_partitioned_sms = 112;
   auto shape = check_partition_plans(plans, {h200(), other});
   ASSERT_FALSE(shape.ok());
-  EXPECT_CONTAINS(shape.error().message(), "partition plan: device 1: it was made on 'NVIDIA H200'");
-  EXPECT_CONTAINS(shape.error().message(), "but this GPU is 'NVIDIA H100 PCIe'");
+  TRTET_EXPECT_ERROR_SAYS(shape, "partition plan: device 1: it was made on 'NVIDIA H200'",
+                          "but this GPU is 'NVIDIA H100 PCIe'");
   EXPECT_EQ(shape.error().limits().device, 1);
   EXPECT_EQ(shape.error().limits().sm_count, 114u);
   // Device 1 of the same kind whose split hands out fewer SMs than its plan's total.
@@ -509,7 +496,7 @@ TEST(PlansFile, CheckedAgainstEveryDeviceOfTheMachine) {
   big.devices[1].plan.partitions = {{"a", 64, 100, 0, 0, 0, ""}, {"b", 64, 100, 0, 0, 0, ""}};
   auto smaller = check_partition_plans(big, {h200(), h200(120)});
   ASSERT_FALSE(smaller.ok());
-  EXPECT_CONTAINS(smaller.error().message(), "device 1: the partitions ask for 128 SMs in all (64,64)");
+  TRTET_EXPECT_ERROR_SAYS(smaller, "device 1: the partitions ask for 128 SMs in all (64,64)");
   EXPECT_EQ(smaller.error().closest_valid(), (std::vector<unsigned>{56, 64}));
   // A device the plans skip is never read (a GPU of any shape there).
   PartitionPlans skip;
@@ -527,32 +514,30 @@ TEST(PlansFile, ApplyRefusesAMachineWithFewerGpusNamingItsCount) {
   plans.devices[1].device = std::max(1, count);  // one device more than the machine has
   auto applied = apply_partition_plans(plans);
   ASSERT_FALSE(applied.ok());
-  EXPECT_EQ(applied.error().code(), count == 0 ? GreenContextErrc::kNoDevice : GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(applied.error().message(), "partition plan: the plans are for GPUs 0, " +
-                                                 std::to_string(std::max(1, count)) + " (");
-  EXPECT_CONTAINS(applied.error().message(),
-                  "this machine has " + std::to_string(count) + " GPU" + (count == 1 ? "" : "s"));
+  TRTET_EXPECT_ERROR(applied, count == 0 ? GreenContextErrc::kNoDevice : GreenContextErrc::kInvalidArgument,
+                     "partition plan: the plans are for GPUs 0, " + std::to_string(std::max(1, count)) + " (",
+                     "this machine has " + std::to_string(count) + " GPU" + (count == 1 ? "" : "s"));
   // A plan for just the first device the machine lacks (device 0 on CI): the same refusal.
   PartitionPlans next;
   next.devices = {{count, three_models()}};
   auto lacking = apply_partition_plans(next);
   ASSERT_FALSE(lacking.ok());
-  EXPECT_CONTAINS(lacking.error().message(), "the plans are for GPUs " + std::to_string(count) + " (" +
-                                                 std::to_string(count + 1) + " GPU");
-  EXPECT_CONTAINS(lacking.error().message(), "this machine has " + std::to_string(count) + " GPU");
+  TRTET_EXPECT_ERROR_SAYS(lacking,
+                          "the plans are for GPUs " + std::to_string(count) + " (" + std::to_string(count + 1) + " GPU",
+                          "this machine has " + std::to_string(count) + " GPU");
   // A malformed set of plans is refused before the device count.
   PartitionPlans bad = two_devices();
   bad.devices[0].plan.partitions[0].sms = 7;
   auto refused = apply_partition_plans(bad);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().code(), GreenContextErrc::kInvalidArgument);
-  EXPECT_CONTAINS(refused.error().message(), "devices[0] (device 0): partition 'latency' has 7 SMs");
+  TRTET_EXPECT_ERROR(refused, GreenContextErrc::kInvalidArgument,
+                     "devices[0] (device 0): partition 'latency' has 7 SMs");
 }
 
 TEST(PlansFile, PartitionsAreFoundByDeviceAndName) {
   PlannedDevicePartitions none;
   EXPECT_EQ(none.on(0), nullptr);
-  EXPECT_CONTAINS(none.get(0, "chat").error().message(), "the plans split no GPU 0; they split GPUs none");
+  TRTET_EXPECT_ERROR_SAYS(none.get(0, "chat"), "the plans split no GPU 0; they split GPUs none");
   std::vector<PlannedPartitions> planned;
   planned.emplace_back(std::vector<std::string>{"chat"}, std::vector<GreenContext>(1));
   planned.emplace_back(std::vector<std::string>{"vision", "headroom"}, std::vector<GreenContext>(2));
@@ -561,9 +546,9 @@ TEST(PlansFile, PartitionsAreFoundByDeviceAndName) {
   EXPECT_EQ(*two.get(1, "headroom"), &two.on(1)->partitions()[1]);
   EXPECT_FALSE(two.get(0, "vision").ok());
   ASSERT_TRUE(two.get(0, "chat").ok());
-  EXPECT_CONTAINS(two.get(1, "chat").error().message(), "GPU 1: no partition named 'chat' in the plan; it has 'vision', "
-                                                        "'headroom'");
-  EXPECT_CONTAINS(two.get(2, "chat").error().message(), "the plans split no GPU 2; they split GPUs 0, 1");
+  TRTET_EXPECT_ERROR_SAYS(two.get(1, "chat"),
+                          "GPU 1: no partition named 'chat' in the plan; it has 'vision', 'headroom'");
+  TRTET_EXPECT_ERROR_SAYS(two.get(2, "chat"), "the plans split no GPU 2; they split GPUs 0, 1");
 }
 
 }  // namespace
