@@ -343,8 +343,8 @@ class ReferenceCall {
 };
 
 /// The reference call with the delegate's own host copy pool and layout in the crew's place
-/// (HostCopyPool::shared(), chunk_bytes() and kCopySlice, as HostTransfers::send and
-/// finish_receives use them): what the session adds beyond its pool, and what the pool
+/// (HostCopyPool::shared(), chunk_bytes() and kCopySlice, as ChunkedCopy::send and
+/// ChunkedCopy::finish_receives use them): what the session adds beyond its pool, and what the pool
 /// costs against the crew.
 class PoolReferenceCall {
  public:
