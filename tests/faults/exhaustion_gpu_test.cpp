@@ -224,6 +224,8 @@ class ExhaustionGpu : public ::testing::Test {
       ASSERT_EQ(call(program, *module, rows, i), "");
     }
   }
+
+  trtet_test::RecordingFactory factory_;  ///< the test engines build the programs' engines
 };
 
 // Before a load: with less than 2 MiB of the device free, the load or its first call (whose staging

@@ -260,6 +260,7 @@ class StickyErrorGpu : public ::testing::Test {
 
   void* dx_ = nullptr;
   void* dy_ = nullptr;
+  trtet_test::RecordingFactory factory_;  ///< the test engines build the programs' engines
 };
 
 // Pageable host I/O, no guard: the call copies the output back to the caller's memory, so it waits
