@@ -134,6 +134,10 @@ class Hog {
   std::size_t bytes_ = 0;
 };
 
+/// What the hog may leave above its goal: cudaMalloc maps whole 2 MiB pages, and the driver keeps
+/// part of the last one (on the H200 the hog's last allocations are refused with 3.1 MiB free).
+constexpr std::size_t kHogSlack = 2 * kMiB;
+
 /// How much free memory the hog leaves: TRTET_EXHAUSTION_LEAVE_MB (default 2 MiB), far less than
 /// a 1024-row call's device staging (3 bindings of 4 MiB).
 std::size_t leave_bytes() {
@@ -241,7 +245,7 @@ TEST_F(ExhaustionGpu, BeforeALoadTheLoadOrItsFirstCallFailsNamingMemoryAndNothin
       Hog hog(leave_bytes());
       const std::size_t free_now = device_free();
       std::printf("exhaustion: took %zu MiB, %zu KiB left free\n", hog.bytes() / kMiB, free_now / 1024);
-      ASSERT_LT(free_now, leave_bytes() + kMiB) << "the hog did not take the device's memory";
+      ASSERT_LT(free_now, leave_bytes() + kHogSlack) << "the hog did not take the device's memory";
       const std::string loaded = load(*module);
       if (!loaded.empty()) {
         failed_at = "load";
@@ -289,7 +293,7 @@ TEST_F(ExhaustionGpu, BeforeAStagingGrowthTheGrowingCallFailsNamingMemoryAndTheS
       std::printf("exhaustion: took %zu MiB, %zu KiB left free; staging reserves %llu device, %llu pinned bytes\n",
                   hog.bytes() / kMiB, free_now / 1024, static_cast<unsigned long long>(small.staging.device.reserved),
                   static_cast<unsigned long long>(small.staging.host.reserved));
-      ASSERT_LT(free_now, leave_bytes() + kMiB) << "the hog did not take the device's memory";
+      ASSERT_LT(free_now, leave_bytes() + kHogSlack) << "the hog did not take the device's memory";
       const std::string grown = call(k4m, *module, 1024, 2);
       std::printf("exhaustion before a staging growth: the 1024-row call: %s\n", grown.empty() ? "succeeded" : grown.c_str());
       ASSERT_FALSE(grown.empty()) << "with " << free_now << " bytes free a 1024-row call succeeded, its staging "
