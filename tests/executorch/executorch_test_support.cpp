@@ -51,6 +51,10 @@ std::string captured_log() {
   return log_text();
 }
 
+std::string error_with_log(etr::Error error) {
+  return std::string("ExecuTorch error ") + etr::to_string(error) + "; log: " + captured_log();
+}
+
 void clear_log() {
   std::lock_guard<std::mutex> lock(log_mutex());
   log_text().clear();

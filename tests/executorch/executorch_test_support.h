@@ -30,6 +30,8 @@ void ensure_executorch_runtime();
 /// Everything ExecuTorch logged (ET_LOG, from the runtime and the backend) since clear_log().
 std::string captured_log();
 void clear_log();
+/// "ExecuTorch error <name>; log: <captured_log()>": an ExecuTorch error with what was logged.
+std::string error_with_log(etr::Error error);
 
 /// Path of a program built at build time (tests/executorch/programs → build/.../programs/<name>.pte).
 std::string program_path(const std::string& name);

@@ -37,9 +37,6 @@ using trtet_test::program_path;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-std::string error_text(etr::Error error) {
-  return std::string("ExecuTorch error ") + etr::to_string(error) + "; log: " + captured_log();
-}
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -189,10 +186,10 @@ class ExhaustionGpu : public ::testing::Test {
       etr::LoadBackendOptionsMap map;
       (void)map.set_options("TensorRTBackend", options.view());
       const etr::Error loaded = module.load(map);
-      if (loaded != etr::Error::Ok) return error_text(loaded);
+      if (loaded != etr::Error::Ok) return trtet_test::error_with_log(loaded);
     }
     const etr::Error loaded = module.load_method("forward");
-    return loaded == etr::Error::Ok ? "" : error_text(loaded);
+    return loaded == etr::Error::Ok ? "" : trtet_test::error_with_log(loaded);
   }
 
   /// One call with `rows` rows of pageable host inputs: "" when it succeeded with right outputs,
@@ -208,7 +205,7 @@ class ExhaustionGpu : public ::testing::Test {
     inputs.emplace_back(*tx);
     inputs.emplace_back(*ty);
     auto result = module.forward(inputs);
-    if (!result.ok()) return error_text(result.error());
+    if (!result.ok()) return trtet_test::error_with_log(result.error());
     const auto& out = result->at(0).toTensor();
     if (static_cast<std::size_t>(out.numel()) != count) return "wrong: output of " + std::to_string(out.numel()) + " elements";
     const float* data = out.const_data_ptr<float>();

@@ -42,9 +42,6 @@ constexpr int kRows = 64;
 constexpr int kCols = 4096;
 constexpr std::size_t kMaxCount = std::size_t{kRows} * kCols;
 
-std::string error_text(etr::Error error) {
-  return std::string("ExecuTorch error ") + etr::to_string(error) + "; log: " + captured_log();
-}
 
 enum class Io { kHost, kDevice };
 enum class Stream { kNone, kOwn, kGreen, kNewPartition };
@@ -178,7 +175,7 @@ class FaultLoopGpu : public ::testing::Test {
         Quiet quiet;
         (void)cudaGraphDestroy(graph);
       }
-      run.fail(step, error_text(result.error()));
+      run.fail(step, trtet_test::error_with_log(result.error()));
       return;
     }
     const etr::etensor::Tensor& out = result->at(0).toTensor();
@@ -219,13 +216,13 @@ class FaultLoopGpu : public ::testing::Test {
       (void)map.set_options("TensorRTBackend", options.view());
       const etr::Error loaded = module->load(map);
       if (loaded != etr::Error::Ok) {
-        run.fail("load", error_text(loaded));
+        run.fail("load", trtet_test::error_with_log(loaded));
         return run;
       }
     }
     const etr::Error loaded = module->load_method("forward");
     if (loaded != etr::Error::Ok) {
-      run.fail("load", error_text(loaded));
+      run.fail("load", trtet_test::error_with_log(loaded));
       return run;
     }
     for (std::size_t i = 0; i < c.rows.size() && run.ok; ++i) call(c, *module, static_cast<int>(i), c.rows[i], run);
@@ -257,7 +254,7 @@ class FaultLoopGpu : public ::testing::Test {
                                              method_allocator(), temp_allocator());
       const etr::Error loaded = module->load_method("forward");
       if (loaded != etr::Error::Ok) {
-        run.fail("load", error_text(loaded));
+        run.fail("load", trtet_test::error_with_log(loaded));
       } else {
         for (std::size_t i = 0; i < c.rows.size() && run.ok; ++i) call(on, *module, static_cast<int>(i), c.rows[i], run);
       }

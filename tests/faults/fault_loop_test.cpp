@@ -36,9 +36,6 @@ constexpr int kSmallCols = 64;
 constexpr int kRows = 64;
 constexpr int kCols = 4096;
 
-std::string error_text(etr::Error error) {
-  return std::string("ExecuTorch error ") + etr::to_string(error) + "; log: " + captured_log();
-}
 
 /// A MemoryAllocator over a fixed arena (as an embedded runner gives init) whose allocations are
 /// points of the seam.
@@ -67,7 +64,7 @@ struct CallRecord {
     for (std::size_t i = 0; i < calls.size() && i < clean->size(); ++i) {
       if (calls[i] != (*clean)[i]) {
         run.fail("call " + std::to_string(i + 1),
-                 "returned " + error_text(calls[i]) + " (with no fault: " + etr::to_string((*clean)[i]) + ")");
+                 "returned " + trtet_test::error_with_log(calls[i]) + " (with no fault: " + etr::to_string((*clean)[i]) + ")");
         return;
       }
     }
@@ -117,7 +114,7 @@ TEST_F(FaultLoopCpu, BlobInitAndDestroy) {
     etr::BackendInitContext context(&allocator, nullptr, "forward", nullptr, etr::Span<const etr::BackendOption>());
     auto handle = backend->init(context, &processed, etr::ArrayRef<etr::CompileSpec>());
     if (!handle.ok()) {
-      run.fail("init", error_text(handle.error()));
+      run.fail("init", trtet_test::error_with_log(handle.error()));
       return run;
     }
     backend->destroy(handle.get());
@@ -136,7 +133,7 @@ TEST_F(FaultLoopCpu, HostPlannedThroughModule) {
     Module module(program_path("fake"), Module::LoadMode::File, nullptr, method_allocator(), temp_allocator());
     const etr::Error loaded = module.load_method("forward");
     if (loaded != etr::Error::Ok) {
-      run.fail("load", error_text(loaded));
+      run.fail("load", trtet_test::error_with_log(loaded));
       return run;
     }
     std::vector<etr::Error> calls;
@@ -158,18 +155,18 @@ Outcome direct_run(const std::string& name, int rows, int cols, CallRecord& reco
   Outcome run;
   auto file = ::executorch::extension::FileDataLoader::from(program_path(name).c_str());
   if (!file.ok()) {
-    run.fail("open", error_text(file.error()));
+    run.fail("open", trtet_test::error_with_log(file.error()));
     return run;
   }
   auto loader = std::make_unique<::executorch::extension::FileDataLoader>(std::move(file.get()));
   auto program = etr::Program::load(loader.get(), etr::Program::Verification::InternalConsistency);
   if (!program.ok()) {
-    run.fail("program", error_text(program.error()));
+    run.fail("program", trtet_test::error_with_log(program.error()));
     return run;
   }
   auto meta = program->method_meta("forward");
   if (!meta.ok()) {
-    run.fail("meta", error_text(meta.error()));
+    run.fail("meta", trtet_test::error_with_log(meta.error()));
     return run;
   }
   std::vector<std::vector<std::uint8_t>> planned;
@@ -184,7 +181,7 @@ Outcome direct_run(const std::string& name, int rows, int cols, CallRecord& reco
   etr::MemoryManager memory(&method_memory, &planned_memory, &temp_memory);
   auto method = program->load_method("forward", &memory);
   if (!method.ok()) {
-    run.fail("load", error_text(method.error()));
+    run.fail("load", trtet_test::error_with_log(method.error()));
     return run;
   }
   std::vector<etr::Error> calls;
