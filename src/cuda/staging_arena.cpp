@@ -67,7 +67,11 @@ Result<std::unique_ptr<StagingArena>> StagingArena::create(PoolKind kind, int de
   TRTET_ASSIGN_OR_RETURN(const VmmApi* api, vmm_driver());
   DeviceGuard guard(device);
   TRTET_RETURN_IF_ERROR(guard.status());
-  TRTET_CUDA_CHECK(cudaFree(nullptr));  // the device's context exists before the driver is asked
+  // A runtime call binds the device's context before the driver is asked, as a free would, but
+  // without a free's device-wide wait; its total is the device memory behind the range.
+  std::size_t free_bytes = 0;
+  std::size_t device_bytes = 0;
+  TRTET_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &device_bytes));
   CUdevice dev = 0;
   TRTET_CU_CHECK(api->cuDeviceGet(&dev, device));
   TRTET_CHECK_OR_RETURN(attribute(*api, dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) != 0,
@@ -80,8 +84,7 @@ Result<std::unique_ptr<StagingArena>> StagingArena::create(PoolKind kind, int de
   if (kind == PoolKind::kDevice) {
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = device;
-    std::size_t free_bytes = 0;
-    TRTET_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &memory));
+    memory = device_bytes;
     facts.alignment = 512;
   } else {
     if (attribute(*api, dev, CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) != 0) {
