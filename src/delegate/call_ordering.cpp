@@ -69,8 +69,10 @@ Result<SharedEvent> CallOrdering::call_event() {
 
 // Note [ordering replays]: every eager call records completion_ after its work; a call recorded
 // into a capture waits on completion_ and records it again through external event nodes, so each
-// replay of the graph is ordered after the eager calls launched before it, and eager calls after
-// a replay wait for it like for any earlier call. Once a graph may replay, eager calls always wait.
+// replay of the graph is ordered after the eager calls launched before it (the node waits on the
+// record that is latest when the replay runs, not on the one at capture time: the wait is captured
+// even where completion_ has no record yet), and eager calls after a replay wait for it like for
+// any earlier call. Once a graph may replay, eager calls always wait.
 //
 // Note [pipelined calls]
 // ----------------------
@@ -120,9 +122,9 @@ Result<CallOrder> CallOrdering::order(const CallPlan& plan) {
   CallOrder order;
   order.graphs_may_replay = captured_;
   if (plan.capturing()) {
-    if (completion_pending_ || captured_) {
-      TRTET_CUDA_CHECK(cudaStreamWaitEvent(plan.stream(), completion_->get(), cudaEventWaitExternal));
-    }
+    // Always, also where nothing is pending now: the wait node orders each replay after the eager
+    // calls queued before that replay, which a capture that is the session's first call cannot see.
+    TRTET_CUDA_CHECK(cudaStreamWaitEvent(plan.stream(), completion_->get(), cudaEventWaitExternal));
     order.after_all = true;
     return order;
   }

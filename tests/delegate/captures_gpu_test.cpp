@@ -1,5 +1,6 @@
 // The caller's own captures of a session's calls: a capture on one stream right after an eager
-// call on another (still running, or done) records the call and replays right; the staging a
+// call on another (still running, or done) records the call and replays right; a capture that is
+// the session's first call orders its replays after later eager calls; the staging a
 // captured graph was recorded with stays alive when an eager call grows the session's staging.
 // Outputs poisoned first, compared with a CPU reference on fresh data.
 #include <gtest/gtest.h>
@@ -81,6 +82,48 @@ TEST_P(CaptureAfterEagerGpu, CaptureOnAnotherStreamIsRecordedAndReplaysRight) {
 
 INSTANTIATE_TEST_SUITE_P(EarlierCall, CaptureAfterEagerGpu, ::testing::Bool(),
                          [](const auto& info) { return info.param ? std::string("InFlight") : std::string("Done"); });
+
+// A capture that is the session's first call (no warm-up, so nothing is pending when it is
+// recorded) still orders each replay after the eager calls queued before that replay, on any
+// stream: the graph and those calls share the engine's memory (the aux engine's scratch, as a
+// TensorRT context's). Caller work holds the eager call back 100 ms; a replay queued after it on
+// another stream must not end before it (the 8-minute soak's seed 2905517958700723711 found such a
+// replay rewriting the scratch under the eager call).
+class CaptureFirstGpu : public StreamGpuTest {};
+
+TEST_F(CaptureFirstGpu, AReplayIsOrderedAfterAnEagerCallQueuedBeforeIt) {
+  OwnedStream b;
+  ASSERT_TRUE(b.ok());
+  auto s = make_session("aux min=1 max=65536 spin_us=20000");
+  ASSERT_TRUE(s.session);
+  constexpr std::int64_t kN = 4096;
+  AxpbyIo graph_io(Memory::kDevice, Memory::kDevice, Shape{kN});
+  CapturedCall captured = capture_call(b, *s.session, graph_io.args());
+  ASSERT_EQ(captured.ended, cudaSuccess) << "execute said: " << captured.status.to_string();
+  TRTET_ASSERT_OK(captured.status);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, captured.graph, 0), cudaSuccess);
+  graph_io.refresh();  // the replay's inputs, written before the eager call is queued
+
+  AxpbyIo eager(Memory::kDevice, Memory::kDevice, Shape{kN});
+  const std::vector<float> late_x = fresh_random(kN);
+  auto written = queue_spin_then_write(stream_, 100000, *eager.x, late_x);
+  TRTET_ASSERT_OK(written);
+  {
+    CudaStreamGuard guard(stream_);
+    TRTET_ASSERT_OK(s.session->execute(eager.args(), 3));  // device I/O under a guard: returns at once
+  }
+  ASSERT_EQ(cudaGraphLaunch(exec, b), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(b), cudaSuccess);
+  EXPECT_EQ(cudaStreamQuery(stream_), cudaSuccess)
+      << "the replay ended while the eager call queued before it (100 ms of caller work, then 20 ms of "
+         "engine) was still to run: the graph's replays are not ordered after later eager calls";
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_TRUE(axpby_matches(eager.out->read(), late_x, eager.yv, 2.0f, -0.5f)) << "the eager call's outputs";
+  EXPECT_TRUE(graph_io.out_matches()) << "the replay's outputs";
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(captured.graph), cudaSuccess);
+}
 
 // A captured graph keeps using the session's staging (pinned I/O is staged through device
 // buffers): an eager call that grows the staging leaves the buffers the graph was recorded with

@@ -132,8 +132,10 @@ class Hog {
 };
 
 /// What the hog may leave above its goal: cudaMalloc maps whole 2 MiB pages, and the driver keeps
-/// part of the last one (on the H200 the hog's last allocations are refused with 3.1 MiB free).
-constexpr std::size_t kHogSlack = 2 * kMiB;
+/// part of the last ones (on the H200 the hog's last allocations were refused with 3.1 MiB free in
+/// one run, 5.1 MiB in another). Goal and slack together stay below the 12 MiB of device staging a
+/// 1024-row call grows to, so a hog within them still makes that growth fail.
+constexpr std::size_t kHogSlack = 6 * kMiB;
 
 /// How much free memory the hog leaves: TRTET_EXHAUSTION_LEAVE_MB (default 2 MiB), far less than
 /// a 1024-row call's device staging (3 bindings of 4 MiB).
