@@ -238,7 +238,10 @@ void run_thread(int index, Model& model, cudaStream_t stream, const std::vector<
   Rng rng(fuzz::mix(seed, static_cast<std::uint64_t>(index)));
   std::uint64_t calls = 0;
   while (!totals.stop.load(std::memory_order_relaxed)) {
-    const CallPlan plan = draw_call(rng, model.model);
+    CallPlan plan = draw_call(rng, model.model);
+    // An SM-checked model is always called under a guard: without one the call runs on the
+    // session's own stream, on the whole device.
+    if (model.partition >= 0) plan.guard = true;
     if (!model.model.in_profile(plan.shape)) continue;
     pool.release_all();  // the previous call is complete: its checks waited for everything it promised
     auto prepared = CallArgs::prepare(model.model, plan, pool, io);
