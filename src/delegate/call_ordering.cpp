@@ -45,9 +45,6 @@ void CallOrdering::wait_for_all() noexcept {
 
 Status CallOrdering::join_caller(const CallPlan& plan) {
   if (!plan.where.joined()) return Status::Ok();
-#ifdef TRTET_PLANT_NO_GUARD_NOT_JOINED
-  return Status::Ok();  // planted bug (docs/TESTING.md): the own stream does not wait for the caller's
-#endif
   TRTET_RETURN_IF_ERROR(ensure_made(join_in_));
   TRTET_RETURN_IF_ERROR(join_in_.record(plan.where.choice.caller));
   TRTET_CUDA_CHECK(cudaStreamWaitEvent(plan.stream(), join_in_.get(), 0));
@@ -162,19 +159,12 @@ void CallOrdering::decide_pipelined(const CallPlan& plan, CallOrder& order) cons
 }
 
 Status CallOrdering::wait_before_copies(const CallOrder& order, cudaStream_t stream) const {
-#ifndef TRTET_PLANT_STAGING_SLOT_REUSED_EARLY  // planted bug: copies into the slot before its last engine ends
   if (order.before_copies != nullptr) TRTET_CUDA_CHECK(cudaStreamWaitEvent(stream, order.before_copies, 0));
-#else
-  (void)order;
-  (void)stream;
-#endif
   return Status::Ok();
 }
 
 Status CallOrdering::wait_before_engine(const CallOrder& order, cudaStream_t stream) const {
-#ifndef TRTET_PLANT_MISSING_CROSS_STREAM_WAIT  // planted bug: counted, but not waited for
   if (order.before_engine != nullptr) TRTET_CUDA_CHECK(cudaStreamWaitEvent(stream, order.before_engine, 0));
-#endif
   if (order.before_engine_copies != nullptr) {
     TRTET_CUDA_CHECK(cudaStreamWaitEvent(stream, order.before_engine_copies, 0));
   }
@@ -239,11 +229,7 @@ Status CallOrdering::record_completion(const CallPlan& plan, const CallOrder& or
 }
 
 Status CallOrdering::record_repeat(cudaStream_t stream) {
-#ifndef TRTET_PLANT_REPEAT_SKIPS_COMPLETION  // planted bug: completion_ does not cover the repeat
-  TRTET_RETURN_IF_ERROR(completion_->record(stream));
-#else
-  (void)stream;
-#endif
+  TRTET_CUDA_CHECK(cudaEventRecord(completion_->get(), stream));
   completion_pending_ = true;
   return Status::Ok();
 }

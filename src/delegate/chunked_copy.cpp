@@ -132,9 +132,7 @@ Status ChunkedCopy::finish_receives() {
   const std::size_t count = tasks_.size();
   if (count == 0) return Status::Ok();
   if (count == 1) {
-#ifndef TRTET_PLANT_PAGEABLE_OUTPUT_EARLY  // planted bug: copied out before the transfer (and engine) ends
-    TRTET_RETURN_IF_ERROR(chunk_events_[0]->synchronize());
-#endif
+    TRTET_CUDA_CHECK(cudaEventSynchronize(chunk_events_[0]->get()));
     std::memcpy(tasks_[0].destination, tasks_[0].source, tasks_[0].bytes);
     clear();
     return Status::Ok();
@@ -147,9 +145,9 @@ Status ChunkedCopy::finish_receives() {
   pool.begin(batch, 0);
   Status waited;
   for (std::size_t c = 0; c < chunk_ends_.size() && waited.ok(); ++c) {
-#ifndef TRTET_PLANT_PAGEABLE_OUTPUT_EARLY
-    waited = chunk_events_[c]->synchronize();
-#endif
+    if (const cudaError_t e = cudaEventSynchronize(chunk_events_[c]->get()); e != cudaSuccess) {
+      waited = cuda::runtime_status(e, "cudaEventSynchronize(chunk event)", __FILE__, __LINE__);
+    }
     if (waited.ok()) pool.publish(batch, chunk_ends_[c]);
   }
   pool.finish(batch);

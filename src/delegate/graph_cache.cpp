@@ -27,10 +27,6 @@ GraphCache::Entry* GraphCache::insert(const GraphKey& key) {
     if (reused == nullptr || entry.last_used < reused->last_used) reused = &entry;
   }
   if (reused == nullptr) return nullptr;
-#ifdef TRTET_PLANT_GRAPH_DESTROYED_IN_CALL  // planted bug: the reused entry's graph is destroyed in the call
-  if (reused->exec != nullptr) TRTET_CUDA_WARN(cudaGraphExecDestroy(reused->exec));
-  reused->exec = nullptr;
-#endif
   reused->key = key;
   reused->current = false;
   reused->eager = false;

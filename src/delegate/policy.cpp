@@ -35,9 +35,7 @@ Result<Completion> decide_completion(const CallFacts& facts) {
     TRTET_CHECK_OR_RETURN(!facts.pageable, kInvalidArgument,
                           "pageable host memory cannot be used while the stream is being captured into a CUDA "
                           "graph (the copy would synchronize); use device or pinned host memory");
-#ifndef TRTET_PLANT_CAPTURE_SYNCS  // planted bug: a capture with host I/O waits for it like an eager call
     return Completion::kReturnAtOnce;
-#endif
   }
   if (!facts.caller_selected || facts.host_outputs) return Completion::kWaitOutputsReady;
   if (facts.host_inputs) return Completion::kWaitInputsConsumed;

@@ -97,6 +97,11 @@ int trtet_faults_point(const char* name, unsigned kind);
 void trtet_faults_pause(int pause);
 /// Bytes allocated through the shim and not yet freed: device (pinned = 0) or pinned host (pinned = 1).
 long long trtet_faults_live_bytes(int pinned);
+/// Calls the planted bug applied to so far (Note [planted bugs] in shim_state.h).
+unsigned long trtet_faults_plant_hits(void);
+/// Replaces the plant (TRTET_FAULTS_PLANT's, at first) with `spec` ("" or NULL: none) and zeroes the
+/// count of planted calls; -1, and the plant unchanged, where `spec` is malformed.
+int trtet_faults_set_plant(const char* spec);
 
 #ifdef __cplusplus
 }

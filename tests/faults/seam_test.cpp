@@ -1,9 +1,13 @@
 // The seam (faults.h) on any machine: the shim is the definition this process and the backend
 // library bind to, its points count and fail as armed, an injected error is CUDA's last error,
-// and the other seams (the copy pool's worker start, the test engines' hook) fail through it.
+// the other seams (the copy pool's worker start, the test engines' hook) fail through it, and a
+// planted bug changes the calls of one function only.
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -25,6 +29,7 @@ class Seam : public ::testing::Test {
     trtet_faults_set_kinds(TRTET_FAULT_DEFAULT_KINDS);
   }
   void TearDown() override {
+    trtet_faults_set_plant("");
     trtet_faults_reset();
     trtet_faults_set_kinds(TRTET_FAULT_DEFAULT_KINDS);
     trtet_test::set_engine_fault_hook(nullptr);
@@ -130,6 +135,57 @@ TEST_F(Seam, TheTestEnginesHookFailsTheFactoryWithANamedError) {
   TRTET_ASSERT_ERROR(engine, ex::ErrorCode::kMemoryAllocationFailed, "test engine factory: injected fault");
   auto next = trtet_test::make_test_engine("fake min=1x4 max=64x4096", 0);
   EXPECT_TRUE(next.ok()) << next.status().message();
+}
+
+/// A call of cudaStreamWaitEvent whose return address lies in this function (the asm keeps the
+/// compiler from making it a tail call, which would return to the caller's caller).
+__attribute__((noinline)) cudaError_t wait_from_here() {
+  const cudaError_t error = cudaStreamWaitEvent(nullptr, nullptr, 0);
+  asm volatile("" ::: "memory");
+  return error;
+}
+
+/// "drop cudaStreamWaitEvent <this executable> <wait_from_here's offset> 40".
+std::string plant_over_wait_from_here() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&wait_from_here), &info) == 0 || info.dli_fname == nullptr) return "";
+  const auto offset = reinterpret_cast<std::uintptr_t>(&wait_from_here) - reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+  char text[64];
+  std::snprintf(text, sizeof(text), " %llx 40", static_cast<unsigned long long>(offset));
+  return std::string("drop cudaStreamWaitEvent ") + info.dli_fname + text;
+}
+
+// Note [planted bugs] (shim_state.h): a dropped call is not made and returns cudaSuccess, only
+// where it is made from the planted function's bytes; a call from elsewhere, and every call once
+// the plant is gone, is CUDA's own (here an error: a null event, or no device at all).
+TEST_F(Seam, APlantDropsTheCallsOfOneFunctionOnly) {
+  const std::string plant = plant_over_wait_from_here();
+  ASSERT_FALSE(plant.empty()) << "dladdr found no object for this test";
+  ASSERT_NE(wait_from_here(), cudaSuccess) << "with no plant, a wait on a null event must fail";
+  (void)cudaGetLastError();
+  ASSERT_EQ(trtet_faults_set_plant(plant.c_str()), 0) << plant;
+  const unsigned long forwarded = trtet_faults_calls("cudaStreamWaitEvent");
+  EXPECT_EQ(wait_from_here(), cudaSuccess) << "the planted call was made: " << plant;
+  EXPECT_EQ(trtet_faults_plant_hits(), 1ul);
+  EXPECT_EQ(trtet_faults_calls("cudaStreamWaitEvent"), forwarded) << "a dropped call went on to CUDA";
+  EXPECT_NE(cudaStreamWaitEvent(nullptr, nullptr, 0), cudaSuccess) << "a call from another function was dropped";
+  (void)cudaGetLastError();
+  EXPECT_EQ(trtet_faults_plant_hits(), 1ul);
+  ASSERT_EQ(trtet_faults_set_plant(""), 0);
+  EXPECT_NE(wait_from_here(), cudaSuccess) << "the plant outlived its removal";
+  (void)cudaGetLastError();
+  EXPECT_EQ(trtet_faults_plant_hits(), 0ul);
+}
+
+TEST_F(Seam, AMalformedPlantIsRefusedAndChangesNothing) {
+  const std::string plant = plant_over_wait_from_here();
+  ASSERT_EQ(trtet_faults_set_plant(plant.c_str()), 0);
+  for (const char* bad : {"drop", "drop cudaStreamWaitEvent x", "skip cudaStreamWaitEvent x 10 20",
+                          "drop cudaStreamWaitEvent x zz 20", "drop cudaStreamWaitEvent x 10 0"}) {
+    EXPECT_EQ(trtet_faults_set_plant(bad), -1) << bad;
+  }
+  EXPECT_EQ(wait_from_here(), cudaSuccess) << "a refused plant replaced the one before it";
+  EXPECT_EQ(trtet_faults_plant_hits(), 1ul);
 }
 
 }  // namespace

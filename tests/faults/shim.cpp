@@ -403,6 +403,12 @@ cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* gra
 
 cudaError_t CUDARTAPI cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t graph, cudaGraphExecUpdateResultInfo* info) {
   TRTET_REAL(cudaGraphExecUpdate);
+  if (TRTET_PLANTED(cudaGraphExecUpdate) == Plant::kDestroyFresh) {
+    static const auto instantiate = next_cuda(&::cudaGraphInstantiate, "cudaGraphInstantiate");
+    static const auto destroy = next_cuda(&::cudaGraphExecDestroy, "cudaGraphExecDestroy");
+    cudaGraphExec_t fresh = nullptr;
+    if (instantiate(&fresh, graph, 0) == cudaSuccess) (void)destroy(fresh);
+  }
   if (point("cudaGraphExecUpdate", TRTET_FAULT_GRAPH)) {
     if (info != nullptr) {
       std::memset(info, 0, sizeof(*info));
@@ -451,20 +457,34 @@ cudaError_t CUDARTAPI cudaMemsetAsync(void* ptr, int value, size_t count, cudaSt
 
 cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   TRTET_REAL(cudaEventRecord);
+  if (TRTET_PLANTED(cudaEventRecord) == Plant::kDrop) return cudaSuccess;
   TRTET_FAULT(cudaEventRecord, TRTET_FAULT_ORDER, cudaErrorInvalidValue);
   return real(event, stream);
 }
 
 cudaError_t CUDARTAPI cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
   TRTET_REAL(cudaEventRecordWithFlags);
+  if (TRTET_PLANTED(cudaEventRecordWithFlags) == Plant::kSyncFirst) {
+    static const auto synchronize = next_cuda(&::cudaStreamSynchronize, "cudaStreamSynchronize");
+    (void)synchronize(stream);
+  }
   TRTET_FAULT(cudaEventRecordWithFlags, TRTET_FAULT_ORDER, cudaErrorInvalidValue);
   return real(event, stream, flags);
 }
 
 cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
   TRTET_REAL(cudaStreamWaitEvent);
+  if (TRTET_PLANTED(cudaStreamWaitEvent) == Plant::kDrop) return cudaSuccess;
   TRTET_FAULT(cudaStreamWaitEvent, TRTET_FAULT_ORDER, cudaErrorInvalidValue);
   return real(stream, event, flags);
+}
+
+// Not a fallible point: interposed for the planted bugs only (Note [planted bugs]).
+cudaError_t CUDARTAPI cudaEventSynchronize(cudaEvent_t event) {
+  TRTET_REAL(cudaEventSynchronize);
+  if (TRTET_PLANTED(cudaEventSynchronize) == Plant::kDrop) return cudaSuccess;
+  count_call("cudaEventSynchronize");
+  return real(event);
 }
 
 }  // extern "C"

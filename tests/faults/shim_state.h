@@ -56,6 +56,22 @@ void untrack(bool pinned, void* ptr);
 /// libcudart's (or libc's) definition of `name`: the next one after this library.
 void* next_symbol(const char* name, const char* version);
 
+/// Note [planted bugs]
+/// --------------------
+/// TRTET_FAULTS_PLANT="ACTION API OBJECT START SIZE" plants one deliberate bug for
+/// scripts/plant-bugs: each call of the runtime function API made from the bytes [START, START +
+/// SIZE) (hexadecimal offsets, as `nm -S` prints a function's) of the loaded object whose path
+/// contains OBJECT gets ACTION instead of, or before, its usual forwarding:
+///   drop            the call is not made and returns cudaSuccess (a wait, record or synchronize left out)
+///   sync_first      cudaStreamSynchronize(stream) runs first (a call that waits where it must not)
+///   destroy_fresh   cudaGraphExecUpdate(exec, graph): graph is instantiated and the exec destroyed
+///                   first (a graph exec destroyed inside a call)
+/// TRTET_FAULTS_PLANT_LOG names a file the process appends its count of planted calls to at exit, so
+/// the script can tell a plant that was never reached from one the tests missed.
+enum class Plant { kNone, kDrop, kSyncFirst, kDestroyFresh };
+/// What TRTET_FAULTS_PLANT asks of a call of `api` that returns to `ret`.
+Plant planted(const char* api, const void* ret);
+
 template <typename Fn>
 Fn next_cuda(Fn, const char* name) {
   return reinterpret_cast<Fn>(next_symbol(name, TRTET_CUDART_VERSION_TAG));
@@ -64,6 +80,9 @@ Fn next_cuda(Fn, const char* name) {
 }  // namespace trtet_faults_shim
 
 #define TRTET_REAL(name) static const auto real = next_cuda(&::name, #name)
+/// The plant for this call (Note [planted bugs]); used in the interposed function itself, whose
+/// return address lies in its caller.
+#define TRTET_PLANTED(name) planted(#name, __builtin_return_address(0))
 #define TRTET_FAULT(name, kind, fallback) \
   if (point(#name, kind)) return inject(fallback)
 #define TRTET_NULL_OUT(ptr) \
