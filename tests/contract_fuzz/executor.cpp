@@ -113,16 +113,20 @@ Verdict Executor::setup() {
   return std::nullopt;
 }
 
+ex::delegate::SessionOptions session_options(const EngineSpec& spec) {
+  ex::delegate::SessionOptions options;
+  options.use_cuda_graphs = spec.graphs;
+  options.staging_budget_bytes = spec.budget_bytes;
+  options.staging_slots = spec.staging_slots;
+  return options;
+}
+
 Verdict Executor::make_session(SessionSlot& slot) {
   const EngineSpec& spec = slot.model.spec();
   auto engine = slot.model.make(0);
   if (!engine.ok()) return harness("making engine " + to_string(spec), engine.status());
   slot.engine = dynamic_cast<TestEngine*>(engine->get());
-  ex::delegate::SessionOptions options;
-  options.use_cuda_graphs = spec.graphs;
-  options.staging_budget_bytes = spec.budget_bytes;
-  options.staging_slots = spec.staging_slots;
-  slot.session = std::make_unique<ex::delegate::Session>(std::move(engine).value(), options);
+  slot.session = std::make_unique<ex::delegate::Session>(std::move(engine).value(), session_options(spec));
   const ex::Status initialized = slot.session->initialize();
   if (!initialized.ok()) {
     return Failure{Category::kStatus, "Session::initialize for " + to_string(spec) + ": " + initialized.to_string()};

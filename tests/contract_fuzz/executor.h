@@ -49,6 +49,9 @@ namespace trtet_test::fuzz {
 extern std::atomic<long> g_current_step;
 extern std::atomic<long long> g_step_started_ns;
 
+/// The SessionOptions a session over `spec` is made with (its graphs, staging budget and slots).
+ex::delegate::SessionOptions session_options(const EngineSpec& spec);
+
 struct RunResult {
   Verdict failure;          ///< empty: every step kept its promises
   std::size_t step = 0;     ///< the failing step's index in the sequence

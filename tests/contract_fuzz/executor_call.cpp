@@ -16,8 +16,6 @@ namespace {
 
 Failure promise(std::string message) { return Failure{Category::kPromise, std::move(message)}; }
 
-std::string error_name(cudaError_t e) { return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")"; }
-
 /// The green partition a guarded call on `plan.stream` runs on (-1: not a green-context stream).
 int green_partition(const CallPlan& plan) {
   if (!plan.guard || plan.stream.source != StreamSource::kGreen) return -1;

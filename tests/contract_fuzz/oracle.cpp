@@ -188,6 +188,8 @@ const char* to_string(Category category) noexcept {
   return "?";
 }
 
+std::string error_name(cudaError_t e) { return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")"; }
+
 Verdict check_untouched(CallArgs& args, cudaStream_t io, Tally& tally) {
   for (int b = 0; b < args.model().io_count(); ++b) {
     const TensorState& t = args.tensor(b);

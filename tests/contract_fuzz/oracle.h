@@ -74,4 +74,7 @@ Verdict check_replay(CallArgs& args, cudaStream_t stream, cudaStream_t io, Tally
 /// Every output buffer of `args` still poisoned and every input unchanged (a rejected call).
 Verdict check_untouched(CallArgs& args, cudaStream_t io, Tally& tally);
 
+/// "cudaErrorX (its description)", for failure messages.
+std::string error_name(cudaError_t e);
+
 }  // namespace trtet_test::fuzz

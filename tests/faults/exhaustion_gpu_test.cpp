@@ -37,7 +37,6 @@ using trtet_test::program_path;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;

@@ -42,7 +42,6 @@ constexpr int kRows = 64;
 constexpr int kCols = 4096;
 constexpr std::size_t kMaxCount = std::size_t{kRows} * kCols;
 
-
 enum class Io { kHost, kDevice };
 enum class Stream { kNone, kOwn, kGreen, kNewPartition };
 

@@ -36,7 +36,6 @@ constexpr int kSmallCols = 64;
 constexpr int kRows = 64;
 constexpr int kCols = 4096;
 
-
 /// A MemoryAllocator over a fixed arena (as an embedded runner gives init) whose allocations are
 /// points of the seam.
 class FixedFailingAllocator : public etr::MemoryAllocator {
@@ -215,7 +214,6 @@ TEST_F(FaultLoopCpu, DevicePlannedAndCpuOperatorsThroughMethod) {
   }
 #endif
 }
-
 
 std::string reached_text() {
   std::string text(trtet_faults_names(nullptr, 0) + 1, '\0');

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -42,14 +43,13 @@ void report_hits() {
   if (hits > 1) log_hits(hits - 1);
 }
 
-/// The plant of `text` (empty: none); false and no plant where `text` is malformed.
-bool parse(const char* text, PlantSpec& spec) {
-  spec = PlantSpec{};
-  if (text == nullptr || *text == '\0') return true;
+/// The plant of `text` (empty: none, kNone); nullopt where `text` is malformed.
+std::optional<PlantSpec> parse(const char* text) {
+  PlantSpec made;
+  if (text == nullptr || *text == '\0') return made;
   std::istringstream in(text);
   std::string action, start, size;
-  PlantSpec made;
-  if (!(in >> action >> made.api >> made.object >> start >> size)) return false;
+  if (!(in >> action >> made.api >> made.object >> start >> size)) return std::nullopt;
   if (action == "drop") {
     made.action = Plant::kDrop;
   } else if (action == "sync_first") {
@@ -57,16 +57,15 @@ bool parse(const char* text, PlantSpec& spec) {
   } else if (action == "destroy_fresh") {
     made.action = Plant::kDestroyFresh;
   } else {
-    return false;
+    return std::nullopt;
   }
   char* end = nullptr;
   made.start = std::strtoull(start.c_str(), &end, 16);
-  if (end == start.c_str() || *end != '\0') return false;
+  if (end == start.c_str() || *end != '\0') return std::nullopt;
   const std::uintptr_t bytes = std::strtoull(size.c_str(), &end, 16);
-  if (end == size.c_str() || *end != '\0' || bytes == 0) return false;
+  if (end == size.c_str() || *end != '\0' || bytes == 0) return std::nullopt;
   made.end = made.start + bytes;
-  spec = made;
-  return true;
+  return made;
 }
 
 std::mutex g_mutex;
@@ -74,13 +73,14 @@ PlantSpec* g_spec = nullptr;  // made on first use, from TRTET_FAULTS_PLANT; nev
 
 PlantSpec& spec_locked() {
   if (g_spec == nullptr) {
-    g_spec = new PlantSpec;
     const char* text = std::getenv("TRTET_FAULTS_PLANT");
-    if (!parse(text, *g_spec)) {
+    std::optional<PlantSpec> parsed = parse(text);
+    if (!parsed) {
       std::fprintf(stderr, "libtrtet_faults: TRTET_FAULTS_PLANT=\"%s\" is not ACTION API OBJECT START SIZE "
                            "(ACTION: drop, sync_first or destroy_fresh; START, SIZE: hexadecimal)\n", text);
       std::abort();  // a plant asked for and not made would pass every test
     }
+    g_spec = new PlantSpec(std::move(*parsed));
     std::atexit(report_hits);
   }
   return *g_spec;
@@ -89,13 +89,9 @@ PlantSpec& spec_locked() {
 }  // namespace
 
 Plant planted(const char* api, const void* ret) {
-  PlantSpec p;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    const PlantSpec& current = spec_locked();
-    if (current.action == Plant::kNone || current.api != api) return Plant::kNone;
-    p = current;
-  }
+  std::lock_guard<std::mutex> lock(g_mutex);  // held over dladdr too, which calls nothing of the shim
+  const PlantSpec& p = spec_locked();
+  if (p.action == Plant::kNone || p.api != api) return Plant::kNone;
   Dl_info info{};
   if (dladdr(ret, &info) == 0 || info.dli_fname == nullptr || std::strstr(info.dli_fname, p.object.c_str()) == nullptr) {
     return Plant::kNone;
@@ -113,9 +109,9 @@ extern "C" unsigned long trtet_faults_plant_hits(void) { return trtet_faults_shi
 extern "C" int trtet_faults_set_plant(const char* spec) {
   using namespace trtet_faults_shim;  // NOLINT: the shim's own state
   std::lock_guard<std::mutex> lock(g_mutex);
-  PlantSpec parsed;
-  if (!parse(spec, parsed)) return -1;
-  spec_locked() = parsed;
+  std::optional<PlantSpec> parsed = parse(spec);
+  if (!parsed) return -1;
+  spec_locked() = std::move(*parsed);
   g_hits.store(0);
   return 0;
 }

@@ -41,6 +41,7 @@
 #include "contract_fuzz/buffer_pool.h"
 #include "contract_fuzz/call_args.h"
 #include "contract_fuzz/engine_model.h"
+#include "contract_fuzz/executor.h"
 #include "contract_fuzz/gate.h"
 #include "contract_fuzz/oracle.h"
 #include "contract_fuzz/rng.h"
@@ -58,6 +59,7 @@ using fuzz::CallPlan;
 using fuzz::EngineKind;
 using fuzz::EngineModel;
 using fuzz::EngineSpec;
+using fuzz::error_name;
 using fuzz::Mem;
 using fuzz::Rng;
 using Clock = std::chrono::steady_clock;
@@ -156,11 +158,7 @@ ex::Status make_model(Model& m) {
   auto engine = m.model.make(0);
   TRTET_RETURN_IF_ERROR(engine.status());
   m.engine = dynamic_cast<CudaTestEngine*>(engine->get());
-  ex::delegate::SessionOptions options;
-  options.use_cuda_graphs = m.model.spec().graphs;
-  options.staging_budget_bytes = m.model.spec().budget_bytes;
-  options.staging_slots = m.model.spec().staging_slots;
-  m.session = std::make_unique<ex::delegate::Session>(std::move(engine).value(), options);
+  m.session = std::make_unique<ex::delegate::Session>(std::move(engine).value(), fuzz::session_options(m.model.spec()));
   return m.session->initialize();
 }
 
@@ -221,8 +219,6 @@ CallPlan draw_call(Rng& rng, const EngineModel& model) {
   plan.caller_spin_us = rng.chance(0.1) ? rng.uniform(50, 300) : 0;
   return plan;
 }
-
-std::string error_name(cudaError_t e) { return std::string(cudaGetErrorName(e)) + " (" + cudaGetErrorString(e) + ")"; }
 
 /// One thread's loop: calls on `stream` until told to stop.
 void run_thread(int index, Model& model, cudaStream_t stream, const std::vector<int>& partition_sms,
