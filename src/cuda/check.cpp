@@ -12,6 +12,10 @@ bool is_no_device_error(cudaError_t error) noexcept {
 
 Status runtime_status(cudaError_t error, const char* call, const char* file, int line) {
   if (error == cudaSuccess) return Status::Ok();
+  // The error is the Status's now, not the thread's last: an engine that checks cudaGetLastError
+  // after its launches (TensorRT's enqueueV3 does) would otherwise take it, on this call or the
+  // next, for its own. A sticky error stays: every later call reports it.
+  (void)cudaGetLastError();
   ErrorCode code = ErrorCode::kInternal;
   if (is_no_device_error(error)) code = ErrorCode::kNoDevice;
   if (error == cudaErrorMemoryAllocation) code = ErrorCode::kMemoryAllocationFailed;

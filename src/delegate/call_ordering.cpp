@@ -203,6 +203,23 @@ Status CallOrdering::join_earlier_calls(const CallPlan& plan, const CallOrder& o
   return Status::Ok();
 }
 
+// Note [a record that failed]
+// ----------------------------
+// Destroy and every later call know what is in flight only through the events an eager call
+// records after its work (completion_, and the slot's engine and copies events). When one of those
+// records fails (cudaEventRecord is CUDA's to fail: out of resources, a sticky error), the call's
+// work is queued but no event follows it, and completion_'s last record is older than that work:
+// destroy would free the staging (and ExecuTorch the arena) while the engine still reads and
+// writes them, and the next call on another stream would overlap the engine. So the failing call
+// waits for its own stream before it returns the error: whatever it queued is then done, and
+// every event as it stands covers every call that returned. This is the one synchronization on the
+// execute path, and only on a failure of CUDA itself; a capture records nothing that runs now, so
+// it waits for nothing (its capture is invalidated by the failed record anyway).
+void CallOrdering::settle(cudaStream_t stream) noexcept {
+  TRTET_CUDA_WARN(cudaStreamSynchronize(stream));
+  (void)cudaGetLastError();  // the record's own error is the call's; a sticky one stays
+}
+
 Status CallOrdering::record_completion(const CallPlan& plan, const CallOrder& order, const Status& queued) {
   // Whatever was queued, completion_ covers it, so later calls and destroy wait for it.
   Status recorded;
@@ -218,6 +235,8 @@ Status CallOrdering::record_completion(const CallPlan& plan, const CallOrder& or
     if (recorded.ok()) {
       completion_pending_ = true;
       last_stream_ = plan.where.id;
+    } else {
+      settle(plan.stream());
     }
   }
   if (plan.where.joined() && recorded.ok()) {
@@ -229,7 +248,11 @@ Status CallOrdering::record_completion(const CallPlan& plan, const CallOrder& or
 }
 
 Status CallOrdering::record_repeat(cudaStream_t stream) {
-  TRTET_CUDA_CHECK(cudaEventRecord(completion_->get(), stream));
+  const cudaError_t error = cudaEventRecord(completion_->get(), stream);
+  if (error != cudaSuccess) {
+    settle(stream);  // Note [a record that failed]
+    return cuda::runtime_status(error, "cudaEventRecord", __FILE__, __LINE__);
+  }
   completion_pending_ = true;
   return Status::Ok();
 }

@@ -43,9 +43,11 @@ class CallOrdering {
   Status copies_done(const CallPlan& plan);
   /// After the call's work (`queued`: Ok, or the failure part-way): the completion event covers
   /// whatever was queued, and a joined caller's stream continues after it. Returns the failure of
-  /// these records, if any.
+  /// these records, if any; where one failed, the call's stream has been waited for (Note [a
+  /// record that failed]).
   Status record_completion(const CallPlan& plan, const CallOrder& order, const Status& queued);
-  /// A repeated call (Note [repeated calls]): its work is covered like any other.
+  /// A repeated call (Note [repeated calls]): its work is covered like any other, and where the
+  /// record fails its stream is waited for.
   Status record_repeat(cudaStream_t stream);
 
   /// An event for the caller to wait on after the lock is released: one no waiting caller holds
@@ -74,6 +76,8 @@ class CallOrdering {
   Status join_caller(const CallPlan& plan);
   /// The waits a pipelined call's copies in and engine make (order.after_all unset).
   void decide_pipelined(const CallPlan& plan, CallOrder& order) const;
+  /// After a failed record of an eager call's events: waits for `stream` (Note [a record that failed]).
+  static void settle(cudaStream_t stream) noexcept;
   /// Before an eager call records completion_ on a stream other than the previous call's, that
   /// stream waits on completion_ as it was, so completion_ still covers every earlier call.
   Status join_earlier_calls(const CallPlan& plan, const CallOrder& order);

@@ -29,9 +29,12 @@ Context::~Context() noexcept {
 
 ContextImpl::ContextImpl(nvinfer1::IExecutionContext* owner, Engine& engine)
     : owner_(owner), engine_(engine), plan_(engine.impl().plan()) {
-  cudaEventCreateWithFlags(&start_, cudaEventDisableTiming);
+  // TensorRT's context allocates as it is made; the fake's allocations are its events.
+  created = cudaEventCreateWithFlags(&start_, cudaEventDisableTiming);
   aux_done_.resize(static_cast<std::size_t>(plan_.aux_streams), nullptr);
-  for (cudaEvent_t& event : aux_done_) cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  for (cudaEvent_t& event : aux_done_) {
+    if (created == cudaSuccess) created = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+  }
 }
 
 ContextImpl::~ContextImpl() noexcept {
@@ -63,6 +66,7 @@ bool ContextImpl::setInputShape(char const* tensorName, nvinfer1::Dims const& di
     return fail(std::string("setInputShape: \"") + (tensorName != nullptr ? tensorName : "") + "\" is no input");
   }
   if (plan_.fails("set_input_shape")) return fail("setInputShape: injected failure");
+  if (hook_fails("setInputShape")) return fail("setInputShape: injected fault");
   if (dims.nbDims != tensor->shape.nbDims) {
     return fail("setInputShape: " + tensor->name + " has rank " + std::to_string(tensor->shape.nbDims) + ", not " +
                 std::to_string(dims.nbDims));
@@ -132,6 +136,7 @@ bool ContextImpl::setTensorAddress(char const* tensorName, void* data) noexcept 
   const Tensor* tensor = plan_.find(tensorName);
   if (tensor == nullptr) return fail(std::string("setTensorAddress: no tensor \"") + (tensorName ? tensorName : "") + "\"");
   if (plan_.fails("set_address")) return fail("setTensorAddress: injected failure");
+  if (hook_fails("setTensorAddress")) return fail("setTensorAddress: injected fault");
   if (reinterpret_cast<std::uintptr_t>(data) % 256 != 0) {
     return fail("setTensorAddress: " + tensor->name + "'s address is not 256-byte aligned");
   }
@@ -148,6 +153,10 @@ int32_t ContextImpl::inferShapes(int32_t nbMaxNames, char const** tensorNames) n
   count(stats().infer_shapes_calls);
   if (plan_.fails("infer_shapes")) {
     fail("inferShapes: injected failure");
+    return -1;
+  }
+  if (hook_fails("inferShapes")) {
+    fail("inferShapes: injected fault");
     return -1;
   }
   int32_t missing = 0;
@@ -197,6 +206,7 @@ bool ContextImpl::enqueueV3(cudaStream_t stream) noexcept {
 
 bool ContextImpl::run(cudaStream_t stream, const std::vector<cudaStream_t>& aux) {
   if (plan_.fails("enqueue")) return fail("enqueueV3: injected failure");
+  if (hook_fails("enqueueV3")) return fail("enqueueV3: injected fault");
   for (const Tensor& tensor : plan_.tensors) {
     if (addresses_.count(tensor.name) == 0) return fail("enqueueV3: no address set for " + tensor.name);
     if (volume(shape_of(tensor)) == 0 && !tensor.data_dependent && tensor.shape.nbDims > 0) {
@@ -207,26 +217,30 @@ bool ContextImpl::run(cudaStream_t stream, const std::vector<cudaStream_t>& aux)
     if (tensor.mode != nvinfer1::TensorIOMode::kOUTPUT || tensor.from.empty()) continue;
     const Tensor* source = plan_.find(tensor.from.c_str());
     if (source == nullptr || tensor.dtype != nvinfer1::DataType::kFLOAT) continue;
-    if (launch_add_one(static_cast<const float*>(addresses_[source->name]), static_cast<float*>(addresses_[tensor.name]),
-                       volume(shape_of(*source)), stream) != cudaSuccess) {
-      return fail("enqueueV3: kernel launch failed");
-    }
+    const cudaError_t launched = launch_add_one(static_cast<const float*>(addresses_[source->name]),
+                                                static_cast<float*>(addresses_[tensor.name]), volume(shape_of(*source)),
+                                                stream);
+    if (launched != cudaSuccess) return fail(std::string("enqueueV3: kernel launch failed: ") + cudaGetErrorString(launched));
   }
   if (!aux.empty()) {
-    if (cudaEventRecord(start_, stream) != cudaSuccess) return fail("enqueueV3: cudaEventRecord failed");
+    const cudaError_t recorded = cudaEventRecord(start_, stream);
+    if (recorded != cudaSuccess) return fail(std::string("enqueueV3: cudaEventRecord failed: ") + cudaGetErrorString(recorded));
     for (std::size_t i = 0; i < aux.size() && i < aux_done_.size(); ++i) {
       cudaStream_t aux_stream = aux[i];
-      if (cudaStreamWaitEvent(aux_stream, start_, 0) != cudaSuccess || launch_touch(aux_stream) != cudaSuccess ||
-          cudaEventRecord(aux_done_[i], aux_stream) != cudaSuccess ||
-          cudaStreamWaitEvent(stream, aux_done_[i], 0) != cudaSuccess) {
-        return fail("enqueueV3: work on auxiliary stream " + std::to_string(i) + " failed");
+      cudaError_t error = cudaStreamWaitEvent(aux_stream, start_, 0);
+      if (error == cudaSuccess) error = launch_touch(aux_stream);
+      if (error == cudaSuccess) error = cudaEventRecord(aux_done_[i], aux_stream);
+      if (error == cudaSuccess) error = cudaStreamWaitEvent(stream, aux_done_[i], 0);
+      if (error != cudaSuccess) {
+        return fail("enqueueV3: work on auxiliary stream " + std::to_string(i) + " failed: " + cudaGetErrorString(error));
       }
     }
   }
   const EngineImpl& engine = engine_.impl();
   if (plan_.streamable_bytes > 0 && engine.budget() < plan_.streamable_bytes) {
     // Weight streaming: TensorRT's enqueueV3 returns when the work is done.
-    if (cudaStreamSynchronize(stream) != cudaSuccess) return fail("enqueueV3: weight streaming sync failed");
+    const cudaError_t synced = cudaStreamSynchronize(stream);
+    if (synced != cudaSuccess) return fail(std::string("enqueueV3: weight streaming sync failed: ") + cudaGetErrorString(synced));
   }
   return true;
 }

@@ -1,6 +1,9 @@
 // The fake's ICudaEngine: answers from its plan; weight-streaming calls count when the engine has
 // no streamable weights (the adapter must not make them), and the budget is fixed once a context exists.
+#include <cuda_runtime_api.h>
+
 #include <new>
+#include <string>
 
 #include "fake/fake_tensorrt.h"
 
@@ -29,7 +32,18 @@ nvinfer1::IExecutionContext* EngineImpl::createExecutionContext(
     log_error(logger_, "createExecutionContext: injected failure (out of device memory)");
     return nullptr;
   }
-  return new (std::nothrow) Context(*static_cast<Engine*>(owner_), strategy);
+  if (hook_fails("createExecutionContext")) {
+    log_error(logger_, "createExecutionContext: injected fault");
+    return nullptr;
+  }
+  auto* context = new (std::nothrow) Context(*static_cast<Engine*>(owner_), strategy);
+  if (context != nullptr && context->impl().created != cudaSuccess) {
+    log_error(logger_, std::string("createExecutionContext: cudaEventCreateWithFlags failed: ") +
+                           cudaGetErrorString(context->impl().created));
+    delete context;
+    return nullptr;
+  }
+  return context;
 }
 
 nvinfer1::Dims EngineImpl::getTensorShape(char const* tensorName) const noexcept {

@@ -1,5 +1,6 @@
 // The fake library's entry points (createInferRuntime_INTERNAL, getInferLibVersion, the stats hooks)
 // and its IRuntime.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +20,14 @@ TrtetFakeStats g_stats = [] {
   return stats;
 }();
 
+std::atomic<TrtetFakeFaultHook> g_fault_hook{nullptr};
+
 }  // namespace
+
+bool hook_fails(const char* api) {
+  const TrtetFakeFaultHook hook = g_fault_hook.load(std::memory_order_acquire);
+  return hook != nullptr && hook(api) != 0;
+}
 
 void log_error(nvinfer1::ILogger* logger, const std::string& message) {
   if (logger != nullptr) logger->log(nvinfer1::ILogger::Severity::kERROR, ("fake TensorRT: " + message).c_str());
@@ -41,6 +49,10 @@ nvinfer1::ICudaEngine* RuntimeImpl::deserializeCudaEngine(void const* blob, std:
   }
   if (plan.fails("deserialize")) {
     log_error(logger_, "deserializeCudaEngine: injected failure");
+    return nullptr;
+  }
+  if (hook_fails("deserializeCudaEngine")) {
+    log_error(logger_, "deserializeCudaEngine: injected fault");
     return nullptr;
   }
   if (plan.host_code && !host_code_allowed_) {
@@ -73,6 +85,10 @@ TRTET_FAKE_EXPORT void* createInferRuntime_INTERNAL(void* logger, int32_t versio
                                     " cannot use this TensorRT " + std::to_string(NV_TENSORRT_VERSION));
     return nullptr;
   }
+  if (trtet_fake::hook_fails("createInferRuntime")) {
+    trtet_fake::log_error(sink, "createInferRuntime: injected fault");
+    return nullptr;
+  }
   if (sink != nullptr) {
     sink->log(nvinfer1::ILogger::Severity::kVERBOSE, "fake TensorRT: creating a runtime");
     sink->log(nvinfer1::ILogger::Severity::kINFO, "fake TensorRT: runtime created");
@@ -85,4 +101,8 @@ TRTET_FAKE_EXPORT TrtetFakeStats* trtet_fake_stats() { return &trtet_fake::stats
 TRTET_FAKE_EXPORT void trtet_fake_reset_stats() {
   trtet_fake::stats() = TrtetFakeStats{};
   trtet_fake::stats().host_code_allowed = -1;
+}
+
+TRTET_FAKE_EXPORT void trtet_fake_set_fault_hook(TrtetFakeFaultHook hook) {
+  trtet_fake::g_fault_hook.store(hook, std::memory_order_release);
 }

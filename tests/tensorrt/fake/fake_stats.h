@@ -45,6 +45,14 @@ struct TrtetFakeStats {
 TrtetFakeStats* trtet_fake_stats();
 /// Zeroes them (host_code_allowed back to -1).
 void trtet_fake_reset_stats();
+
+/// A fault hook: returns non-zero when the TensorRT call `api` must fail. The fault loop
+/// (tests/faults) counts these calls as fallible points: createInferRuntime, deserializeCudaEngine,
+/// createExecutionContext, setInputShape, inferShapes, setTensorAddress, enqueueV3. Each fails as
+/// TensorRT's does (a null object or false, the reason logged: "<api>: injected fault").
+typedef int (*TrtetFakeFaultHook)(const char* api);
+/// Sets (or, with NULL, clears) the process's hook; none by default.
+void trtet_fake_set_fault_hook(TrtetFakeFaultHook hook);
 }
 
 /// The plan format of the fake: this magic, then a JSON description (fake_plan.h).

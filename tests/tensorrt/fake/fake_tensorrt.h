@@ -23,6 +23,10 @@ namespace trtet_fake {
 /// Logs an error (kERROR) to `logger` with the fake's prefix.
 void log_error(nvinfer1::ILogger* logger, const std::string& message);
 
+/// Whether the fault hook (trtet_fake_set_fault_hook, fake_stats.h) fails the call `api` (a TensorRT
+/// call's name: "deserializeCudaEngine", "enqueueV3", ...); false when no hook is set.
+bool hook_fails(const char* api);
+
 class Engine;
 
 class RuntimeImpl final : public nvinfer1::apiv::VRuntime {
@@ -232,12 +236,17 @@ class ContextImpl final : public nvinfer1::apiv::VExecutionContext {
   bool aux_streams_set_ = false;
   cudaEvent_t start_ = nullptr;          ///< main stream → auxiliary streams
   std::vector<cudaEvent_t> aux_done_;   ///< auxiliary streams → main stream
+
+ public:
+  /// cudaSuccess, or the error of the first event creation that failed (the context is then unusable).
+  cudaError_t created = cudaSuccess;
 };
 
 class Context final : public nvinfer1::IExecutionContext {
  public:
   Context(Engine& engine, nvinfer1::ExecutionContextAllocationStrategy strategy);
   ~Context() noexcept override;
+  const ContextImpl& impl() const { return impl_; }
 
  private:
   Engine& engine_;
