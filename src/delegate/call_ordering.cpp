@@ -216,7 +216,8 @@ Status CallOrdering::join_earlier_calls(const CallPlan& plan, const CallOrder& o
 // execute path, and only on a failure of CUDA itself; a capture records nothing that runs now, so
 // it waits for nothing (its capture is invalidated by the failed record anyway).
 void CallOrdering::settle(cudaStream_t stream) noexcept {
-  TRTET_CUDA_WARN(cudaStreamSynchronize(stream));  // the record's own error becomes the call's status
+  TRTET_CUDA_WARN(cudaStreamSynchronize(stream));
+  (void)cudaGetLastError();  // the record's own error is the call's; a sticky one stays
 }
 
 Status CallOrdering::record_completion(const CallPlan& plan, const CallOrder& order, const Status& queued) {

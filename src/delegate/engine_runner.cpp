@@ -58,8 +58,10 @@ Result<EngineRun> EngineRunner::run(engine::Engine& engine, const CallPlan& plan
     const Status made = make_graph(engine, capture_stream, *entry);
     if (!made.ok()) {
       // An engine that cannot be captured still runs: eagerly, from now on. Its graphs go with
-      // the session (Note [no graph destroyed in a call]). make_graph has left no error behind as
-      // the thread's last (runtime_status consumes it), so the eager enqueue is not blamed for it.
+      // the session (Note [no graph destroyed in a call]). The failed call's error is no longer
+      // this thread's last: an engine that checks cudaGetLastError after its launches (TensorRT
+      // does) would take it for its own.
+      (void)cudaGetLastError();
       log(LogLevel::kWarning, "CUDA graphs turned off for this engine, whose enqueue could not be captured: %s",
           made.to_string().c_str());
       use_graphs_ = false;
