@@ -1,9 +1,25 @@
 #include "cuda/check.h"
 
+#include <cstring>
+
 #include "common/log.h"
 #include "cuda/driver.h"
 
 namespace torch_tensorrt::executorch_backend::cuda {
+
+const char* source_path(const char* file) noexcept {
+  if (file == nullptr) return "";
+  // The build maps the source tree's prefix away (-fmacro-prefix-map, CMakeLists.txt), so __FILE__ is
+  // already "src/..."; a file compiled without that map (a user's own build) keeps its path from the
+  // last "src/", "tests/", "python/" or "triton/" on, never the build machine's directories.
+  const char* best = nullptr;
+  for (const char* root : {"/src/", "/tests/", "/python/", "/triton/", "/tools/", "/bench/"}) {
+    for (const char* at = std::strstr(file, root); at != nullptr; at = std::strstr(at + 1, root)) {
+      if (best == nullptr || at > best) best = at;
+    }
+  }
+  return best != nullptr ? best + 1 : file;
+}
 
 bool is_no_device_error(cudaError_t error) noexcept {
   return error == cudaErrorNoDevice || error == cudaErrorInsufficientDriver ||
@@ -20,8 +36,8 @@ Status runtime_status(cudaError_t error, const char* call, const char* file, int
   if (is_no_device_error(error)) code = ErrorCode::kNoDevice;
   if (error == cudaErrorMemoryAllocation) code = ErrorCode::kMemoryAllocationFailed;
   if (error == cudaErrorInvalidDevice) code = ErrorCode::kInvalidArgument;
-  return make_error(code, "%s failed at %s:%d: %s (%s)", call, file, line, cudaGetErrorString(error),
-                    cudaGetErrorName(error));
+  return make_error(code, "%s failed: %s (%s) [%s:%d]", call, cudaGetErrorString(error), cudaGetErrorName(error),
+                    source_path(file), line);
 }
 
 Status driver_status(CUresult result, const char* call, const char* file, int line) {
@@ -33,13 +49,13 @@ Status driver_status(CUresult result, const char* call, const char* file, int li
       result == CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION) {
     code = ErrorCode::kInvalidArgument;
   }
-  return make_error(code, "%s failed at %s:%d: %s", call, file, line, driver_error_string(result));
+  return make_error(code, "%s failed: %s [%s:%d]", call, driver_error_string(result), source_path(file), line);
 }
 
 void warn_on_error(cudaError_t error, const char* call, const char* file, int line) noexcept {
   if (error == cudaSuccess) return;
-  log(LogLevel::kWarning, "%s failed at %s:%d: %s (%s)", call, file, line, cudaGetErrorString(error),
-      cudaGetErrorName(error));
+  log(LogLevel::kWarning, "%s failed: %s (%s) [%s:%d]", call, cudaGetErrorString(error), cudaGetErrorName(error),
+      source_path(file), line);
   (void)cudaGetLastError();  // clear the sticky error so the next checked call is not blamed for it
 }
 

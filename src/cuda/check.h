@@ -1,5 +1,6 @@
-// The one CUDA check: a failing runtime or driver call becomes a Status naming the call,
-// file:line and CUDA's own message.
+// The one CUDA check: a failing runtime or driver call becomes a Status naming the call, CUDA's own
+// message, then the repository-relative file:line ("cudaX(...) failed: <cause> (<name>) [src/f.cpp:12]"):
+// the cause comes before the location, so a log line cut short still says why.
 #pragma once
 
 #include <cuda.h>
@@ -8,6 +9,10 @@
 #include "common/status.h"
 
 namespace torch_tensorrt::executorch_backend::cuda {
+
+/// `file` as a message shows it: relative to the repository ("src/cuda/check.cpp"), whatever the
+/// directory it was built in, so a message's length and text do not depend on the build machine.
+const char* source_path(const char* file) noexcept;
 
 /// The Status for runtime error `error` raised by `call` at `file:line`; Ok for cudaSuccess.
 /// No device / no driver map to kNoDevice, out of memory to kMemoryAllocationFailed, the rest to kInternal.

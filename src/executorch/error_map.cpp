@@ -1,6 +1,9 @@
 #include "executorch/error_map.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "common/escape.h"
 
@@ -31,9 +34,24 @@ EtError to_executorch_error(ErrorCode code, DelegatePhase phase) noexcept {
 EtError report(const Status& status, DelegatePhase phase, const char* what) noexcept {
   if (status.ok()) return EtError::Ok;
   const EtError error = to_executorch_error(status.code(), phase);
-  // ExecuTorch logs the returned code itself; its log line holds ~250 characters, so the message goes first.
   // Names in the message come from the program: escaped, so a terminal sees no control bytes.
-  ET_LOG(Error, "TensorRTBackend %s: %s", what, escape_for_message(status.to_string(), SIZE_MAX).c_str());
+  const std::string text = escape_for_message(status.to_string(), SIZE_MAX);
+  // ExecuTorch's log line holds kLogLine bytes and cuts the rest: a longer message goes out in parts,
+  // each cut after a space where one is near, so none of it (the cause at its end least of all) is lost.
+  const std::string first = std::string("TensorRTBackend ") + what + ": ";
+  const std::string later = std::string("TensorRTBackend ") + what + " (continued): ";
+  std::size_t at = 0;
+  do {
+    const std::string& prefix = at == 0 ? first : later;
+    const std::size_t room = kLogLine > prefix.size() + 16 ? kLogLine - prefix.size() : 16;
+    std::size_t part = std::min(room, text.size() - at);
+    if (at + part < text.size()) {
+      const std::size_t space = text.rfind(' ', at + part - 1);
+      if (space != std::string::npos && space > at + part / 2) part = space + 1 - at;
+    }
+    ET_LOG(Error, "%s%.*s", prefix.c_str(), static_cast<int>(part), text.c_str() + at);
+    at += part;
+  } while (at < text.size());
   return error;
 }
 

@@ -6,6 +6,9 @@
 #include <executorch/runtime/core/evalue.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <string>
+
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "engines/fake_engine.h"
@@ -64,6 +67,34 @@ TEST_F(BackendTest, ReportLogsTheMessageThroughExecuTorch) {
             Error::InvalidArgument);
   EXPECT_NE(captured_log().find("TensorRTBackend execute: InvalidArgument: input 1 is wrong"), std::string::npos)
       << captured_log();
+}
+
+TEST_F(BackendTest, ReportLogsALongMessageWholeInParts) {
+  // ExecuTorch cuts a log line at 256 bytes: a message naming a long path before its cause must still
+  // reach the log whole, cause included.
+  clear_log();
+  std::string path;  // words, so the parts are cut after spaces
+  while (path.size() < 600) path += "/directory of a long build path";
+  EXPECT_EQ(ex::report(ex::make_error(ErrorCode::kInternal, "loading %s: an illegal memory access was encountered",
+                                      path.c_str()),
+                       ex::DelegatePhase::kInit, "init"),
+            Error::Internal);
+  const std::string log = captured_log();
+  EXPECT_NE(log.find("encountered"), std::string::npos) << log;  // the end of the message reached the log
+  EXPECT_NE(log.find("TensorRTBackend init (continued): "), std::string::npos) << log;
+  std::string joined;  // the parts, their prefixes dropped, are the message
+  for (std::size_t at = 0; at < log.size();) {
+    const std::size_t end = log.find('\n', at);
+    std::string line = log.substr(at, end - at);
+    EXPECT_LE(line.size(), ex::kLogLine) << line;
+    for (const char* prefix : {"TensorRTBackend init (continued): ", "TensorRTBackend init: "}) {
+      if (line.rfind(prefix, 0) == 0) line.erase(0, std::strlen(prefix));
+    }
+    joined += line;
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  EXPECT_EQ(joined, "Internal: loading " + path + ": an illegal memory access was encountered");
 }
 
 // ---- argument views ----
