@@ -129,7 +129,7 @@ const OptionSpec kTable[] = {
      "With an EventTracer attached, the GPU is timed on the first call and on every N-th call after it. Every call "
      "still logs its host event, which says gpu_timed=1 or 0. Timing a call costs the host two CUDA timing events, "
      "about 3 us, so on short calls N = 100 keeps one GPU time per 100 calls at little more than the cost of the "
-     "host events (README, \"Profiling a program\")."},
+     "host events (docs/PROFILING.md)."},
     {"copy_workers", kFromEnvironment, OptionType::kWholeNumber, "threads", 0, 64,
      "the hardware threads less one, at most 7", "HostCopyPool::shared()", kCopyWorkersVariable,
      "the threads of the process's host copy pool (read once; a bad value is warned about and the default used)",
