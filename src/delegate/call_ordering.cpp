@@ -10,7 +10,7 @@ namespace {
 
 /// Makes `event` (on the current device) where it has not been made yet. The join and the slots'
 /// events are made by the first call that needs them, not at initialize: a session whose I/O is on
-/// the device under a guard never uses them, and each costs a driver call at load (issue 38). An
+/// the device under a guard never uses them, and each costs a driver call at load. An
 /// event is never made inside a capture: the callers return before this while capturing.
 Status ensure_made(cuda::Event& event) {
   if (event) return Status::Ok();

@@ -300,7 +300,7 @@ std::vector<Malformed> catalogue() {
        "aliased_io[1].output \"out_k\" is aliased twice"},
       {"Tr01WithAliases", with_io(kTwoPairs, R"([{"output":"out_k","input":"in_k"}])", kMagicV1), bad,
        "magic TR01 but the metadata carries 1 aliased_io entries"},
-      // Issue 28, finding 2: two outputs written into one input, and an output larger than its input.
+      // Aliases a program may not ask for: two outputs written into one input, an output larger than its input.
       {"InputAliasedTwice",
        with_io(kTwoPairs, R"([{"output":"out_k","input":"in_k"},{"output":"out_u","input":"in_k","kind":"user"}])"), bad,
        "aliased_io[0] and aliased_io[1] both write into input \"in_k\""},
@@ -314,12 +314,12 @@ std::vector<Malformed> catalogue() {
                R"({"name":"y","dtype":"float32","shape":[4],"is_input":false}])",
                R"([{"output":"y","input":"x","kind":"user"}])"),
        bad, "output \"y\" is float32, its input \"x\" float16"},
-      // Issue 28, finding 7: binding names reach messages; terminal control sequences may not.
+      // Binding names reach messages; terminal control sequences in them may not.
       {"DuplicateNameWithControlCharacters", with_io(R"([{"name":"a\u001b]0;owned\u0007"},{"name":"a\u001b]0;owned\u0007"}])"),
        bad, "io_bindings[1].name \"a\\x1b]0;owned\\x07\" is a duplicate"},
       {"AliasNameWithC1Control", with_io(kTwoPairs, R"([{"output":"a\u009b2J","input":"in_k"}])"), bad,
        "aliased_io[0].output \"a\\xc2\\x9b2J\" names no binding"},
-      // Issue 28, finding 5: metadata past the cap, and JSON nested past the depth cap.
+      // Metadata past the cap, and JSON nested past the depth cap, are refused before they are parsed.
       {"MetadataPastTheCap", json_blob(R"({"serialized_metadata":")" + std::string(kDefaultMaxMetadataBytes, 'm') + "\"}"),
        bad, "more than the 1048576 this application accepts (the load-time backend option max_blob_metadata_bytes"},
       {"JsonNestedPastTheDepthCap",
@@ -357,7 +357,7 @@ TEST(BlobParse, EveryTruncationOfAValidBlobIsRejected) {
 
 TEST(BlobParse, DeeplyNestedJsonIsRejectedBeforeItIsParsed) {
   // Unknown keys are ignored up to the depth cap; past it the JSON is refused before the parser
-  // builds anything (issue 28, finding 5: 100 MB of '[' took 11.4 s and 3.76 GB).
+  // builds anything (parsed, 100 MB of '[' would take 11.4 s and 3.76 GB).
   const std::string depth_ok = R"({"extra":)" + std::string(kMaxMetadataDepth - 1, '[') +
                                std::string(kMaxMetadataDepth - 1, ']') + "}";
   TRTET_EXPECT_OK(parse(make_blob(depth_ok, "E")));

@@ -171,7 +171,7 @@ TEST(ContractFuzzGenerator, NoGreenDrawsNoGreenContextAndChangesNothingElse) {
   EXPECT_NE(to_string(config).find(" --no-green"), std::string::npos) << "the reproduce line carries it";
 }
 
-// ---- sessions with options, shared state, caller work, repeats (issue 29) ----
+// ---- sessions with options, shared state, caller work, repeats ----
 
 /// What a set of sequences draws of the session options and the overlap draws.
 struct OptionDraws {

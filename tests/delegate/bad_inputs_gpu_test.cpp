@@ -337,7 +337,7 @@ using RejectionGpu = StreamGpuTest;
 // TensorRTBackend::execute (which calls it) is called by ExecuTorch, which does not expect
 // exceptions. An engine behind a custom factory may throw (here from set_input_shape,
 // infer_shapes or enqueue); the call fails with an error carrying the exception's message and
-// leaves the session usable (issue #10's bug 7). TensorRTBackend::execute itself:
+// leaves the session usable. TensorRTBackend::execute itself:
 // tests/executorch/regression_gpu_test.cpp.
 class ThrowingEngineGpu : public StreamGpuTest, public ::testing::WithParamInterface<ProbeEngine::Throw> {};
 
@@ -376,8 +376,7 @@ INSTANTIATE_TEST_SUITE_P(Where, ThrowingEngineGpu, ::testing::ValuesIn(kThrowSit
 
 // "Every rejected call ... enqueues nothing", also a call rejected late (an output the runtime
 // cannot resize; an aliased output the runtime cannot point at its input): no GPU wait for the
-// previous call on another stream, no staging growth before the rejection (issue #10's bug 8 did
-// both). The previous call (100 ms) still runs on stream A when the rejected call is made on idle
+// previous call on another stream, no staging growth before the rejection. The previous call (100 ms) still runs on stream A when the rejected call is made on idle
 // stream B: B is still idle right after, the host inputs unchanged, the engine not called; then a
 // good call is right.
 class LateRejectionGpu : public StreamGpuTest,
@@ -494,7 +493,7 @@ INSTANTIATE_TEST_SUITE_P(InputAndRejection, LateRejectionGpu,
 
 // Sizes computed from shapes do not wrap: an input whose dimensions multiply past 2^63 (elements),
 // or whose byte size passes 2^64, is rejected with a clear error naming the input, and nothing
-// runs (issue #10's bug 10 computed 0 bytes and ran the call as if empty). The engine's profile
+// runs (a wrapped size would be 0 bytes and the call would run as if empty). The engine's profile
 // allows such shapes (up to 2^32 per dimension).
 TEST_F(RejectionGpu, ShapesWhoseSizeOverflowsAreRejected) {
   auto s = make_session("elementwise min=1x1x1 max=4294967296x4294967296x4294967296");

@@ -32,7 +32,7 @@ class CallersContextGpu : public ::testing::Test {
 
 // A guard to the current device leaves the caller's green context current, and so does a call:
 // the device guard restores the caller's context, not the device with cudaSetDevice, which would
-// make the device's primary context current (issue #10's bug 11).
+// make the device's primary context current.
 TEST_F(CallersContextGpu, GuardsToTheCurrentDeviceLeaveTheCallersGreenContextCurrent) {
   TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   GreenPartitions green;

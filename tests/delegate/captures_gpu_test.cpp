@@ -22,8 +22,8 @@ using ex::CudaStreamGuard;
 
 // "A guard on a stream being captured: the call is recorded into your capture". After an eager
 // call on stream A (still running, or done), a capture on stream B records the call and leaves
-// the capture valid; replays give right outputs; the session still works eagerly after them
-// (issue #10's bug 3 refused the capture while the call on A still ran).
+// the capture valid, also while the call on A still runs; replays give right outputs; the session
+// still works eagerly after them.
 class CaptureAfterEagerGpu : public StreamGpuTest, public ::testing::WithParamInterface<bool> {};
 
 TEST_P(CaptureAfterEagerGpu, CaptureOnAnotherStreamIsRecordedAndReplaysRight) {
@@ -175,7 +175,7 @@ TEST_P(CapturedStagingGpu, StagingOfACapturedGraphStaysAliveWhenAnEagerCallGrows
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   // Memory freed to a pool goes back to the driver at the pool's discretion; ask for it now, as a
   // pool may do at any synchronization: the device's (the spacer's) and the session's own (its
-  // staging, issue 15), so that staging freed too early would be unmapped and the replays fault.
+  // staging), so that staging freed too early would be unmapped and the replays fault.
   cudaMemPool_t pool = nullptr;
   ASSERT_EQ(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess);
   ASSERT_EQ(cudaMemPoolTrimTo(pool, 0), cudaSuccess);

@@ -27,7 +27,7 @@ const char* stream_name(cudaStream_t stream) {
 }
 
 // TensorRT is never handed a default stream (enqueueV3 on the legacy or per-thread default stream
-// adds a synchronization of its own; issue #10's bug 12 handed them on): without a guard, and with
+// adds a synchronization of its own): without a guard, and with
 // a guard on cudaStreamPerThread, cudaStreamLegacy or the NULL stream, the engine receives another
 // stream. Without a guard outputs are ready on return; with a guard the engine's work comes after
 // the work the caller queued on that stream before the call (a 50 ms kernel, then one that writes

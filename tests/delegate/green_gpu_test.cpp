@@ -171,8 +171,8 @@ using IsolationGpu = StreamGpuTest;
 
 // A call with 4 MiB pageable input and output on a 16-SM green context does not wait for another
 // session's 100 ms engine (also 4 MiB pageable I/O) running in another thread on the disjoint
-// remainder: host copies of one call never hold those of another (issue #10's bug 2 let one call
-// at a time use the process-wide host-copy pool).
+// remainder: host copies of one call never hold those of another (the process-wide host-copy pool
+// serves several calls at once, not one at a time).
 TEST_F(IsolationGpu, HostIoCallDoesNotWaitForAnotherSessionsLongEngineOnAnotherGreenContext) {
   TRTET_SKIP_TIMING_UNDER_SANITIZER();
   TRTET_SKIP_IF_GREEN_UNSUPPORTED();

@@ -40,8 +40,8 @@ using HostIoGpu = StreamGpuTest;
 
 // No guard, pageable host input and output: "the engine runs on cudaStreamPerThread; execute()
 // returns when every output is ready". Each chunk's transfer is ordered with the engine on the
-// caller's per-thread stream, not on a host-copy worker's own per-thread stream (issue #10's
-// bug 1 queued it there, and the engine read staging before its chunk landed). 20 calls, fresh
+// caller's per-thread stream, not on a host-copy worker's own per-thread stream (queued there, the
+// engine would read staging before its chunk landed). 20 calls, fresh
 // data each, checked right after return.
 class PageableNoGuardGpu : public StreamGpuTest, public ::testing::WithParamInterface<std::size_t> {};
 
@@ -70,8 +70,8 @@ INSTANTIATE_TEST_SUITE_P(Sizes, PageableNoGuardGpu,
                          [](const auto& info) { return std::to_string(info.param >> 20) + "MiB"; });
 
 // Several large pageable outputs in one call need more chunk events, all outputs together, than
-// one tensor does; every output's chunks get events of their own (issue #10's bug 4 indexed the
-// second and third outputs' events past the end). The boundary, from the layout
+// one tensor does; every output's chunks get events of their own, the second and third outputs'
+// within the session's events, never past their end. The boundary, from the layout
 // (delegate/staging_layout.h): each output of kMaxChunks * kMinChunk bytes takes the most chunks a
 // tensor takes (kMaxChunks) of the smallest size; a first call of a quarter of that needs at most
 // kMaxChunks events in all, then calls of the full size need kOutputs * kMaxChunks. Right outputs,

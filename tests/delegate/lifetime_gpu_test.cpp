@@ -91,8 +91,8 @@ using DestroyGpu = StreamGpuTest;
 
 // "destroy(): ... Safe against a concurrent execute on another thread" also means it gets its
 // turn: with another thread looping on execute, destroy returns, and the looping thread sees
-// kInvalidState, within 2 s (issue #10's bug 6 starved destroy on the session's lock; the
-// LifetimeGpu test of this took 50 s on one machine).
+// kInvalidState, within 2 s: the session's lock must not starve destroy (starved, the test took
+// 50 s on one machine).
 TEST_F(DestroyGpu, WhileAnotherThreadLoopsOnExecuteReturnsPromptly) {
   // 100 us per call: the looping thread still outruns the GPU and fills the launch queue, and what
   // destroy must legitimately wait for (the queued calls) stays well under the bound.

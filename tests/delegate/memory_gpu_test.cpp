@@ -1,5 +1,5 @@
-// Issue 15: staging made at initialize within a budget, so no call grows it (P5g), and what a
-// session holds beyond its engine, read from its own memory pools (P7): nothing for device I/O,
+// Staging made at initialize within a budget, so no call grows it (first_calls in
+// docs/PERFORMANCE.md), and what a session holds beyond its engine (session_memory): nothing for device I/O,
 // device staging up to a call's bytes for pinned host I/O, host staging too for pageable I/O,
 // everything back after destroy (also what a live graph held, once the graph goes).
 #include <gtest/gtest.h>
@@ -359,10 +359,10 @@ TEST_F(SessionMemoryGpu, ABudgetMakesTheEmptyTensorAddressWhereAProfileAllowsEmp
 // Sessions one after another in one process share the process's staging pools (Note [shared
 // staging pools] in memory_pool.cpp): no session makes a pool, a new session holds nothing, and a
 // later lifetime reuses what an earlier one freed, so the pools reserve no more after 24 lifetimes
-// than the first few needed. Before issue 15 each session destroyed pools of its own, and after
-// some dozen lifetimes cuMemPoolDestroy faulted inside the driver (the whole binary also runs as one
-// process, delegate_memory_gpu_test.one_process, for that reason); before issue 38 each took pools
-// of its own from a shelf, so 16 sessions at once reserved 16 pools' units.
+// than the first few needed. Sessions must not destroy pools of their own: after some dozen
+// lifetimes cuMemPoolDestroy faults inside the driver (the whole binary also runs as one process,
+// delegate_memory_gpu_test.one_process, for that reason); nor take pools of their own from a shelf,
+// where 16 sessions at once reserve 16 pools' units.
 TEST_F(SessionMemoryGpu, SessionsOneAfterAnotherShareTheProcesssPools) {
   AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{kLarge});
   AxpbyIo pageable(Memory::kPageable, Memory::kPageable, Shape{kLarge});
@@ -513,12 +513,12 @@ TEST_F(SessionMemoryGpu, StagingAGraphHoldsGoesWhenTheGraphGoes) {
   EXPECT_EQ(left, 0u) << "the graph's staging was not freed when the graph went";
 }
 
-// ---- issue 38: the reserve proportional to use, and a cold load's first call -------------------
+// ---- the reserve proportional to use, and a cold load's first call ------------------------------
 
 // 1 MiB per tensor (x, y, out), pageable: 3 MiB of device staging and 3 MiB of pinned host staging.
 constexpr std::int64_t kOneMiB = (1 << 20) / 4;
 
-// The goals (issue 38): one model with 1 MiB per tensor of host I/O reserves at most 4 MiB of device
+// The goals: one model with 1 MiB per tensor of host I/O reserves at most 4 MiB of device
 // and of pinned host memory; 16 such models at once at most 1.25 times what they use. The staging
 // arenas map memory in the driver's granularity (Note [staging arena] in cuda/staging_arena.cpp),
 // so the goal is the bound; a pool's unit (32 MiB on the H200 with driver 580, measured here on a

@@ -33,9 +33,9 @@ TensorView raw_view(void* data, std::size_t capacity_bytes, const Shape& shape) 
 
 using MemoryKindGpu = StreamGpuTest;
 
-// The kind of a pointer comes from the memory there now, not a cache keyed by address alone
-// (issue #10's bug 9 kept "pinned" for memory unregistered since, then recorded a pageable copy
-// into a capture, which breaks it). Here the memory is unregistered, which leaves the same pages
+// The kind of a pointer comes from the memory there now, not a cache keyed by address alone (which
+// would keep "pinned" for memory unregistered since, then record a pageable copy into a capture,
+// which breaks it). Here the memory is unregistered, which leaves the same pages
 // at the same address, so the test does not depend on an allocator handing an address back.
 
 /// An anonymous mapping of `bytes`, unmapped at scope exit.

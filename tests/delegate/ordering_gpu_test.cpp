@@ -250,8 +250,8 @@ TEST_F(OrderingGpu, BackToBackCallsOnOneStreamDoNotWaitOnTheHost) {
 using StreamIdentityGpu = StreamGpuTest;
 
 // "Consecutive calls are ordered by events on the GPU", also where two calls name different
-// streams with one handle: cudaStreamPerThread names another stream on every thread (issue #10's
-// bug 5 compared handles). Thread 1 calls under a guard on cudaStreamPerThread (the call is left
+// streams with one handle: cudaStreamPerThread names another stream on every thread, so streams are
+// compared by id, not by handle. Thread 1 calls under a guard on cudaStreamPerThread (the call is left
 // running: pinned input, device output); thread 2 then calls without a guard (its own per-thread
 // stream) with a bigger input that grows the staging; in turn, six rounds. The aliasing engine
 // spins 20 ms before it reads the cache, so the cache equals (cache + x1) + x2 only when thread

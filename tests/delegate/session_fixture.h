@@ -58,7 +58,7 @@ struct AxpbyIo {
   std::array<TensorView, 3> views{};
 };
 
-/// Caller work queued on `stream` before a call (issue 29): one block spinning `spin_us`, then
+/// Caller work queued on `stream` before a call: one block spinning `spin_us`, then
 /// `values` written into the device tensor `input` from pinned memory that the returned block owns
 /// (keep it until `stream` is synchronized). A call ordered after `stream` reads `values`; one that
 /// is not reads what `input` held before, while the spin still runs.

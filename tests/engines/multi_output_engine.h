@@ -1,5 +1,5 @@
 // One input, several outputs: out_k = (k + 1) * x. For calls that move many large outputs at once
-// (issue #10 bug 4: more pageable output chunks in one call than the session had events for).
+// (a call may need more pageable output chunks, all outputs together, than one tensor has events for).
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
 // The elementwise engine (out = a*x + b*y) with a probe: it can be told to throw from one of its
-// methods, as an engine behind a custom factory might (issue #10 bug 7), and it counts what it saw.
+// methods, as an engine behind a custom factory might, and it counts what it saw.
 #pragma once
 
 #include <atomic>

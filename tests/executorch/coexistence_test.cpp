@@ -1,4 +1,4 @@
-// The project's library and ExecuTorch's CUDA backend in one process (issue 23): a stand-in for the
+// The project's library and ExecuTorch's CUDA backend in one process: a stand-in for the
 // latter (standin_cuda_allocator.cpp) registers its CudaAllocator unconditionally at static
 // initialization, as ExecuTorch's does, and a second CUDA registration aborts the process. Built
 // twice, linked in both orders so both static-initializer orders happen; each binary checks the

@@ -1,5 +1,5 @@
 // Without ExecuTorch's CUDA backend (or any other CUDA allocator) in the process, the project's
-// library registers its own CUDA DeviceAllocator when it is loaded (issue 23): the third of the
+// library registers its own CUDA DeviceAllocator when it is loaded: the third of the
 // coexistence binaries (coexistence_test.cpp has the two with the stand-in). No GPU needed.
 #include <executorch/runtime/core/device_allocator.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Programs of today's device-planned exports (issue 23; tests/executorch/CMakeLists.txt describes
+// Programs of today's device-planned exports (tests/executorch/CMakeLists.txt describes
 // each): they parse, their MethodMeta reports the CUDA-tagged arena, their CPU operators resolve
 // against ExecuTorch's kernel library, and what loading one through Module does without a GPU.
 // No GPU needed.

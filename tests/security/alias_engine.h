@@ -1,4 +1,4 @@
-// An engine whose aliases and output shapes a test chooses freely (issue 28, finding 2): host-only
+// An engine whose aliases and output shapes a test chooses freely (aliased outputs): host-only
 // up to enqueue, which writes every output's bytes (0xAB) at its bound address on the stream, as an
 // engine writes an aliased output into its input's memory.
 #pragma once

@@ -1,5 +1,5 @@
-// Issue 28, finding 2 on the GPU: an aliased output was bound to its input's memory without a size
-// check, so an engine wrote past the input's buffer. Now the session binds it only if its bytes fit
+// Aliased outputs on the GPU: an aliased output bound to its input's memory without a size check
+// would let an engine write past the input's buffer, so the session binds it only if its bytes fit
 // the input's capacity; otherwise the call fails with InvalidArgument and nothing is enqueued.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Issue 28, finding 2: aliased outputs checked once at load (delegate/aliases.h: one alias per
+// Aliased outputs checked once at load (delegate/aliases.h: one alias per
 // input, same dtype, the output no larger than its input at profile 0's maximum), and against the
 // input's capacity on every call. Host-only: the engine's shapes are the test's.
 #include <gtest/gtest.h>

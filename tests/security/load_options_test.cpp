@@ -1,4 +1,4 @@
-// Issue 28: the load-time options through which the application, never the program, bounds what a
+// The load-time options through which the application, never the program, bounds what a
 // program may make the runtime do (executorch/options.h): engine host code, the metadata cap,
 // and the staging budget a compile spec may ask for.
 #include <gtest/gtest.h>
@@ -42,10 +42,10 @@ ex::Result<ex::blob::ParseLimits> blob_limits(const std::vector<etr::BackendOpti
   return resolved->blob_limits;
 }
 
-// ---- finding 6: the program's staging budget --------------------------------------------------
+// ---- the program's staging budget -------------------------------------------------------------
 
-// Issue 28, finding 6: a compile spec staging_budget_mb of up to 2^44 MiB was taken as the budget,
-// which initialize pins as host and device memory. Now a program asks for at most 256 MiB unless the
+// A compile spec's staging_budget_mb is what initialize pins as host and device memory, so a value
+// of up to 2^44 MiB must not be taken as the budget: a program asks for at most 256 MiB unless the
 // application allows more.
 TEST(SecurityLoadOptions, AProgramsStagingBudgetIsCapped) {
   auto huge = resolve(Specs(Entries{{"staging_budget_mb", "17592186044415"}}), {});
@@ -82,10 +82,10 @@ TEST(SecurityLoadOptions, TheApplicationRaisesOrLowersTheProgramsCap) {
   }
 }
 
-// ---- finding 7: compile spec text quoted in messages --------------------------------------------
+// ---- compile spec text quoted in messages -------------------------------------------------------
 
-// Issue 28, finding 7: "%.*s" was given (int)size: a value of 2^31 bytes or more turned the precision
-// negative, and printf read on to a NUL past the value. Quoted values are now escaped and cut.
+// Quoted values are escaped and cut: "%.*s" given (int)size would turn the precision negative for a
+// value of 2^31 bytes or more, and printf would read on to a NUL past the value.
 TEST(SecurityLoadOptions, CompileSpecValuesInMessagesAreBoundedAndEscaped) {
   // A value whose size does not fit in an int; only its first bytes are ever read.
   std::string value = "\x1b]0;owned\x07";
@@ -102,7 +102,7 @@ TEST(SecurityLoadOptions, CompileSpecValuesInMessagesAreBoundedAndEscaped) {
   EXPECT_LT(message.size(), 400u) << "the quoted value is cut";
 }
 
-// ---- finding 1: engine host code ---------------------------------------------------------------
+// ---- engine host code ----------------------------------------------------------------------------
 
 TEST(SecurityLoadOptions, EngineHostCodeIsTheApplicationsChoice) {
   auto unset = host_code({});
@@ -126,7 +126,7 @@ TEST(SecurityLoadOptions, EngineHostCodeIsTheApplicationsChoice) {
   }
 }
 
-// ---- finding 5: the metadata cap ---------------------------------------------------------------
+// ---- the metadata cap ----------------------------------------------------------------------------
 
 TEST(SecurityLoadOptions, TheMetadataCapIsTheApplicationsChoice) {
   auto by_default = blob_limits({});

@@ -1,6 +1,6 @@
-// Issue 28, finding 7: TORCHTRT_ET_DEBUG=0 turned debug logging on (any value did), and log lines
-// carried control characters from the text they quote. Each case runs in a fresh process (the
-// setting is read once per process).
+// TRTET_DEBUG turns debug logging on only with a value that means on (0, false, off, no or empty
+// leave it off), and log lines carry no control characters from the text they quote. Each case
+// runs in a fresh process (the setting is read once per process).
 #include <gtest/gtest.h>
 
 #include <cstdio>

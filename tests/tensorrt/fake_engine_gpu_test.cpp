@@ -521,8 +521,8 @@ TEST_F(FakeTensorRT, EightThreadsRunEnginesAtOnce) {
   EXPECT_EQ(fake_.stats().runtimes_destroyed, kThreads);
 }
 
-// Issue 28, finding 1: the dispatch runtime used to get setEngineHostCodeAllowed(true) whenever it
-// served an engine. Now a runtime named as the dispatch runtime is refused without the load-time
+// The dispatch runtime runs an engine's host code (setEngineHostCodeAllowed(true)), so only the
+// application may allow it: a runtime named as the dispatch runtime is refused without the load-time
 // option allow_engine_host_code (the message names it), and served with it, host code allowed.
 TEST_F(FakeTensorRT, TheDispatchRuntimeNeedsTheHostCodeOption) {
   // A copy of the fake under the dispatch runtime's file name, in a private directory, loaded by its

@@ -384,7 +384,7 @@ TEST(RealRuntimeChoice, TheEnvironmentAppliesWithoutAnOption) {
   TRTET_EXPECT_ERROR_SAYS(from_option, "(lean runtime)");
 }
 
-// Issue 28, finding 1: an engine the dispatch runtime would serve is refused without the
+// Engine host code: an engine the dispatch runtime would serve is refused without the
 // application's load-time option allow_engine_host_code, and the refusal names the option; the
 // dispatch library is not even loaded. With the option it serves (and TensorRT gives its reason).
 TEST(RealRuntimeChoice, TheDispatchRuntimeWithoutTheOptionIsRefusedNamingIt) {

@@ -103,8 +103,8 @@ TEST(TensorRTRuntimeSearch, KindOfAFileByItsName) {
   EXPECT_EQ(runtime_kind_of_file("/libnvinfer.so.11/libother.so"), RuntimeKind::kPath);
 }
 
-// Issue 28, finding 1: engine bytes could run native code through the dispatch runtime, which the
-// default order reached on its own. Without the application's leave, the default order stops at
+// Engine bytes can run native code through the dispatch runtime, so the default order must not
+// reach it on its own. Without the application's leave, the default order stops at
 // the lean runtime and an order naming dispatch is refused with the option that allows it.
 TEST(TensorRTRuntimeSearch, DefaultWithoutHostCodeLeavesOutTheDispatchRuntime) {
   Result<RuntimeSearch> search = choose_runtime_search(std::nullopt, nullptr, 11, kNoHostCode);

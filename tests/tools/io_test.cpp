@@ -119,7 +119,7 @@ TEST_F(RunIo, TwoShapesForTwoInputsAndThreeAreRefused) {
   TRTET_EXPECT_ERROR_SAYS(io.status(), "give --shape once for all or once per input (got 3)");
 }
 
-// Issue 28, finding 3: a .npy shape was cut to ExecuTorch's 32-bit sizes (4294967297 became 1).
+// A .npy dimension past ExecuTorch's 32-bit sizes is refused, never cut (4294967297 would become 1).
 TEST_F(RunIo, NpyDimensionsPastExecuTorchsSizesAreRefusedNotTruncated) {
   const std::string x = write_array("io_wide.npy", "<f4", {4294967297, 0});
   options_.inputs = {x, x};

@@ -116,10 +116,9 @@ TEST(Npy, WritingAMismatchedSizeIsRefused) {
   EXPECT_FALSE(format_npy(a).ok());
 }
 
-// Issue 28, finding 3: the element count overflowed, so a |u1 array of shape
-// (281470681808897, 65537) "needed" 131073 bytes (the product mod 2^64) and was accepted with that
-// much data; the runner then read the shape's real size from it. Now counted with
-// ex::checked_element_count: refused.
+// The element count is counted with ex::checked_element_count: a |u1 array of shape
+// (281470681808897, 65537) would otherwise "need" 131073 bytes (the product mod 2^64) and be
+// accepted with that much data, and the runner would read the shape's real size from it. Refused.
 TEST(Npy, AShapeWhoseSizeOverflowsIsRefused) {
   const std::vector<std::uint8_t> data(131073, 0);
   auto parsed = parse_npy(bytes_of("{'descr': '|u1', 'fortran_order': False, 'shape': (281470681808897, 65537), }\n",
@@ -174,8 +173,8 @@ TEST(Npy, FileTextInMessagesIsEscaped) {
   TRTET_EXPECT_ERROR_SAYS(parsed.status(), "\\x1b[2J");
 }
 
-// Issue 28, finding 7: read_npy read /dev/zero until memory ran out. Only regular files are read,
-// and no more than the cap.
+// read_npy reads only regular files, and no more than the cap (/dev/zero would be read until memory
+// ran out).
 TEST(Npy, OnlyRegularFilesWithinTheCapAreRead) {
   auto zero = read_npy("/dev/zero");
   ASSERT_FALSE(zero.ok());
@@ -196,7 +195,7 @@ TEST(Npy, OnlyRegularFilesWithinTheCapAreRead) {
   std::remove(path.c_str());
 }
 
-// Issue 28, finding 7: outputs were written through symbolic links and replaced files silently.
+// Outputs are not written through symbolic links, nor over existing files unless asked.
 TEST(Npy, WritesRefuseSymlinksAndExistingFilesUnlessAsked) {
   NpyArray a;
   a.descr = "<i1";

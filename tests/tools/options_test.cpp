@@ -150,8 +150,8 @@ TEST(RunOptions, DimsParse) {
   EXPECT_EQ(*parse_dims("2147483647x0"), (std::vector<long long>{2147483647, 0}));
 }
 
-// Issue 28, finding 4: --shape 2147483648x2147483648 gave 2^62 elements (and, cut to ExecuTorch's
-// 32-bit sizes, a 0-byte buffer). Dimensions past ExecuTorch's and counts past 64 bits are refused.
+// --shape 2147483648x2147483648 would give 2^62 elements (and, cut to ExecuTorch's 32-bit sizes, a
+// 0-byte buffer): dimensions past ExecuTorch's and counts past 64 bits are refused.
 TEST(RunOptions, ShapesPastExecuTorchsSizesOrSixtyFourBitsAreRefused) {
   for (const char* shape : {"2147483648x2147483648", "4294967296", "65536x65536x65536x65536",
                             "2147483647x2147483647x2147483647"}) {

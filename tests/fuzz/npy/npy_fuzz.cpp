@@ -1,4 +1,4 @@
-// libFuzzer target for trtet-run's .npy reader (issue 28, finding 3) and --shape parser (finding 4).
+// libFuzzer target for trtet-run's .npy reader and --shape parser (untrusted input: docs/SECURITY.md).
 // Beyond "no crash, no leak, no UB" it checks on every input:
 //   - an array parse_npy accepts holds exactly the bytes its shape needs (counted without
 //     overflow), and writing it again with format_npy parses back to the same array;

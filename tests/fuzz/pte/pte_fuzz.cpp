@@ -1,4 +1,4 @@
-// libFuzzer target (issue 28): untrusted programs through the ExecuTorch backend on the CPU, with
+// libFuzzer target (docs/SECURITY.md): untrusted programs through the ExecuTorch backend on the CPU, with
 // the project's test engines as the engine factory (the engine bytes of a test program are a
 // test-engine spec: tests/engines; "fake" engines build without a GPU, the others answer NoDevice and
 // the method loads with execute reporting it). Two ways in, chosen by the first byte:
