@@ -1,4 +1,5 @@
-// P10: a device-planned program's boundary copies against today's staging path (docs/PERFORMANCE.md).
+// boundary_copies: a device-planned program's boundary copies against the delegate's own staging
+// (docs/PERFORMANCE.md).
 //
 //   trtet-boundary [--calls N] [--batches B]
 //
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
   }
   const double ratio = percentile(programs[0].samples_us, 0.99) / percentile(programs[1].samples_us, 0.99);
   const double ratio50 = percentile(programs[0].samples_us, 0.5) / percentile(programs[1].samples_us, 0.5);
-  std::printf("P10 p99 ratio (boundary copies / twin) %.3f (goal <= 1.05: %s); p50 ratio %.3f; %d calls each\n", ratio,
+  std::printf("boundary_copies.p99 ratio (boundary copies / twin) %.3f (goal <= 1.05: %s); p50 ratio %.3f; %d calls each\n", ratio,
               ratio <= 1.05 ? "met" : "missed", ratio50, calls * batches);
   cudaStreamDestroy(stream);
   return programs[0].wrong + programs[1].wrong == 0 ? 0 : 1;

@@ -1,5 +1,5 @@
-// P13 and P14: what a load of a new program and its first call cost, step by step, and what the
-// process's staging pools reserve against what the sessions use (docs/PERFORMANCE.md).
+// cold_start and staging_reserve: what a load of a new program and its first call cost, step by
+// step, and what the process's staging reserves against what the sessions use (docs/PERFORMANCE.md).
 //
 //   trtet-cold-start [--loads N] [--models M]                runs the three parts below, each in a
 //                                                            process of its own, and the table last
@@ -24,14 +24,14 @@
 // are what a server that swaps models pays. Each load's output is checked, then the Module goes
 // (destroy timed apart).
 //
-// --reserve: first the granularity of CUDA's pools, from fresh pools (one allocation of 1 MiB,
-// then 3 MiB, then 40 MiB; and a pool made with a 4 MiB maxSize), then the process's staging pools
-// (Note [shared staging pools]) with one host model loaded and called, and with M (16) at once:
-// reserved against used, device and pinned host. P14a: one model reserves at most 4 MiB of each;
-// P14b: M models reserve at most 1.25x what they use. Then the staging arenas that serve the
-// process's staging where the device has virtual memory management (Note [staging arena]): the
-// driver's granularities, whether host-location cuMemCreate works, and fresh arenas' reserve for the
-// same allocations as the pools'. --probe prints that part alone.
+// --reserve: first the granularity of CUDA's pools, from fresh pools (one allocation of 1 MiB, then
+// 3 MiB, then 40 MiB; and a pool made with a 4 MiB maxSize), then the process's staging pools (Note
+// [shared staging pools]) with one host model loaded and called, and with M (16) at once: reserved
+// against used, device and pinned host. staging_reserve.one_model: one model reserves at most 4 MiB
+// of each; staging_reserve.many_models: M models reserve at most 1.25x what they use. Then the
+// staging arenas that serve the process's staging where the device has virtual memory management
+// (Note [staging arena]): the driver's granularities, whether host-location cuMemCreate works, and
+// fresh arenas' reserve for the same allocations as the pools'. --probe prints that part alone.
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
@@ -75,8 +75,8 @@ constexpr std::size_t kCount = std::size_t{kRows} * kCols;
 constexpr std::size_t kBytes = kCount * sizeof(float);
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// The figures issue 38 reports for Torch-TensorRT's delegate over the same test engines and programs
-// (load + first call, host time), measured on the H200 in other runs: the comparison is not of one run.
+// Torch-TensorRT's delegate over the same test engines and programs (load + first call, host time),
+// measured on the H200 in other runs: the comparison is not of one run.
 constexpr double kPeerHostUs = 1700.0;
 constexpr double kPeerDeviceUs = 140.0;
 
@@ -226,7 +226,7 @@ int run_program(const std::string& which, int loads) {
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
   }
-  std::printf("P13 %s I/O program (%s), %d loads in one process; CUDA context made before, %.1f us (not counted)\n",
+  std::printf("cold_start %s I/O program (%s), %d loads in one process; CUDA context made before, %.1f us (not counted)\n",
               program.host ? "1 MiB pageable host" : "device", program.path.c_str(), loads, context_us);
   std::printf("  %-58s %14s %18s\n", "step (host us)", "first load", "loads 2..N median");
   for (const std::string& name : names) {
@@ -245,10 +245,11 @@ int run_program(const std::string& which, int loads) {
   for (std::size_t r = 1; r < runs.size(); ++r) later_total.push_back(runs[r]["total: load + first call"]);
   const double first_total = runs[0]["total: load + first call"];
   const double peer = program.host ? kPeerHostUs : kPeerDeviceUs;
-  const char* id = program.host ? "P13a" : "P13b";
-  std::printf("%s load + first call, %s I/O%s: first load %.1f us, loads 2..N median %.1f us; Torch-TensorRT's (issue "
-              "38's figure, another run) %.0f us: ratio %.3f first, %.3f later (goal <= 1.00: %s)\n",
-              id, g_pools ? " [staging from pools, not arenas]" : "", program.host ? "1 MiB pageable host" : "device", first_total, median(later_total), peer,
+  const char* id = program.host ? "cold_start.host_io" : "cold_start.device_io";
+  std::printf("%s load + first call, %s I/O%s: first load %.1f us, loads 2..N median %.1f us; Torch-TensorRT's "
+              "(measured in another run) %.0f us: ratio %.3f first, %.3f later (goal <= 1.00: %s)\n",
+              id, program.host ? "1 MiB pageable host" : "device", g_pools ? " [staging from pools, not arenas]" : "",
+              first_total, median(later_total), peer,
               first_total / peer, median(later_total) / peer, median(later_total) <= peer ? "met" : "missed");
   cudaStreamDestroy(stream);
   if (program.dx != nullptr) cudaFree(program.dx);
@@ -454,7 +455,7 @@ int run_probe() {
   if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) return fail("no CUDA context");
   cudaStream_t stream = nullptr;
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("no stream");
-  std::printf("P14 the staging arenas: the driver's virtual memory management on device 0\n");
+  std::printf("staging_reserve the staging arenas: the driver's virtual memory management on device 0\n");
   print_vmm_facts();
   probe_arena("device arena", ex::cuda::PoolKind::kDevice, stream);
   probe_arena("pinned host arena", ex::cuda::PoolKind::kPinnedHost, stream);
@@ -486,7 +487,7 @@ int run_reserve(int models) {
   if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) return fail("no CUDA context");
   cudaStream_t stream = nullptr;
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("no stream");
-  std::printf("P14 what CUDA's pools reserve (fresh pools, allocations kept one after another):\n");
+  std::printf("staging_reserve what CUDA's pools reserve (fresh pools, allocations kept one after another):\n");
   probe_pool("device pool", false, 0, stream);
   probe_pool("pinned host pool", true, 0, stream);
   probe_pool("device pool, maxSize 4 MiB", false, std::size_t{4} << 20, stream);
@@ -532,14 +533,14 @@ int run_reserve(int models) {
   const double limit = 4 * kMiB;
   const double one_device = static_cast<double>(one.device.reserved - before.device.reserved);
   const double one_host = static_cast<double>(one.host.reserved - before.host.reserved);
-  if (g_pools) std::printf("P14 [staging from pools, not arenas: the code before]\n");
-  std::printf("P14a one model with 1 MiB pageable host I/O (x, y, out): reserves %.2f MiB device, %.2f MiB pinned "
+  if (g_pools) std::printf("staging_reserve [staging from pools, not arenas: the code before]\n");
+  std::printf("staging_reserve.one_model one model with 1 MiB pageable host I/O (x, y, out): reserves %.2f MiB device, %.2f MiB pinned "
               "host, for %.2f + %.2f MiB used (goal <= 4 MiB each: %s)\n",
               one_device / kMiB, one_host / kMiB, mib(one.device.used), mib(one.host.used),
               one_device <= limit && one_host <= limit ? "met" : "missed");
   const double device_ratio = static_cast<double>(many.device.reserved) / static_cast<double>(std::max<std::uint64_t>(1, many.device.used));
   const double host_ratio = static_cast<double>(many.host.reserved) / static_cast<double>(std::max<std::uint64_t>(1, many.host.used));
-  std::printf("P14b %d such models at once: reserved / used %.3f device (%.2f / %.2f MiB), %.3f pinned host (%.2f / "
+  std::printf("staging_reserve.many_models %d such models at once: reserved / used %.3f device (%.2f / %.2f MiB), %.3f pinned host (%.2f / "
               "%.2f MiB) (goal <= 1.25: %s)\n",
               models, device_ratio, mib(many.device.reserved), mib(many.device.used), host_ratio,
               mib(many.host.reserved), mib(many.host.used),

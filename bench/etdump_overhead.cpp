@@ -1,4 +1,4 @@
-// P11: what profiling into ExecuTorch's ETDump costs a call (include/torch_tensorrt/executorch/
+// etdump: what profiling into ExecuTorch's ETDump costs a call (include/torch_tensorrt/executorch/
 // Profiling.h, docs/PERFORMANCE.md).
 //
 //   trtet-etdump [--calls N] [--batches B] [--etdump FILE] [--program NAME] [--gpu-every K]
@@ -11,19 +11,20 @@
 //  - a tracer that only counts the delegate's events: what the delegate itself costs (marks,
 //    queries, GPU times, metadata); ExecuTorch's own hooks then cost a virtual call each;
 //  - ETDumpGen at kProfileMethodOnly: ExecuTorch logs Method::execute alone and the delegate times
-//    nothing (P11m: what method-level profiling costs);
+//    nothing (etdump.method_only: what method-level profiling costs);
 //  - ExecuTorch's own events into ETDumpGen, the delegate's counted and dropped: with the counting
-//    tracer, it prices ExecuTorch's own logging, which any delegate pays (the floor of P11);
+//    tracer, it prices ExecuTorch's own logging, which any delegate pays (etdump.floor);
 //  - ETDumpGen attached (what an application profiling with ETDump pays, everything logged);
 //  - ETDumpGen attached with the load option profiling_gpu_every=K (default 100): every call logs
-//    its host event, one call in K its GPU times (P11s).
+//    its host event, one call in K its GPU times (etdump.sampled).
 // Each call is forward() under a CudaStreamGuard on a stream of the caller's; a batch of N calls is
 // timed on the host as a whole (its calls queue and return at once) and the stream is synchronized
 // after it, untimed. Batches rotate between the Modules, so drift on the host hits all. After each
 // batch the traced Modules' GPU times are flushed, and ETDumpGen's dump taken (untimed), so its
 // buffer stays small. Prints the median over batches of the host time per call of each and the
-// ratios, P11 (ETDumpGen / none, goal <= 1.10) first among them; checks every output and that each
-// call of the counting and forwarding tracers logged one host event and one engine GPU event.
+// ratios, etdump.full (ETDumpGen / none, goal <= 1.10) first among them; checks every output and
+// that each call of the counting and forwarding tracers logged one host event and one engine GPU
+// event.
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <cuda_runtime_api.h>
@@ -300,29 +301,29 @@ int main(int argc, char** argv) {
                       forwarder->host_events == variants[kExecuTorchOnly].calls &&
                       forwarder->engine_events == variants[kExecuTorchOnly].calls;
   const double ratio = t[kETDumpGen] / plain;
-  std::printf("P11 host time per call with ETDumpGen attached / without: %.3f us / %.3f us = %.3f (goal <= 1.10: %s); "
+  std::printf("etdump.full host time per call with ETDumpGen attached / without: %.3f us / %.3f us = %.3f (goal <= 1.10: %s); "
               "program %s; %d batches of %d calls; %ld wrong outputs; every call logged: %s\n",
               t[kETDumpGen], plain, ratio, ratio <= 1.10 ? "met" : "missed", program_name.c_str(), batches, calls, wrong,
               logged ? "yes" : "NO");
   const double sampled_ratio = t[kSampled] / plain;
-  std::printf("P11s host time per call with ETDumpGen attached, GPU timed every %d calls / without: %.3f us / %.3f us "
+  std::printf("etdump.sampled host time per call with ETDumpGen attached, GPU timed every %d calls / without: %.3f us / %.3f us "
               "= %.3f (goal <= 1.10: %s)\n",
               gpu_every, t[kSampled], plain, sampled_ratio, sampled_ratio <= 1.10 ? "met" : "missed");
-  std::printf("P11a host time per call with a counting tracer / without: %.3f us / %.3f us = %.3f (the delegate's "
+  std::printf("etdump.counting_tracer host time per call with a counting tracer / without: %.3f us / %.3f us = %.3f (the delegate's "
               "own profiling)\n",
               t[kCounting], plain, t[kCounting] / plain);
-  std::printf("P11m host time per call with ETDumpGen at kProfileMethodOnly / without: %.3f us / %.3f us = %.3f "
+  std::printf("etdump.method_only host time per call with ETDumpGen at kProfileMethodOnly / without: %.3f us / %.3f us = %.3f "
               "(Method::execute logged, the delegate silent)\n",
               t[kMethodOnly], plain, t[kMethodOnly] / plain);
-  // The parts of P11: ExecuTorch's own logging (any delegate pays it), the delegate's machinery,
-  // ETDumpGen taking the delegate's two events.
+  // The parts of etdump.full: ExecuTorch's own logging (any delegate pays it), the delegate's
+  // machinery, ETDumpGen taking the delegate's two events.
   const double executorch_us = t[kExecuTorchOnly] - t[kCounting];
   const double machinery_us = t[kCounting] - plain;
   const double delegate_logging_us = t[kETDumpGen] - t[kExecuTorchOnly];
-  std::printf("P11 parts per call (differences of medians: as noisy as two runs): ExecuTorch's own events into "
+  std::printf("etdump.parts per call (differences of medians: as noisy as two runs): ExecuTorch's own events into "
               "ETDumpGen %+.3f us, the delegate's profiling %+.3f us, ETDumpGen taking the delegate's events %+.3f us\n",
               executorch_us, machinery_us, delegate_logging_us);
-  std::printf("P11f (floor: ExecuTorch's own events alone, a delegate costing nothing) (%.3f + %.3f) / %.3f = %.3f\n",
+  std::printf("etdump.floor (ExecuTorch's own events alone, a delegate costing nothing) (%.3f + %.3f) / %.3f = %.3f\n",
               plain, executorch_us, plain, (plain + executorch_us) / plain);
   cudaStreamDestroy(stream);
   cudaFree(dx);

@@ -1,4 +1,4 @@
-// P1, the isolation scenario (also the side-by-side demo): a latency-critical engine alone and
+// The isolation scenario (also the side-by-side demo): a latency-critical engine alone and
 // beside an SM-flooding engine, (a) each in its own green context, (b) both on the whole GPU.
 #pragma once
 

@@ -1,6 +1,6 @@
-// Micro figures with Google Benchmark: the host cost of execute() on the device-resident async
-// path (P2's parts) and of the checks it makes. Needs a GPU; without one every benchmark reports
-// the skip.
+// Micro figures with Google Benchmark: the host cost of execute() on the device-resident async path
+// (host_overhead's parts) and of the checks it makes. Needs a GPU; without one every benchmark
+// reports the skip.
 #include <benchmark/benchmark.h>
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
@@ -151,7 +151,7 @@ void BM_EventRecord(benchmark::State& state) {
 }
 BENCHMARK(BM_EventRecord);
 
-// What else an eager execute asks per call (issue 15): the stream's green context (through the
+// What else an eager execute asks per call: the stream's green context (through the
 // project's driver table, as execute asks it on a stream it has not seen), and the host time of one
 // graph launch, what a graph-mode call pays at least. The stream id, capture state, event record
 // and current device: bench/micro_calls.cpp.
@@ -200,7 +200,8 @@ void BM_GraphLaunchOneKernel(benchmark::State& state) {
 BENCHMARK(BM_GraphLaunchOneKernel);
 
 // The host side of pageable staging: copying 64 MiB of pageable memory into pinned memory with
-// state.range(0) threads (what bounds P4's pageable case). Needs no GPU work, only pinned memory.
+// state.range(0) threads (what bounds host_staging's pageable case). Needs no GPU work, only pinned
+// memory.
 void BM_HostCopyPageableToPinned(benchmark::State& state) {
   if (skipped_without_gpu(state)) return;
   const std::size_t bytes = 64u << 20;

@@ -1,6 +1,6 @@
-// Micro figures for the CUDA calls every execute makes (P2's floor): each through the runtime and
-// through the driver entry point the runtime wraps (from the project's driver table, as execute
-// calls it), so the cost of the runtime layer shows.
+// Micro figures for the CUDA calls every execute makes (host_overhead's floor): each through the
+// runtime and through the driver entry point the runtime wraps (from the project's driver table, as
+// execute calls it), so the cost of the runtime layer shows.
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>

@@ -1,4 +1,4 @@
-// Micro figures for what profiling adds to a call (P11's parts, Note [deferred GPU times]): the
+// Micro figures for what profiling adds to a call (etdump's parts, Note [deferred GPU times]): the
 // CUDA calls a timed call makes (two timing events recorded, one query, the elapsed times read), a
 // whole call of the profiler's own machinery without ExecuTorch (marks taken, recorded around an
 // empty enqueue point, handed back, collected), and a session call with a record against one

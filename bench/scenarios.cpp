@@ -1,5 +1,6 @@
-// The GPU scenarios P1-P6 (issue 5), P1h (issue #10), P8 and P9 (issue #13), P1m (issue 15): each a ratio taken in one
-// run, printed as a table and written to CSV. Usage: trtet-scenarios [--only P1,P1h,P3] [--out DIR] [--calls N]
+// The GPU scenarios (docs/PERFORMANCE.md names each and its rows): each row a ratio taken in one
+// run, printed as a table and written to CSV.
+//   trtet-scenarios [--only isolation,isolation_host_io,back_to_back] [--out DIR] [--calls N]
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <algorithm>
@@ -36,14 +37,14 @@ namespace {
 using ex::delegate::Session;
 using ex::delegate::TensorView;
 
-// ---- P1 -------------------------------------------------------------------------------------
-void p1_isolation(const Config& config, std::vector<Row>& rows) {
+// ---- isolation ----------------------------------------------------------------------------------
+void isolation(const Config& config, std::vector<Row>& rows) {
   IsolationOptions options;
   options.calls = config.calls;
   auto result = run_isolation(options);
-  require(result.status(), "P1 isolation");
+  require(result.status(), "isolation");
   const IsolationResult& r = *result;
-  write_latency_samples(config.out_dir + "/p1_isolation_samples.csv", "P1: victim latency alone and beside an SM-flooding engine",
+  write_latency_samples(config.out_dir + "/isolation_samples.csv", "isolation: victim latency alone and beside an SM-flooding engine",
                 {{"green alone", r.green_alone.samples_us},
                  {"green beside", r.green_beside.samples_us},
                  {"whole GPU alone", r.shared_alone.samples_us},
@@ -52,32 +53,32 @@ void p1_isolation(const Config& config, std::vector<Row>& rows) {
   for (const Condition* c : {&r.green_alone, &r.green_beside, &r.shared_alone, &r.shared_beside}) {
     csv.push_back(format("%s,%.2f,%.2f,%.2f,%zu", c->name, c->latency.p50, c->latency.p99, c->latency.mean, c->latency.n));
   }
-  append_csv(config.out_dir + "/p1_isolation.csv", "condition,p50_us,p99_us,mean_us,calls", csv);
-  std::printf("P1: victim %u SMs (observed %zu), aggressor %u SMs (observed %zu), overlap %zu\n", r.victim_granted,
+  append_csv(config.out_dir + "/isolation.csv", "condition,p50_us,p99_us,mean_us,calls", csv);
+  std::printf("isolation: victim %u SMs (observed %zu), aggressor %u SMs (observed %zu), overlap %zu\n", r.victim_granted,
               r.victim_observed, r.aggressor_granted, r.aggressor_observed, r.overlap);
   for (const Condition* c : {&r.green_alone, &r.green_beside, &r.shared_alone, &r.shared_beside}) {
     std::printf("    %-28s p50 %8.1f us   p99 %8.1f us\n", c->name, c->latency.p50, c->latency.p99);
   }
-  rows.push_back({"P1a", "isolation, green contexts: p99 beside / alone",
+  rows.push_back({"isolation.green_p99", "isolation, green contexts: p99 beside / alone",
                   format("%.1f us", r.green_beside.latency.p99), format("%.1f us", r.green_alone.latency.p99),
                   r.green_p99_ratio(), "<= 1.05", r.green_p99_ratio() <= 1.05});
-  rows.push_back({"P1b", "isolation, whole GPU: p99 beside / alone", format("%.1f us", r.shared_beside.latency.p99),
+  rows.push_back({"isolation.whole_gpu_p99", "isolation, whole GPU: p99 beside / alone", format("%.1f us", r.shared_beside.latency.p99),
                   format("%.1f us", r.shared_alone.latency.p99), r.shared_p99_ratio(), "(contrast)", true});
 }
 
-// ---- P1h ------------------------------------------------------------------------------------
-// P1 with host I/O (issue #10): the latency-critical engine with 4 MiB pageable input and output on
-// a 32-SM green context, alone and beside an engine of 100 ms, also with 4 MiB pageable I/O, that
+// ---- isolation_host_io --------------------------------------------------------------------------
+// isolation with host I/O: the latency-critical engine with 4 MiB pageable input and output on a
+// 32-SM green context, alone and beside an engine of 100 ms, also with 4 MiB pageable I/O, that
 // runs back to back in another thread on the rest of the GPU. Host staging must not couple them.
-void p1h_isolation_host_io(const Config& config, std::vector<Row>& rows) {
+void isolation_host_io(const Config& config, std::vector<Row>& rows) {
   namespace green = ex::green;
   const IsolationOptions defaults;
   auto parts = green::split_device(0, green::SplitRequest::counts({defaults.victim_sms}, /*remainder=*/true));
-  require(parts.status(), "P1h split");
+  require(parts.status(), "isolation_host_io split");
   auto victim_stream = (*parts)[0].context.make_stream();
   auto long_stream = (*parts)[1].context.make_stream();
-  require(victim_stream.status(), "P1h victim stream");
-  require(long_stream.status(), "P1h long-engine stream");
+  require(victim_stream.status(), "isolation_host_io victim stream");
+  require(long_stream.status(), "isolation_host_io long-engine stream");
   const std::size_t n = (4u << 20) / sizeof(float);
   SpinOptions victim_options = defaults.victim;
   victim_options.max_elements = static_cast<std::int64_t>(n);
@@ -91,7 +92,7 @@ void p1h_isolation_host_io(const Config& config, std::vector<Row>& rows) {
   TensorView long_args[2] = {long_in.view(n), long_out.view(n)};
   auto call_victim = [&] {
     ex::CudaStreamGuard guard(*victim_stream);
-    require(victim->execute(victim_args, 2), "P1h victim execute");  // host outputs: written on return
+    require(victim->execute(victim_args, 2), "isolation_host_io victim execute");  // host outputs: written on return
   };
   auto measure = [&](std::vector<double>& samples) {
     for (int i = 0; i < 50; ++i) call_victim();
@@ -109,7 +110,7 @@ void p1h_isolation_host_io(const Config& config, std::vector<Row>& rows) {
   std::thread load([&] {
     while (!stop.load()) {
       ex::CudaStreamGuard guard(*long_stream);
-      require(long_engine->execute(long_args, 2), "P1h long engine execute");
+      require(long_engine->execute(long_args, 2), "isolation_host_io long engine execute");
       long_calls.fetch_add(1);
     }
   });
@@ -121,39 +122,39 @@ void p1h_isolation_host_io(const Config& config, std::vector<Row>& rows) {
   call_victim();
   for (std::size_t i = 0; i < n; i += 4093) {
     if (victim_out.data()[i] != 2.0f * victim_in.data()[i]) {
-      std::fprintf(stderr, "P1h: wrong output at %zu\n", i);
+      std::fprintf(stderr, "isolation_host_io: wrong output at %zu\n", i);
       std::exit(4);
     }
   }
   const Percentiles pa = percentiles(alone), pb = percentiles(beside);
   const double ratio = pb.p99 / pa.p99;
-  write_latency_samples(config.out_dir + "/p1h_isolation_host_io_samples.csv",
-                "P1h: victim with 4 MiB pageable I/O, alone and beside a 100 ms engine with host I/O",
+  write_latency_samples(config.out_dir + "/isolation_host_io_samples.csv",
+                "isolation_host_io: victim with 4 MiB pageable I/O, alone and beside a 100 ms engine with host I/O",
                 {{"green alone", alone}, {"green beside", beside}});
-  append_csv(config.out_dir + "/p1h_isolation_host_io.csv", "condition,p50_us,p99_us,mean_us,calls",
+  append_csv(config.out_dir + "/isolation_host_io.csv", "condition,p50_us,p99_us,mean_us,calls",
              {format("green alone,%.2f,%.2f,%.2f,%zu", pa.p50, pa.p99, pa.mean, pa.n),
               format("green beside,%.2f,%.2f,%.2f,%zu", pb.p50, pb.p99, pb.mean, pb.n)});
-  std::printf("P1h: victim %u SMs, 4 MiB pageable in + out: p50 %.1f / p99 %.1f us alone, p50 %.1f / p99 %.1f us beside "
+  std::printf("isolation_host_io: victim %u SMs, 4 MiB pageable in + out: p50 %.1f / p99 %.1f us alone, p50 %.1f / p99 %.1f us beside "
               "a 100 ms engine with 4 MiB pageable I/O on %u SMs (%d of its calls ran meanwhile)\n",
               (*parts)[0].granted_sms(), pa.p50, pa.p99, pb.p50, pb.p99, (*parts)[1].granted_sms(), long_calls.load());
-  rows.push_back({"P1h", "isolation, 4 MiB pageable I/O both sides, green: p99 beside/alone",
+  rows.push_back({"isolation_host_io.green_p99", "isolation, 4 MiB pageable I/O both sides, green: p99 beside/alone",
                   format("%.1f us", pb.p99), format("%.1f us", pa.p99), ratio, "<= 1.05", ratio <= 1.05});
 }
 
-// ---- P2 -------------------------------------------------------------------------------------
+// ---- host_overhead ------------------------------------------------------------------------------
 // Host time per call of execute beyond driving the same engine directly. Host noise moves one
 // measurement by more than the goal, so it is taken 5 times, the engine and execute alternating,
 // and the median of the 5 differences is the figure.
-void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
+void host_overhead(const Config& config, std::vector<Row>& rows) {
   // Two engines of the same build: one driven directly, one inside the session.
   auto direct_or = trtet_test::make_test_engine("elementwise n=256", 0);
   auto owned_or = trtet_test::make_test_engine("elementwise n=256", 0);
   require(direct_or.status(), "make_test_engine");
   require(owned_or.status(), "make_test_engine");
   ex::engine::Engine* engine = direct_or->get();
-  // Two sets of tensors: P2 calls with the same set every time (as a memory-planned ExecuTorch
-  // program does: the session repeats the call, Note [repeated calls]); P2f alternates them, so
-  // every call is prepared in full.
+  // Two sets of tensors: host_overhead.repeated_call calls with the same set every time (as a
+  // memory-planned ExecuTorch program does: the session repeats the call, Note [repeated calls]);
+  // host_overhead.prepared_call alternates them, so every call is prepared in full.
   Buffer x(Memory::kDevice, 256), y(Memory::kDevice, 256), out(Memory::kDevice, 256);
   Buffer x2(Memory::kDevice, 256), y2(Memory::kDevice, 256), out2(Memory::kDevice, 256);
   TensorView sets[2][3] = {{x.view(256), y.view(256), out.view(256)}, {x2.view(256), y2.view(256), out2.view(256)}};
@@ -174,12 +175,12 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
     ex::CudaStreamGuard guard(stream);
     require(session.execute(args, 3), "execute");
   };
-  int turn = 0;  // P2f's alternation
+  int turn = 0;  // host_overhead.prepared_call's alternation
   struct Variant {
     const char* id;
     bool alternate;
   };
-  for (const Variant variant : {Variant{"P2", false}, Variant{"P2f", true}}) {
+  for (const Variant variant : {Variant{"host_overhead.repeated_call", false}, Variant{"host_overhead.prepared_call", true}}) {
     auto args = [&] { return sets[variant.alternate ? (turn++ & 1) : 0]; };
     auto direct_call = [&] { engine_call(args()); };
     auto run = [&] { execute(args()); };
@@ -221,7 +222,7 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
                 runs.c_str(), median, median_through, median_direct, static_cast<unsigned long long>(repeats),
                 static_cast<unsigned long long>(calls));
     csv.push_back(format("%s,median,%.4f,%.4f,%.4f", variant.id, median_through, median_direct, median));
-    append_csv(config.out_dir + "/p2_host_overhead.csv", "variant,run,execute_us,engine_us,overhead_us", csv);
+    append_csv(config.out_dir + "/host_overhead.csv", "variant,run,execute_us,engine_us,overhead_us", csv);
     rows.push_back({variant.id,
                     variant.alternate ? "host overhead of execute, every call prepared in full, median of 5"
                                       : "host overhead of execute beyond the engine (2 in, 1 out), median of 5",
@@ -231,8 +232,8 @@ void p2_host_overhead(const Config& config, std::vector<Row>& rows) {
   require_cuda(cudaStreamDestroy(stream), "destroy");
 }
 
-// ---- P3 -------------------------------------------------------------------------------------
-void p3_pipelining(const Config& config, std::vector<Row>& rows) {
+// ---- back_to_back -------------------------------------------------------------------------------
+void back_to_back(const Config& config, std::vector<Row>& rows) {
   SpinOptions options{132, 128, 0, 20'000, 1, 1 << 20};
   auto session = spin_session(options);
   const std::size_t n = 4096;
@@ -269,23 +270,23 @@ void p3_pipelining(const Config& config, std::vector<Row>& rows) {
   });
   cudaEventDestroy(previous);
   const double share = gpu_bound / queued;
-  std::printf("P3: %d calls of a 20 us engine: GPU-bound %.0f us, queued %.0f us (%.1f %%), sync per call %.0f us (%.1f %%), "
+  std::printf("back_to_back: %d calls of a 20 us engine: GPU-bound %.0f us, queued %.0f us (%.1f %%), sync per call %.0f us (%.1f %%), "
               "host wait on previous event %.0f us (%.1f %%)\n",
               kCalls, gpu_bound, queued, 100 * share, synced, 100 * gpu_bound / synced, host_wait,
               100 * gpu_bound / host_wait);
-  append_csv(config.out_dir + "/p3_pipelining.csv", "mode,wall_us,share_of_gpu_bound",
+  append_csv(config.out_dir + "/back_to_back.csv", "mode,wall_us,share_of_gpu_bound",
              {format("gpu_bound,%.1f,1.0", gpu_bound), format("queued,%.1f,%.4f", queued, share),
               format("sync_per_call,%.1f,%.4f", synced, gpu_bound / synced),
               format("host_wait_previous_event,%.1f,%.4f", host_wait, gpu_bound / host_wait)});
-  rows.push_back({"P3", "back-to-back calls of a 20 us engine, share of GPU-bound rate",
+  rows.push_back({"back_to_back.share_of_gpu_bound", "back-to-back calls of a 20 us engine, share of GPU-bound rate",
                   format("%.1f %%", 100 * share),
                   format("sync/call %.0f %%, host wait %.0f %%", 100 * gpu_bound / synced, 100 * gpu_bound / host_wait),
                   share, ">= 0.95", share >= 0.95});
   require_cuda(cudaStreamDestroy(stream), "destroy");
 }
 
-// ---- P5 -------------------------------------------------------------------------------------
-void p5_cross_partition(const Config& config, std::vector<Row>& rows) {
+// ---- cross_partition ----------------------------------------------------------------------------
+void cross_partition(const Config& config, std::vector<Row>& rows) {
   namespace green = ex::green;
   auto parts = green::split_device(0, green::SplitRequest::counts({16}, /*remainder=*/true));
   require(parts.status(), "split");
@@ -372,21 +373,21 @@ void p5_cross_partition(const Config& config, std::vector<Row>& rows) {
   }
   const double max_long = *std::max_element(busy_long.begin(), busy_long.end());
   const double ratio = pb.p99 / pi.p99;
-  std::printf("P5: partition A ops: p99 %.1f us B idle, %.1f us B running 10 ms kernels (ratio %.3f), %.1f us B idle "
+  std::printf("cross_partition: partition A ops: p99 %.1f us B idle, %.1f us B running 10 ms kernels (ratio %.3f), %.1f us B idle "
               "again (noise floor %.3f), %.1f us B running 50 ms kernels (max op %.1f us)\n",
               pi.p99, pb.p99, ratio, pi2.p99, pi2.p99 / pi.p99, pl.p99, max_long);
-  append_csv(config.out_dir + "/p5_cross_partition.csv", "condition,p50_us,p99_us,max_us,calls",
+  append_csv(config.out_dir + "/cross_partition.csv", "condition,p50_us,p99_us,max_us,calls",
              {format("B_idle,%.2f,%.2f,%.2f,%zu", pi.p50, pi.p99, *std::max_element(idle.begin(), idle.end()), pi.n),
               format("B_10ms,%.2f,%.2f,%.2f,%zu", pb.p50, pb.p99, *std::max_element(busy.begin(), busy.end()), pb.n),
               format("B_idle_again,%.2f,%.2f,%.2f,%zu", pi2.p50, pi2.p99,
                      *std::max_element(idle_again.begin(), idle_again.end()), pi2.n),
               format("B_50ms,%.2f,%.2f,%.2f,%zu", pl.p50, pl.p99, max_long, pl.n)});
-  rows.push_back({"P5", "partition A execute+grow+destroy p99, B busy / B idle", format("%.1f us", pb.p99),
+  rows.push_back({"cross_partition.ops_p99", "partition A execute+grow+destroy p99, B busy / B idle", format("%.1f us", pb.p99),
                   format("%.1f us (idle again %.1f)", pi.p99, pi2.p99), ratio, "<= 1.05", ratio <= 1.05});
 }
 
-// ---- P6 -------------------------------------------------------------------------------------
-void p6_graph_replay(const Config& config, std::vector<Row>& rows) {
+// ---- caller_graph -------------------------------------------------------------------------------
+void caller_graph(const Config& config, std::vector<Row>& rows) {
   SpinOptions tiny{1, 128, 0, 0, 1, 1 << 20};
   auto session = spin_session(tiny);
   const std::size_t n = 256;
@@ -411,19 +412,19 @@ void p6_graph_replay(const Config& config, std::vector<Row>& rows) {
   require_cuda(cudaGraphGetNodes(graph, nullptr, &nodes), "nodes");
   for (int i = 0; i < 1000; ++i) require_cuda(cudaGraphLaunch(exec, stream), "launch");
   const double replay = per_call([&] { require_cuda(cudaGraphLaunch(exec, stream), "launch"); });
-  std::printf("P6: host time per inference: eager execute %.2f us, graph replay %.2f us (1 cudaGraphLaunch of %zu node(s))\n",
+  std::printf("caller_graph: host time per inference: eager execute %.2f us, graph replay %.2f us (1 cudaGraphLaunch of %zu node(s))\n",
               eager, replay, nodes);
-  append_csv(config.out_dir + "/p6_graph_replay.csv", "mode,host_us_per_inference,graph_nodes",
+  append_csv(config.out_dir + "/caller_graph.csv", "mode,host_us_per_inference,graph_nodes",
              {format("eager,%.3f,", eager), format("graph,%.3f,%zu", replay, nodes)});
-  rows.push_back({"P6", "host time per inference, graph replay / eager execute", format("%.2f us", replay),
+  rows.push_back({"caller_graph.replay_host_time", "host time per inference, graph replay / eager execute", format("%.2f us", replay),
                   format("%.2f us", eager), replay / eager, "1 graph launch", true});
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   require_cuda(cudaStreamDestroy(stream), "destroy");
 }
 
-// ---- P8: delegate-owned CUDA graphs (issue #13) -------------------------------------------------
-void p8_delegate_graphs(const Config& config, std::vector<Row>& rows) {
+// ---- delegate_graphs: delegate-owned CUDA graphs ------------------------------------------------
+void delegate_graphs(const Config& config, std::vector<Row>& rows) {
   (void)config;
   const std::size_t n = 4096;
   cudaStream_t stream = nullptr;
@@ -451,7 +452,7 @@ void p8_delegate_graphs(const Config& config, std::vector<Row>& rows) {
       require_cuda(cudaGraphLaunch(exec, stream), "launch");
       require_cuda(cudaEventRecord(event, stream), "record");
     });
-    std::printf("P8 one graph launch %.2f us; a launch and a cudaEventRecord %.2f us\n", launch_floor, recorded);
+    std::printf("delegate_graphs one graph launch %.2f us; a launch and a cudaEventRecord %.2f us\n", launch_floor, recorded);
     cudaEventDestroy(event);
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
@@ -471,7 +472,7 @@ void p8_delegate_graphs(const Config& config, std::vector<Row>& rows) {
       call(*replayed);
     }
     require(replayed->stats().graph_launches > 0 ? ex::Status::Ok() : ex::make_error(ex::ErrorCode::kInternal, "no graph"),
-            "P8 graph mode launched no graph");
+            "delegate_graphs graph mode launched no graph");
     const double host_eager = host_us_per_call(stream, [&] { call(*eager); });
     const double host_graph = host_us_per_call(stream, [&] { call(*replayed); });
     const int gpu_calls = 2000;
@@ -495,19 +496,19 @@ void p8_delegate_graphs(const Config& config, std::vector<Row>& rows) {
       cudaGraphExecDestroy(exec);
       cudaGraphDestroy(graph);
     }
-    std::printf("P8 %d kernel(s) of 5 us: host per call eager %.2f us, graph %.2f us (one graph launch %.2f us); "
+    std::printf("delegate_graphs %d kernel(s) of 5 us: host per call eager %.2f us, graph %.2f us (one graph launch %.2f us); "
                 "GPU per call eager %.2f us, graph %.2f us, the kernels' own %.2f us\n",
                 kernels, host_eager, host_graph, launch_floor, gpu_eager, gpu_graph, kernels_own);
-    append_csv(config.out_dir + "/p8_delegate_graphs.csv",
+    append_csv(config.out_dir + "/delegate_graphs.csv",
                "kernels,host_us_eager,host_us_graph,host_us_one_graph_launch,gpu_us_eager,gpu_us_graph,gpu_us_kernels_own",
                {format("%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f", kernels, host_eager, host_graph, launch_floor, gpu_eager,
                        gpu_graph, kernels_own)});
-    rows.push_back({kernels == 1 ? "P8a" : "P8b",
+    rows.push_back({kernels == 1 ? "delegate_graphs.host_1_kernel" : "delegate_graphs.host_20_kernels",
                     format("%d-kernel engine: host time per call, graph mode / (one graph launch + 1 us)", kernels),
                     format("%.2f us", host_graph), format("%.2f us + 1 us (eager %.2f us)", launch_floor, host_eager),
                     host_graph / (launch_floor + 1.0), "<= 1.00", host_graph <= launch_floor + 1.0});
     if (kernels == 20) {
-      rows.push_back({"P8c", "20-kernel engine: GPU time per call, graph mode / the kernels' own",
+      rows.push_back({"delegate_graphs.gpu_20_kernels", "20-kernel engine: GPU time per call, graph mode / the kernels' own",
                       format("%.2f us", gpu_graph), format("%.2f us (eager %.2f us)", kernels_own, gpu_eager),
                       gpu_graph / kernels_own, "<= 1.05", gpu_graph <= 1.05 * kernels_own});
     }
@@ -515,8 +516,8 @@ void p8_delegate_graphs(const Config& config, std::vector<Row>& rows) {
   require_cuda(cudaStreamDestroy(stream), "destroy");
 }
 
-// ---- P9: the cost of an optimization-profile switch (issue #13) ---------------------------------
-void p9_profile_switch(const Config& config, std::vector<Row>& rows) {
+// ---- profile_switch: the cost of an optimization-profile switch ---------------------------------
+void profile_switch(const Config& config, std::vector<Row>& rows) {
   auto engine = trtet_test::make_test_engine("elementwise min=1x256 max=16x256 profiles=17x256:64x256", 0);
   require(engine.status(), "make_test_engine");
   auto session = std::make_unique<Session>(std::move(engine).value());
@@ -542,11 +543,11 @@ void p9_profile_switch(const Config& config, std::vector<Row>& rows) {
     call(flip ? large : small);
     flip = !flip;
   });
-  std::printf("P9: host per call on one profile %.2f us, alternating two profiles %.2f us: a switch costs %.2f us\n",
+  std::printf("profile_switch: host per call on one profile %.2f us, alternating two profiles %.2f us: a switch costs %.2f us\n",
               same, switching, switching - same);
-  append_csv(config.out_dir + "/p9_profile_switch.csv", "mode,host_us_per_call",
+  append_csv(config.out_dir + "/profile_switch.csv", "mode,host_us_per_call",
              {format("same profile,%.3f", same), format("alternating profiles,%.3f", switching)});
-  rows.push_back({"P9", "host time per call alternating two profiles / staying on one", format("%.2f us", switching),
+  rows.push_back({"profile_switch.host_time", "host time per call alternating two profiles / staying on one", format("%.2f us", switching),
                   format("%.2f us", same), switching / same, "(measured)", true});
   require_cuda(cudaStreamDestroy(stream), "destroy");
 }
@@ -571,7 +572,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--calls" && i + 1 < argc) {
       config.calls = std::atoi(argv[++i]);
     } else {
-      std::printf("usage: trtet-scenarios [--only P1,P2,...] [--out DIR] [--calls N]\n");
+      std::printf("usage: trtet-scenarios [--only NAME,...] [--out DIR] [--calls N]\n"
+                  "  NAME: isolation isolation_host_io isolation_memory_bound host_overhead back_to_back\n"
+                  "        pipelined_host_io host_staging cross_partition first_calls caller_graph\n"
+                  "        session_memory delegate_graphs profile_switch (default: all)\n");
       return arg == "--help" ? 0 : 1;
     }
   }
@@ -581,24 +585,25 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<Row> rows;
-  if (config.wants("P1")) p1_isolation(config, rows);
-  if (config.wants("P1h")) p1h_isolation_host_io(config, rows);
-  if (config.wants("P1m")) p1m_isolation_memory_bound(config, rows);
-  if (config.wants("P2")) p2_host_overhead(config, rows);
-  if (config.wants("P3")) p3_pipelining(config, rows);
-  if (config.wants("P3h")) p3h_pipelined_host_io(config, rows);
-  if (config.wants("P4")) p4_host_staging(config, rows);
-  if (config.wants("P5")) p5_cross_partition(config, rows);
-  if (config.wants("P5g")) p5g_first_calls(config, rows);
-  if (config.wants("P6")) p6_graph_replay(config, rows);
-  if (config.wants("P7")) p7_memory(config, rows);
-  if (config.wants("P8")) p8_delegate_graphs(config, rows);
-  if (config.wants("P9")) p9_profile_switch(config, rows);
+  if (config.wants("isolation")) isolation(config, rows);
+  if (config.wants("isolation_host_io")) isolation_host_io(config, rows);
+  if (config.wants("isolation_memory_bound")) isolation_memory_bound(config, rows);
+  if (config.wants("host_overhead")) host_overhead(config, rows);
+  if (config.wants("back_to_back")) back_to_back(config, rows);
+  if (config.wants("pipelined_host_io")) pipelined_host_io(config, rows);
+  if (config.wants("host_staging")) host_staging(config, rows);
+  if (config.wants("cross_partition")) cross_partition(config, rows);
+  if (config.wants("first_calls")) first_calls(config, rows);
+  if (config.wants("caller_graph")) caller_graph(config, rows);
+  if (config.wants("session_memory")) session_memory(config, rows);
+  if (config.wants("delegate_graphs")) delegate_graphs(config, rows);
+  if (config.wants("profile_switch")) profile_switch(config, rows);
 
   std::vector<std::string> csv;
-  std::printf("\n%-4s %-66s %-16s %-34s %8s %-14s %s\n", "id", "scenario", "measured", "reference", "ratio", "goal", "met");
+  std::printf("\n%-37s %-66s %-16s %-34s %8s %-14s %s\n", "row", "what it measures", "measured", "reference", "ratio",
+              "goal", "met");
   for (const Row& r : rows) {
-    std::printf("%-4s %-66s %-16s %-34s %8.3f %-14s %s\n", r.id.c_str(), r.what.c_str(), r.measured.c_str(),
+    std::printf("%-37s %-66s %-16s %-34s %8.3f %-14s %s\n", r.id.c_str(), r.what.c_str(), r.measured.c_str(),
                 r.reference.c_str(), r.ratio, r.goal.c_str(), r.met ? "yes" : "NO");
     csv.push_back(format("%s,\"%s\",%s,\"%s\",%.4f,%s,%s", r.id.c_str(), r.what.c_str(), r.measured.c_str(),
                          r.reference.c_str(), r.ratio, r.goal.c_str(), r.met ? "yes" : "no"));

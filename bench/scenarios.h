@@ -37,23 +37,24 @@ struct Config {
 /// A scenario: measures, prints its own detail lines, appends its rows (and CSV under out_dir).
 using Scenario = void (*)(const Config& config, std::vector<Row>& rows);
 
-/// P1m (bench/scenarios_isolation.cpp): the P1 victim beside a memory-bound neighbour, through the
-/// delegate against the same kernels launched directly.
-void p1m_isolation_memory_bound(const Config& config, std::vector<Row>& rows);
+/// isolation_memory_bound (bench/scenarios_isolation.cpp): the isolation scenario's victim beside a
+/// memory-bound neighbour, through the delegate against the same kernels launched directly.
+void isolation_memory_bound(const Config& config, std::vector<Row>& rows);
 
-/// P4 (bench/scenarios_staging.cpp): 64 MiB in + out in host memory, pinned against pinned
+/// host_staging (bench/scenarios_staging.cpp): 64 MiB in + out in host memory, pinned against pinned
 /// cudaMemcpy, pageable against the limit of staging on this host.
-void p4_host_staging(const Config& config, std::vector<Row>& rows);
+void host_staging(const Config& config, std::vector<Row>& rows);
 
-/// P5g and P7 (issue 15, bench/scenarios_memory.cpp): the first calls of a session with a staging
-/// budget against its steady calls, and the memory a session adds, from its pools.
-void p5g_first_calls(const Config& config, std::vector<Row>& rows);
-void p7_memory(const Config& config, std::vector<Row>& rows);
+/// first_calls and session_memory (bench/scenarios_memory.cpp): the first calls of a session with a
+/// staging budget against its steady calls, and the memory a session adds.
+void first_calls(const Config& config, std::vector<Row>& rows);
+void session_memory(const Config& config, std::vector<Row>& rows);
 
-/// P3h (bench/scenarios_pipeline.cpp): back-to-back calls with 1 MiB of pinned input and output
-/// from 1 to 8 threads on their own streams, against the bound of copies and engine overlapped,
-/// the same pieces measured overlapped, and the same call pattern in raw CUDA (no delegate).
-void p3h_pipelined_host_io(const Config& config, std::vector<Row>& rows);
+/// pipelined_host_io (bench/scenarios_pipeline.cpp): back-to-back calls with 1 MiB of pinned input
+/// and output from 1 to 8 threads on their own streams, against the bound of copies and engine
+/// overlapped, the same pieces measured overlapped, and the same call pattern in raw CUDA (no
+/// delegate).
+void pipelined_host_io(const Config& config, std::vector<Row>& rows);
 
 /// An initialized session over a SpinEngine on device 0.
 std::unique_ptr<ex::delegate::Session> spin_session(const SpinOptions& options,

@@ -1,8 +1,8 @@
-// P1m (issue 15): isolation at the physical limit. Green contexts partition SMs, not HBM or L2, so
-// a latency-critical kernel on 32 SMs slows down beside a memory-bound neighbour on the other SMs
-// even without the delegate. The row asks whether the delegate adds to that: the P1 victim and a
-// memory-bound neighbour, both through the delegate, against the same two kernels launched directly
-// on the same two green streams.
+// isolation_memory_bound: isolation at the physical limit. Green contexts partition SMs, not HBM or
+// L2, so a latency-critical kernel on 32 SMs slows down beside a memory-bound neighbour on the
+// other SMs even without the delegate. The row asks whether the delegate adds to that: the
+// isolation scenario's victim and a memory-bound neighbour, both through the delegate, against the
+// same two kernels launched directly on the same two green streams.
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <array>
@@ -89,20 +89,20 @@ void sample(int calls, Call&& call, std::vector<double>& samples) {
 
 }  // namespace
 
-void p1m_isolation_memory_bound(const Config& config, std::vector<Row>& rows) {
+void isolation_memory_bound(const Config& config, std::vector<Row>& rows) {
   namespace green = ex::green;
   const IsolationOptions defaults;
   auto parts = green::split_device(0, green::SplitRequest::counts({defaults.victim_sms}, /*remainder=*/true));
-  require(parts.status(), "P1m split");
+  require(parts.status(), "isolation_memory_bound split");
   auto victim_stream = (*parts)[0].context.make_stream();
   auto neighbour_stream = (*parts)[1].context.make_stream();
-  require(victim_stream.status(), "P1m victim stream");
-  require(neighbour_stream.status(), "P1m neighbour stream");
+  require(victim_stream.status(), "isolation_memory_bound victim stream");
+  require(neighbour_stream.status(), "isolation_memory_bound neighbour stream");
   const unsigned neighbour_sms = (*parts)[1].granted_sms();
 
-  // The victim: P1's latency-critical engine and tensors. The neighbour: the same engine with no
-  // spin over 256 MiB in and 256 MiB out, at full occupancy of its SMs: a grid-stride scale that
-  // streams through HBM (L2 holds 50 MB) and does nothing else.
+  // The victim: isolation's latency-critical engine and tensors. The neighbour: the same engine
+  // with no spin over 256 MiB in and 256 MiB out, at full occupancy of its SMs: a grid-stride scale
+  // that streams through HBM (L2 holds 50 MB) and does nothing else.
   const std::size_t victim_n = 4096;
   const std::size_t neighbour_n = std::size_t{64} << 20;
   const SpinOptions memory_bound{static_cast<int>(8 * neighbour_sms), 256, 0, 0, 1,
@@ -119,24 +119,24 @@ void p1m_isolation_memory_bound(const Config& config, std::vector<Row>& rows) {
   auto delegate_victim = [&] {
     {
       ex::CudaStreamGuard guard(*victim_stream);
-      require(victim->execute(victim_args, 2), "P1m victim execute");
+      require(victim->execute(victim_args, 2), "isolation_memory_bound victim execute");
     }
-    require_cuda(cudaStreamSynchronize(*victim_stream), "P1m victim sync");
+    require_cuda(cudaStreamSynchronize(*victim_stream), "isolation_memory_bound victim sync");
   };
   auto raw_victim = [&] {
     require(launch_spin_scale(victim_x.data(), victim_out.data(), static_cast<std::int64_t>(victim_n), defaults.victim,
                               *victim_stream),
-            "P1m victim kernel");
-    require_cuda(cudaStreamSynchronize(*victim_stream), "P1m victim sync");
+            "isolation_memory_bound victim kernel");
+    require_cuda(cudaStreamSynchronize(*victim_stream), "isolation_memory_bound victim sync");
   };
   Neighbour delegate_load(*neighbour_stream, [&] {
     ex::CudaStreamGuard guard(*neighbour_stream);
-    require(neighbour->execute(neighbour_args, 2), "P1m neighbour execute");
+    require(neighbour->execute(neighbour_args, 2), "isolation_memory_bound neighbour execute");
   });
   Neighbour raw_load(*neighbour_stream, [&] {
     require(launch_spin_scale(neighbour_x.data(), neighbour_out.data(), static_cast<std::int64_t>(neighbour_n),
                               memory_bound, *neighbour_stream),
-            "P1m neighbour kernel");
+            "isolation_memory_bound neighbour kernel");
   });
 
   // Rounds of the four conditions, the delegate pair first in even rounds and the raw pair first in
@@ -163,7 +163,7 @@ void p1m_isolation_memory_bound(const Config& config, std::vector<Row>& rows) {
                     rb = percentiles(raw_beside);
   auto gbps = [&](const Neighbour& load) { return load.calls() * neighbour_bytes / load.seconds() / 1e9; };
   const double ratio = db.p99 / rb.p99;
-  std::printf("P1m: victim (P1's: %d blocks spinning %lld us) on %u SMs, beside a memory-bound neighbour on %u SMs "
+  std::printf("isolation_memory_bound: victim (isolation's: %d blocks spinning %lld us) on %u SMs, beside a memory-bound neighbour on %u SMs "
               "(grid-stride scale, 256 MiB in + 256 MiB out per call); %d rounds x %d calls per condition, interleaved\n",
               defaults.victim.blocks, static_cast<long long>(defaults.victim.spin_ns / 1000), (*parts)[0].granted_sms(),
               neighbour_sms, kRounds, config.calls);
@@ -173,20 +173,20 @@ void p1m_isolation_memory_bound(const Config& config, std::vector<Row>& rows) {
   std::printf("    %-30s p50 %8.1f us   p99 %8.1f us\n", "raw kernels, alone", ra.p50, ra.p99);
   std::printf("    %-30s p50 %8.1f us   p99 %8.1f us   (neighbour: %d calls, %.0f GB/s)\n", "raw kernels, beside neighbour",
               rb.p50, rb.p99, raw_load.calls(), gbps(raw_load));
-  std::printf("P1m: physical slowdown (p99 beside / alone): raw %.3f, delegate %.3f; delegate pair / raw pair p99 %.3f\n",
+  std::printf("isolation_memory_bound: physical slowdown (p99 beside / alone): raw %.3f, delegate %.3f; delegate pair / raw pair p99 %.3f\n",
               rb.p99 / ra.p99, db.p99 / da.p99, ratio);
-  write_latency_samples(config.out_dir + "/p1m_isolation_memory_bound_samples.csv",
-                        "P1m: victim latency alone and beside a memory-bound neighbour, delegate and raw kernels",
+  write_latency_samples(config.out_dir + "/isolation_memory_bound_samples.csv",
+                        "isolation_memory_bound: victim latency alone and beside a memory-bound neighbour, delegate and raw kernels",
                         {{"delegate alone", delegate_alone},
                          {"delegate beside", delegate_beside},
                          {"raw alone", raw_alone},
                          {"raw beside", raw_beside}});
-  append_csv(config.out_dir + "/p1m_isolation_memory_bound.csv", "condition,p50_us,p99_us,mean_us,calls,neighbour_GBps",
+  append_csv(config.out_dir + "/isolation_memory_bound.csv", "condition,p50_us,p99_us,mean_us,calls,neighbour_GBps",
              {format("delegate alone,%.2f,%.2f,%.2f,%zu,", da.p50, da.p99, da.mean, da.n),
               format("delegate beside,%.2f,%.2f,%.2f,%zu,%.1f", db.p50, db.p99, db.mean, db.n, gbps(delegate_load)),
               format("raw alone,%.2f,%.2f,%.2f,%zu,", ra.p50, ra.p99, ra.mean, ra.n),
               format("raw beside,%.2f,%.2f,%.2f,%zu,%.1f", rb.p50, rb.p99, rb.mean, rb.n, gbps(raw_load))});
-  rows.push_back({"P1m", "beside a memory-bound neighbour, green: p99 delegate / raw kernels", format("%.1f us", db.p99),
+  rows.push_back({"isolation_memory_bound.vs_raw_p99", "beside a memory-bound neighbour, green: p99 delegate / raw kernels", format("%.1f us", db.p99),
                   format("%.1f us (alone %.1f / %.1f)", rb.p99, da.p99, ra.p99), ratio, "<= 1.03", ratio <= 1.03});
 }
 

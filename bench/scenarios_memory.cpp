@@ -1,6 +1,6 @@
-// The memory scenarios of issue 15: P5g, the first calls of a session whose staging was made at
-// initialize within a budget, against its steady calls; P7, the device and host bytes a session
-// adds beyond its engine, read from its own memory pools, and cudaMemGetInfo before create
+// The memory scenarios: first_calls, the first calls of a session whose staging was made at
+// initialize within a budget, against its steady calls; session_memory, the device and host bytes a
+// session adds beyond its engine, from its staging statistics, and cudaMemGetInfo before create
 // against after destroy.
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
@@ -59,7 +59,7 @@ void check_doubled_on_device(const Buffer& in, const Buffer& out, std::size_t n,
   }
 }
 
-// ---- P5g ------------------------------------------------------------------------------------
+// ---- first_calls --------------------------------------------------------------------------------
 // A fresh session's first 20 calls with host input and output of 4 MiB each (pageable: 4 chunks
 // of staging each way), each timed on the host (the call returns once its host output is
 // written), then 2000 steady calls. With a staging budget, initialize made the staging and the
@@ -73,7 +73,7 @@ struct FirstCalls {
   std::vector<double> leading;  ///< the first calls' own times (us), in order: where the p99 comes from
 };
 
-void p5g_rows(const Config& config, std::vector<Row>& rows) {
+void first_calls_rows(const Config& config, std::vector<Row>& rows) {
   const std::size_t n = (4 * kMiB) / sizeof(float);
   const SpinOptions options{264, 256, 0, 0, 1, static_cast<std::int64_t>(n)};
   const std::size_t budget = 2 * 2 * n * sizeof(float);  // x and out, device and pinned host staging
@@ -89,7 +89,7 @@ void p5g_rows(const Config& config, std::vector<Row>& rows) {
   };
   auto call = [&](Session& session, TensorView* args) {
     ex::CudaStreamGuard guard(stream);
-    require(session.execute(args, 2), "P5g execute");
+    require(session.execute(args, 2), "first_calls execute");
   };
   // The process's one-time work (the kernel's module, the host copy workers, the driver's first
   // pools) in a throwaway session, so that the fresh sessions below pay only for their own.
@@ -125,19 +125,19 @@ void p5g_rows(const Config& config, std::vector<Row>& rows) {
     }
     std::fill(out->data(), out->data() + n, -1.0f);  // poison, then one more call, checked
     call(*session, args);
-    check_doubled(*in, *out, n, "P5g");
+    check_doubled(*in, *out, n, "first_calls");
     result.first = percentiles(first);
     result.steady = percentiles(steady);
     return result;
   };
   std::vector<std::string> csv;
-  const char* ids[2][2] = {{"P5ga", "P5gb"}, {"P5gc", "P5gd"}};
+  const char* ids[2][2] = {{"first_calls.pageable_budget", "first_calls.pinned_budget"}, {"first_calls.pageable_no_budget", "first_calls.pinned_no_budget"}};
   for (int with_budget = 1; with_budget >= 0; --with_budget) {
     for (Memory memory : {Memory::kPageable, Memory::kPinned}) {
       const std::size_t staging_budget = with_budget ? budget : 0;
       const FirstCalls r = measure(memory, staging_budget);
       const double ratio = r.first.p99 / r.steady.p99;
-      std::printf("P5g %s I/O, 4 MiB in + 4 MiB out, budget %.0f MiB: initialize %.1f us; first %d calls p50 %.1f / "
+      std::printf("first_calls %s I/O, 4 MiB in + 4 MiB out, budget %.0f MiB: initialize %.1f us; first %d calls p50 %.1f / "
                   "p99 %.1f us (%llu staging grows); %d steady calls p50 %.1f / p99 %.1f us; ratio %.3f\n",
                   name_of(memory), mib(staging_budget), r.initialize_us, kFirst, r.first.p50, r.first.p99,
                   static_cast<unsigned long long>(r.grows_in_first), config.calls, r.steady.p50, r.steady.p99, ratio);
@@ -161,13 +161,13 @@ void p5g_rows(const Config& config, std::vector<Row>& rows) {
       }
     }
   }
-  append_csv(config.out_dir + "/p5g_first_calls.csv",
+  append_csv(config.out_dir + "/first_calls.csv",
              "io,budget_bytes,initialize_us,first20_p50_us,first20_p99_us,steady_p50_us,steady_p99_us,grows_in_first20",
              csv);
   require_cuda(cudaStreamDestroy(stream), "destroy");
 }
 
-// ---- P7 -------------------------------------------------------------------------------------
+// ---- session_memory -----------------------------------------------------------------------------
 // What one session adds beyond its engine, from its own pools (SessionStats, read at stats()):
 // 50 calls cycling 4 MiB, 1.3 MiB and 2 MiB tensors (the largest first), in and out, for device,
 // pinned and pageable host I/O, no budget. Goals: device I/O adds nothing (reserved or used); host
@@ -178,16 +178,16 @@ void p5g_rows(const Config& config, std::vector<Row>& rows) {
 /// Free device memory once the device is idle and its default pool trimmed (the engine allocates
 /// from it; the pool keeps freed memory until a synchronization trims it).
 long long settled_free_memory() {
-  require_cuda(cudaDeviceSynchronize(), "P7 synchronize");
+  require_cuda(cudaDeviceSynchronize(), "session_memory synchronize");
   cudaMemPool_t pool = nullptr;
-  require_cuda(cudaDeviceGetDefaultMemPool(&pool, 0), "P7 default pool");
-  require_cuda(cudaMemPoolTrimTo(pool, 0), "P7 trim");
+  require_cuda(cudaDeviceGetDefaultMemPool(&pool, 0), "session_memory default pool");
+  require_cuda(cudaMemPoolTrimTo(pool, 0), "session_memory trim");
   std::size_t free = 0, total = 0;
   require_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
   return static_cast<long long>(free);
 }
 
-void p7_rows(const Config& config, std::vector<Row>& rows) {
+void session_memory_rows(const Config& config, std::vector<Row>& rows) {
   const std::size_t n = (4 * kMiB) / sizeof(float);
   const SpinOptions options{264, 256, 0, 0, 1, static_cast<std::int64_t>(n)};
   const std::uint64_t largest_call = 2 * n * sizeof(float);
@@ -212,14 +212,14 @@ void p7_rows(const Config& config, std::vector<Row>& rows) {
       const std::size_t elements = sizes[i % 3];
       TensorView args[2] = {in->view(elements), out->view(elements)};
       ex::CudaStreamGuard guard(stream);
-      require(session->execute(args, 2), "P7 execute");
+      require(session->execute(args, 2), "session_memory execute");
     }
-    require_cuda(cudaStreamSynchronize(stream), "P7 sync");
+    require_cuda(cudaStreamSynchronize(stream), "session_memory sync");
     const std::size_t last = sizes[49 % 3];
     if (memory == Memory::kDevice) {
-      check_doubled_on_device(*in, *out, last, "P7");
+      check_doubled_on_device(*in, *out, last, "session_memory");
     } else {
-      check_doubled(*in, *out, last, "P7");
+      check_doubled(*in, *out, last, "session_memory");
     }
     const SessionStats stats = session->stats();
     session->destroy();
@@ -229,11 +229,11 @@ void p7_rows(const Config& config, std::vector<Row>& rows) {
   const long long baseline = settled_free_memory();
 
   std::vector<std::string> csv;
-  const char* ids[] = {"P7a", "P7b", "P7c"};
+  const char* ids[] = {"session_memory.device_io", "session_memory.pinned_io", "session_memory.pageable_io"};
   int index = 0;
   for (Memory memory : {Memory::kDevice, Memory::kPinned, Memory::kPageable}) {
     const SessionStats s = lifetime(memory);
-    std::printf("P7 %s I/O (bytes): %s; largest call %llu\n", name_of(memory),
+    std::printf("session_memory %s I/O (bytes): %s; largest call %llu\n", name_of(memory),
                 ex::delegate::describe_memory(s).c_str(), static_cast<unsigned long long>(largest_call));
     const std::uint64_t fields[] = {s.device_reserved_bytes, s.device_used_bytes, s.device_reserved_high_bytes,
                                     s.device_used_high_bytes,  s.host_reserved_bytes, s.host_used_bytes,
@@ -266,16 +266,16 @@ void p7_rows(const Config& config, std::vector<Row>& rows) {
     if (missing <= 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  std::printf("P7 cudaMemGetInfo: free %lld B before the sessions, %lld B fewer after they were destroyed\n", baseline,
+  std::printf("session_memory cudaMemGetInfo: free %lld B before the sessions, %lld B fewer after they were destroyed\n", baseline,
               missing);
   csv.push_back(format("memgetinfo_missing_after_destroy,%lld,,,,,,,,", missing));
-  append_csv(config.out_dir + "/p7_memory.csv",
+  append_csv(config.out_dir + "/session_memory.csv",
              "io,device_reserved,device_used,device_reserved_high,device_used_high,host_reserved,host_used,"
              "host_reserved_high,host_used_high,largest_call_bytes",
              csv);
   // cudaMemGetInfo counts 2 MiB pages: a shortfall under one page is the driver's, not staging.
   const long long page = 2 * static_cast<long long>(kMiB);
-  rows.push_back({"P7d", "cudaMemGetInfo after destroy vs before create: bytes missing", format("%lld B", missing),
+  rows.push_back({"session_memory.after_destroy", "cudaMemGetInfo after destroy vs before create: bytes missing", format("%lld B", missing),
                   format("free %.0f MiB before", static_cast<double>(baseline) / static_cast<double>(kMiB)),
                   static_cast<double>(missing), "0 (< 2 MiB)", missing < page});
   require_cuda(cudaStreamDestroy(stream), "destroy");
@@ -283,8 +283,8 @@ void p7_rows(const Config& config, std::vector<Row>& rows) {
 
 }  // namespace
 
-void p5g_first_calls(const Config& config, std::vector<Row>& rows) { p5g_rows(config, rows); }
+void first_calls(const Config& config, std::vector<Row>& rows) { first_calls_rows(config, rows); }
 
-void p7_memory(const Config& config, std::vector<Row>& rows) { p7_rows(config, rows); }
+void session_memory(const Config& config, std::vector<Row>& rows) { session_memory_rows(config, rows); }
 
 }  // namespace trtet_bench

@@ -1,7 +1,7 @@
-// P3h (issue 15 item 4): pipelined host I/O. Back-to-back calls with 1 MiB of pinned input and
-// output each, from N threads on their own streams calling one session: the share of the bound
-// set by copies and compute overlapped (Note [pipelined calls] in src/delegate/call_ordering.cpp), of
-// the same pieces measured overlapped, and the same call pattern in raw CUDA without the delegate.
+// pipelined_host_io: back-to-back calls with 1 MiB of pinned input and output each, from N threads
+// on their own streams calling one session: the share of the bound set by copies and compute
+// overlapped (Note [pipelined calls] in src/delegate/call_ordering.cpp), of the same pieces
+// measured overlapped, and the same call pattern in raw CUDA without the delegate.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -67,7 +67,7 @@ struct RawPipelineIo {
 // alone. The raw pipeline: the delegate's call pattern (synchronous calls from N threads, engines
 // ordered one after the other) in raw CUDA with nothing staged or shared: what the pattern costs
 // on this GPU, apart from what the delegate adds.
-void p3h_pipelined_host_io(const Config& config, std::vector<Row>& rows) {
+void pipelined_host_io(const Config& config, std::vector<Row>& rows) {
   constexpr std::size_t kBytes = 1u << 20;
   const std::size_t n = kBytes / sizeof(float);
   const SpinOptions options{132, 128, 0, 20'000, 1, static_cast<std::int64_t>(n)};  // about 20 us
@@ -139,7 +139,7 @@ void p3h_pipelined_host_io(const Config& config, std::vector<Row>& rows) {
   auto call = [&](int t) {
     TensorView args[2] = {ios[t]->in.view(n), ios[t]->out.view(n)};
     ex::CudaStreamGuard guard(streams[t]);
-    require(session->execute(args, 2), "P3h execute");  // pinned output: written on return
+    require(session->execute(args, 2), "pipelined_host_io execute");  // pinned output: written on return
   };
   // The raw pipeline's call, the delegate's pattern without the delegate: the copy in on the
   // thread's stream; then, under one lock for all threads (one execution context runs one enqueue
@@ -213,7 +213,7 @@ void p3h_pipelined_host_io(const Config& config, std::vector<Row>& rows) {
       one_call(t);
       for (std::size_t i = 0; i < n; i += 1021) {
         if (ios[t]->out.data()[i] != 2.0f * ios[t]->in.data()[i]) {
-          std::fprintf(stderr, "P3h (%s): thread %d: wrong output at %zu\n", what, t, i);
+          std::fprintf(stderr, "pipelined_host_io (%s): thread %d: wrong output at %zu\n", what, t, i);
           std::exit(4);
         }
       }
@@ -245,7 +245,7 @@ void p3h_pipelined_host_io(const Config& config, std::vector<Row>& rows) {
   }
   check_outputs(call, "2 staging slots");
 
-  std::printf("P3h: 1 MiB pinned in + out, a %.0f us engine: alone H2D %.2f us, engine %.2f us, D2H %.2f us; bound "
+  std::printf("pipelined_host_io: 1 MiB pinned in + out, a %.0f us engine: alone H2D %.2f us, engine %.2f us, D2H %.2f us; bound "
               "%.2f us/call, serial sum %.2f us/call (share %.1f %%)\n",
               options.spin_ns / 1000.0, h2d_us, engine_us, d2h_us, bound, serial, 100 * bound / serial);
   std::printf("    overlapped bound (H2D, engine, D2H at once on three streams, no dependencies): %.2f us/call; "
@@ -282,14 +282,14 @@ void p3h_pipelined_host_io(const Config& config, std::vector<Row>& rows) {
               total, static_cast<unsigned long long>(stats.unlocked_waits),
               static_cast<unsigned long long>(stats.cross_stream_waits),
               static_cast<unsigned long long>(stats.whole_call_waits));  // the default session's
-  append_csv(config.out_dir + "/p3h_pipelined_host_io.csv", "mode,threads,us_per_call,share_of_bound", csv);
-  rows.push_back({"P3h", "back-to-back calls, 1 MiB pinned in + out, 20 us engine: share of the bound",
+  append_csv(config.out_dir + "/pipelined_host_io.csv", "mode,threads,us_per_call,share_of_bound", csv);
+  rows.push_back({"pipelined_host_io.vs_bound", "back-to-back calls, 1 MiB pinned in + out, 20 us engine: share of the bound",
                   format("%.1f %% (%d thr)", 100 * share, best),
                   format("bound %.1f us, overlapped %.1f us", bound, overlapped), share, ">= 0.95", share >= 0.95});
-  rows.push_back({"P3h-o", "the same: share of the overlapped bound (H2D, engine, D2H at once)",
+  rows.push_back({"pipelined_host_io.vs_overlapped_bound", "the same: share of the overlapped bound (H2D, engine, D2H at once)",
                   format("%.2f us (%d thr)", per_call[best], best), format("overlapped %.2f us", overlapped),
                   overlapped_share, ">= 0.95", overlapped_share >= 0.95});
-  rows.push_back({"P3h-r", "delegate / raw pipeline (same pattern, no delegate), best thread count each",
+  rows.push_back({"pipelined_host_io.vs_raw", "delegate / raw pipeline (same pattern, no delegate), best thread count each",
                   format("%.2f us (%d thr)", per_call[best], best),
                   format("raw %.2f us (%d thr)", raw_per_call[raw_best], raw_best), delegate_vs_raw, "(measured)",
                   true});

@@ -1,9 +1,9 @@
-// P4, host staging (issue 5; the limit of pageable staging on this host, issue 15): one call with a
-// 64 MiB input and a 64 MiB output in host memory. P4a: pinned, against pinned cudaMemcpy. P4b:
-// pageable, against the best that staging can do on this host, measured without the delegate:
-// host threads copy chunks into pinned memory while cudaMemcpyAsync moves the chunks before them,
-// and the reverse for the output. The parts of that limit (host copy rate per thread count,
-// transfer rates alone, both ways at once, and beside a host copy) are printed with it.
+// host_staging: one call with a 64 MiB input and a 64 MiB output in host memory.
+// host_staging.pinned: pinned, against pinned cudaMemcpy. host_staging.pageable: pageable, against
+// the best that staging can do on this host, measured without the delegate: host threads copy
+// chunks into pinned memory while cudaMemcpyAsync moves the chunks before them, and the reverse for
+// the output. The parts of that limit (host copy rate per thread count, transfer rates alone, both
+// ways at once, and beside a host copy) are printed with it.
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <algorithm>
@@ -47,7 +47,7 @@ double median(std::vector<double> samples) {
   return samples[samples.size() / 2];
 }
 
-/// Median host time (us) of 10 calls of `body` after 2 warm-ups: P4's measure throughout.
+/// Median host time (us) of 10 calls of `body` after 2 warm-ups: host_staging's measure throughout.
 template <typename Body>
 double median_us(Body&& body) {
   std::vector<double> samples;
@@ -227,7 +227,7 @@ struct Limit {
   std::vector<std::pair<int, double>> copy_in;   ///< threads, pageable -> pinned
   std::vector<std::pair<int, double>> copy_out;  ///< threads, pinned -> pageable
   double h2d = 0, d2h = 0;                       ///< the session's kind of staging memory, one way alone
-  double h2d_host_alloc = 0, d2h_host_alloc = 0;  ///< cudaHostAlloc memory (P4a's), one way alone
+  double h2d_host_alloc = 0, d2h_host_alloc = 0;  ///< cudaHostAlloc memory (host_staging.pinned's), one way alone
   double both = 0;                               ///< H2D and D2H at once, both directions' bytes
   double h2d_beside_copy = 0, copy_beside_h2d = 0;  ///< H2D while the most threads copy in, and that copy
   double d2h_beside_copy = 0, copy_beside_d2h = 0;  ///< D2H while the most threads copy out, and that copy
@@ -236,7 +236,8 @@ struct Limit {
   bool pooled = false;
 };
 
-/// The tensors of P4's call and the engine's kernel, shared by the delegate's and the reference's runs.
+/// The tensors of host_staging's call and the engine's kernel, shared by the delegate's and the
+/// reference's runs.
 struct Io {
   Buffer& pageable_in;
   Buffer& pageable_out;
@@ -267,10 +268,11 @@ struct Phases {
   }
 };
 
-/// The reference call: P4's call with pageable I/O staged by raw CUDA and a CopyCrew. In: the crew
-/// copies slices into pinned staging while this thread queues each chunk's transfer as soon as its
-/// slices are copied. The kernel. Out: every chunk's transfer and an event queued, then this thread
-/// publishes each chunk's slices to the crew as its event fires. Returns once the output is copied.
+/// The reference call: host_staging's call with pageable I/O staged by raw CUDA and a CopyCrew. In:
+/// the crew copies slices into pinned staging while this thread queues each chunk's transfer as
+/// soon as its slices are copied. The kernel. Out: every chunk's transfer and an event queued, then
+/// this thread publishes each chunk's slices to the crew as its event fires. Returns once the
+/// output is copied.
 class ReferenceCall {
  public:
   ReferenceCall(const Io& io, unsigned char* stage_in, unsigned char* stage_out, std::vector<cudaEvent_t>& events,
@@ -551,17 +553,17 @@ void print_limit(const Limit& limit) {
   std::string in, out;
   for (const auto& [threads, rate] : limit.copy_in) in += format(" %d: %.1f", threads, rate);
   for (const auto& [threads, rate] : limit.copy_out) out += format(" %d: %.1f", threads, rate);
-  std::printf("P4 host copy, 64 MiB in 1 MiB pieces, GB/s by threads: pageable->pinned%s; pinned->pageable%s\n",
+  std::printf("host_staging host copy, 64 MiB in 1 MiB pieces, GB/s by threads: pageable->pinned%s; pinned->pageable%s\n",
               in.c_str(), out.c_str());
-  std::printf("P4 transfers, 64 MiB: H2D %.1f, D2H %.1f GB/s (staging from %s); cudaHostAlloc: H2D %.1f, D2H %.1f; "
+  std::printf("host_staging transfers, 64 MiB: H2D %.1f, D2H %.1f GB/s (staging from %s); cudaHostAlloc: H2D %.1f, D2H %.1f; "
               "H2D and D2H at once %.1f GB/s together\n",
               limit.h2d, limit.d2h, limit.pooled ? "a host memory pool, as the session's" : "cudaHostAlloc",
               limit.h2d_host_alloc, limit.d2h_host_alloc, limit.both);
   const int most = limit.copy_in.back().first;
-  std::printf("P4 sharing the host, %d threads copying 64 MiB during a 64 MiB transfer: H2D %.1f GB/s with copy in "
+  std::printf("host_staging sharing the host, %d threads copying 64 MiB during a 64 MiB transfer: H2D %.1f GB/s with copy in "
               "%.1f; D2H %.1f GB/s with copy out %.1f\n",
               most, limit.h2d_beside_copy, limit.copy_beside_h2d, limit.d2h_beside_copy, limit.copy_beside_d2h);
-  std::printf("P4 reference staging (raw CUDA + host threads, no delegate), GB/s of in + out:\n");
+  std::printf("host_staging reference staging (raw CUDA + host threads, no delegate), GB/s of in + out:\n");
   std::printf("    %-34s %8s %8s %8s %8s\n", "threads, copy unit", "1 MiB", "2 MiB", "4 MiB", "8 MiB");
   for (std::size_t i = 0; i < limit.staged.size(); i += 8) {
     for (int shared = 0; shared < 2; ++shared) {
@@ -575,7 +577,7 @@ void print_limit(const Limit& limit) {
 
 }  // namespace
 
-void p4_host_staging(const Config& config, std::vector<Row>& rows) {
+void host_staging(const Config& config, std::vector<Row>& rows) {
   const std::size_t n = (64u << 20) / sizeof(float);
   const SpinOptions options{264, 256, 0, 0, 1, static_cast<std::int64_t>(n)};
   auto session = spin_session(options);
@@ -591,7 +593,7 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
     call();
     for (std::size_t i = 0; i < n; i += 4093) {
       if (out.data()[i] != 2.0f * in.data()[i]) {
-        std::fprintf(stderr, "P4: wrong output at %zu\n", i);
+        std::fprintf(stderr, "host_staging: wrong output at %zu\n", i);
         std::exit(4);
       }
     }
@@ -619,7 +621,7 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
   const double pageable_copy = copy_time(pageable_in, pageable_out);
   const double pinned_exec = execute_time(pinned_in, pinned_out);
   const double pageable_exec = execute_time(pageable_in, pageable_out);
-  std::printf("P4: 64 MiB in + 64 MiB out: pinned cudaMemcpy %.1f GB/s, pageable cudaMemcpy %.1f GB/s, "
+  std::printf("host_staging: 64 MiB in + 64 MiB out: pinned cudaMemcpy %.1f GB/s, pageable cudaMemcpy %.1f GB/s, "
               "execute with pinned I/O %.1f GB/s, with pageable I/O %.1f GB/s\n",
               gb_per_s(bytes, pinned_copy), gb_per_s(bytes, pageable_copy), gb_per_s(bytes, pinned_exec),
               gb_per_s(bytes, pageable_exec));
@@ -674,7 +676,7 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
                              ex::delegate::HostCopyPool::shared());
     check(pageable_in, pageable_out, pooled);
     pool_both = gb_per_s(bytes, median_us(pooled));
-    std::printf("P4b phases (host, medians): the reference at its best layout: %s; the reference with the delegate's "
+    std::printf("host_staging.pageable phases (host, medians): the reference at its best layout: %s; the reference with the delegate's "
                 "pool: %s\n",
                 both.phases.describe().c_str(), pooled.phases.describe().c_str());
     // The host copy alone, 64 MiB pageable -> pinned in 128 KiB slices: a crew of the pool's size
@@ -698,7 +700,7 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
                                           ex::delegate::HostCopyPool::shared().begin(batch, tasks.size());
                                           ex::delegate::HostCopyPool::shared().finish(batch);
                                         }));
-      std::printf("P4b host copy alone, 64 MiB in 128 KiB slices: a crew of %d threads %.1f GB/s, the pool's %d workers "
+      std::printf("host_staging.pageable host copy alone, 64 MiB in 128 KiB slices: a crew of %d threads %.1f GB/s, the pool's %d workers "
                   "and the caller %.1f GB/s\n",
                   std::max(1, workers), crew_rate, workers, pool_rate);
     }
@@ -710,7 +712,7 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
   }
   std::string sizes;
   for (const auto& [workers, rate] : pool_sizes) sizes += format(" %d workers: %.1f;", workers, rate);
-  std::printf("P4b the reference one way (its best layout): in %.1f GB/s, out %.1f GB/s; the reference with the "
+  std::printf("host_staging.pageable the reference one way (its best layout): in %.1f GB/s, out %.1f GB/s; the reference with the "
               "delegate's copy pool and layout (%zu MiB chunks, %zu KiB slices, %d workers and the caller): %.1f GB/s; "
               "with a pool of%s\n",
               ref_in, ref_out, ex::delegate::chunk_bytes(n * sizeof(float)) / kMiB, ex::delegate::kCopySlice >> 10,
@@ -724,7 +726,7 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
     }
     return rates;
   };
-  std::printf("P4b one way through the delegate: pageable in (device out) %.1f GB/s, pageable out (device in) %.1f "
+  std::printf("host_staging.pageable one way through the delegate: pageable in (device out) %.1f GB/s, pageable out (device in) %.1f "
               "GB/s; the parts allow in %.1f, out %.1f GB/s; rounds (GB/s): delegate %s, reference %s\n",
               in_alone, out_alone, std::min(limit.h2d, copy_in_best), std::min(limit.d2h, copy_out_best),
               round_rates(delegate_us).c_str(), round_rates(reference_us).c_str());
@@ -732,7 +734,7 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
   const double ratio = staged_delegate / staged_best;
   const double pinned_ratio = pinned_copy / pinned_exec;
   const double pageable_vs_pinned = pinned_copy / pageable_exec;
-  std::printf("P4b: execute with pageable I/O %.1f GB/s, the reference's best layout (%s) %.1f GB/s: %.3f "
+  std::printf("host_staging.pageable: execute with pageable I/O %.1f GB/s, the reference's best layout (%s) %.1f GB/s: %.3f "
               "(3 alternating rounds of 10 calls each); the parts alone would allow %.1f GB/s, pinned cudaMemcpy %.1f "
               "GB/s (execute vs pinned cudaMemcpy %.3f)\n",
               staged_delegate, layout_name(limit.best.first).c_str(), staged_best, ratio, gb_per_s(bytes, bound_us),
@@ -770,15 +772,15 @@ void p4_host_staging(const Config& config, std::vector<Row>& rows) {
   row("reference_with_delegate_pool", bytes, pool_both);
   for (const auto& [workers, rate] : pool_sizes) row(format("reference_with_pool_of_%d", workers), bytes, rate);
   row("bound_from_parts", bytes, gb_per_s(bytes, bound_us));
-  append_csv(config.out_dir + "/p4_host_staging.csv", "path,us,GBps", csv);
+  append_csv(config.out_dir + "/host_staging.csv", "path,us,GBps", csv);
 
-  rows.push_back({"P4a", "64 MiB in + out, pinned host I/O: execute vs pinned cudaMemcpy",
+  rows.push_back({"host_staging.pinned", "64 MiB in + out, pinned host I/O: execute vs pinned cudaMemcpy",
                   format("%.1f GB/s", gb_per_s(bytes, pinned_exec)), format("%.1f GB/s", gb_per_s(bytes, pinned_copy)),
                   pinned_ratio, ">= 0.90", pinned_ratio >= 0.90});
-  rows.push_back({"P4b", "64 MiB in + out, pageable host I/O: execute vs the host's staging limit",
+  rows.push_back({"host_staging.pageable", "64 MiB in + out, pageable host I/O: execute vs the host's staging limit",
                   format("%.1f GB/s", staged_delegate), format("%.1f GB/s (parts: %.1f)", staged_best, gb_per_s(bytes, bound_us)),
                   ratio, ">= 0.90", ratio >= 0.90});
-  rows.push_back({"P4b-pinned", "64 MiB in + out, pageable host I/O (staged) vs pinned cudaMemcpy",
+  rows.push_back({"host_staging.pageable_vs_pinned", "64 MiB in + out, pageable host I/O (staged) vs pinned cudaMemcpy",
                   format("%.1f GB/s", gb_per_s(bytes, pageable_exec)),
                   format("%.1f GB/s (pageable memcpy %.1f)", gb_per_s(bytes, pinned_copy), gb_per_s(bytes, pageable_copy)),
                   pageable_vs_pinned, "(continuity)", true});

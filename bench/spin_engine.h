@@ -1,7 +1,8 @@
 // A benchmark engine: out = a * x over a float32 vector, by a grid whose every block then spins
 // for a set time. Its footprint (blocks, threads, shared memory) and duration are chosen per
 // scenario: a latency-critical victim, an SM-flooding aggressor, a 20 us pipelining engine, and
-// with no spin over a vector of hundreds of MiB a memory-bound grid-stride scale (P1m's neighbour).
+// with no spin over a vector of hundreds of MiB a memory-bound grid-stride scale (the
+// neighbour of isolation_memory_bound).
 #pragma once
 
 #include <cstdint>
