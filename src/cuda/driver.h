@@ -33,8 +33,8 @@ struct DriverApi {
   CUresult(CUDAAPI* cuCtxGetDevice_v2)(CUdevice* device, CUcontext context);  ///< symbol "cuStreamGetCtx" at ABI 12050
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
   // Called on every execute, through the driver because its entry points are cheaper than their
-  // runtime wrappers (docs/PERFORMANCE.md, P2). Only for stream objects, never for a default-
-  // stream handle, which the driver resolves against the current context.
+  // runtime wrappers (docs/PERFORMANCE.md, host_overhead). Only for stream objects, never for a
+  // default-stream handle, which the driver resolves against the current context.
   PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
   PFN_cuStreamGetId_v12000 cuStreamGetId;
   PFN_cuEventRecord_v2000 cuEventRecord;

@@ -16,7 +16,7 @@ inline bool is_default_stream_handle(cudaStream_t stream) noexcept {
 
 /// The process-unique id of `stream` (cudaStreamGetId): handles are reused after a stream is
 /// destroyed, ids never are. Stream objects are asked through the driver, which is cheaper than the
-/// runtime (docs/PERFORMANCE.md, P2).
+/// runtime (docs/PERFORMANCE.md, host_overhead).
 Result<unsigned long long> stream_id(cudaStream_t stream);
 
 /// The device `stream` belongs to (cudaStreamGetDevice; special handles resolve to the current

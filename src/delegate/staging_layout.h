@@ -18,7 +18,7 @@ constexpr std::size_t kMinChunk = std::size_t{1} << 20;
 
 /// The bytes per transfer of a pageable tensor of `bytes`: enough chunks that the host copy of one
 /// overlaps the transfer of another, none so small that per-copy overhead shows; a whole number of
-/// slices. (P4b's reference sweeps the layouts: docs/PERFORMANCE.md.)
+/// slices. (host_staging.pageable's reference sweeps the layouts: docs/PERFORMANCE.md.)
 constexpr std::size_t chunk_bytes(std::size_t bytes) noexcept {
   const std::size_t share = bytes / kMaxChunks + (bytes % kMaxChunks != 0 ? 1 : 0);
   const std::size_t slices = share / kCopySlice + (share % kCopySlice != 0 ? 1 : 0);

@@ -77,8 +77,8 @@ Status StagingStore::initialize(const engine::Engine& engine, int slots, SharedE
 // largest pageable outputs, the process's host copy workers, and the address bound to empty
 // tensors where a profile allows an empty input. Once the allocations are complete, the caller has
 // every page of the pinned host staging written (touch_host_staging): the host's first touch of a
-// page costs a fault, which a first pageable call would otherwise pay inside its copies (P5ga,
-// docs/PERFORMANCE.md).
+// page costs a fault, which a first pageable call would otherwise pay inside its copies
+// (first_calls.pageable_budget, docs/PERFORMANCE.md).
 Status StagingStore::prepare_budget(engine::Engine& engine, std::size_t budget, bool host_accessible,
                                     cudaStream_t stream) {
   const int count = engine.io_count();

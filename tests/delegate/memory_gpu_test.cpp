@@ -90,7 +90,7 @@ void record(const char* what, const SessionStats& stats) {
   std::printf("%s: %s\n", what, ex::delegate::describe_memory(stats).c_str());
 }
 
-// ---- P5g: the staging budget ----------------------------------------------------------------------
+// ---- the staging budget (first_calls) ------------------------------------------------------------
 
 class StagingBudgetGpu : public StreamGpuTest, public ::testing::WithParamInterface<Memory> {
  protected:
@@ -252,7 +252,7 @@ TEST_F(StagingGrowthGpu, ReleaseUnusedMemoryGivesOutgrownStagingBack) {
   EXPECT_EQ(s.session->stats().staging_grows, kept.staging_grows);
 }
 
-// ---- P7: memory per session, from the pools -----------------------------------------------------
+// ---- memory per session (session_memory) --------------------------------------------------------
 
 class SessionMemoryGpu : public StreamGpuTest {};
 
@@ -522,7 +522,7 @@ constexpr std::int64_t kOneMiB = (1 << 20) / 4;
 // and of pinned host memory; 16 such models at once at most 1.25 times what they use. The staging
 // arenas map memory in the driver's granularity (Note [staging arena] in cuda/staging_arena.cpp),
 // so the goal is the bound; a pool's unit (32 MiB on the H200 with driver 580, measured here on a
-// fresh pool of each kind) is recorded beside it. docs/PERFORMANCE.md (P14) gives the figures with
+// fresh pool of each kind) is recorded beside it. docs/PERFORMANCE.md (staging_reserve) gives the figures with
 // trtet-cold-start's.
 class StagingReserveGpu : public StreamGpuTest {
  protected:
