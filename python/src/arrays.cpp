@@ -3,13 +3,175 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace trtet_py {
 
 namespace {
 
 constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
+
+// ---- the DLPack C exchange API (DLPack 1.2's DLPackExchangeAPI, declared here by its ABI) ----
+// A producer's type (torch.Tensor where torch has it) carries a capsule "dlpack_exchange_api" under
+// __dlpack_c_exchange_api__ (earlier __c_dlpack_exchange_api__); its dltensor_from_py_object_no_sync
+// fills a non-owning DLTensor straight from the object, without any Python call.
+struct DLDeviceAbi {
+  std::int32_t device_type;
+  std::int32_t device_id;
+};
+struct DLDataTypeAbi {
+  std::uint8_t code;
+  std::uint8_t bits;
+  std::uint16_t lanes;
+};
+struct DLTensorAbi {
+  void* data;
+  DLDeviceAbi device;
+  std::int32_t ndim;
+  DLDataTypeAbi dtype;
+  std::int64_t* shape;
+  std::int64_t* strides;
+  std::uint64_t byte_offset;
+};
+struct ExchangeApi {
+  std::uint32_t version_major;
+  std::uint32_t version_minor;
+  const void* prev_api;
+  void* managed_tensor_allocator;
+  void* managed_tensor_from_py_object_no_sync;
+  void* managed_tensor_to_py_object_no_sync;
+  int (*dltensor_from_py_object_no_sync)(void* py_object, DLTensorAbi* out);
+  void* current_work_stream;
+};
+
+enum class Path : std::uint8_t { kGeneric, kExchange, kBuffer, kTorch, kCupy };
+
+struct TypeEntry {
+  PyTypeObject* type = nullptr;  // a strong reference: the pointer stays this type's
+  Path path = Path::kGeneric;
+  const ExchangeApi* api = nullptr;
+  bool torch = false;  // a torch.Tensor type: read by its attributes where the exchange API declines
+};
+
+constexpr int kTypeCacheSize = 32;
+TypeEntry g_types[kTypeCacheSize];
+int g_type_count = 0;
+
+PyObject* interned(const char* s) {
+  PyObject* o = PyUnicode_InternFromString(s);
+  if (o == nullptr) throw nb::python_error();
+  return o;  // kept for the life of the process
+}
+
+struct Names {
+  PyObject* data_ptr = interned("data_ptr");
+  PyObject* shape = interned("shape");
+  PyObject* strides = interned("strides");
+  PyObject* dtype = interned("dtype");
+  PyObject* is_cuda = interned("is_cuda");
+  PyObject* is_cpu = interned("is_cpu");
+  PyObject* get_device = interned("get_device");
+  PyObject* is_contiguous = interned("is_contiguous");
+  PyObject* stride = interned("stride");
+  PyObject* data = interned("data");
+  PyObject* ptr = interned("ptr");
+  PyObject* device_id = interned("device_id");
+  PyObject* str = interned("str");
+};
+
+const Names& names() {
+  static const Names n;
+  return n;
+}
+
+/// The module `name` if it is imported (sys.modules), else null (borrowed).
+PyObject* imported(const char* name) {
+  PyObject* modules = PyImport_GetModuleDict();
+  return modules ? PyDict_GetItemString(modules, name) : nullptr;
+}
+
+/// `module.attr` as a type, if it is one (a new reference or null; no error set).
+PyTypeObject* type_attr(PyObject* module, const char* attr) {
+  if (module == nullptr) return nullptr;
+  PyObject* t = PyObject_GetAttrString(module, attr);
+  if (t == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  if (!PyType_Check(t)) {
+    Py_DECREF(t);
+    return nullptr;
+  }
+  return reinterpret_cast<PyTypeObject*>(t);
+}
+
+const ExchangeApi* exchange_api_of(PyTypeObject* type) {
+  for (const char* attr : {"__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__"}) {
+    PyObject* a = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), attr);
+    if (a == nullptr) {
+      PyErr_Clear();
+      continue;
+    }
+    const ExchangeApi* api = nullptr;
+    if (PyCapsule_CheckExact(a) && PyCapsule_IsValid(a, "dlpack_exchange_api")) {
+      api = static_cast<const ExchangeApi*>(PyCapsule_GetPointer(a, "dlpack_exchange_api"));
+    } else if (PyLong_Check(a)) {
+      api = static_cast<const ExchangeApi*>(PyLong_AsVoidPtr(a));
+    }
+    PyErr_Clear();
+    Py_DECREF(a);
+    if (api != nullptr && api->version_major == 1 && api->dltensor_from_py_object_no_sync != nullptr) return api;
+  }
+  return nullptr;
+}
+
+bool g_use_exchange = true;
+
+TypeEntry classify(PyTypeObject* type) {
+  TypeEntry e;
+  e.type = type;
+  if (PyTypeObject* t = type_attr(imported("torch"), "Tensor")) {
+    e.torch = PyType_IsSubtype(type, t);
+    Py_DECREF(t);
+  }
+  if (g_use_exchange && (e.api = exchange_api_of(type)) != nullptr) {
+    e.path = Path::kExchange;
+    return e;
+  }
+  if (type->tp_as_buffer != nullptr && type->tp_as_buffer->bf_getbuffer != nullptr) {
+    e.path = Path::kBuffer;
+    return e;
+  }
+  if (e.torch) {
+    e.path = Path::kTorch;
+    return e;
+  }
+  if (PyTypeObject* t = type_attr(imported("cupy"), "ndarray")) {
+    const bool is = PyType_IsSubtype(type, t);
+    Py_DECREF(t);
+    if (is) {
+      e.path = Path::kCupy;
+      return e;
+    }
+  }
+  return e;
+}
+
+const TypeEntry& entry_of(PyTypeObject* type) {
+  for (int i = 0; i < g_type_count; ++i)
+    if (g_types[i].type == type) return g_types[i];
+  static thread_local TypeEntry uncached;
+  TypeEntry e = classify(type);
+  if (g_type_count < kTypeCacheSize) {
+    Py_INCREF(reinterpret_cast<PyObject*>(type));
+    g_types[g_type_count] = e;
+    return g_types[g_type_count++];
+  }
+  uncached = e;
+  return uncached;
+}
 
 bool dtype_of(dl::dtype d, ScalarType& out) {
   if (d.lanes != 1) return false;
@@ -39,7 +201,412 @@ bool dtype_of(dl::dtype d, ScalarType& out) {
   }
 }
 
+[[noreturn]] void refuse(const Where& where, const std::string& what) {
+  raise(et::ErrorCode::kInvalidArgument, where.text() + ": " + what);
+}
+
+/// What every path shares once it has the raw facts: the dtype named, the device accepted, the
+/// array C-contiguous (dimensions of one element ignored: their strides mean nothing), the sizes
+/// within ExecuTorch's. `strides` in elements, or null for a contiguous array.
+void finish(ArrayArg& a, const Where& where, int ndim, const std::int64_t* shape, const std::int64_t* strides,
+            dl::dtype dtype, int device_type, const char* dtype_text) {
+  if (!dtype_of(dtype, a.type)) {
+    if (dtype_text != nullptr) refuse(where, std::string("dtype '") + dtype_text + "' has no ExecuTorch scalar type");
+    refuse(where, "dtype (DLPack code " + std::to_string(dtype.code) + ", " + std::to_string(dtype.bits) +
+                      " bits, " + std::to_string(dtype.lanes) + " lanes) has no ExecuTorch scalar type");
+  }
+  if (device_type == kDLCUDA || device_type == kDLCUDAManaged) {
+    a.cuda = true;
+  } else if (device_type == kDLCPU || device_type == kDLCUDAHost) {
+    a.cuda = false;
+  } else {
+    refuse(where, "an array on DLPack device type " + std::to_string(device_type) + "; the program takes CPU or CUDA memory");
+  }
+  if (ndim > kMaxDims) refuse(where, std::to_string(ndim) + " dimensions; ExecuTorch takes at most " + std::to_string(kMaxDims));
+  if (strides != nullptr) {
+    std::int64_t expected = 1;
+    for (int i = ndim; i-- > 0;) {
+      if (shape[i] != 1 && strides[i] != expected)
+        refuse(where, "the array is not C-contiguous (dimension " + std::to_string(i) + " has stride " +
+                          std::to_string(strides[i]) + " elements where " + std::to_string(expected) +
+                          " is needed); pass a contiguous copy (e.g. .contiguous(), numpy.ascontiguousarray)");
+      expected *= shape[i];
+    }
+  }
+  a.ndim = ndim;
+  for (int i = 0; i < ndim; ++i) {
+    if (shape[i] < 0 || shape[i] > std::numeric_limits<SizesType>::max())
+      refuse(where, "dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) + ", beyond ExecuTorch's sizes");
+    a.sizes[i] = static_cast<SizesType>(shape[i]);
+  }
+}
+
+// ---- the paths ----
+
+/// DLPack through the C exchange API: no Python call. False (no error set) where the producer
+/// declines this object; the general path then says why.
+bool read_exchange(PyObject* obj, const ExchangeApi* api, ArrayArg& a, const Where& where) {
+  DLTensorAbi t{};
+  if (api->dltensor_from_py_object_no_sync(obj, &t) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  dl::dtype d{};
+  d.code = t.dtype.code;
+  d.bits = t.dtype.bits;
+  d.lanes = t.dtype.lanes;
+  a.data = static_cast<char*>(t.data) + t.byte_offset;
+  a.device = t.device.device_id;
+  finish(a, where, t.ndim, t.shape, t.strides, d, t.device.device_type, nullptr);
+  return true;
+}
+
+/// The buffer protocol (numpy arrays, memoryviews): host memory.
+bool read_buffer(PyObject* obj, ArrayArg& a, const Where& where, bool writable) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj, &view, PyBUF_STRIDES | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) != 0) {
+    PyErr_Clear();
+    if (writable && PyObject_GetBuffer(obj, &view, PyBUF_STRIDES | PyBUF_FORMAT) == 0) {
+      PyBuffer_Release(&view);
+      refuse(where, "the array is read-only; an output is written into");
+    }
+    PyErr_Clear();
+    return false;
+  }
+  struct Release {
+    Py_buffer* v;
+    ~Release() { PyBuffer_Release(v); }
+  } release{&view};
+  const char* f = view.format != nullptr ? view.format : "B";
+  const char* fmt_text = f;
+  if (*f == '>' || *f == '!') refuse(where, std::string("dtype '") + fmt_text + "' is big-endian; pass a native-order array");
+  if (*f == '@' || *f == '=' || *f == '<' || *f == '|') ++f;
+  dl::dtype d{};
+  d.lanes = 1;
+  d.bits = static_cast<std::uint8_t>(view.itemsize * 8);
+  const bool one = f[0] != '\0' && f[1] == '\0';
+  switch (one ? f[0] : '\0') {
+    case 'e': case 'f': case 'd': d.code = static_cast<std::uint8_t>(dl::dtype_code::Float); break;
+    case 'b': case 'h': case 'i': case 'l': case 'q': d.code = static_cast<std::uint8_t>(dl::dtype_code::Int); break;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': d.code = static_cast<std::uint8_t>(dl::dtype_code::UInt); break;
+    case '?': d.code = static_cast<std::uint8_t>(dl::dtype_code::Bool); break;
+    default: d.code = 255; break;
+  }
+  std::int64_t shape[kMaxDims], strides[kMaxDims];
+  if (view.ndim > kMaxDims) refuse(where, std::to_string(view.ndim) + " dimensions; ExecuTorch takes at most " + std::to_string(kMaxDims));
+  for (int i = 0; i < view.ndim; ++i) {
+    shape[i] = view.shape[i];
+    const Py_ssize_t s = view.strides != nullptr ? view.strides[i] : 0;
+    if (view.itemsize > 0 && s % view.itemsize != 0) refuse(where, "strides that are not whole elements");
+    strides[i] = view.itemsize > 0 ? s / view.itemsize : 0;
+  }
+  a.data = view.buf;
+  a.device = 0;
+  finish(a, where, view.ndim, shape, view.strides != nullptr ? strides : nullptr, d, kDLCPU, fmt_text);
+  return true;
+}
+
+/// A new reference to obj.name, or null with the error cleared.
+PyObject* get(PyObject* obj, PyObject* name) {
+  PyObject* r = PyObject_GetAttr(obj, name);
+  if (r == nullptr) PyErr_Clear();
+  return r;
+}
+
+PyObject* call0(PyObject* obj, PyObject* name) {
+  PyObject* r = PyObject_CallMethodNoArgs(obj, name);
+  if (r == nullptr) PyErr_Clear();
+  return r;
+}
+
+struct Ref {
+  PyObject* p;
+  explicit Ref(PyObject* o) : p(o) {}
+  ~Ref() { Py_XDECREF(p); }
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  explicit operator bool() const { return p != nullptr; }
+};
+
+/// A shape tuple into int64s; false if it is not one.
+bool tuple_ints(PyObject* t, std::int64_t* out, int& n) {
+  if (t == nullptr || !PyTuple_Check(t)) return false;
+  const Py_ssize_t len = PyTuple_GET_SIZE(t);
+  if (len > kMaxDims) return false;
+  for (Py_ssize_t i = 0; i < len; ++i) {
+    const long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    out[i] = v;
+  }
+  n = static_cast<int>(len);
+  return true;
+}
+
+/// Dtype objects of a framework (torch.float32, numpy.dtype('float32'), ...) against ScalarTypes.
+struct DtypeTable {
+  PyObject* objects[10] = {};
+  ScalarType types[10] = {};
+  int count = 0;
+  bool lookup(PyObject* d, ScalarType& out) const {
+    for (int i = 0; i < count; ++i)
+      if (objects[i] == d) {
+        out = types[i];
+        return true;
+      }
+    return false;
+  }
+};
+
+constexpr struct {
+  const char* name;
+  ScalarType type;
+} kDtypes[] = {{"float32", ScalarType::Float}, {"float16", ScalarType::Half},   {"bfloat16", ScalarType::BFloat16},
+               {"float64", ScalarType::Double}, {"int8", ScalarType::Char},    {"uint8", ScalarType::Byte},
+               {"int16", ScalarType::Short},    {"int32", ScalarType::Int},    {"int64", ScalarType::Long},
+               {"bool", ScalarType::Bool}};
+
+const DtypeTable& torch_dtypes() {
+  static DtypeTable t = [] {
+    DtypeTable table;
+    PyObject* torch = imported("torch");
+    for (const auto& d : kDtypes) {
+      PyObject* o = torch ? PyObject_GetAttrString(torch, d.name) : nullptr;
+      if (o == nullptr) {
+        PyErr_Clear();
+        continue;
+      }
+      table.objects[table.count] = o;  // kept: torch's dtypes live as long as torch
+      table.types[table.count++] = d.type;
+    }
+    return table;
+  }();
+  return t;
+}
+
+const DtypeTable& numpy_dtypes() {
+  static DtypeTable t = [] {
+    DtypeTable table;
+    PyObject* np = imported("numpy");
+    PyObject* dtype = np ? PyObject_GetAttrString(np, "dtype") : nullptr;
+    if (dtype == nullptr) {
+      PyErr_Clear();
+      return table;
+    }
+    for (const auto& d : kDtypes) {
+      if (d.type == ScalarType::BFloat16) continue;
+      PyObject* o = PyObject_CallFunction(dtype, "s", d.name);
+      if (o == nullptr) {
+        PyErr_Clear();
+        continue;
+      }
+      table.objects[table.count] = o;
+      table.types[table.count++] = d.type;
+    }
+    Py_DECREF(dtype);
+    return table;
+  }();
+  return t;
+}
+
+/// A torch tensor through its own C-implemented attributes (data_ptr(), shape, dtype, is_cuda,
+/// get_device(), is_contiguous()): a few attribute reads, no DLPack capsule. False where any read
+/// fails (a sparse or meta tensor ...): the general path then says what is wrong.
+bool read_torch(PyObject* obj, ArrayArg& a, const Where& where) {
+  const Names& n = names();
+  Ref dtype(get(obj, n.dtype));
+  if (!dtype || !torch_dtypes().lookup(dtype.p, a.type)) return false;
+  Ref is_cuda(get(obj, n.is_cuda));
+  if (!is_cuda) return false;
+  a.cuda = is_cuda.p == Py_True;
+  a.device = 0;
+  if (a.cuda) {
+    Ref dev(call0(obj, n.get_device));
+    if (!dev) return false;
+    a.device = static_cast<int>(PyLong_AsLong(dev.p));
+  } else {
+    Ref is_cpu(get(obj, n.is_cpu));
+    if (!is_cpu || is_cpu.p != Py_True) return false;  // mps, meta, xpu ...: the general path refuses
+  }
+  Ref shape(get(obj, n.shape));
+  std::int64_t dims[kMaxDims];
+  int ndim = 0;
+  if (!tuple_ints(shape.p, dims, ndim)) return false;
+  Ref contiguous(call0(obj, n.is_contiguous));
+  if (!contiguous) return false;
+  std::int64_t st[kMaxDims];
+  const bool strided = contiguous.p != Py_True;
+  if (strided) {
+    Ref stride(call0(obj, n.stride));
+    int sn = 0;
+    if (!tuple_ints(stride.p, st, sn) || sn != ndim) return false;
+  }
+  Ref ptr(call0(obj, n.data_ptr));
+  if (!ptr) return false;
+  a.data = PyLong_AsVoidPtr(ptr.p);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  // Strided: finish() names the dimension that is not C-contiguous (torch's is_contiguous() and
+  // the check here agree but for dimensions of one element, which finish() ignores).
+  finish(a, where, ndim, dims, strided ? st : nullptr, dl_of(a.type), a.cuda ? kDLCUDA : kDLCPU, nullptr);
+  return true;
+}
+
+/// A cupy array: data.ptr, data.device_id, shape, strides, dtype.
+bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
+  const Names& n = names();
+  Ref mem(get(obj, n.data));
+  if (!mem) return false;
+  Ref ptr(get(mem.p, n.ptr));
+  Ref dev(get(mem.p, n.device_id));
+  if (!ptr || !dev) return false;
+  a.data = PyLong_AsVoidPtr(ptr.p);
+  a.device = static_cast<int>(PyLong_AsLong(dev.p));
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  Ref dtype(get(obj, n.dtype));
+  if (!dtype) return false;
+  if (!numpy_dtypes().lookup(dtype.p, a.type)) return false;  // the general path names it
+  Ref shape(get(obj, n.shape));
+  Ref strides(get(obj, n.strides));
+  std::int64_t dims[kMaxDims], st[kMaxDims];
+  int ndim = 0, sn = 0;
+  if (!tuple_ints(shape.p, dims, ndim) || !tuple_ints(strides.p, st, sn) || sn != ndim) return false;
+  const std::int64_t es = static_cast<std::int64_t>(element_size(a.type));
+  for (int i = 0; i < ndim; ++i) {
+    if (st[i] % es != 0) refuse(where, "strides that are not whole elements");
+    st[i] /= es;
+  }
+  finish(a, where, ndim, dims, st, dl_of(a.type), kDLCUDA, nullptr);
+  return true;
+}
+
+/// The general path: DLPack (__dlpack__, through nanobind), else __cuda_array_interface__.
+void read_generic(PyObject* obj, ArrayArg& a, const Where& where) {
+  std::int64_t shape[kMaxDims], strides[kMaxDims];
+  nb::handle h(obj);
+  nb::ndarray<> arr;
+  if (nb::try_cast<nb::ndarray<>>(h, arr, /*convert=*/false)) {
+    const int ndim = static_cast<int>(arr.ndim());
+    if (ndim > kMaxDims) refuse(where, std::to_string(ndim) + " dimensions; ExecuTorch takes at most " + std::to_string(kMaxDims));
+    for (int i = 0; i < ndim; ++i) {
+      shape[i] = static_cast<std::int64_t>(arr.shape(static_cast<std::size_t>(i)));
+      strides[i] = arr.stride(static_cast<std::size_t>(i));
+    }
+    a.data = arr.data();
+    a.device = arr.device_id();
+    finish(a, where, ndim, shape, strides, arr.dtype(), arr.device_type(), nullptr);
+    return;
+  }
+  if (!nb::hasattr(h, "__cuda_array_interface__")) {
+    refuse(where, nb::cast<std::string>(nb::str(h.type())) +
+                      " is not an array (numpy, DLPack (__dlpack__) or __cuda_array_interface__)");
+  }
+  nb::dict cai = nb::cast<nb::dict>(h.attr("__cuda_array_interface__"));
+  nb::tuple data = nb::cast<nb::tuple>(cai["data"]);
+  a.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(data[0]));
+  int ndim = 0;
+  for (nb::handle d : nb::cast<nb::tuple>(cai["shape"])) {
+    if (ndim == kMaxDims) refuse(where, "more than " + std::to_string(kMaxDims) + " dimensions");
+    shape[ndim++] = nb::cast<std::int64_t>(d);
+  }
+  const std::string typestr = nb::cast<std::string>(cai["typestr"]);
+  if (typestr.size() < 3 || (typestr[0] != '<' && typestr[0] != '|'))
+    refuse(where, "__cuda_array_interface__ typestr '" + typestr + "' is not a little-endian type");
+  const char kind = typestr[1];
+  const int bytes = std::atoi(typestr.c_str() + 2);
+  dl::dtype dtype{};
+  dtype.lanes = 1;
+  dtype.bits = static_cast<std::uint8_t>(bytes * 8);
+  dtype.code = static_cast<std::uint8_t>(kind == 'f' ? dl::dtype_code::Float : kind == 'i' ? dl::dtype_code::Int
+                                         : kind == 'u' ? dl::dtype_code::UInt : kind == 'b' ? dl::dtype_code::Bool
+                                         : dl::dtype_code::Complex);
+  const std::int64_t es = bytes > 0 ? bytes : 1;
+  bool have_strides = false;
+  if (cai.contains("strides") && !cai["strides"].is_none()) {
+    int i = 0;
+    for (nb::handle s : nb::cast<nb::tuple>(cai["strides"])) {
+      const std::int64_t b = nb::cast<std::int64_t>(s);
+      if (b % es != 0) refuse(where, "strides that are not whole elements");
+      if (i < kMaxDims) strides[i++] = b / es;
+    }
+    have_strides = i == ndim;
+  }
+  int device_type = kDLCUDA;
+  a.device = 0;
+  cudaPointerAttributes attr{};
+  if (a.data != nullptr && cudaPointerGetAttributes(&attr, a.data) == cudaSuccess) {
+    a.device = attr.device;
+    if (attr.type == cudaMemoryTypeHost) device_type = kDLCUDAHost;
+  } else {
+    (void)cudaGetLastError();
+  }
+  finish(a, where, ndim, shape, have_strides ? strides : nullptr, dtype, device_type, typestr.c_str());
+}
+
+const char* path_name(Path p) {
+  switch (p) {
+    case Path::kExchange: return "exchange-api";
+    case Path::kBuffer: return "buffer";
+    case Path::kTorch: return "torch";
+    case Path::kCupy: return "cupy";
+    default: return "dlpack";
+  }
+}
+
 }  // namespace
+
+std::string Where::text() const {
+  return std::string(kind) + " " + std::to_string(index) + (name && !name->empty() ? " (" + *name + ")" : "");
+}
+
+void read_array(PyObject* obj, ArrayArg& a, const Where& where, bool writable) {
+  a = ArrayArg{};
+  a.obj = obj;
+  const TypeEntry& e = entry_of(Py_TYPE(obj));
+  switch (e.path) {
+    case Path::kExchange:
+      if (read_exchange(obj, e.api, a, where)) return;
+      if (e.torch && (a = ArrayArg{}, a.obj = obj, read_torch(obj, a, where))) return;
+      break;
+    case Path::kBuffer:
+      if (read_buffer(obj, a, where, writable)) return;
+      break;
+    case Path::kTorch:
+      if (read_torch(obj, a, where)) return;
+      break;
+    case Path::kCupy:
+      if (read_cupy(obj, a, where)) return;
+      break;
+    case Path::kGeneric: break;
+  }
+  a = ArrayArg{};
+  a.obj = obj;
+  read_generic(obj, a, where);
+}
+
+const char* array_path(nb::handle obj) {
+  const TypeEntry& e = entry_of(Py_TYPE(obj.ptr()));
+  if (e.path == Path::kGeneric) {
+    nb::ndarray<> arr;
+    if (nb::try_cast<nb::ndarray<>>(obj, arr, false)) return "dlpack";
+    if (nb::hasattr(obj, "__cuda_array_interface__")) return "cuda-array-interface";
+    return "none";
+  }
+  return path_name(e.path);
+}
+
+void use_exchange_api(bool on) {
+  g_use_exchange = on;
+  for (int i = 0; i < g_type_count; ++i) Py_DECREF(reinterpret_cast<PyObject*>(g_types[i].type));
+  g_type_count = 0;
+}
 
 const char* dtype_name(ScalarType t) {
   switch (t) {
@@ -76,98 +643,20 @@ dl::dtype dl_of(ScalarType t) {
   return d;
 }
 
-std::string shape_text(const std::vector<SizesType>& s) {
-  std::string t = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
+std::size_t element_size(ScalarType t) {
+  switch (t) {
+    case ScalarType::Byte: case ScalarType::Char: case ScalarType::Bool: return 1;
+    case ScalarType::Short: case ScalarType::Half: case ScalarType::BFloat16: return 2;
+    case ScalarType::Int: case ScalarType::Float: return 4;
+    case ScalarType::Long: case ScalarType::Double: return 8;
+    default: return 1;
+  }
 }
 
-ArrayArg array_arg(nb::handle obj, const std::string& what) {
-  ArrayArg a;
-  a.keep = nb::borrow(obj);
-  std::vector<std::int64_t> shape, strides;  // strides in elements
-  dl::dtype dtype{};
-  int device_type = kDLCPU;
-  nb::ndarray<> arr;
-  if (nb::try_cast<nb::ndarray<>>(obj, arr, /*convert=*/false)) {
-    a.data = arr.data();
-    for (std::size_t i = 0; i < arr.ndim(); ++i) {
-      shape.push_back(static_cast<std::int64_t>(arr.shape(i)));
-      strides.push_back(arr.stride(i));
-    }
-    dtype = arr.dtype();
-    device_type = arr.device_type();
-    a.device = arr.device_id();
-    a.keep = nb::cast(arr);  // holds the exporter's capsule: the memory stays valid
-    a.keep = nb::borrow(obj);
-  } else if (nb::hasattr(obj, "__cuda_array_interface__")) {
-    nb::dict cai = nb::cast<nb::dict>(obj.attr("__cuda_array_interface__"));
-    nb::tuple data = nb::cast<nb::tuple>(cai["data"]);
-    a.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(data[0]));
-    for (nb::handle d : nb::cast<nb::tuple>(cai["shape"])) shape.push_back(nb::cast<std::int64_t>(d));
-    std::string typestr = nb::cast<std::string>(cai["typestr"]);
-    if (typestr.size() < 3 || (typestr[0] != '<' && typestr[0] != '|'))
-      raise(et::ErrorCode::kInvalidArgument, what + ": __cuda_array_interface__ typestr '" + typestr +
-                                                 "' is not a little-endian type");
-    const char kind = typestr[1];
-    const int bytes = std::atoi(typestr.c_str() + 2);
-    dtype.lanes = 1;
-    dtype.bits = static_cast<uint8_t>(bytes * 8);
-    dtype.code = static_cast<uint8_t>(kind == 'f' ? dl::dtype_code::Float : kind == 'i' ? dl::dtype_code::Int
-                                      : kind == 'u' ? dl::dtype_code::UInt : kind == 'b' ? dl::dtype_code::Bool
-                                      : dl::dtype_code::Complex);
-    const std::size_t es = static_cast<std::size_t>(bytes > 0 ? bytes : 1);
-    if (cai.contains("strides") && !cai["strides"].is_none()) {
-      for (nb::handle s : nb::cast<nb::tuple>(cai["strides"])) {
-        const std::int64_t b = nb::cast<std::int64_t>(s);
-        if (b % static_cast<std::int64_t>(es) != 0)
-          raise(et::ErrorCode::kInvalidArgument, what + ": strides that are not whole elements");
-        strides.push_back(b / static_cast<std::int64_t>(es));
-      }
-    }
-    device_type = kDLCUDA;
-    cudaPointerAttributes attr{};
-    if (a.data != nullptr && cudaPointerGetAttributes(&attr, a.data) == cudaSuccess) {
-      a.device = attr.device;
-      if (attr.type == cudaMemoryTypeHost) device_type = kDLCUDAHost;
-    } else {
-      (void)cudaGetLastError();
-    }
-  } else {
-    raise(et::ErrorCode::kInvalidArgument,
-          what + ": " + nb::cast<std::string>(nb::str(obj.type())) +
-              " is not an array (numpy, DLPack (__dlpack__) or __cuda_array_interface__)");
-  }
-
-  if (!dtype_of(dtype, a.type)) {
-    raise(et::ErrorCode::kInvalidArgument, what + ": dtype (DLPack code " + std::to_string(dtype.code) + ", " +
-                                               std::to_string(dtype.bits) + " bits) has no ExecuTorch scalar type");
-  }
-  if (device_type == kDLCUDA || device_type == kDLCUDAManaged) {
-    a.cuda = true;
-  } else if (device_type != kDLCPU && device_type != kDLCUDAHost) {
-    raise(et::ErrorCode::kInvalidArgument, what + ": an array on DLPack device type " + std::to_string(device_type) +
-                                               "; the program takes CPU or CUDA memory");
-  }
-  // C-contiguous, ignoring dimensions of one element (their strides mean nothing).
-  if (!strides.empty()) {
-    std::int64_t expected = 1;
-    for (std::size_t i = shape.size(); i-- > 0;) {
-      if (shape[i] != 1 && strides[i] != expected)
-        raise(et::ErrorCode::kInvalidArgument,
-              what + ": the array is not C-contiguous (dimension " + std::to_string(i) + " has stride " +
-                  std::to_string(strides[i]) + " elements where " + std::to_string(expected) +
-                  " is needed); pass a contiguous copy (e.g. .contiguous(), numpy.ascontiguousarray)");
-      expected *= shape[i];
-    }
-  }
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] < 0 || shape[i] > std::numeric_limits<SizesType>::max())
-      raise(et::ErrorCode::kInvalidArgument, what + ": dimension " + std::to_string(i) + " is " +
-                                                 std::to_string(shape[i]) + ", beyond ExecuTorch's sizes");
-    a.sizes.push_back(static_cast<SizesType>(shape[i]));
-  }
-  return a;
+std::string shape_text(const SizesType* s, int ndim) {
+  std::string t = "[";
+  for (int i = 0; i < ndim; ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
 }
 
 }  // namespace trtet_py

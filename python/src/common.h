@@ -53,6 +53,11 @@ void ensure_log_capture() noexcept;
 /// .gpu); `with_device` false leaves "device" out (a plan records no device).
 nb::dict limits_dict(const et::GreenContextLimits& limits, bool with_device = true);
 
+/// The Python object the innermost `stream(...)` scope of this thread selected, where that scope's
+/// handle is `handle` (what the backend sees as the caller's stream); None otherwise. A call's
+/// allocated outputs keep it, so the stream their memory is freed on outlives them.
+nb::object selected_stream_object(std::uintptr_t handle);
+
 void bind_errors(nb::module_& m);
 void bind_streams(nb::module_& m);
 void bind_program(nb::module_& m);

@@ -106,7 +106,7 @@ Program::~Program() {
   }
 }
 
-MethodInfo& Program::load_method(const std::string& name) {
+std::shared_ptr<MethodInfo> Program::load_method(const std::string& name) {
   auto found = methods_.find(name);
   if (found != methods_.end()) return found->second;
   Module& module = live();
@@ -125,7 +125,26 @@ MethodInfo& Program::load_method(const std::string& name) {
   }
   auto meta = module.method_meta(name);
   if (!meta.ok()) raise_executorch(meta.error(), "reading the metadata of method '" + name + "'");
-  MethodInfo info;
+  auto info = std::make_shared<MethodInfo>();
+  info->name = name;
+  // The Method itself: a call sets its inputs and outputs directly (Module's by-name lookups are
+  // the same calls with a map lookup each). The Module keeps it for as long as the program lives.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  auto method = module.method(name);
+  if (!method.ok()) raise_executorch(method.error(), "loading method '" + name + "'");
+  info->method = *method;
+  auto fill = [&](IoInfo& io, const etr::TensorInfo& t, const etr::EValue& value) {
+    io.type = t.scalar_type();
+    io.sizes.assign(t.sizes().begin(), t.sizes().end());
+    io.planned = t.is_memory_planned();
+    io.name = std::string(t.name());
+    io.dynamic = value.isTensor() &&
+                 value.toTensor().shape_dynamism() != ::executorch::aten::TensorShapeDynamism::STATIC;
+    io.bound_numel = 1;
+    for (SizesType s : io.sizes) io.bound_numel *= s;
+    io.bound_bytes = static_cast<std::size_t>(io.bound_numel) * element_size(io.type);
+  };
   for (std::size_t i = 0; i < meta->num_inputs(); ++i) {
     IoInfo io;
     auto tag = meta->input_tag(i);
@@ -133,12 +152,9 @@ MethodInfo& Program::load_method(const std::string& name) {
     if (io.tensor) {
       auto t = meta->input_tensor_meta(i);
       if (!t.ok()) raise_executorch(t.error(), "reading input " + std::to_string(i));
-      io.type = t->scalar_type();
-      io.sizes.assign(t->sizes().begin(), t->sizes().end());
-      io.planned = t->is_memory_planned();
-      io.name = std::string(t->name());
+      fill(io, *t, info->method->get_input(i));
     }
-    info.inputs.push_back(std::move(io));
+    info->inputs.push_back(std::move(io));
   }
   for (std::size_t i = 0; i < meta->num_outputs(); ++i) {
     IoInfo io;
@@ -147,20 +163,19 @@ MethodInfo& Program::load_method(const std::string& name) {
     if (io.tensor) {
       auto t = meta->output_tensor_meta(i);
       if (!t.ok()) raise_executorch(t.error(), "reading output " + std::to_string(i));
-      io.type = t->scalar_type();
-      io.sizes.assign(t->sizes().begin(), t->sizes().end());
-      io.planned = t->is_memory_planned();
-      io.name = std::string(t->name());
+      fill(io, *t, info->method->get_output(i));
     }
-    info.outputs.push_back(std::move(io));
+    info->outputs.push_back(std::move(io));
   }
-  return methods_.emplace(name, std::move(info)).first->second;
+#pragma GCC diagnostic pop
+  methods_.emplace(name, info);
+  return info;
 }
 
 nb::list Program::io_specs(const std::string& name, bool inputs) {
-  MethodInfo& info = load_method(name);
+  std::shared_ptr<MethodInfo> info = load_method(name);
   nb::list out;
-  for (const IoInfo& io : inputs ? info.inputs : info.outputs) {
+  for (const IoInfo& io : inputs ? info->inputs : info->outputs) {
     nb::dict d;
     d["tensor"] = io.tensor;
     d["name"] = io.name;
@@ -169,6 +184,7 @@ nb::list Program::io_specs(const std::string& name, bool inputs) {
     for (SizesType s : io.sizes) shape.append(s);
     d["shape"] = nb::tuple(shape);
     d["planned"] = io.planned;
+    d["dynamic"] = io.dynamic;
     out.append(d);
   }
   return out;

@@ -1,10 +1,11 @@
-// Program: a .pte loaded with ExecuTorch's Module, its methods called with numpy, DLPack and
-// __cuda_array_interface__ arrays without a copy (docs/PYTHON.md, "Arrays"). Loading, methods and
-// profiling in program.cpp; a call's arguments and results in program_call.cpp.
+// Program: a .pte loaded with ExecuTorch's Module, its methods called with numpy, torch, cupy,
+// DLPack and __cuda_array_interface__ arrays without a copy (docs/PYTHON.md). Loading, methods and
+// profiling in program.cpp; a call's arguments, run and results in program_call.cpp.
 #pragma once
 
 #include <nanobind/nanobind.h>
 
+#include <cuda_runtime_api.h>
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor_ptr.h>
 
@@ -13,7 +14,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "arrays.h"
@@ -23,17 +26,29 @@ namespace trtet_py {
 
 using ::executorch::extension::Module;
 using ::executorch::extension::TensorPtr;
+using ::executorch::runtime::Method;
 
 struct IoInfo {
   bool tensor = false;
   ScalarType type = ScalarType::Float;
-  std::vector<SizesType> sizes;
+  std::vector<SizesType> sizes;  // the program's shape: the upper bound of a dynamic one
   bool planned = false;
+  bool dynamic = false;  // the shape may change (DYNAMIC_BOUND): within `sizes`, dimension by dimension
   std::string name;
+  std::size_t bound_bytes = 0;
+  std::int64_t bound_numel = 0;
 };
 
+/// A loaded method: its ExecuTorch Method (owned by the Module) and what the calls check against,
+/// read once at load.
 struct MethodInfo {
+  std::string name;
+  Method* method = nullptr;
   std::vector<IoInfo> inputs, outputs;
+  /// Output shapes the engine produced for input shapes seen before (keyed by the input shapes),
+  /// so a passed output smaller than the bound is checked before the engine writes it. Guarded by
+  /// the program's mutex.
+  std::unordered_map<std::string, std::vector<std::vector<SizesType>>> learned;
 };
 
 /// What the module needs to stay alive for: the Program, and every device output view of it.
@@ -43,6 +58,14 @@ struct Loaded {
 };
 
 std::string io_name(const IoInfo& io, const char* kind, std::size_t i);
+
+/// A call's arguments, read and checked: inputs, then one entry per output (obj null: none given).
+/// `refs` holds the objects for a bound call; a plain call's arguments are held by the caller.
+struct CallArgs {
+  std::vector<ArrayArg> in, out;
+  std::vector<nb::object> refs;
+  int alloc_device = -1;  // the device of the first device input (allocated outputs go there), else -1
+};
 
 class Program {
  public:
@@ -54,33 +77,30 @@ class Program {
   const std::string& path() const { return path_; }
   bool closed() const { return loaded_ == nullptr; }
 
-  MethodInfo& load_method(const std::string& name);
+  /// The method, loaded on first use (NotFound for a name the program has not).
+  std::shared_ptr<MethodInfo> load_method(const std::string& name);
 
   nb::list io_specs(const std::string& name, bool inputs);
 
-  /// A call's arguments, checked, as tensors over the arrays' own memory (no copy).
-  struct Prepared {
-    std::string name;
-    std::vector<ArrayArg> in, out;
-    std::vector<bool> given;
-    std::vector<TensorPtr> tin, tout;
-  };
+  /// Reads and checks the arguments of a call of `mi` (borrowed: the caller holds the objects).
+  void prepare(const MethodInfo& mi, PyObject* const* inputs, std::size_t n_in, PyObject* outputs, CallArgs& args);
 
-  /// Checks the inputs (and preallocated outputs) against the method and makes their tensors.
-  std::shared_ptr<Prepared> prepare(const std::string& name, nb::sequence inputs, nb::object outputs);
+  /// Runs a call with the GIL released; returns one value per output (a passed output as given;
+  /// an allocated one as a DLPack array on the inputs' device, or numpy; a planned host output as
+  /// a numpy copy; a planned device output as a DLPack view of the program's memory).
+  nb::list run(MethodInfo& mi, CallArgs& args, bool keep_args);
 
-  /// Runs a prepared call with the GIL released; outputs returned (given outputs as given; host
-  /// outputs as numpy copies; device outputs the program planned as DLPack views of its memory).
-  nb::list run(const Prepared& pr, bool keep_args);
-
-  nb::list call(const std::string& name, nb::sequence inputs, nb::object outputs) {
-    std::shared_ptr<Prepared> pr = prepare(name, inputs, outputs);
-    return run(*pr, true);
+  nb::list call(MethodInfo& mi, PyObject* const* inputs, std::size_t n_in, PyObject* outputs) {
+    CallArgs args;
+    prepare(mi, inputs, n_in, outputs, args);
+    return run(mi, args, true);
   }
 
-  /// The benchmark's C++ reference: the last call's set_input/execute repeated `n` times without
-  /// Python (the same tensors), returning the mean host microseconds per call.
-  double time_cpp(const std::string& name, nb::sequence inputs, nb::object outputs, int n);
+  /// The benchmark's C++ references, each `n` calls without Python on the same arrays, in mean
+  /// host microseconds per call: "module" (ExecuTorch's Module set_input/set_output/execute, as a
+  /// C++ application writes it) and "package" (this package's own path: what a Python call runs
+  /// once its arrays are read).
+  nb::dict time_cpp(MethodInfo& mi, nb::sequence inputs, nb::object outputs, int n);
 
   std::size_t flush_profiling();
 
@@ -99,25 +119,17 @@ class Program {
   Module& live() { return *live_loaded().module; }
   Loaded& live_loaded();
 
-  static void check_against(const ArrayArg& a, const IoInfo& io, const std::string& what);
-
-  static TensorPtr make(const ArrayArg& a);
-
-  /// Whether an output lives in device memory: its tensor's device, or, for a tensor tagged CPU,
-  /// what CUDA says of its pointer (never read device memory with memcpy).
-  static bool on_device(const ::executorch::aten::Tensor& t);
-
-  static int device_of(const ::executorch::aten::Tensor& t);
-
-  nb::object export_tensor(const ::executorch::aten::Tensor& t, std::vector<std::uint8_t>& host);
-
   std::string path_, etdump_path_;
   std::shared_ptr<Loaded> loaded_;
   std::vector<std::string> method_names_;
-  std::map<std::string, MethodInfo> methods_;
+  std::map<std::string, std::shared_ptr<MethodInfo>> methods_;
   std::vector<nb::object> last_args_;
   std::mutex mu_;
   bool etdump_written_ = false;
 };
+
+/// Live allocated device outputs (the package's own memory, not yet freed) and the bytes the
+/// package's pool of `device` holds (reserved) and hands out (used): what the tests check.
+nb::dict output_memory_stats(int device);
 
 }  // namespace trtet_py

@@ -1,4 +1,5 @@
-// The Program's Python bindings: _Program, _BoundCall and the module's build facts (program.h).
+// The Program's Python bindings: _Program, _Method (a method's call, straight into C++),
+// _BoundCall and the module's build facts (program.h).
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -14,13 +15,42 @@ namespace trtet_py {
 
 namespace {
 
+/// A method of a program as Python calls it: `method(*inputs, outputs=None)` reaches Program::call
+/// with no Python frame in between; the torchtrt_executorch.Method class derives from it.
+struct MethodHandle {
+  std::shared_ptr<Program> program;
+  std::shared_ptr<MethodInfo> info;
+};
+
 /// A call bound to its arrays once (Method.bind): each call runs the method on the same arrays
-/// without converting them again; it holds them (and the program) alive.
+/// without reading them again; it holds them (and the program) alive.
 struct BoundCall {
   std::shared_ptr<Program> program;
-  std::shared_ptr<Program::Prepared> prepared;
-  nb::list operator()() { return program->run(*prepared, false); }
+  std::shared_ptr<MethodInfo> info;
+  CallArgs args;
+  nb::list operator()() { return program->run(*info, args, false); }
 };
+
+PyObject* const* items_of(nb::handle seq, nb::object& hold, std::size_t& n) {
+  PyObject* fast = PySequence_Fast(seq.ptr(), "inputs: a sequence of arrays");
+  if (fast == nullptr) throw nb::python_error();
+  hold = nb::steal(fast);
+  n = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(fast));
+  return PySequence_Fast_ITEMS(fast);
+}
+
+BoundCall bind_call(const std::shared_ptr<Program>& p, const std::shared_ptr<MethodInfo>& info, nb::handle inputs,
+                    nb::handle outputs) {
+  nb::object hold;
+  std::size_t n = 0;
+  PyObject* const* items = items_of(inputs, hold, n);
+  BoundCall b{p, info, {}};
+  p->prepare(*info, items, n, outputs.ptr(), b.args);
+  for (const ArrayArg& a : b.args.in) b.args.refs.push_back(nb::borrow(a.obj));
+  for (const ArrayArg& a : b.args.out)
+    if (a.obj != nullptr) b.args.refs.push_back(nb::borrow(a.obj));
+  return b;
+}
 
 }  // namespace
 
@@ -35,15 +65,39 @@ void bind_program(nb::module_& m) {
       .def("load_method", [](Program& p, const std::string& name) { p.load_method(name); })
       .def("inputs", [](Program& p, const std::string& name) { return p.io_specs(name, true); })
       .def("outputs", [](Program& p, const std::string& name) { return p.io_specs(name, false); })
-      .def("call", &Program::call, nb::arg("method"), nb::arg("inputs"), nb::arg("outputs").none())
-      .def("bind", [](std::shared_ptr<Program> p, const std::string& name, nb::sequence inputs, nb::object outputs) {
-        return BoundCall{p, p->prepare(name, inputs, outputs)};
-      }, nb::arg("method"), nb::arg("inputs"), nb::arg("outputs").none())
-      .def("time_cpp", &Program::time_cpp, nb::arg("method"), nb::arg("inputs"), nb::arg("outputs").none(), nb::arg("n"))
       .def("flush_profiling", &Program::flush_profiling)
       .def("write_etdump", &Program::write_etdump)
       .def("close", &Program::close);
+
+  nb::class_<MethodHandle>(m, "_Method")
+      .def("__init__", [](MethodHandle* self, std::shared_ptr<Program> p, const std::string& name) {
+        std::shared_ptr<MethodInfo> info = p->load_method(name);
+        new (self) MethodHandle{std::move(p), std::move(info)};
+      }, nb::arg("program"), nb::arg("name"))
+      .def("__call__", [](MethodHandle& h, nb::args inputs, nb::handle outputs) {
+        return h.program->call(*h.info, &PyTuple_GET_ITEM(inputs.ptr(), 0), nb::len(inputs), outputs.ptr());
+      }, nb::arg("inputs"), nb::arg("outputs").none() = nb::none())
+      .def("_call", [](MethodHandle& h, nb::handle inputs, nb::handle outputs) {
+        nb::object hold;
+        std::size_t n = 0;
+        PyObject* const* items = items_of(inputs, hold, n);
+        return h.program->call(*h.info, items, n, outputs.ptr());
+      }, nb::arg("inputs"), nb::arg("outputs").none())
+      .def("_bind", [](MethodHandle& h, nb::handle inputs, nb::handle outputs) {
+        return bind_call(h.program, h.info, inputs, outputs);
+      }, nb::arg("inputs"), nb::arg("outputs").none())
+      .def("_time_cpp", [](MethodHandle& h, nb::sequence inputs, nb::object outputs, int n) {
+        return h.program->time_cpp(*h.info, inputs, outputs, n);
+      }, nb::arg("inputs"), nb::arg("outputs").none(), nb::arg("n"));
+
   nb::class_<BoundCall>(m, "_BoundCall").def("__call__", &BoundCall::operator());
+
+  m.def("_array_path", [](nb::handle obj) { return std::string(array_path(obj)); }, nb::arg("array"),
+        "How a call reads this array: exchange-api, buffer, torch, cupy, dlpack, cuda-array-interface or none.");
+  m.def("_use_exchange_api", &use_exchange_api, nb::arg("on"),
+        "Read types offering the DLPack C exchange API through it (default) or through the next path that fits.");
+  m.def("_output_memory", &output_memory_stats, nb::arg("device") = 0,
+        "The package's allocated device outputs still live, and its pool's reserved and used bytes on `device`.");
 #if TRTET_PY_HAVE_ETDUMP
   m.attr("HAVE_ETDUMP") = true;
 #else

@@ -28,7 +28,7 @@ struct Stream {
 /// thread nest: each must be exited on the thread that entered it, innermost first.
 class StreamGuard {
  public:
-  explicit StreamGuard(std::uintptr_t handle) : handle_(handle) {}
+  StreamGuard(std::uintptr_t handle, nb::object object) : handle_(handle), object_(std::move(object)) {}
   ~StreamGuard() {
     // A guard dropped while entered (never exited): leave the selection as it is on its own thread
     // rather than restoring from another one; the stack entry goes when that thread exits it.
@@ -53,12 +53,14 @@ class StreamGuard {
 
   std::uintptr_t handle() const { return handle_; }
   bool entered() const { return static_cast<bool>(guard_); }
+  const nb::object& object() const { return object_; }
 
- private:
   static std::vector<StreamGuard*>& stack() {
     thread_local std::vector<StreamGuard*> s;
     return s;
   }
+
+ private:
   void pop_if_top() {
     if (!stack().empty() && stack().back() == this) {
       stack().pop_back();
@@ -67,6 +69,7 @@ class StreamGuard {
   }
 
   std::uintptr_t handle_;
+  nb::object object_;  // what the caller selected (a torch or cupy stream, a partition's Stream, an int)
   std::unique_ptr<et::CudaStreamGuard> guard_;
   std::thread::id owner_;
 };
@@ -83,6 +86,12 @@ struct Partition {
 };
 
 }  // namespace
+
+nb::object selected_stream_object(std::uintptr_t handle) {
+  const auto& stack = StreamGuard::stack();
+  if (stack.empty() || stack.back()->handle() != handle || !stack.back()->object().is_valid()) return nb::none();
+  return stack.back()->object();
+}
 
 nb::dict limits_dict(const et::GreenContextLimits& l, bool with_device) {
   nb::dict d;
@@ -139,7 +148,7 @@ void bind_streams(nb::module_& m) {
       });
 
   nb::class_<StreamGuard>(m, "_StreamGuard")
-      .def(nb::init<std::uintptr_t>())
+      .def(nb::init<std::uintptr_t, nb::object>(), nb::arg("handle"), nb::arg("object") = nb::none())
       .def("enter", &StreamGuard::enter)
       .def("exit", &StreamGuard::exit)
       .def_prop_ro("handle", &StreamGuard::handle)

@@ -218,7 +218,8 @@ def bad_inputs():
         "rank": ((x.reshape(8, 64, 1), y), "has 3 dimensions"),
         "non-contiguous": ((np.ascontiguousarray(x.T).T[:, :], y), None),
         "strided": ((np.ones((8, 128), np.float32)[:, ::2], y), "not C-contiguous"),
-        "too large": ((np.ones((16, 64), np.float32), y), "larger than the program planned"),
+        "too large": ((np.ones((16, 64), np.float32), y), r"shape \[16, 64\] is beyond the method's bound \[8, 64\] "
+                                                          r"\(dimension 0: 16 > 8; 1024 elements where the bound holds 512\)"),
         "not an array": (("x", y), "is not an array"),
         "int dtype": ((x.astype(np.int32), y), "int32 where the method takes float32"),
     }

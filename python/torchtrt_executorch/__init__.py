@@ -28,7 +28,7 @@ from ._errors import (Error, IncompatibleError, InternalError, InvalidArgumentEr
 from . import _C
 
 __all__ = [
-    "load", "Program", "Method", "TensorSpec", "stream", "current_stream", "Stream", "Partition",
+    "load", "Program", "Method", "TensorSpec", "array_path", "stream", "current_stream", "Stream", "Partition",
     "split_device", "green_context_limits", "GreenContextLimits", "PartitionPlan", "read_partition_plan",
     "parse_partition_plan", "apply_partition_plan", "backend_registered", "LOAD_OPTIONS",
     "Error", "InvalidArgumentError", "InvalidProgramError", "InternalError", "IncompatibleError",
@@ -72,12 +72,34 @@ class TensorSpec:
     shape: tuple         #: the planned shape (an upper bound for dynamic shapes)
     planned: bool        #: the program plans its memory (host or device arena)
     tensor: bool = True
+    dynamic: bool = False  #: the shape may change between calls, each dimension up to `shape`
 
 
-class Method:
-    """A method of a loaded program; call it with its inputs (and optionally ``outputs=``)."""
+class Method(_C._Method):
+    """A method of a loaded program; call it with its inputs (and optionally ``outputs=``).
+
+    ``method(*inputs, outputs=None)`` runs the method once (the C++ execute contract applies
+    unchanged); the call goes straight into the extension.
+
+    inputs: one array per input: numpy (host), torch, cupy, or any object exporting DLPack
+        (``__dlpack__``; jax ...) or ``__cuda_array_interface__``, C-contiguous, of the input's
+        dtype and rank, each dimension within the program's bound (its shape for a static input).
+        Device arrays are handed to the engine as they are (no copy). An input the program plans
+        in host memory must be a host array (ExecuTorch copies it into the plan).
+    outputs: optional, one entry per output: an array to write it into (its own memory, on the
+        device or the host, of the shape the engine produces), or None.
+    Returns one value per output: the array given in ``outputs``; for an output the program does
+        not plan and none was given, an array the package allocated (on the inputs' device, ordered
+        on the call's stream: a DLPack array for ``torch.from_dlpack``/``cupy.from_dlpack``; numpy
+        for a host call); a numpy copy for a host output the program planned; a DLPack view of the
+        program's device memory for a device output it planned (valid until the next call).
+    The GIL is released while the method runs. Under ``stream(s)`` with device I/O the call
+    returns once the work is queued on ``s``: synchronize ``s`` before reading outputs, and keep
+    the arrays alive until then.
+    """
 
     def __init__(self, program: "Program", name: str):
+        super().__init__(program._impl, name)
         self._program = program
         self.name = name
 
@@ -89,41 +111,30 @@ class Method:
     def outputs(self) -> List[TensorSpec]:
         return [TensorSpec(**d) for d in self._program._impl.outputs(self.name)]
 
-    def __call__(self, *inputs: Any, outputs: Optional[Sequence[Any]] = None) -> List[Any]:
-        """Runs the method once (README's execute contract applies unchanged).
-
-        inputs: one array per input: numpy (host), or any object exporting DLPack (``__dlpack__``;
-            torch, cupy, jax) or ``__cuda_array_interface__``, C-contiguous, of the input's dtype and
-            rank. Device arrays are handed to the engine as they are (no copy). An input the program
-            plans in host memory must be a host array (ExecuTorch copies it into the plan).
-        outputs: optional, one entry per output: an array to write it into (its own memory, on the
-            device or the host), or None for an output the program plans itself. Needed for outputs
-            the program does not plan.
-        Returns one value per output: the array given in ``outputs``; a numpy array (a copy) for a
-            host output the program planned; a DLPack-exporting view of the program's device memory
-            for a device output it planned (valid until the next call of the method).
-        The GIL is released while the method runs. Under ``stream(s)`` with device I/O the call
-        returns once the work is queued on ``s``: synchronize ``s`` before reading outputs, and keep
-        the arrays alive until then.
-        """
-        return self._program._impl.call(self.name, inputs, None if outputs is None else list(outputs))
-
     def bind(self, *inputs: Any, outputs: Optional[Sequence[Any]] = None) -> "BoundCall":
         """The call bound to these arrays, checked once: ``call = method.bind(x, y, outputs=[out])``,
         then ``call()`` runs the method on the same arrays (their contents may change between calls,
-        not their shape, dtype or memory) without converting them again: the loop of a server or a
-        benchmark. It keeps the arrays and the program alive; returns what __call__ returns."""
-        return self._program._impl.bind(self.name, inputs, None if outputs is None else list(outputs))
+        not their shape, dtype or memory) without reading them again. It keeps the arrays and the
+        program alive; returns what a call returns (outputs not given are allocated on each call)."""
+        return self._bind(inputs, None if outputs is None else list(outputs))
 
-    def _time_cpp(self, inputs: Sequence[Any], outputs: Optional[Sequence[Any]], n: int) -> float:
-        """Mean host microseconds of the same call made n times from C++ (the benchmark's reference)."""
-        return self._program._impl.time_cpp(self.name, list(inputs), None if outputs is None else list(outputs), n)
+    def _time_cpp(self, inputs: Sequence[Any], outputs: Optional[Sequence[Any]], n: int) -> Dict[str, float]:
+        """Mean host microseconds of the same call made n times from C++ (the benchmark's references):
+        {"module": ExecuTorch's Module calls, "package": this package's path without Python}."""
+        return super()._time_cpp(list(inputs), None if outputs is None else list(outputs), n)
 
     def __repr__(self) -> str:
         return f"<torchtrt_executorch.Method {self.name!r} of {self._program.path!r}>"
 
 
 BoundCall = _C._BoundCall
+
+
+def array_path(array: Any) -> str:
+    """How a call reads `array`: "exchange-api" (the DLPack C exchange API, no Python call),
+    "buffer" (the buffer protocol: numpy), "torch" or "cupy" (their own attributes), "dlpack"
+    (``__dlpack__``), "cuda-array-interface", or "none" (not an array)."""
+    return _C._array_path(array)
 
 
 class Program:
@@ -145,8 +156,12 @@ class Program:
         return self._impl.closed
 
     def method(self, name: str) -> Method:
-        self._impl.load_method(name)
-        return Method(self, name)
+        """The method `name` (loaded on first use); NotFoundError if the program has none."""
+        m = self.__dict__.get("_methods", {}).get(name)
+        if m is None:
+            m = Method(self, name)
+            self.__dict__.setdefault("_methods", {})[name] = m
+        return m
 
     def __getattr__(self, name: str) -> Method:
         if name.startswith("_"):
@@ -154,11 +169,14 @@ class Program:
         impl = self.__dict__.get("_impl")
         if impl is None or name not in impl.method_names:
             raise AttributeError(f"program has no method {name!r}")
-        return Method(self, name)
+        m = self.method(name)
+        # Cached as an attribute: the next program.<name> is a plain attribute read.
+        self.__dict__[name] = m
+        return m
 
     def run(self, method: str, *inputs: Any, outputs: Optional[Sequence[Any]] = None) -> List[Any]:
         """``program.run("forward", x, y)``: the same as ``program.forward(x, y)``."""
-        return self._impl.call(method, inputs, None if outputs is None else list(outputs))
+        return self.method(method)(*inputs, outputs=outputs)
 
     def flush_profiling(self) -> int:
         """Logs every GPU time known now into the program's ETDump tracer; returns the calls still running."""
@@ -259,7 +277,7 @@ class stream:
     def __enter__(self) -> Any:
         if self._guard is not None:
             raise InvalidStateError("this stream scope is already entered; make one per `with`")
-        guard = _C._StreamGuard(self._handle)
+        guard = _C._StreamGuard(self._handle, self._object)
         guard.enter()
         self._guard = guard
         return self._object
