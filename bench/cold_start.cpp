@@ -25,13 +25,14 @@
 // (destroy timed apart).
 //
 // --reserve: first the granularity of CUDA's pools, from fresh pools (one allocation of 1 MiB, then
-// 3 MiB, then 40 MiB; and a pool made with a 4 MiB maxSize), then the process's staging pools (Note
-// [shared staging pools]) with one host model loaded and called, and with M (16) at once: reserved
-// against used, device and pinned host. staging_reserve.one_model: one model reserves at most 4 MiB
-// of each; staging_reserve.many_models: M models reserve at most 1.25x what they use. Then the
-// staging arenas that serve the process's staging where the device has virtual memory management
-// (Note [staging arena]): the driver's granularities, whether host-location cuMemCreate works, and
-// fresh arenas' reserve for the same allocations as the pools'. --probe prints that part alone.
+// 3 MiB, then 40 MiB; and a pool made with a 4 MiB maxSize), then the process's staging pools
+// (Note [shared staging pools]) with one host model loaded and called, and with M (16) at once:
+// reserved against used, device and pinned host. staging_reserve.one_model: one model reserves at
+// most 4 MiB of each; staging_reserve.many_models: M models reserve at most 1.25x what they use.
+// Then the staging arenas that serve the process's staging where the device has virtual memory
+// management (Note [staging arena]): the driver's granularities, whether host-location cuMemCreate
+// works, and fresh arenas' reserve for the same allocations as the pools'. --probe prints that part
+// alone.
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 

@@ -1,7 +1,7 @@
 // Micro figures for the host work of execute() besides its CUDA calls (host_overhead's remainder):
 // the argument checks, the engine's shape and address calls, the pointer-kind cache, and the lock
 // with the device guard, each alone on the same 2-input, 1-output test engine
-// BM_ExecuteDeviceResident- UnderGuard calls; and a whole repeated call on an engine that queues
+// BM_ExecuteDeviceResidentUnderGuard calls; and a whole repeated call on an engine that queues
 // nothing, with the event record it makes. Without a GPU each reports the skip and why (the test
 // engines need one).
 #include <benchmark/benchmark.h>
