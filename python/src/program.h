@@ -132,4 +132,7 @@ class Program {
 /// package's pool of `device` holds (reserved) and hands out (used): what the tests check.
 nb::dict output_memory_stats(int device);
 
+/// Test only: plants a known bug ("early-free") or removes it (""), so a test is seen to catch it.
+void plant(const std::string& bug);
+
 }  // namespace trtet_py
