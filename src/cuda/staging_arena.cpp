@@ -15,10 +15,10 @@
 namespace torch_tensorrt::executorch_backend::cuda {
 
 // Note [staging arena]: the process's staging pools (Note [shared staging pools] in
-// memory_pool.cpp) map memory in units of their own, 32 MiB on the H200 with driver 580 even with
-// a maxSize of 4 MiB (staging_reserve in docs/PERFORMANCE.md), so one model with 3 MiB of staging reserved
-// 32 MiB of device memory and 32 MiB of page-locked host memory, and 16 of them 64 MiB for 48. An
-// arena maps the memory itself, in the driver's granularity (2 MiB on the H200):
+// memory_pool.cpp) map memory in units of their own, 32 MiB on the H200 with driver 580 even with a
+// maxSize of 4 MiB (staging_reserve in docs/PERFORMANCE.md), so one model with 3 MiB of staging
+// reserved 32 MiB of device memory and 32 MiB of page-locked host memory, and 16 of them 64 MiB for
+// 48. An arena maps the memory itself, in the driver's granularity (2 MiB on the H200):
 //  - One virtual address range per device and kind, reserved once (cuMemAddressReserve; the
 //    device's memory size, at most 256 GiB, costs no memory), backed chunk by chunk
 //    (cuMemCreate of the granularity's minimum, at least 2 MiB, each mapped on its own so it can

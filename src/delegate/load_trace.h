@@ -1,6 +1,6 @@
 // Host times of the steps of a load and of a session's first calls, for the cold-start benchmark
-// (bench/cold_start.cpp; docs/PERFORMANCE.md, cold_start). Off unless a thread sets a trace: each step
-// then costs one thread-local read and a null test, and none sits on the steady execute path
+// (bench/cold_start.cpp; docs/PERFORMANCE.md, cold_start). Off unless a thread sets a trace: each
+// step then costs one thread-local read and a null test, and none sits on the steady execute path
 // (Note [load trace] in load_trace.cpp).
 #pragma once
 

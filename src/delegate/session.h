@@ -90,8 +90,8 @@ struct SessionOptions {
   /// Device staging slots for calls that overlap from several streams (Note [pipelined calls] in
   /// call_ordering.cpp), 1 to 4. With two, a call's copies in wait for the engine two calls back
   /// and its engine for that call's copies out; the third slot (the default) gives each of those
-  /// waits a call's slack (docs/PERFORMANCE.md, pipelined_host_io). A session used from one stream uses one slot
-  /// whatever this says.
+  /// waits a call's slack (docs/PERFORMANCE.md, pipelined_host_io). A session used from one stream
+  /// uses one slot whatever this says.
   int staging_slots = 3;
 };
 

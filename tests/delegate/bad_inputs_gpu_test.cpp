@@ -376,9 +376,9 @@ INSTANTIATE_TEST_SUITE_P(Where, ThrowingEngineGpu, ::testing::ValuesIn(kThrowSit
 
 // "Every rejected call ... enqueues nothing", also a call rejected late (an output the runtime
 // cannot resize; an aliased output the runtime cannot point at its input): no GPU wait for the
-// previous call on another stream, no staging growth before the rejection. The previous call (100 ms) still runs on stream A when the rejected call is made on idle
-// stream B: B is still idle right after, the host inputs unchanged, the engine not called; then a
-// good call is right.
+// previous call on another stream, no staging growth before the rejection. The previous call
+// (100 ms) still runs on stream A when the rejected call is made on idle stream B: B is still idle
+// right after, the host inputs unchanged, the engine not called; then a good call is right.
 class LateRejectionGpu : public StreamGpuTest,
                              public ::testing::WithParamInterface<std::tuple<Memory, bool /*aliased*/>> {};
 

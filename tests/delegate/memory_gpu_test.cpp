@@ -1,7 +1,7 @@
 // Staging made at initialize within a budget, so no call grows it (first_calls in
-// docs/PERFORMANCE.md), and what a session holds beyond its engine (session_memory): nothing for device I/O,
-// device staging up to a call's bytes for pinned host I/O, host staging too for pageable I/O,
-// everything back after destroy (also what a live graph held, once the graph goes).
+// docs/PERFORMANCE.md), and what a session holds beyond its engine (session_memory): nothing for
+// device I/O, device staging up to a call's bytes for pinned host I/O, host staging too for
+// pageable I/O, everything back after destroy (also what a live graph held, once the graph goes).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -518,12 +518,12 @@ TEST_F(SessionMemoryGpu, StagingAGraphHoldsGoesWhenTheGraphGoes) {
 // 1 MiB per tensor (x, y, out), pageable: 3 MiB of device staging and 3 MiB of pinned host staging.
 constexpr std::int64_t kOneMiB = (1 << 20) / 4;
 
-// The goals: one model with 1 MiB per tensor of host I/O reserves at most 4 MiB of device
-// and of pinned host memory; 16 such models at once at most 1.25 times what they use. The staging
-// arenas map memory in the driver's granularity (Note [staging arena] in cuda/staging_arena.cpp),
-// so the goal is the bound; a pool's unit (32 MiB on the H200 with driver 580, measured here on a
-// fresh pool of each kind) is recorded beside it. docs/PERFORMANCE.md (staging_reserve) gives the figures with
-// trtet-cold-start's.
+// The goals: one model with 1 MiB per tensor of host I/O reserves at most 4 MiB of device and of
+// pinned host memory; 16 such models at once at most 1.25 times what they use. The staging arenas
+// map memory in the driver's granularity (Note [staging arena] in cuda/staging_arena.cpp), so the
+// goal is the bound; a pool's unit (32 MiB on the H200 with driver 580, measured here on a fresh
+// pool of each kind) is recorded beside it. docs/PERFORMANCE.md (staging_reserve) gives the figures
+// with trtet-cold-start's.
 class StagingReserveGpu : public StreamGpuTest {
  protected:
   void SetUp() override {

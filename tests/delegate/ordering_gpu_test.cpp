@@ -249,14 +249,14 @@ TEST_F(OrderingGpu, BackToBackCallsOnOneStreamDoNotWaitOnTheHost) {
 // ---- A stream is told by its identity, not its handle ------------------------------------------
 using StreamIdentityGpu = StreamGpuTest;
 
-// "Consecutive calls are ordered by events on the GPU", also where two calls name different
-// streams with one handle: cudaStreamPerThread names another stream on every thread, so streams are
-// compared by id, not by handle. Thread 1 calls under a guard on cudaStreamPerThread (the call is left
-// running: pinned input, device output); thread 2 then calls without a guard (its own per-thread
-// stream) with a bigger input that grows the staging; in turn, six rounds. The aliasing engine
-// spins 20 ms before it reads the cache, so the cache equals (cache + x1) + x2 only when thread
-// 2's call waited for thread 1's on the GPU, and only when thread 2's staging growth did not free
-// the staging thread 1's engine is still to read.
+// "Consecutive calls are ordered by events on the GPU", also where two calls name different streams
+// with one handle: cudaStreamPerThread names another stream on every thread, so streams are
+// compared by id, not by handle. Thread 1 calls under a guard on cudaStreamPerThread (the call is
+// left running: pinned input, device output); thread 2 then calls without a guard (its own
+// per-thread stream) with a bigger input that grows the staging; in turn, six rounds. The aliasing
+// engine spins 20 ms before it reads the cache, so the cache equals (cache + x1) + x2 only when
+// thread 2's call waited for thread 1's on the GPU, and only when thread 2's staging growth did not
+// free the staging thread 1's engine is still to read.
 TEST_F(StreamIdentityGpu, GuardOnPerThreadStreamAndUnguardedCallOnAnotherThreadAreOrdered) {
   constexpr std::int64_t kMax = 1 << 18;
   auto s = make_session("aliasing min=1 max=262144 spin_us=20000");

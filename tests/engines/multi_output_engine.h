@@ -1,5 +1,6 @@
 // One input, several outputs: out_k = (k + 1) * x. For calls that move many large outputs at once
-// (a call may need more pageable output chunks, all outputs together, than one tensor has events for).
+// (a call may need more pageable output chunks, all outputs together, than one tensor has events
+// for).
 #pragma once
 
 #include <memory>

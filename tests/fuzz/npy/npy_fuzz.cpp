@@ -1,5 +1,5 @@
-// libFuzzer target for trtet-run's .npy reader and --shape parser (untrusted input: docs/SECURITY.md).
-// Beyond "no crash, no leak, no UB" it checks on every input:
+// libFuzzer target for trtet-run's .npy reader and --shape parser (untrusted input:
+// docs/SECURITY.md). Beyond "no crash, no leak, no UB" it checks on every input:
 //   - an array parse_npy accepts holds exactly the bytes its shape needs (counted without
 //     overflow), and writing it again with format_npy parses back to the same array;
 //   - every rejection carries a message, and no message carries a raw control character;

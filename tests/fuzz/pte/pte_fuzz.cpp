@@ -1,7 +1,7 @@
-// libFuzzer target (docs/SECURITY.md): untrusted programs through the ExecuTorch backend on the CPU, with
-// the project's test engines as the engine factory (the engine bytes of a test program are a
-// test-engine spec: tests/engines; "fake" engines build without a GPU, the others answer NoDevice and
-// the method loads with execute reporting it). Two ways in, chosen by the first byte:
+// libFuzzer target (docs/SECURITY.md): untrusted programs through the ExecuTorch backend on the
+// CPU, with the project's test engines as the engine factory (the engine bytes of a test program
+// are a test-engine spec: tests/engines; "fake" engines build without a GPU, the others answer
+// NoDevice and the method loads with execute reporting it). Two ways in, chosen by the first byte:
 //   < 0x80: a whole .pte through ExecuTorch's Module (internal-consistency verification, then every
 //           method loaded): one of the programs in tests/fuzz/pte/programs (first byte modulo their
 //           count) with its delegate's processed blob replaced by the rest of the input (up to the
