@@ -191,6 +191,34 @@ def test_a_malformed_several_gpu_plan_is_refused_naming_the_device(server, repo)
     assert "devices[1] (device 1).plan: partition 'plans_bad' has 12 SMs; sizes are multiples of 8" in message, message
 
 
+def test_perf_analyzer_runs_against_the_server(server, repo):
+    # perf_analyzer is the measure (perf_bench.py); here it runs once against the real server, so a
+    # packaging break (the binary, its libraries) fails CI. Without a GPU no model can serve: the
+    # server refuses the load with the backend's reason, and perf_analyzer reports the model unavailable.
+    import perf_bench
+    binary, env = perf_bench.perf_analyzer_command()
+    assert os.access(binary, os.X_OK), binary
+    pte = "triton_small" if GPUS == 0 else "triton_elementwise"
+    harness.make_model(repo, "perf_probe", pte=pte,
+                       extra="" if GPUS == 0 else 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    message = server.load("perf_probe")
+    csv_path = os.path.join(repo, "perf_probe.csv")
+    done = subprocess.run([binary, "-m", "perf_probe", "-u", f"127.0.0.1:{server.grpc_port}", "-i", "grpc",
+                           "--concurrency-range", "1", "--request-count", "50", "-f", csv_path],
+                          capture_output=True, text=True, env=env, timeout=120)
+    output = done.stdout + done.stderr
+    if GPUS == 0:
+        assert message is not None and "model 'perf_probe' needs a CUDA GPU and this machine has none usable" in message
+        assert done.returncode != 0, output
+        assert "perf_probe" in output and re.search(r"unavailable|not ready|not found|unknown model", output, re.I), output
+    else:
+        assert message is None, message
+        assert done.returncode == 0, output
+        row = perf_bench.read_csv(csv_path)
+        assert float(row["Inferences/Second"]) > 0 and float(row["Server Compute Infer"]) > 0, row
+        server.unload("perf_probe")
+
+
 def test_the_server_stays_ready_after_the_refusals(server):
     assert server.client.is_server_live() and server.client.is_server_ready()
 

@@ -1,0 +1,538 @@
+"""Two models served at once, measured the way Triton's users measure it: with Triton's perf_analyzer
+(scripts/gpu-triton on the H200). The models are the serving bench's (serving_bench.py):
+
+  latency    triton_latency.pte: one wave of 32 blocks of 25 us (test engine "waves", records its SMs)
+  aggressor  triton_aggressor.pte: 2048 blocks of 50 us (about 1 ms a call on 100 SMs)
+
+Three layouts:
+  partitioned  one server; a plan file: "latency" on 32 SMs, the remainder ("aggressor") for the aggressor
+  whole        one server; both models on the whole GPU (Triton's usual way)
+  mps          two servers, one model each, under MPS (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE sized like the
+               partitions: 32 of the GPU's SMs for the latency model's server, the rest for the other);
+               the MPS control daemon is started for the run in a directory of its own and quit before
+               the bench returns; no device setting is changed
+
+In each layout, for gRPC and HTTP, with host I/O and with CUDA shared memory (perf_analyzer's
+--shared-memory cuda): perf_analyzer drives the latency model open loop at a fixed rate (--rate,
+constant spacing) for one window of rate x window requests, alone, then again beside the aggressor,
+which a second perf_analyzer drives over gRPC at concurrency 4. Each (protocol, I/O) pair is measured
+--repeat times, alone and beside alternating, so host drift hits both sides alike.
+
+Per window: p50, p99, p99.9 and max at the client (from perf_analyzer's profile export, every request's
+send and receive time; the first --skip requests of a window are left out), the latency model's
+throughput, Triton's server-side averages for it (queue, compute input, compute infer, compute output:
+the columns of perf_analyzer's -f CSV) and the aggressor's calls/s (the server's success count over the
+window). Per layout: device memory (nvidia-smi), the values checked through the server, and (one server
+layouts) the SMs each engine ran on (the SM probe).
+
+Ratios beside / alone: p99 at the client, and at the server the mean of queue + compute (Triton reports
+its server-side times as means over a window). The summary table is printed last; --json keeps every
+window. Exit status 1 when a check fails: a wrong value, perf_analyzer failing, an engine off its
+partition's SMs, or (with --bound) a partitioned client p99 ratio above the bound.
+"""
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import harness
+
+LAT_SMS = 32
+AGGRESSOR_CONCURRENCY = 4
+SHAPE = [1, 1024]
+PROTOCOLS = ("grpc", "http")
+IOS = ("host", "cuda")
+MPS_BIN = "/usr/local/nvidia/bin"
+
+
+def perf_analyzer_command():
+    """The perf_analyzer binary and the environment it runs in (TRTET_PERF_ANALYZER, its libraries in
+    ../lib beside it: scripts/install-triton's layout)."""
+    binary = harness.env_path("TRTET_PERF_ANALYZER")
+    env = dict(os.environ)
+    lib = os.path.join(os.path.dirname(os.path.dirname(binary)), "lib")
+    env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    env.pop("LD_PRELOAD", None)
+    return binary, env
+
+
+def percentile(values, q):
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if len(values) else float("nan")
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise RuntimeError(f"perf_analyzer wrote no rows to {path}")
+    return rows[0]
+
+
+def trace_args(path):
+    """Server arguments for Triton's request traces into `path` (.0, .1, ...), off until enable_trace."""
+    return ["--trace-config", f"triton,file={path}", "--trace-config", "level=OFF"]
+
+
+TRACE_BATCH = 500
+
+
+def enable_trace(server, model):
+    """Every request of `model` traced with its timestamps (TIMESTAMPS), written to a file of its own
+    every TRACE_BATCH requests (what the server still holds as it exits is written only on a clean exit,
+    so the bench sends TRACE_BATCH more requests after its last window instead: flush_traces)."""
+    server.client.update_trace_settings(model_name=model, settings={
+        "trace_level": ["TIMESTAMPS"], "trace_rate": "1", "trace_count": "-1", "log_frequency": str(TRACE_BATCH)})
+
+
+def read_traces(path):
+    """{trace id: {timestamp name: ns, "model": name}} from every file the server wrote for `path`
+    (read after the server has stopped: it writes what it holds as it exits). Triton's trace
+    timestamps are the host's monotonic clock, as time.monotonic_ns() reads it."""
+    traces = {}
+    directory, base = os.path.split(path)
+    for name in sorted(os.listdir(directory)):
+        if name != base and not (name.startswith(base + ".") and name[len(base) + 1:].isdigit()):
+            continue
+        with open(os.path.join(directory, name)) as f:
+            text = f.read().strip()
+        if not text:
+            continue
+        for entry in json.loads(text):
+            trace = traces.setdefault(entry.get("id"), {})
+            if "model_name" in entry:
+                trace["model"] = entry["model_name"]
+            for stamp in entry.get("timestamps", []):
+                trace[stamp["name"]] = stamp["ns"]
+    return traces
+
+
+def server_times_us(traces, model, start_ns, end_ns):
+    """Per request of `model` that started in [start_ns, end_ns]: queue + compute (QUEUE_START to
+    COMPUTE_END), queue, compute (COMPUTE_START to COMPUTE_END) and the server's whole request
+    (REQUEST_START to REQUEST_END), µs."""
+    rows = []
+    for t in traces.values():
+        if t.get("model") != model or not start_ns <= t.get("REQUEST_START", -1) <= end_ns:
+            continue
+        if all(k in t for k in ("QUEUE_START", "COMPUTE_START", "COMPUTE_END", "REQUEST_END")):
+            rows.append(((t["COMPUTE_END"] - t["QUEUE_START"]) / 1e3, (t["COMPUTE_START"] - t["QUEUE_START"]) / 1e3,
+                         (t["COMPUTE_END"] - t["COMPUTE_START"]) / 1e3, (t["REQUEST_END"] - t["REQUEST_START"]) / 1e3))
+    return rows
+
+
+def add_server_percentiles(window, rows):
+    if not rows:
+        return
+    for i, key in enumerate(("server", "queue", "compute", "request")):
+        values = [r[i] for r in rows]
+        window[f"{key}_p50_us"] = percentile(values, 50)
+        window[f"{key}_p99_us"] = percentile(values, 99)
+        window[f"{key}_p999_us"] = percentile(values, 99.9)
+    window["traced"] = len(rows)
+
+
+def success_count(server, model):
+    stats = server.client.get_inference_statistics(model)["model_stats"][0]["inference_stats"]
+    return int(stats["success"]["count"])
+
+
+class AggressorLoad:
+    """perf_analyzer on the aggressor at concurrency 4 over gRPC, running until stopped."""
+
+    def __init__(self, server, work):
+        self.server = server
+        binary, env = perf_analyzer_command()
+        self.log_path = os.path.join(work, "aggressor_pa.log")
+        self.log = open(self.log_path, "w")
+        command = [binary, "-m", "aggressor", "-u", f"127.0.0.1:{server.grpc_port}", "-i", "grpc",
+                   "--concurrency-range", str(AGGRESSOR_CONCURRENCY), "--request-count", "100000000",
+                   "--shape", f"input_0:{','.join(map(str, SHAPE))}", "--shape", f"input_1:{','.join(map(str, SHAPE))}"]
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, env=env,
+                                        start_new_session=True)
+        start = success_count(server, "aggressor")
+        deadline = time.monotonic() + 30
+        while success_count(server, "aggressor") < start + 2 * AGGRESSOR_CONCURRENCY:
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the aggressor's perf_analyzer did not get going:\n" + self.tail())
+            time.sleep(0.05)
+
+    def tail(self):
+        self.log.flush()
+        with open(self.log_path, errors="replace") as f:
+            return f.read()[-3000:]
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGINT)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+        self.log.close()
+
+
+def measure(server, protocol, io, rate, window_s, work, tag):
+    """One perf_analyzer window on the latency model: open loop at `rate` (asynchronous calls, so a
+    slow response delays no later send), rate x window requests."""
+    binary, env = perf_analyzer_command()
+    port = server.grpc_port if protocol == "grpc" else server.http_port
+    count = max(TRACE_BATCH, int(rate * window_s))
+    csv_path = os.path.join(work, f"{tag}.csv")
+    command = [binary, "-m", "latency", "-u", f"127.0.0.1:{port}", "-i", protocol,
+               "--async", "--request-rate-range", str(rate), "--request-distribution", "constant",
+               "--request-count", str(count),
+               "--shape", f"input_0:{','.join(map(str, SHAPE))}", "--shape", f"input_1:{','.join(map(str, SHAPE))}",
+               "--input-data", "random", "--percentile", "99", "-f", csv_path,
+               "--shared-memory", "cuda" if io == "cuda" else "none", "--output-shared-memory-size", str(4 * SHAPE[1])]
+    t0 = time.monotonic_ns()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=window_s * 4 + 60)
+    t1 = time.monotonic_ns()
+    if done.returncode != 0 or not os.path.exists(csv_path):
+        raise RuntimeError(f"perf_analyzer ({tag}) failed ({done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
+    row = read_csv(csv_path)
+    delayed = [line.strip() for line in done.stdout.splitlines() if "not able to keep up" in line]
+
+    def server_us(column):
+        return float(row.get(column, "nan") or "nan")
+
+    out = {"requests": count, "start_ns": t0, "end_ns": t1, "throughput": float(row["Inferences/Second"]),
+           "p50_us": server_us("p50 latency"), "p90_us": server_us("p90 latency"), "p95_us": server_us("p95 latency"),
+           "p99_us": server_us("p99 latency"), "delayed": delayed, "client_send_us": server_us("Client Send"),
+           "network_us": server_us("Network+Server Send/Recv"), "client_recv_us": server_us("Client Recv"),
+           "queue_us": server_us("Server Queue"), "compute_input_us": server_us("Server Compute Input"),
+           "compute_infer_us": server_us("Server Compute Infer"), "compute_output_us": server_us("Server Compute Output")}
+    out["server_us"] = out["queue_us"] + out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
+    out["compute_us"] = out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
+    return out
+
+
+def device_memory_mib():
+    """(used MiB on GPU 0, {pid: MiB} of the compute processes nvidia-smi lists)."""
+    try:
+        used = subprocess.run(["nvidia-smi", "-i", "0", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                              capture_output=True, text=True, timeout=30).stdout.split()
+        apps = subprocess.run(["nvidia-smi", "-i", "0", "--query-compute-apps=pid,used_memory",
+                               "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30).stdout
+        per = {}
+        for line in apps.splitlines():
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+                per[int(parts[0])] = int(parts[1])
+        return (int(used[0]) if used else -1), per
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return -1, {}
+
+
+def check_values(server, model):
+    """A host I/O call through the server, its values checked (the waves engine computes 2x - 0.5y)."""
+    import tritonclient.http as httpclient
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(SHAPE, dtype=np.float32)
+    y = rng.standard_normal(SHAPE, dtype=np.float32)
+    inputs = [httpclient.InferInput("input_0", SHAPE, "FP32"), httpclient.InferInput("input_1", SHAPE, "FP32")]
+    inputs[0].set_data_from_numpy(x)
+    inputs[1].set_data_from_numpy(y)
+    outputs = [httpclient.InferRequestedOutput("output_0", binary_data=True)]
+    got = server.client.infer(model, inputs, outputs=outputs).as_numpy("output_0")
+    np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-5, atol=1e-5)
+
+
+def check_device_values(server, model):
+    """The same through CUDA shared memory, where cupy is installed (serving_bench.Io); None without it."""
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return None
+    import serving_bench
+    io = serving_bench.Io(server.client, "device", f"check_{model}")
+    try:
+        io.check(io.call(model))
+    finally:
+        io.close()
+    return True
+
+
+class MpsUnavailable(Exception):
+    pass
+
+
+class Mps:
+    """The MPS control daemon for this run: its pipe and log in a directory of its own."""
+
+    def __init__(self, work):
+        self.control = shutil.which("nvidia-cuda-mps-control") or os.path.join(MPS_BIN, "nvidia-cuda-mps-control")
+        if not os.access(self.control, os.X_OK):
+            raise MpsUnavailable(f"nvidia-cuda-mps-control is not in PATH or {MPS_BIN}: no MPS on this machine")
+        self.dir = tempfile.mkdtemp(prefix="trtet-mps-", dir=work)
+        self.env = {"CUDA_MPS_PIPE_DIRECTORY": os.path.join(self.dir, "pipe"),
+                    "CUDA_MPS_LOG_DIRECTORY": os.path.join(self.dir, "log")}
+        for d in self.env.values():
+            os.makedirs(d)
+        started = subprocess.run([self.control, "-d"], env={**os.environ, **self.env}, capture_output=True, text=True,
+                                 timeout=30)
+        if started.returncode != 0:
+            raise RuntimeError(f"nvidia-cuda-mps-control -d: {started.returncode} {started.stderr.strip()}")
+        self.running = True
+
+    def quit(self):
+        if not self.running:
+            return
+        subprocess.run([self.control], input="quit\n", env={**os.environ, **self.env}, capture_output=True, text=True,
+                       timeout=60)
+        self.running = False
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            alive = subprocess.run(["pgrep", "-f", "nvidia-cuda-mps"], capture_output=True, text=True).stdout.split()
+            mine = [p for p in alive if self._ours(p)]
+            if not mine:
+                return
+            time.sleep(0.2)
+
+    def _ours(self, pid):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                return self.env["CUDA_MPS_PIPE_DIRECTORY"].encode() in f.read()
+        except OSError:
+            return False
+
+    def log(self):
+        text = ""
+        for name in ("control.log", "server.log"):
+            path = os.path.join(self.env["CUDA_MPS_LOG_DIRECTORY"], name)
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    text += f.read()[-2000:]
+        return text
+
+
+def sms_probe(server, sms_file):
+    import serving_bench
+    return serving_bench.sms_of(server, sms_file, "latency"), serving_bench.sms_of(server, sms_file, "aggressor", calls=5)
+
+
+def run_layout(layout, args, plan_gpu, work):
+    repo = tempfile.mkdtemp(prefix=f"repo-{layout}-", dir=work)
+    group = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
+    params = {}
+    if layout == "partitioned":
+        plan = os.path.join(repo, "plan.json")
+        harness.write_plan(plan, [("latency", LAT_SMS)], remainder="aggressor", gpu=plan_gpu)
+        params = {"plan_file": plan}
+    harness.make_model(repo, "latency", pte="triton_latency", parameters=params, extra=group)
+    harness.make_model(repo, "aggressor", pte="triton_aggressor", parameters=params, extra=group)
+    sms_file = os.path.join(repo, "sms.txt")
+    env = {"TRTET_TEST_ENGINES_SMS_FILE": sms_file, "TRTET_TEST_ENGINES_AUTOINSTALL": "1"}
+    trace_path = os.path.join(work, f"trace-{layout}.json")
+    traced = trace_args(trace_path) if args.trace else []
+    out = {"layout": layout, "windows": [], "checks": []}
+    memory_before, _ = device_memory_mib()
+    mps = None
+    servers = []
+    try:
+        if layout == "mps":
+            mps = Mps(work)
+            share = max(1, min(99, round(100.0 * LAT_SMS / plan_gpu["sm_count"])))
+            out["mps_active_thread_percentage"] = {"latency": share, "aggressor": 100 - share}
+            lat_server = harness.Server(repo, env={**env, **mps.env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(share)},
+                                        args=traced)
+            servers.append(lat_server)
+            agg_server = harness.Server(repo, env={**env, **mps.env,
+                                                   "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(100 - share)})
+            servers.append(agg_server)
+        else:
+            lat_server = agg_server = harness.Server(repo, env=env, args=traced)
+            servers.append(lat_server)
+        for server, model in ((lat_server, "latency"), (agg_server, "aggressor")):
+            message = server.load(model)
+            if message is not None:
+                raise RuntimeError(f"{layout}: {model} did not load: {message}\n{server.log()[-3000:]}")
+        for server, model in ((lat_server, "latency"), (agg_server, "aggressor")):
+            check_values(server, model)
+            out["checks"].append(f"{model} host values")
+            if check_device_values(server, model):
+                out["checks"].append(f"{model} CUDA shm values")
+        memory_after, per_process = device_memory_mib()
+        out["device_memory_mib"] = {"gpu_used_before": memory_before, "gpu_used_loaded": memory_after,
+                                    "servers": {str(s.process.pid): per_process.get(s.process.pid, -1) for s in servers}}
+        if args.trace:
+            enable_trace(lat_server, "latency")
+        for rep in range(args.repeat):
+            for protocol in PROTOCOLS:
+                for io in IOS:
+                    tag = f"{layout}_{protocol}_{io}_{rep}"
+                    alone = measure(lat_server, protocol, io, args.rate, args.window, work, tag + "_alone")
+                    load = AggressorLoad(agg_server, work)
+                    try:
+                        agg_start, t0 = success_count(agg_server, "aggressor"), time.monotonic()
+                        beside = measure(lat_server, protocol, io, args.rate, args.window, work, tag + "_beside")
+                        agg_rate = (success_count(agg_server, "aggressor") - agg_start) / (time.monotonic() - t0)
+                    finally:
+                        load.stop()
+                    out["windows"].append({"protocol": protocol, "io": io, "rep": rep, "alone": alone,
+                                           "beside": beside, "aggressor_calls_per_s": agg_rate})
+                    print(f"  {tag}: client p99 {alone['p99_us']:.0f} -> {beside['p99_us']:.0f} us, server mean "
+                          f"{alone['server_us']:.0f} -> {beside['server_us']:.0f} us, aggressor {agg_rate:.0f}/s",
+                          flush=True)
+        if args.trace:  # the last window's traces written: TRACE_BATCH requests more, not measured
+            measure(lat_server, "grpc", "host", args.rate, TRACE_BATCH / args.rate, work, f"{layout}_flush")
+        for server, model in ((lat_server, "latency"), (agg_server, "aggressor")):
+            check_values(server, model)
+        out["checks"].append("values again after the load")
+        if layout != "mps":
+            out["sms_latency"], out["sms_aggressor"] = sms_probe(lat_server, sms_file)
+    finally:
+        for server in servers:
+            server.stop()
+        if mps is not None:
+            out["mps_log_tail"] = mps.log()
+            mps.quit()
+    if args.trace:
+        traces = read_traces(trace_path)
+        for w in out["windows"]:
+            for side in ("alone", "beside"):
+                add_server_percentiles(w[side], server_times_us(traces, "latency", w[side]["start_ns"], w[side]["end_ns"]))
+    return out
+
+
+def ratio(w, key):
+    a, b = w["alone"].get(key), w["beside"].get(key)
+    return b / a if a and b else float("nan")
+
+
+def summarize(results, args):
+    """Rows of the tables (medians over the repetitions, ratios per pair) and the failed checks."""
+    rows = []
+    failures = []
+    for r in results:
+        if "error" in r:
+            failures.append(f"{r['layout']}: {r['error'][-500:]}")
+            continue
+        if "skipped" in r:
+            continue
+        for protocol in PROTOCOLS:
+            for io in IOS:
+                ws = [w for w in r["windows"] if w["protocol"] == protocol and w["io"] == io]
+                if not ws:
+                    continue
+
+                def med(side, key, ws=ws):
+                    values = [w[side][key] for w in ws if key in w[side]]
+                    return statistics.median(values) if values else float("nan")
+
+                row = {"layout": r["layout"], "protocol": protocol, "io": io, "med": med,
+                       "client_ratio": [ratio(w, "p99_us") for w in ws],
+                       "server_mean_ratio": [ratio(w, "server_us") for w in ws],
+                       "server_p99_ratio": [ratio(w, "server_p99_us") for w in ws],
+                       "aggressor": statistics.median(w["aggressor_calls_per_s"] for w in ws),
+                       "delayed": sum(len(w[s]["delayed"]) for w in ws for s in ("alone", "beside"))}
+                rows.append(row)
+                if args.bound and r["layout"] == "partitioned" and max(row["client_ratio"]) > args.bound:
+                    failures.append(f"partitioned {protocol} {io}: client p99 beside / alone "
+                                    f"{', '.join(f'{c:.2f}' for c in row['client_ratio'])} (bound {args.bound})")
+        if r["layout"] == "partitioned" and "sms_latency" in r:
+            lat, agg = set(r["sms_latency"]), set(r["sms_aggressor"])
+            if not lat or len(lat) > LAT_SMS or lat & agg or len(agg) <= LAT_SMS:
+                failures.append(f"partitioned: latency on {sorted(lat)}, aggressor on {len(agg)} SMs "
+                                f"(shared {sorted(lat & agg)})")
+    return rows, failures
+
+
+def ratios_text(values):
+    return ",".join("-" if v != v else f"{v:.2f}" for v in values)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rate", type=float, default=2000.0, help="latency model requests/s (open loop)")
+    parser.add_argument("--window", type=float, default=2.0, help="seconds per measurement window")
+    parser.add_argument("--repeat", type=int, default=3, help="alone/beside pairs per protocol and I/O")
+    parser.add_argument("--layouts", default="partitioned,whole,mps")
+    parser.add_argument("--no-trace", dest="trace", action="store_false",
+                        help="no Triton request traces (no server-side percentiles)")
+    parser.add_argument("--bound", type=float, default=0.0, help="fail above this partitioned client p99 ratio (0: off)")
+    parser.add_argument("--json", help="write every window here")
+    parser.add_argument("--work", help="keep perf_analyzer's files and the traces here (default: a temporary directory)")
+    args = parser.parse_args()
+    plan_gpu = harness.gpu_plan_fields()
+    work = args.work or tempfile.mkdtemp(prefix="trtet-perf-")
+    os.makedirs(work, exist_ok=True)
+    results = []
+    t0 = time.monotonic()
+    for layout in args.layouts.split(","):
+        print(f"{layout}:", flush=True)
+        try:
+            results.append(run_layout(layout, args, plan_gpu, work))
+        except MpsUnavailable as e:  # MPS's control program missing: that layout is skipped, saying why
+            results.append({"layout": layout, "skipped": str(e)})
+            print(f"  {layout} skipped: {e}", flush=True)
+        except Exception as e:  # one layout's failure is reported; the others still run
+            results.append({"layout": layout, "error": str(e)[-3000:]})
+            print(f"  {layout} FAILED: {str(e)[-3000:]}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    rows, failures = summarize(results, args)
+
+    print("\n== perf bench summary ==")
+    for r in results:
+        if "error" in r:
+            print(f"{r['layout']}: FAILED: {r['error'][-600:]}")
+        if "skipped" in r:
+            print(f"{r['layout']}: skipped: {r['skipped']}")
+        if "device_memory_mib" in r:
+            m = r["device_memory_mib"]
+            extra = f"; MPS active threads {r['mps_active_thread_percentage']}" if "mps_active_thread_percentage" in r else ""
+            print(f"{r['layout']}: device memory {m['gpu_used_before']} -> {m['gpu_used_loaded']} MiB used on GPU 0 "
+                  f"(per server process: {', '.join(f'{v} MiB' for v in m['servers'].values())}){extra}; checked: "
+                  f"{', '.join(r['checks'])}")
+        if "sms_latency" in r:
+            lat, agg = set(r["sms_latency"]), set(r["sms_aggressor"])
+            print(f"{r['layout']}: SM probe: latency engine on {len(lat)} SMs, aggressor on {len(agg)}, "
+                  f"shared {len(lat & agg)}")
+    print("\nWhere the latency model's request time goes, means in us alone -> beside (perf_analyzer's CSV): client "
+          "send, network+server send/recv, server queue, compute input, compute infer, compute output, client recv;"
+          " then the server's p50/p99/p99.9 of queue+compute (Triton's traces) alone -> beside")
+    for row in rows:
+        med = row["med"]
+        parts = " ".join(f"{med('alone', k):.0f}->{med('beside', k):.0f}" for k in (
+            "client_send_us", "network_us", "queue_us", "compute_input_us", "compute_infer_us", "compute_output_us",
+            "client_recv_us"))
+        server = " ".join(f"{med('alone', k):.0f}->{med('beside', k):.0f}" for k in (
+            "server_p50_us", "server_p99_us", "server_p999_us"))
+        compute = med("alone", "compute_input_us") + med("alone", "compute_infer_us") + med("alone", "compute_output_us")
+        print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {parts} | compute in+infer+out alone "
+              f"{compute:.0f} | server {server}")
+    print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
+          f"{args.rate:.0f}/s, {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
+          f"ratios per pair, beside / alone); aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
+          f"{time.monotonic() - t0:.0f} s")
+    print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'srv p99.9 al->bes':>19}"
+          f"{'client p99 ratio':>18}{'srv p99 ratio':>16}{'srv mean ratio':>16}{'lat/s al/bes':>14}{'aggr/s':>8}")
+    for row in rows:
+        med = row["med"]
+        print(f"{row['layout']:<12}{row['protocol']:<6}{row['io']:<5}"
+              f"{med('alone', 'p50_us'):>6.0f}->{med('beside', 'p50_us'):<5.0f}"
+              f"{med('alone', 'p99_us'):>6.0f}->{med('beside', 'p99_us'):<5.0f}"
+              f"{med('alone', 'server_p999_us'):>9.0f}->{med('beside', 'server_p999_us'):<7.0f}"
+              f"{ratios_text(row['client_ratio']):>18}{ratios_text(row['server_p99_ratio']):>16}"
+              f"{ratios_text(row['server_mean_ratio']):>16}"
+              f"{med('alone', 'throughput'):>7.0f}/{med('beside', 'throughput'):<6.0f}{row['aggressor']:>8.0f}"
+              + (f"  ({row['delayed']} windows where perf_analyzer fell behind the rate)" if row["delayed"] else ""))
+    print("perf bench: " + ("FAILED: " + "; ".join(failures) if failures else "all checks passed"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
