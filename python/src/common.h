@@ -8,6 +8,7 @@
 
 #include <executorch/runtime/core/error.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ nb::dict limits_dict(const et::GreenContextLimits& limits, bool with_device = tr
 /// handle is `handle` (what the backend sees as the caller's stream); None otherwise. A call's
 /// allocated outputs keep it, so the stream their memory is freed on outlives them.
 nb::object selected_stream_object(std::uintptr_t handle);
+
+/// The partition whose stream `handle` is (kept alive by the pointer returned), or null for a
+/// stream that is not a live partition's.
+std::shared_ptr<void> stream_owner(std::uintptr_t handle);
 
 void bind_errors(nb::module_& m);
 void bind_streams(nb::module_& m);

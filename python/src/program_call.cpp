@@ -126,7 +126,8 @@ void release(Buffer& b, cudaStream_t stream) noexcept {
 struct DeviceOutput {
   void* ptr;
   cudaStream_t stream;
-  PyObject* stream_object;  // a strong reference, or null
+  PyObject* stream_object;           // a strong reference, or null
+  std::shared_ptr<void> partition;   // the partition whose stream it is, kept alive
 };
 
 void free_device_output(void* p) noexcept {
@@ -135,7 +136,7 @@ void free_device_output(void* p) noexcept {
   if (cudaFreeAsync(d->ptr, stream) != cudaSuccess) (void)cudaGetLastError();
   --g_live_device_outputs;
   Py_XDECREF(d->stream_object);  // capsule destructors run with the GIL held
-  delete d;
+  delete d;  // last: a partition kept only by this output goes now, after the free is queued
 }
 
 // ---- checks ----
@@ -471,8 +472,11 @@ nb::object export_allocated(Buffer& b, const Produced& p, const CallState& st) {
     return nb::cast(nb::ndarray<nb::numpy>(ptr, shape.size(), shape.data(), owner, nullptr, dtype,
                                            nb::device::cpu::value, 0));
   }
-  auto* d = new DeviceOutput{ptr, st.stream, nullptr};
-  if (st.guarded) d->stream_object = selected_stream_object(reinterpret_cast<std::uintptr_t>(st.stream)).release().ptr();
+  auto* d = new DeviceOutput{ptr, st.stream, nullptr, nullptr};
+  if (st.guarded) {
+    d->stream_object = selected_stream_object(reinterpret_cast<std::uintptr_t>(st.stream)).release().ptr();
+    d->partition = stream_owner(reinterpret_cast<std::uintptr_t>(st.stream));
+  }
   nb::capsule owner(d, &free_device_output);
   b.ptr = nullptr;
   return nb::cast(nb::ndarray<nb::array_api>(ptr, shape.size(), shape.data(), owner, nullptr, dtype,

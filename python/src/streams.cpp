@@ -8,14 +8,36 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "common.h"
 
 namespace trtet_py {
 
 namespace {
+
+// The partitions' streams by handle: an output allocated on a partition's stream keeps the
+// partition alive (its memory is freed on that stream), however the stream was selected (a
+// partition's Stream, or a torch ExternalStream over its handle).
+std::mutex g_partition_streams_mu;
+std::unordered_map<std::uintptr_t, std::weak_ptr<et::GreenContext>> g_partition_streams;
+
+void register_stream(cudaStream_t s, const std::shared_ptr<et::GreenContext>& ctx) {
+  std::lock_guard<std::mutex> lock(g_partition_streams_mu);
+  if (g_partition_streams.size() > 1024) {
+    for (auto it = g_partition_streams.begin(); it != g_partition_streams.end();)
+      it = it->second.expired() ? g_partition_streams.erase(it) : std::next(it);
+  }
+  g_partition_streams[reinterpret_cast<std::uintptr_t>(s)] = ctx;
+}
+
+void register_partition(const std::shared_ptr<et::GreenContext>& ctx) {
+  if (!ctx || !*ctx) return;
+  for (cudaStream_t s : ctx->streams()) register_stream(s, ctx);
+}
 
 /// A stream handle as Python sees it: __cuda_stream__ and an int. `owner` keeps the partition that
 /// owns the stream alive (null for a stream the caller owns).
@@ -93,6 +115,13 @@ nb::object selected_stream_object(std::uintptr_t handle) {
   return stack.back()->object();
 }
 
+std::shared_ptr<void> stream_owner(std::uintptr_t handle) {
+  std::lock_guard<std::mutex> lock(g_partition_streams_mu);
+  auto found = g_partition_streams.find(handle);
+  if (found == g_partition_streams.end()) return nullptr;
+  return found->second.lock();
+}
+
 nb::dict limits_dict(const et::GreenContextLimits& l, bool with_device) {
   nb::dict d;
   if (with_device) d["device"] = l.device;
@@ -110,6 +139,7 @@ std::vector<Partition> wrap(std::vector<et::GreenContext> parts, const std::vect
   std::vector<Partition> out;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     out.push_back(Partition{std::make_shared<et::GreenContext>(std::move(parts[i])), i < names.size() ? names[i] : ""});
+    register_partition(out.back().ctx);
   }
   return out;
 }
@@ -178,6 +208,7 @@ void bind_streams(nb::module_& m) {
       .def("make_stream", [](const Partition& p, int priority) {
         auto s = p.get().make_stream(priority);
         if (!s.ok()) raise(s.error());
+        register_stream(*s, p.ctx);
         return Stream{reinterpret_cast<std::uintptr_t>(*s), p.ctx};
       }, nb::arg("priority") = 0, "One more non-blocking stream on this partition, owned by it.")
       .def("close", [](Partition& p) {

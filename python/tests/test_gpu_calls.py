@@ -136,6 +136,15 @@ def test_allocated_output_under_a_guard_on_a_partition(programs, plugin, torch):
     assert returned < 0.010, f"the call took {returned * 1e3:.2f} ms to return; it should only queue the 20 ms engine"
     assert total >= 0.020
     torch.testing.assert_close(t, torch.full_like(t, 2 * 3.0 - 0.5))
+    # The output keeps the partition whose stream it is freed on, though only a torch ExternalStream
+    # over its handle selected it: dropped here, the partition goes with the output's last holder.
+    del parts, ts
+    gc.collect()
+    torch.testing.assert_close(t, torch.full_like(t, 2 * 3.0 - 0.5))
+    live = tet._C._output_memory(0)["live_device_outputs"]
+    del r, t
+    gc.collect()
+    assert tet._C._output_memory(0)["live_device_outputs"] == live - 1
 
 
 def test_allocated_output_through_jax(programs, plugin, torch):
