@@ -22,6 +22,7 @@
 
 #include "errors.h"
 #include "execute.h"
+#include "fault.h"
 #include "gpu_time.h"
 #include "instance.h"
 #include "model.h"
@@ -52,11 +53,20 @@ TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
 }
 
 TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend*) {
+  finish_fault_domain();
   delete_metric_families();  // every instance (and its series) is finalized before the backend
   return nullptr;
 }
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInitialize(TRITONBACKEND_Model* model) {
+  TRITONSERVER_Server* server = nullptr;
+  TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelServer(model, &server));
+  remember_server(server);
+  // A poisoned process loads nothing: its CUDA context is lost (Note [the fault domain]).
+  std::string cause;
+  if (process_poisoned(cause)) {
+    return error(TRITONSERVER_ERROR_UNAVAILABLE, "this process's CUDA context was lost (" + cause + "); restart the server");
+  }
   auto state = std::make_unique<ModelState>();
   TRITONSERVER_Error* e = nullptr;
   try {
@@ -111,7 +121,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
   // answers and releases them. From the loop on, the backend owns every request and releases each.
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelInstanceState(instance, &raw));
   InstanceState& state = *static_cast<InstanceState*>(raw);
-  (void)cudaSetDevice(state.device);
+  // A poisoned process serves nothing: each request is answered at once with the first cause.
+  std::string cause;
+  const bool poisoned = process_poisoned(cause);
+  if (!poisoned) (void)cudaSetDevice(state.device);
   std::uint64_t batch_compute_start = 0;
   std::uint64_t batch_compute_end = 0;
   std::uint64_t served = 0;
@@ -123,7 +136,12 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     TRITONSERVER_Error* e = TRITONBACKEND_ResponseNew(&response, request);
     std::uint64_t compute_start = now_ns();
     std::uint64_t compute_end = compute_start;
-    if (e == nullptr) {
+    if (e == nullptr && poisoned) {
+      e = error(TRITONSERVER_ERROR_UNAVAILABLE,
+                format("model '%s': this process's CUDA context was lost (%s); the server serves nothing more and "
+                       "stops: restart it",
+                       state.model->name.c_str(), cause.c_str()));
+    } else if (e == nullptr) {
       try {
         e = run_request(state, request, response, compute_start, compute_end);
       } catch (const std::exception& ex) {

@@ -1,5 +1,7 @@
 #include "execute.h"
 
+#include "fault.h"
+
 #include <cuda_runtime_api.h>
 #include <executorch/extension/tensor/tensor.h>
 #include <torch_tensorrt/executorch/Profiling.h>
@@ -152,13 +154,17 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   }
   etr::Result<std::vector<etr::EValue>>& result = *called;
   if (!result.ok()) {
-    (void)cudaStreamSynchronize(state.stream);
+    // What the call left on the stream settles first: a sticky error there poisons the process
+    // (Note [the fault domain]); any other stays this request's.
+    const cudaError_t after = cudaStreamSynchronize(state.stream);
     (void)cudaGetLastError();
+    const std::string what = executorch_failure(format("model '%s' instance '%s': execute", model.name.c_str(), state.name.c_str()), result.error());
+    if (poison_if_sticky(after, what)) return error(TRITONSERVER_ERROR_UNAVAILABLE, what + " (this process's CUDA context is lost)");
     // The delegate refuses what the caller got wrong (a shape outside its engine's profile) as
     // InvalidArgument: the client sees that code, with the delegate's message from its log.
     const TRITONSERVER_Error_Code code =
         result.error() == etr::Error::InvalidArgument ? TRITONSERVER_ERROR_INVALID_ARG : TRITONSERVER_ERROR_INTERNAL;
-    return error(code, executorch_failure(format("model '%s' instance '%s': execute", model.name.c_str(), state.name.c_str()), result.error()));
+    return error(code, what);
   }
   for (std::size_t o = 0; o < model.outputs.size(); ++o) {
     if (!model.outputs[o].planned || destinations[o].first == nullptr) continue;
@@ -175,8 +181,12 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   const cudaError_t synced = cudaStreamSynchronize(state.stream);
   compute_end = now_ns();
   if (synced != cudaSuccess) {
-    return error(TRITONSERVER_ERROR_INTERNAL, format("model '%s' instance '%s': the call's stream failed: %s",
-                                                     model.name.c_str(), state.name.c_str(), cudaGetErrorString(synced)));
+    const std::string what = format("model '%s' instance '%s': the call's stream failed", model.name.c_str(), state.name.c_str());
+    (void)cudaGetLastError();
+    const bool lost = poison_if_sticky(synced, what);
+    return error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
+                 format("%s: %s (%s)%s", what.c_str(), cudaGetErrorString(synced), cudaGetErrorName(synced),
+                        lost ? "; this process's CUDA context is lost" : ""));
   }
   // The call's GPU work is done: its engine and staging times are known (Note [engine GPU time]).
   if (state.gpu_times != nullptr) {

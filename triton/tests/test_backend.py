@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 
 import numpy as np
 import pytest
@@ -447,3 +448,61 @@ def test_one_plan_file_for_two_gpus_one_model_on_each(server, repo):
     assert "GPU 1 is already split by plan" in refused(server, "own_on_1")
     for name in ("left", "right"):
         server.unload(name)
+
+
+@needs_gpu
+def test_a_sticky_cuda_error_makes_the_server_not_ready_and_every_later_request_fails_with_its_cause():
+    # Note [the fault domain] (triton/src/fault_rule.h): an illegal address on one model's partition
+    # loses the process's CUDA context for every model. A server of its own (this one is stopped).
+    repo = tempfile.mkdtemp(prefix="trtet-triton-fault-")
+    plan = os.path.join(repo, "plan.json")
+    harness.write_plan(plan, [("faulty", 16), ("bystander", 16)], gpu=harness.gpu_plan_fields())
+    one_gpu = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
+    harness.make_model(repo, "faulty", pte="triton_fault", parameters={"plan_file": plan}, extra=one_gpu)
+    harness.make_model(repo, "bystander", pte="triton_elementwise", parameters={"plan_file": plan}, extra=one_gpu)
+    server = harness.Server(repo)
+    try:
+        for name in ("faulty", "bystander"):
+            assert server.load(name) is None, server.log()[-3000:]
+        x, y = elementwise_inputs()
+        x[0, 0] = 1.0
+        np.testing.assert_allclose(infer(server.client, "faulty", x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(infer(server.client, "bystander", x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+        assert server.client.is_server_ready()
+        bad = x.copy()
+        bad[0, 0] = 13.0  # the engine's fault_if value: an illegal address on the GPU
+        with pytest.raises(InferenceServerException) as fault:
+            infer(server.client, "faulty", bad, y)
+        t_fault = time.monotonic()
+        message = str(fault.value)
+        assert "model 'faulty' instance 'faulty_0_0'" in message and "illegal memory access" in message, message
+        assert "CUDA context is lost" in message, message
+        # Readiness goes false within 1 s (the server stops: liveness too).
+        not_ready_after = None
+        while time.monotonic() - t_fault < 5:
+            try:
+                ready = server.client.is_server_ready()
+            except Exception:
+                ready = False
+            if not ready:
+                not_ready_after = time.monotonic() - t_fault
+                break
+            time.sleep(0.01)
+        assert not_ready_after is not None and not_ready_after < 1.0, not_ready_after
+        print(f"not ready {not_ready_after * 1e3:.0f} ms after the faulting request's answer")
+        # The log gives the cause.
+        log = server.log()
+        assert "this process's CUDA context is lost: model 'faulty' instance 'faulty_0_0'" in log, log[-3000:]
+        assert "cudaErrorIllegalAddress" in log, log[-3000:]
+        # The bystander on its own partition fails fast from now on: with the cause where the backend
+        # answers, or the server's own refusal once it is stopping.
+        for _ in range(3):
+            t0 = time.monotonic()
+            with pytest.raises(InferenceServerException) as later:
+                infer(server.client, "bystander", x, y)
+            assert time.monotonic() - t0 < 1.0
+            text = str(later.value)
+            assert ("CUDA context was lost" in text and "illegal memory access" in text) or \
+                re.search(r"not ready|unavailable|exiting|not found", text, re.I), text
+    finally:
+        server.stop()

@@ -28,6 +28,7 @@ struct TRITONBACKEND_Output;
 struct TRITONSERVER_MetricFamily;
 struct TRITONSERVER_Metric;
 struct TRITONSERVER_Parameter;
+struct TRITONSERVER_Server;
 
 // ---- versions: a backend built for 1.19 runs on a server of major 1, minor >= 19 ----
 inline constexpr std::uint32_t kTritonBackendApiMajor = 1;
@@ -139,6 +140,10 @@ TRITONSERVER_Error* TRITONBACKEND_ModelSetConfig(TRITONBACKEND_Model* model, con
                                                  TRITONSERVER_Message* model_config);
 TRITONSERVER_Error* TRITONBACKEND_ModelSetState(TRITONBACKEND_Model* model, void* state);
 TRITONSERVER_Error* TRITONBACKEND_ModelState(TRITONBACKEND_Model* model, void** state);
+TRITONSERVER_Error* TRITONBACKEND_ModelServer(TRITONBACKEND_Model* model, TRITONSERVER_Server** server);
+// Stops the server: its readiness (and liveness) reports false at once, then its models are
+// unloaded, waiting up to the server's exit timeout for them (the fault domain: fault.cpp).
+TRITONSERVER_Error* TRITONSERVER_ServerStop(TRITONSERVER_Server* server);
 
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceName(TRITONBACKEND_ModelInstance* instance, const char** name);
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceKind(TRITONBACKEND_ModelInstance* instance,
