@@ -30,6 +30,9 @@ struct PyError {
 };
 
 [[noreturn]] void raise(et::ErrorCode code, std::string message);
+/// Sets the Python exception a PyError becomes (for code that returns to Python without nanobind's
+/// translation: a type slot). Needs the GIL.
+void set_python_error(const PyError& e) noexcept;
 /// Raises the project's Error (code, message, and a split's details).
 [[noreturn]] void raise(const et::Error& error);
 /// Raises for an ExecuTorch error: the kind its meaning maps to, "<what>: ExecuTorch error <Name>

@@ -113,19 +113,29 @@ void raise_executorch(etr::Error error, const std::string& what) {
   throw e;
 }
 
+void set_python_error(const PyError& e) noexcept {
+  try {
+    nb::object errors = nb::module_::import_("torchtrt_executorch._errors");
+    nb::list closest;
+    for (unsigned v : e.closest_valid) closest.append(v);
+    nb::object limits = nb::none();
+    if (e.limits.device >= 0) limits = limits_dict(e.limits);
+    nb::object exc = errors.attr("_make")(et::to_string(e.code), e.message, e.executorch_error, closest, limits);
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  } catch (nb::python_error& pe) {
+    pe.restore();
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, e.message.c_str());
+  }
+}
+
 void bind_errors(nb::module_& m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
     } catch (const PyError& e) {
       nb::gil_scoped_acquire gil;  // translators run with the GIL held; this is a no-op then
-      nb::object errors = nb::module_::import_("torchtrt_executorch._errors");
-      nb::list closest;
-      for (unsigned v : e.closest_valid) closest.append(v);
-      nb::object limits = nb::none();
-      if (e.limits.device >= 0) limits = limits_dict(e.limits);
-      nb::object exc = errors.attr("_make")(et::to_string(e.code), e.message, e.executorch_error, closest, limits);
-      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+      set_python_error(e);
     }
   });
   m.def("_error_code_names", [] {

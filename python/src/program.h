@@ -90,11 +90,8 @@ class Program {
   /// a numpy copy; a planned device output as a DLPack view of the program's memory).
   nb::list run(MethodInfo& mi, CallArgs& args, bool keep_args);
 
-  nb::list call(MethodInfo& mi, PyObject* const* inputs, std::size_t n_in, PyObject* outputs) {
-    CallArgs args;
-    prepare(mi, inputs, n_in, outputs, args);
-    return run(mi, args, true);
-  }
+  /// A plain call: the arguments read into this thread's reused CallArgs, then run.
+  nb::list call(MethodInfo& mi, PyObject* const* inputs, std::size_t n_in, PyObject* outputs);
 
   /// The benchmark's C++ references, each `n` calls without Python on the same arrays, in mean
   /// host microseconds per call: "module" (ExecuTorch's Module set_input/set_output/execute, as a

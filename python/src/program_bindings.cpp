@@ -39,6 +39,42 @@ PyObject* const* items_of(nb::handle seq, nb::object& hold, std::size_t& n) {
   return PySequence_Fast_ITEMS(fast);
 }
 
+/// _Method's tp_call: `method(*inputs, outputs=None)` with the arguments CPython already made (a
+/// tuple, a dict of keywords), no argument matching of nanobind's in between.
+PyObject* method_call(PyObject* self, PyObject* args, PyObject* kwargs) noexcept {
+  try {
+    if (!nb::inst_ready(self)) {
+      PyErr_SetString(PyExc_TypeError, "this method was not initialized");
+      return nullptr;
+    }
+    MethodHandle* h = nb::inst_ptr<MethodHandle>(self);
+    PyObject* outputs = nullptr;
+    if (kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0) {
+      static PyObject* const key = PyUnicode_InternFromString("outputs");
+      outputs = PyDict_GetItemWithError(kwargs, key);
+      if (outputs == nullptr && PyErr_Occurred()) return nullptr;
+      if (PyDict_GET_SIZE(kwargs) != (outputs != nullptr ? 1 : 0)) {
+        PyErr_SetString(PyExc_TypeError, "a method takes its inputs by position and one keyword, outputs=");
+        return nullptr;
+      }
+    }
+    nb::list r = h->program->call(*h->info, &PyTuple_GET_ITEM(args, 0), static_cast<std::size_t>(PyTuple_GET_SIZE(args)),
+                                  outputs);
+    return r.release().ptr();
+  } catch (const PyError& e) {
+    set_python_error(e);
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "an unknown C++ exception in a method call");
+  }
+  return nullptr;
+}
+
+PyType_Slot method_slots[] = {{Py_tp_call, reinterpret_cast<void*>(&method_call)}, {0, nullptr}};
+
 BoundCall bind_call(const std::shared_ptr<Program>& p, const std::shared_ptr<MethodInfo>& info, nb::handle inputs,
                     nb::handle outputs) {
   nb::object hold;
@@ -69,14 +105,11 @@ void bind_program(nb::module_& m) {
       .def("write_etdump", &Program::write_etdump)
       .def("close", &Program::close);
 
-  nb::class_<MethodHandle>(m, "_Method")
+  nb::class_<MethodHandle>(m, "_Method", nb::type_slots(method_slots))
       .def("__init__", [](MethodHandle* self, std::shared_ptr<Program> p, const std::string& name) {
         std::shared_ptr<MethodInfo> info = p->load_method(name);
         new (self) MethodHandle{std::move(p), std::move(info)};
       }, nb::arg("program"), nb::arg("name"))
-      .def("__call__", [](MethodHandle& h, nb::args inputs, nb::handle outputs) {
-        return h.program->call(*h.info, &PyTuple_GET_ITEM(inputs.ptr(), 0), nb::len(inputs), outputs.ptr());
-      }, nb::arg("inputs"), nb::arg("outputs").none() = nb::none())
       .def("_call", [](MethodHandle& h, nb::handle inputs, nb::handle outputs) {
         nb::object hold;
         std::size_t n = 0;

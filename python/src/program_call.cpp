@@ -250,6 +250,43 @@ std::string input_key(const CallArgs& args) {
 
 constexpr std::size_t kMaxLearned = 4096;
 
+/// A T of this thread's, reused from call to call (its vectors keep their capacity: no allocation
+/// in the steady state), or a fresh one where this thread's is in use (a call made while another
+/// is being turned into Python objects on the same thread).
+template <class T>
+class ThreadScratch {
+ public:
+  ThreadScratch() {
+    Slot& s = slot();
+    if (!s.busy) {
+      s.busy = true;
+      p_ = &s.value;
+    } else {
+      own_ = std::make_unique<T>();
+      p_ = own_.get();
+    }
+  }
+  ~ThreadScratch() {
+    if (!own_) slot().busy = false;
+  }
+  ThreadScratch(const ThreadScratch&) = delete;
+  ThreadScratch& operator=(const ThreadScratch&) = delete;
+  T& operator*() { return *p_; }
+  T* operator->() { return p_; }
+
+ private:
+  struct Slot {
+    T value;
+    bool busy = false;
+  };
+  static Slot& slot() {
+    thread_local Slot s;
+    return s;
+  }
+  T* p_ = nullptr;
+  std::unique_ptr<T> own_;
+};
+
 /// One call of the method on read arguments: inputs set, outputs resized and bound, executed, the
 /// outputs read. Runs with the GIL released and the program's mutex held; never throws (a failure
 /// is left in `st`, its buffers released).
@@ -258,7 +295,20 @@ void execute_locked(MethodInfo& mi, const CallArgs& args, CallState& st) {
   const std::size_t n_out = mi.outputs.size();
   st.mode.assign(n_out, Out::kValue);
   st.buf.assign(n_out, Buffer{});
-  st.produced.assign(n_out, Produced{});
+  st.produced.resize(n_out);
+  for (Produced& p : st.produced) {  // cleared in place: a reused state keeps its vectors' memory
+    p.sizes.clear();
+    p.host.clear();
+    p.data = nullptr;
+    p.on_device = false;
+    p.device = 0;
+    p.value = etr::EValue();
+  }
+  st.key.clear();
+  st.et_error = etr::Error::Ok;
+  st.what.clear();
+  st.own_error = false;
+  st.message.clear();
   const std::optional<cudaStream_t> selected = et::caller_stream();
   st.guarded = selected.has_value();
   st.stream = selected.value_or(cudaStreamPerThread);
@@ -444,7 +494,7 @@ void execute_locked(MethodInfo& mi, const CallArgs& args, CallState& st) {
 }
 
 nb::object export_planned(const Produced& p, const std::shared_ptr<Loaded>& loaded) {
-  std::vector<std::size_t> shape(p.sizes.begin(), p.sizes.end());
+  std::vector<std::size_t> shape(p.sizes.begin(), p.sizes.end());  // a planned output: not the hot path
   const dl::dtype dtype = dl_of(p.type);
   if (!p.on_device) {
     auto* owned = new std::vector<std::uint8_t>(p.host);
@@ -463,14 +513,15 @@ nb::object export_planned(const Produced& p, const std::shared_ptr<Loaded>& load
 }
 
 nb::object export_allocated(Buffer& b, const Produced& p, const CallState& st) {
-  std::vector<std::size_t> shape(p.sizes.begin(), p.sizes.end());
+  std::size_t shape[kMaxDims];
+  const std::size_t ndim = p.sizes.size();
+  for (std::size_t d = 0; d < ndim; ++d) shape[d] = static_cast<std::size_t>(p.sizes[d]);
   const dl::dtype dtype = dl_of(p.type);
   void* ptr = b.ptr;
   if (!b.device) {
     nb::capsule owner(ptr, [](void* q) noexcept { std::free(q); });
     b.ptr = nullptr;  // the capsule owns it now
-    return nb::cast(nb::ndarray<nb::numpy>(ptr, shape.size(), shape.data(), owner, nullptr, dtype,
-                                           nb::device::cpu::value, 0));
+    return nb::cast(nb::ndarray<nb::numpy>(ptr, ndim, shape, owner, nullptr, dtype, nb::device::cpu::value, 0));
   }
   auto* d = new DeviceOutput{ptr, st.stream, nullptr, nullptr};
   if (st.guarded) {
@@ -479,11 +530,25 @@ nb::object export_allocated(Buffer& b, const Produced& p, const CallState& st) {
   }
   nb::capsule owner(d, &free_device_output);
   b.ptr = nullptr;
-  return nb::cast(nb::ndarray<nb::array_api>(ptr, shape.size(), shape.data(), owner, nullptr, dtype,
-                                             nb::device::cuda::value, b.device_id));
+  return nb::cast(nb::ndarray<nb::array_api>(ptr, ndim, shape, owner, nullptr, dtype, nb::device::cuda::value,
+                                             b.device_id));
 }
 
 }  // namespace
+
+nb::list Program::call(MethodInfo& mi, PyObject* const* inputs, std::size_t n_in, PyObject* outputs) {
+  ThreadScratch<CallArgs> scratch;
+  CallArgs& args = *scratch;
+  struct Clear {  // the reused arguments hold no reference past the call
+    CallArgs& a;
+    ~Clear() {
+      a.refs.clear();
+      a.alloc_device = -1;
+    }
+  } clear{args};
+  prepare(mi, inputs, n_in, outputs, args);
+  return run(mi, args, true);
+}
 
 void Program::prepare(const MethodInfo& mi, PyObject* const* inputs, std::size_t n_in, PyObject* outputs,
                       CallArgs& args) {
@@ -491,6 +556,7 @@ void Program::prepare(const MethodInfo& mi, PyObject* const* inputs, std::size_t
   if (n_in != mi.inputs.size())
     raise(et::ErrorCode::kInvalidArgument, "method '" + mi.name + "' takes " + std::to_string(mi.inputs.size()) +
                                                " inputs; " + std::to_string(n_in) + " were given");
+  args.alloc_device = -1;
   args.in.resize(n_in);
   for (std::size_t i = 0; i < n_in; ++i) {
     const IoInfo& io = mi.inputs[i];
@@ -528,7 +594,8 @@ void Program::prepare(const MethodInfo& mi, PyObject* const* inputs, std::size_t
 }
 
 nb::list Program::run(MethodInfo& mi, CallArgs& args, bool keep_args) {
-  CallState st;
+  ThreadScratch<CallState> scratch;
+  CallState& st = *scratch;
   bool closed = false;
   std::shared_ptr<Loaded> loaded;
   {
@@ -547,27 +614,33 @@ nb::list Program::run(MethodInfo& mi, CallArgs& args, bool keep_args) {
   if (st.et_error != etr::Error::Ok) raise_executorch(st.et_error, st.what);
 
   const std::size_t n_out = mi.outputs.size();
-  nb::list out;
+  nb::list out = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(n_out)));
+  if (!out.is_valid()) {
+    st.release_all();
+    throw nb::python_error();
+  }
   try {
     for (std::size_t o = 0; o < n_out; ++o) {
       const Produced& p = st.produced[o];
+      nb::object item;
       switch (st.mode[o]) {
         case Out::kGiven:
-        case Out::kScratch: out.append(nb::borrow(args.out[o].obj)); break;
-        case Out::kAllocated: out.append(export_allocated(st.buf[o], p, st)); break;
-        case Out::kPlanned: out.append(export_planned(p, loaded)); break;
+        case Out::kScratch: item = nb::borrow(args.out[o].obj); break;
+        case Out::kAllocated: item = export_allocated(st.buf[o], p, st); break;
+        case Out::kPlanned: item = export_planned(p, loaded); break;
         case Out::kValue:
           if (p.value.isInt()) {
-            out.append(p.value.toInt());
+            item = nb::int_(p.value.toInt());
           } else if (p.value.isDouble()) {
-            out.append(p.value.toDouble());
+            item = nb::float_(p.value.toDouble());
           } else if (p.value.isBool()) {
-            out.append(p.value.toBool());
+            item = nb::bool_(p.value.toBool());
           } else {
-            out.append(nb::none());
+            item = nb::none();
           }
           break;
       }
+      PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(o), item.release().ptr());
     }
   } catch (...) {
     st.release_all();
@@ -632,8 +705,8 @@ nb::dict Program::time_cpp(MethodInfo& mi, nb::sequence inputs, nb::object outpu
     }
     if (failed == etr::Error::Ok) {
       const auto start = std::chrono::steady_clock::now();
+      CallState st;  // reused, as a thread's calls reuse theirs
       for (int k = 0; k < n; ++k) {
-        CallState st;
         execute_locked(mi, args, st);
         st.release_all();  // allocated outputs: freed on the stream at once
         if (st.failed()) {
