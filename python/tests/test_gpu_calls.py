@@ -173,6 +173,7 @@ def test_allocated_outputs_release_their_memory(programs, plugin, torch):
         p.forward(x, y)  # warm-up: the package's pool exists
     s.synchronize()
     gc.collect()
+    torch.cuda.empty_cache()  # torch's cache out of the device's free memory, before and after
     free0 = torch.cuda.mem_get_info()[0]
     m0 = tet._C._output_memory(0)
     held = []
@@ -190,11 +191,13 @@ def test_allocated_outputs_release_their_memory(programs, plugin, torch):
     del held, t
     gc.collect()
     s.synchronize()
+    torch.cuda.empty_cache()
     m1 = tet._C._output_memory(0)
     free1 = torch.cuda.mem_get_info()[0]
+    print(f"memory after 1,000 calls: {m0} -> {m1}; device free {free0 - free1:+d} bytes fewer")
     assert m1["live_device_outputs"] == m0["live_device_outputs"]
     assert m1["pool_used_bytes"] == m0["pool_used_bytes"], (m0, m1)
-    assert m1["pool_reserved_bytes"] <= m0["pool_reserved_bytes"] + (2 << 20), (m0, m1)
+    assert m1["pool_reserved_bytes"] <= m0["pool_reserved_bytes"] + (4 << 20), (m0, m1)
     assert free1 >= free0 - (4 << 20), f"device memory: {free0 - free1} bytes fewer free after 1,000 calls"
 
 
