@@ -170,6 +170,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
         TRITONBACKEND_ModelInstanceReportStatistics(instance, request, ok, exec_start, compute_start, compute_end, exec_end);
     if (stats != nullptr) TRITONSERVER_ErrorDelete(stats);
     if (ok) {
+      account_gpu_time(state);  // after the response is sent and its statistics taken
       if (served == 0) batch_compute_start = compute_start;
       batch_compute_end = compute_end;
       ++served;

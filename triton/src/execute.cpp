@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <utility>
 
 namespace trtet_triton {
@@ -108,11 +107,15 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   // Outputs: the ones the client asked for (all when it named none), each into its response buffer.
   std::uint32_t requested = 0;
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputCount(request, &requested));
-  std::set<std::string> wanted;
+  // Which outputs were asked for, by index (no allocation: a program has few outputs).
+  std::vector<bool>& wanted = state.wanted_outputs;
+  wanted.assign(model.outputs.size(), requested == 0);
   for (std::uint32_t r = 0; r < requested; ++r) {
     const char* output_name = nullptr;
     TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputName(request, r, &output_name));
-    wanted.insert(output_name);
+    for (std::size_t o = 0; o < model.outputs.size(); ++o) {
+      if (model.outputs[o].name == output_name) wanted[o] = true;
+    }
   }
   std::vector<std::pair<void*, TRITONSERVER_MemoryType>> destinations(model.outputs.size(), {nullptr, TRITONSERVER_MEMORY_CPU});
   for (std::size_t o = 0; o < model.outputs.size(); ++o) {
@@ -120,7 +123,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     void* buffer = nullptr;
     TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_GPU;
     std::int64_t memory_id = state.device;
-    if (wanted.empty() || wanted.count(spec.name) != 0) {
+    if (wanted[o]) {
       TRITONBACKEND_Output* output = nullptr;
       TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(response, &output, spec.name.c_str(), spec.type->triton,
                                                                 spec.dims.data(), static_cast<std::uint32_t>(spec.dims.size())));
@@ -146,7 +149,15 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
 
   compute_start = now_ns();
   take_executorch_errors();
-  if (state.gpu_times != nullptr) state.gpu_times->reset();
+  // One request in gpu_time_every has its GPU time measured; the others run with the tracer at
+  // kProfileMethodOnly, where the delegate records no events (Note [engine GPU time]).
+  state.timed = false;
+  if (state.gpu_times != nullptr) {
+    state.timed = state.calls++ % model.parameters.gpu_time_every == 0;
+    state.gpu_times->set_event_tracer_profiling_level(state.timed ? etr::EventTracerProfilingLevel::kProfileAllEvents
+                                                                  : etr::EventTracerProfilingLevel::kProfileMethodOnly);
+    if (state.timed) state.gpu_times->reset();
+  }
   std::optional<etr::Result<std::vector<etr::EValue>>> called;
   {
     et::CudaStreamGuard guard(state.stream);
@@ -188,14 +199,18 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
                  format("%s: %s (%s)%s", what.c_str(), cudaGetErrorString(synced), cudaGetErrorName(synced),
                         lost ? "; this process's CUDA context is lost" : ""));
   }
-  // The call's GPU work is done: its engine and staging times are known (Note [engine GPU time]).
-  if (state.gpu_times != nullptr) {
-    auto pending = et::flush_profiling(state.gpu_times);
-    if (pending.ok() && *pending == 0 && state.gpu_times->engine_spans() > 0) {
-      state.metrics.add(state.gpu_times->engine_ns(), state.gpu_times->staging_ns());
-    }
-  }
   return nullptr;
+}
+
+void account_gpu_time(InstanceState& state) {
+  // The call's GPU work is done (its stream was synchronized): its engine and staging times are
+  // known (Note [engine GPU time]).
+  if (state.gpu_times == nullptr || !state.timed) return;
+  state.timed = false;
+  auto pending = et::flush_profiling(state.gpu_times);
+  if (pending.ok() && *pending == 0 && state.gpu_times->engine_spans() > 0) {
+    state.metrics.add(state.gpu_times->engine_ns(), state.gpu_times->staging_ns());
+  }
 }
 
 }  // namespace trtet_triton

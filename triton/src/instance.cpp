@@ -90,7 +90,7 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
   // The instance's own Module and method, loaded with the model's load-time options.
   take_executorch_errors();
   std::unique_ptr<GpuTimes> tracer;
-  if (have_metrics()) {
+  if (have_metrics() && model.parameters.gpu_time_every > 0) {
     TRITONSERVER_Error* made = state.metrics.make(model.name, model.version, state.name, device);
     if (made == nullptr) {
       tracer = std::make_unique<GpuTimes>();

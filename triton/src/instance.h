@@ -6,6 +6,7 @@
 #include <executorch/extension/module/module.h>
 #include <torch_tensorrt/executorch/GreenContext.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,7 +28,10 @@ struct InstanceState {
   bool own_stream = false;
   std::unique_ptr<Module> module;
   GpuTimes* gpu_times = nullptr;  // the Module's tracer (it owns it); null without the server's metrics
+  std::uint64_t calls = 0;         // requests executed, for gpu_time_every
+  bool timed = false;              // the request being served has its GPU time measured
   InstanceMetrics metrics;
+  std::vector<bool> wanted_outputs;          // per request: the outputs the client asked for
   std::vector<unsigned char> host_scratch;  // inputs given in pieces, or on the GPU for a planned input
 
   ~InstanceState() {

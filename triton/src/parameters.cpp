@@ -8,15 +8,16 @@ namespace trtet_triton {
 
 namespace {
 
-TRITONSERVER_Error* parse_unsigned(const std::string& key, const std::string& text, unsigned max, unsigned& out) {
+TRITONSERVER_Error* parse_unsigned(const std::string& key, const std::string& text, unsigned max, unsigned& out,
+                                   const char* what = "SMs", unsigned min = 1) {
   if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
     return error(TRITONSERVER_ERROR_INVALID_ARG,
-                 format("parameter '%s' is '%s'; it takes a whole number of SMs", key.c_str(), text.c_str()));
+                 format("parameter '%s' is '%s'; it takes a whole number of %s", key.c_str(), text.c_str(), what));
   }
   const unsigned long value = std::stoul(text);
-  if (value == 0 || value > max) {
+  if (value < min || value > max) {
     return error(TRITONSERVER_ERROR_INVALID_ARG,
-                 format("parameter '%s' is %lu; it takes 1 to %u", key.c_str(), value, max));
+                 format("parameter '%s' is %lu; it takes %u to %u", key.c_str(), value, min, max));
   }
   out = static_cast<unsigned>(value);
   return nullptr;
@@ -59,6 +60,8 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
       out.plan_partition = value;
     } else if (key == "method") {
       out.method = value;
+    } else if (key == "gpu_time_every") {
+      TRTET_TRITON_RETURN_IF_ERROR(parse_unsigned(key, value, 1000000, out.gpu_time_every, "requests", 0));
     } else if (key == "use_cuda_graphs" || key == "cuda_graph_cache_size" || key == "staging_budget_mb" ||
                key == "weight_streaming_budget") {
       out.load_options.emplace_back(key, value);
@@ -76,7 +79,7 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
     for (const std::string& k : unknown) names += (names.empty() ? "'" : ", '") + k + "'";
     return error(TRITONSERVER_ERROR_INVALID_ARG,
                  format("unknown parameter%s %s; the backend takes sms, sms.<group>, plan_file, plan_file.<device>, "
-                        "plan_partition, method, use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, "
+                        "plan_partition, method, gpu_time_every, use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, "
                         "weight_streaming_budget",
                         unknown.size() > 1 ? "s" : "", names.c_str()));
   }

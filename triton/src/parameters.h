@@ -29,6 +29,9 @@ using Json = nlohmann::json;
 //   plan_partition      the plan's partition this model's instances take (default: the model's name);
 //                       with several instances on one device, <name>_<k> for the k-th (0, 1, ...)
 //   method              the program's method (default "forward")
+//   gpu_time_every      one request in N has its engine's GPU time measured (CUDA events around the
+//                       engine and its copies; Note [engine GPU time]), the first included: 1 times
+//                       every request, 0 none (default 16: the events cost the requests they time)
 //   use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, weight_streaming_budget
 //                       the delegate's load-time options (docs/DESIGN.md), passed as given: the
 //                       delegate checks their values
@@ -44,6 +47,7 @@ struct Parameters {
   std::map<int, std::string> device_plan_file;
   std::string plan_partition;
   std::string method = "forward";
+  unsigned gpu_time_every = 16;
   std::vector<std::pair<std::string, std::string>> load_options;  // key, value
 };
 

@@ -129,6 +129,13 @@ def test_malformed_sm_count_is_refused(server, repo):
     assert "parameter 'sms' is 'thirty'; it takes a whole number of SMs" in refused(server, "bad_sms")
 
 
+def test_malformed_gpu_time_sampling_is_refused(server, repo):
+    harness.make_model(repo, "bad_every", pte="triton_small", parameters={"gpu_time_every": "often"})
+    assert "parameter 'gpu_time_every' is 'often'; it takes a whole number of requests" in refused(server, "bad_every")
+    harness.make_model(repo, "big_every", pte="triton_small", parameters={"gpu_time_every": "2000000"})
+    assert "parameter 'gpu_time_every' is 2000000; it takes 0 to 1000000" in refused(server, "big_every")
+
+
 def test_plan_with_sm_count_off_the_granularity_is_refused(server, repo):
     harness.make_model(repo, "plan_off", pte="triton_small", parameters={"plan_file": "plan.json"})
     harness.write_plan(os.path.join(repo, "plan_off", "plan.json"), [("plan_off", 30)])
@@ -272,7 +279,7 @@ def test_a_gpu_the_machine_lacks_is_refused(server, repo):
 
 @needs_gpu
 def test_serves_host_io_with_statistics_and_survives_a_bad_request(server, repo):
-    harness.make_model(repo, "elementwise", pte="triton_elementwise", parameters={"sms": "16"},
+    harness.make_model(repo, "elementwise", pte="triton_elementwise", parameters={"sms": "16", "gpu_time_every": "1"},
                        extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
     assert server.load("elementwise") is None, server.log()[-3000:]
     # The server names the group elementwise_0 and its instance elementwise_0_0.
@@ -343,7 +350,7 @@ def test_a_request_the_delegate_refuses_fails_with_its_message_and_the_server_se
 @needs_gpu
 def test_serves_device_io_through_cuda_shared_memory(server, repo):
     cupy = pytest.importorskip("cupy", reason="device I/O needs cupy to make the CUDA buffers")
-    harness.make_model(repo, "elementwise_dev", pte="triton_elementwise", parameters={"sms": "16"},
+    harness.make_model(repo, "elementwise_dev", pte="triton_elementwise", parameters={"sms": "16", "gpu_time_every": "1"},
                        extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
     assert server.load("elementwise_dev") is None, server.log()[-3000:]
     x, y = elementwise_inputs()
