@@ -209,3 +209,92 @@ def test_a_call_holds_no_reference_after_the_next(prog):
     prog.forward(x, y)
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+# ---- the DLPack C exchange API, with a producer made here ---------------------------------------------
+
+import ctypes  # noqa: E402
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+_FROM_PY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_DLTensor))
+
+
+class _ExchangeApi(ctypes.Structure):  # DLPack 1.2's DLPackExchangeAPI, as a producer lays it out
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev_api", ctypes.c_void_p),
+                ("managed_tensor_allocator", ctypes.c_void_p), ("managed_tensor_from_py_object_no_sync", ctypes.c_void_p),
+                ("managed_tensor_to_py_object_no_sync", ctypes.c_void_p), ("dltensor_from_py_object_no_sync", _FROM_PY),
+                ("current_work_stream", ctypes.c_void_p)]
+
+
+def _fill(obj_ptr, out):
+    obj = ctypes.cast(obj_ptr, ctypes.py_object).value
+    if obj.decline:
+        return -1
+    base = obj.base
+    t = out.contents
+    t.data = base.ctypes.data  # the allocation; the array starts byte_offset into it
+    t.byte_offset = obj.offset * base.itemsize
+    t.device_type, t.device_id = 1, 0  # kDLCPU
+    t.ndim = len(obj.shape)
+    t.code, t.bits, t.lanes = 2, 32, 1  # float32
+    t.shape = obj.c_shape
+    t.strides = obj.c_strides
+    return 0
+
+
+_FILL = _FROM_PY(_fill)
+_API = _ExchangeApi(1, 2, None, None, None, None, _FILL, None)
+ctypes.pythonapi.PyCapsule_New.restype = ctypes.py_object
+ctypes.pythonapi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_CAPSULE_NAME = b"dlpack_exchange_api"
+_CAPSULE = ctypes.pythonapi.PyCapsule_New(ctypes.addressof(_API), _CAPSULE_NAME, None)
+
+
+class Exchanged:
+    """A float32 view of `base` (flat) from element `offset`, in `shape`, through the exchange API;
+    __dlpack__ for the general path where it declines."""
+    __dlpack_c_exchange_api__ = _CAPSULE
+
+    def __init__(self, base, offset, shape, strides=None, decline=False):
+        self.base, self.offset, self.shape, self.decline = base, offset, tuple(shape), decline
+        self.c_shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.c_strides = None if strides is None else (ctypes.c_int64 * len(shape))(*strides)
+        n = int(np.prod(shape))
+        self._view = base.reshape(-1)[offset:offset + n].reshape(shape) if strides is None else None
+
+    def __dlpack__(self, **kwargs):
+        return self._view.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+class ExchangedToo(Exchanged):  # a type of its own (paths are decided per type)
+    pass
+
+
+def test_exchange_api_is_read_without_python(prog):
+    base = np.arange(3 * 8 * 64, dtype=np.float32)
+    x = Exchanged(base, 8 * 64, (8, 64))  # byte_offset: the second [8, 64] of base
+    y = Exchanged(base, 2 * 8 * 64, (8, 64), strides=(64, 1))
+    assert tet.array_path(x) == "exchange-api"
+    (r,) = prog.forward(x, y)
+    flat = base.reshape(3, 8, 64)
+    np.testing.assert_allclose(r, flat[1] + flat[2])
+    with pytest.raises(tet.InvalidArgumentError, match="input 0: the array is not C-contiguous"):
+        prog.forward(Exchanged(base, 0, (8, 64), strides=(1, 8)), y)
+
+
+def test_exchange_api_declined_falls_back_to_dlpack(prog):
+    base = np.arange(8 * 64, dtype=np.float32)
+    x = ExchangedToo(base, 0, (8, 64), decline=True)
+    assert tet.array_path(x) == "exchange-api"
+    (r,) = prog.forward(x, x)
+    np.testing.assert_allclose(r, 2 * base.reshape(8, 64))
