@@ -34,7 +34,7 @@ bool believe_sanitizer_variable(const char* name) {
   if (sanitizer_injected() || !strict_skips()) return true;
   ADD_FAILURE() << name << " is set, but compute-sanitizer does not run this process (no sanitizer library in "
                 << "CUDA_INJECTION64_PATH): a leftover variable would skip tests and shrink the contract fuzzer's "
-                << "seed set. Unset it, or run scripts/gpu-test --sanitize (TRTET_STRICT_SKIPS=1)";
+                << "seed set. Unset it, or run scripts/gpu sanitize (TRTET_STRICT_SKIPS=1)";
   return false;
 }
 
@@ -60,7 +60,7 @@ bool green_contexts_unsupported_here() {
 
 const char* const kGreenUnsupportedReason =
     "green contexts: skipped under initcheck, whose process dies at stream-ordered allocation on a green-context "
-    "stream (exit 11, no error reported; scripts/gpu-sanitize's raw-CUDA probe shows it without project code); "
+    "stream (exit 11, no error reported; scripts/gpu sanitize's raw-CUDA probe shows it without project code); "
     "memcheck, racecheck and synccheck run this test";
 
 }  // namespace trtet_test

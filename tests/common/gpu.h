@@ -13,7 +13,7 @@ namespace trtet_test {
 /// Empty when a CUDA device is usable; otherwise why not (CUDA's own words).
 const std::string& no_gpu_reason();
 
-/// Strict mode, TRTET_STRICT_SKIPS=1 (scripts/gpu-test sets it on the GPU machine; sanitizer runs
+/// Strict mode, TRTET_STRICT_SKIPS=1 (scripts/gpu test sets it on the GPU machine; sanitizer runs
 /// do not): skips that must not fire there fail instead. A test that needs the driver to reuse an
 /// address or a handle fails where it does not (TRTET_SKIP_UNLESS_STRICT), and a sanitizer variable
 /// (TRTET_UNDER_SANITIZER, TRTET_SANITIZER_TOOL) left set in a process compute-sanitizer does not
@@ -21,13 +21,13 @@ const std::string& no_gpu_reason();
 bool strict_skips();
 
 /// True when the process runs under compute-sanitizer: TRTET_UNDER_SANITIZER=1 (set by
-/// `scripts/gpu-test --sanitize`), or CUDA_INJECTION64_PATH naming the sanitizer's injection
+/// `scripts/gpu sanitize`), or CUDA_INJECTION64_PATH naming the sanitizer's injection
 /// library (how compute-sanitizer attaches to the process). Its tools slow kernels and API calls
 /// 10-100x, so timing assertions cannot hold there. In strict mode TRTET_UNDER_SANITIZER alone,
 /// without the injection library, is a test failure (ADD_FAILURE) and counts for nothing.
 bool under_sanitizer();
 
-/// The compute-sanitizer tool this process runs under, as scripts/gpu-sanitize names it in
+/// The compute-sanitizer tool this process runs under, as scripts/gpu sanitize names it in
 /// TRTET_SANITIZER_TOOL (memcheck, initcheck, racecheck or synccheck); empty where it is not set
 /// (and, in strict mode, where no sanitizer runs the process: a test failure, as above).
 std::string sanitizer_tool();
@@ -36,7 +36,7 @@ std::string sanitizer_tool();
 /// (TRTET_SANITIZER_TOOL=initcheck). On the H200 with CUDA 13, initcheck's process dies (exit 11,
 /// no error reported) at stream-ordered allocation on a green-context stream, which the SM probe
 /// and the session's staging both do; a plain launch there, and the same allocation on an ordinary
-/// stream, run through. scripts/gpu-sanitize's raw-CUDA probe (tests/green/
+/// stream, run through. scripts/gpu sanitize's raw-CUDA probe (tests/green/
 /// initcheck_green_probe.cu) shows each case under initcheck first.
 /// memcheck, racecheck and synccheck run every green-context test. TRTET_INITCHECK_GREEN=1 runs
 /// them under initcheck anyway (to look into the crash).

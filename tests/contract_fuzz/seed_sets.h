@@ -1,4 +1,4 @@
-// The fixed seeds scripts/gpu-test runs (ctest ContractFuzzGpu.SessionSeedSet and, where the
+// The fixed seeds scripts/gpu test runs (ctest ContractFuzzGpu.SessionSeedSet and, where the
 // executorch leg is built, ContractFuzzGpu.ExecuTorchSeedSet), and the smaller sets it runs under
 // compute-sanitizer (10-100x slower).
 #pragma once

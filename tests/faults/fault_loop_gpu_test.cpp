@@ -265,7 +265,7 @@ class FaultLoopGpu : public ::testing::Test {
   }
 
   void loop(const Case& c) {
-    // Thousands of loads and calls per case: under compute-sanitizer (scripts/gpu-sanitize) they would
+    // Thousands of loads and calls per case: under compute-sanitizer (scripts/gpu sanitize) they would
     // outrun its per-binary limit; the seam's calls are the same either way.
     if (trtet_test::under_sanitizer()) GTEST_SKIP() << "the fault loop is skipped under compute-sanitizer";
     if (c.stream == Stream::kGreen || c.stream == Stream::kNewPartition) TRTET_SKIP_IF_GREEN_UNSUPPORTED();

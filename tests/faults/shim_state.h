@@ -59,9 +59,9 @@ void* next_symbol(const char* name, const char* version);
 /// Note [planted bugs]
 /// --------------------
 /// TRTET_FAULTS_PLANT="ACTION API OBJECT START SIZE" plants one deliberate bug for
-/// scripts/plant-bugs: each call of the runtime function API made from the bytes [START, START +
-/// SIZE) (hexadecimal offsets, as `nm -S` prints a function's) of the loaded object whose path
-/// contains OBJECT gets ACTION instead of, or before, its usual forwarding:
+/// scripts/gpu plant-bugs: each call of the runtime function API made from the bytes [START,
+/// START + SIZE) (hexadecimal offsets, as `nm -S` prints a function's) of the loaded object whose
+/// path contains OBJECT gets ACTION instead of, or before, its usual forwarding:
 ///   drop            the call is not made and returns cudaSuccess (a wait, record or synchronize left out)
 ///   sync_first      cudaStreamSynchronize(stream) runs first (a call that waits where it must not)
 ///   destroy_fresh   cudaGraphExecUpdate(exec, graph): graph is instantiated and the exec destroyed

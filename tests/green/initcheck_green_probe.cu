@@ -1,5 +1,5 @@
 // initcheck_green_probe: one trivial kernel launch on a green-context stream, in raw CUDA, with no
-// code of the project in its path. scripts/gpu-sanitize runs it under compute-sanitizer's
+// code of the project in its path. scripts/gpu sanitize runs it under compute-sanitizer's
 // initcheck (both modes) and memcheck (green mode) before the GPU suite and prints how each run
 // ended: the evidence for skipping green-context tests under initcheck.
 //
