@@ -581,9 +581,12 @@ void Program::prepare(const MethodInfo& mi, PyObject* const* inputs, std::size_t
     raise(et::ErrorCode::kInvalidArgument, "method '" + mi.name + "' has " + std::to_string(n_out) + " outputs; " +
                                                std::to_string(given) + " were given");
   if (seq != outputs) args.refs.push_back(hold);  // a sequence made here holds the arrays
+  // A list may change while the GIL is released (another thread): its arrays are held for the call.
+  const bool hold_items = seq == outputs && PyList_Check(outputs);
   PyObject** items = PySequence_Fast_ITEMS(seq);
   for (std::size_t o = 0; o < n_out; ++o) {
     if (items[o] == Py_None) continue;
+    if (hold_items) args.refs.push_back(nb::borrow(items[o]));
     const IoInfo& io = mi.outputs[o];
     const Where w{"output", o, &io.name};
     if (!io.tensor) raise(et::ErrorCode::kInvalidArgument, w.text() + " is not a tensor: pass None for it");
