@@ -40,7 +40,6 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   ModelState& model = *state.model;
   std::vector<TensorPtr> keep;  // the tensors the method reads and writes, alive until the call is done
   keep.reserve(model.inputs.size() + model.outputs.size());
-  std::vector<std::pair<std::size_t, std::pair<void*, TRITONSERVER_MemoryType>>> planned_outputs;
 
   std::uint32_t input_count = 0;
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInputCount(request, &input_count));
@@ -48,6 +47,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     return error(TRITONSERVER_ERROR_INVALID_ARG,
                  format("the request has %u inputs; model '%s' takes %zu", input_count, model.name.c_str(), model.inputs.size()));
   }
+  state.input_scratch.resize(model.inputs.size());
   for (std::size_t i = 0; i < model.inputs.size(); ++i) {
     const IoSpec& spec = model.inputs[i];
     TRITONBACKEND_Input* input = nullptr;
@@ -59,12 +59,23 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     std::uint64_t bytes = 0;
     std::uint32_t buffers = 0;
     TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputProperties(input, &input_name, &type, &shape, &dims, &bytes, &buffers));
-    if (type != spec.type->triton || std::vector<std::int64_t>(shape, shape + dims) != spec.dims || bytes != spec.bytes) {
+    if (type != spec.type->triton) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' is not %s; the program takes %s", spec.name.c_str(),
+                                                          spec.type->config, spec.type->config));
+    }
+    // The shape against the program's (or its bound, for a dynamic input: Note [dynamic shapes]), then
+    // the bytes against the shape: both before any memory is taken for the request.
+    const std::string bad_shape = spec.check_shape(shape, dims);
+    if (!bad_shape.empty()) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' %s", spec.name.c_str(), bad_shape.c_str()));
+    }
+    std::uint64_t expected = spec.type->size;
+    for (std::uint32_t d = 0; d < dims; ++d) expected *= static_cast<std::uint64_t>(shape[d]);  // each within the bound
+    if (bytes != expected) {
       return error(TRITONSERVER_ERROR_INVALID_ARG,
-                   format("input '%s' is %s %s (%llu bytes); the program takes %s %s", spec.name.c_str(),
-                          type == spec.type->triton ? spec.type->config : "another type",
-                          dims_text(std::vector<std::int64_t>(shape, shape + dims)).c_str(),
-                          static_cast<unsigned long long>(bytes), spec.type->config, dims_text(spec.dims).c_str()));
+                   format("input '%s' has %llu bytes; its shape %s takes %llu", spec.name.c_str(),
+                          static_cast<unsigned long long>(bytes), dims_text(std::vector<std::int64_t>(shape, shape + dims)).c_str(),
+                          static_cast<unsigned long long>(expected)));
     }
     const void* data = nullptr;
     std::uint64_t data_bytes = 0;
@@ -78,9 +89,11 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
                    format("input '%s' is on GPU %lld; instance '%s' runs on GPU %d", spec.name.c_str(),
                           static_cast<long long>(memory_id), state.name.c_str(), state.device));
     }
-    // In pieces, or on the GPU for an input the program plans in host memory: gathered into host memory.
+    // In pieces, or on the GPU for an input the program plans in host memory: gathered into host
+    // memory of the input's own (at most the program's bytes for it).
     if (buffers != 1 || (spec.planned && memory == TRITONSERVER_MEMORY_GPU)) {
-      state.host_scratch.resize(spec.bytes);
+      std::vector<unsigned char>& scratch = state.input_scratch[i];
+      scratch.resize(bytes);
       std::size_t offset = 0;
       for (std::uint32_t b = 0; b < buffers; ++b) {
         const void* piece = nullptr;
@@ -88,23 +101,27 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
         TRITONSERVER_MemoryType piece_memory = TRITONSERVER_MEMORY_CPU;
         std::int64_t piece_id = 0;
         TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputBuffer(input, b, &piece, &piece_bytes, &piece_memory, &piece_id));
-        if (piece_bytes > spec.bytes - offset) {
+        if (piece_bytes > bytes - offset) {
           return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' has more bytes than its shape", spec.name.c_str()));
         }
-        const cudaError_t c = cudaMemcpy(state.host_scratch.data() + offset, piece, piece_bytes, cudaMemcpyDefault);
+        const cudaError_t c = cudaMemcpy(scratch.data() + offset, piece, piece_bytes, cudaMemcpyDefault);
         if (c != cudaSuccess) return error(TRITONSERVER_ERROR_INTERNAL, format("gathering input '%s': %s", spec.name.c_str(), cudaGetErrorString(c)));
         offset += piece_bytes;
       }
-      data = state.host_scratch.data();
+      data = scratch.data();
       memory = TRITONSERVER_MEMORY_CPU;
     }
-    keep.push_back(::executorch::extension::from_blob(const_cast<void*>(data), sizes_of(spec.dims), spec.type->et,
-                                                      device_of(memory, memory_id)));
+    keep.push_back(::executorch::extension::from_blob(const_cast<void*>(data),
+                                                      std::vector<::executorch::aten::SizesType>(shape, shape + dims),
+                                                      spec.type->et, device_of(memory, memory_id)));
     const etr::Error set = state.module->set_input(model.parameters.method, etr::EValue(*keep.back()), i);
     if (set != etr::Error::Ok) return error(TRITONSERVER_ERROR_INVALID_ARG, executorch_failure("setting input '" + spec.name + "'", set));
   }
 
-  // Outputs: the ones the client asked for (all when it named none), each into its response buffer.
+  // Outputs: the ones the client asked for (all when it named none). A static output is written into
+  // its response buffer in place; a dynamic one (its shape known only once the call ran) into a
+  // scratch of its bound, and a planned one into the program's memory: both are copied into a
+  // response buffer of the shape they came out with, after the call (late).
   std::uint32_t requested = 0;
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputCount(request, &requested));
   // Which outputs were asked for, by index (no allocation: a program has few outputs).
@@ -117,13 +134,16 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
       if (model.outputs[o].name == output_name) wanted[o] = true;
     }
   }
-  std::vector<std::pair<void*, TRITONSERVER_MemoryType>> destinations(model.outputs.size(), {nullptr, TRITONSERVER_MEMORY_CPU});
+  state.output_scratch.resize(model.outputs.size());
+  bool late = false;
   for (std::size_t o = 0; o < model.outputs.size(); ++o) {
     const IoSpec& spec = model.outputs[o];
     void* buffer = nullptr;
     TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_GPU;
     std::int64_t memory_id = state.device;
-    if (wanted[o]) {
+    if (spec.planned || spec.dynamic()) late = late || wanted[o];
+    if (spec.planned) continue;  // the program's own memory
+    if (wanted[o] && !spec.dynamic()) {
       TRITONBACKEND_Output* output = nullptr;
       TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(response, &output, spec.name.c_str(), spec.type->triton,
                                                                 spec.dims.data(), static_cast<std::uint32_t>(spec.dims.size())));
@@ -133,13 +153,13 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
                      format("output '%s' is on GPU %lld; instance '%s' runs on GPU %d", spec.name.c_str(),
                             static_cast<long long>(memory_id), state.name.c_str(), state.device));
       }
-      destinations[o] = {buffer, memory};
     }
-    if (spec.planned) continue;  // the program's own memory: copied out below
     if (buffer == nullptr) {
-      // Not asked for: the program still writes it, into a scratch the response never sees.
-      state.host_scratch.resize(std::max(state.host_scratch.size(), spec.bytes));
-      buffer = state.host_scratch.data();
+      // Dynamic, or not asked for: the program writes it into host memory of the output's own (its
+      // bound's bytes, the program's figure), which the response never sees directly.
+      std::vector<unsigned char>& scratch = state.output_scratch[o];
+      scratch.resize(spec.bytes);
+      buffer = scratch.data();
       memory = TRITONSERVER_MEMORY_CPU;
     }
     keep.push_back(::executorch::extension::from_blob(buffer, sizes_of(spec.dims), spec.type->et, device_of(memory, memory_id)));
@@ -177,21 +197,9 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
         result.error() == etr::Error::InvalidArgument ? TRITONSERVER_ERROR_INVALID_ARG : TRITONSERVER_ERROR_INTERNAL;
     return error(code, what);
   }
-  for (std::size_t o = 0; o < model.outputs.size(); ++o) {
-    if (!model.outputs[o].planned || destinations[o].first == nullptr) continue;
-    if (o >= result->size() || !(*result)[o].isTensor()) {
-      return error(TRITONSERVER_ERROR_INTERNAL, format("output %zu is not a tensor", o));
-    }
-    const auto& tensor = (*result)[o].toTensor();
-    if (tensor.nbytes() != model.outputs[o].bytes) {
-      return error(TRITONSERVER_ERROR_INTERNAL, format("output '%s' has %zu bytes; %zu expected", model.outputs[o].name.c_str(), tensor.nbytes(), model.outputs[o].bytes));
-    }
-    const cudaError_t c = cudaMemcpyAsync(destinations[o].first, tensor.const_data_ptr(), tensor.nbytes(), cudaMemcpyDefault, state.stream);
-    if (c != cudaSuccess) return error(TRITONSERVER_ERROR_INTERNAL, format("copying output '%s': %s", model.outputs[o].name.c_str(), cudaGetErrorString(c)));
-  }
   const cudaError_t synced = cudaStreamSynchronize(state.stream);
-  compute_end = now_ns();
   if (synced != cudaSuccess) {
+    compute_end = now_ns();
     const std::string what = format("model '%s' instance '%s': the call's stream failed", model.name.c_str(), state.name.c_str());
     (void)cudaGetLastError();
     const bool lost = poison_if_sticky(synced, what);
@@ -199,6 +207,47 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
                  format("%s: %s (%s)%s", what.c_str(), cudaGetErrorString(synced), cudaGetErrorName(synced),
                         lost ? "; this process's CUDA context is lost" : ""));
   }
+  // Late outputs: the call is done (its stream synchronized), so their shapes are known and their
+  // bytes written; each goes into a response buffer of its shape.
+  for (std::size_t o = 0; late && o < model.outputs.size(); ++o) {
+    const IoSpec& spec = model.outputs[o];
+    if (!wanted[o] || !(spec.planned || spec.dynamic())) continue;
+    if (o >= result->size() || !(*result)[o].isTensor()) {
+      return error(TRITONSERVER_ERROR_INTERNAL, format("output %zu is not a tensor", o));
+    }
+    const auto& tensor = (*result)[o].toTensor();
+    std::vector<std::int64_t> shape(tensor.sizes().begin(), tensor.sizes().end());
+    bool within = shape.size() == spec.dims.size() && tensor.nbytes() <= spec.bytes;
+    for (std::size_t d = 0; within && d < shape.size(); ++d) within = shape[d] >= 0 && shape[d] <= spec.dims[d];
+    if (!within || (!spec.dynamic() && shape != spec.dims)) {
+      return error(TRITONSERVER_ERROR_INTERNAL, format("output '%s' came out %s (%zu bytes); the program's are %s",
+                                                       spec.name.c_str(), dims_text(shape).c_str(), tensor.nbytes(),
+                                                       dims_text(spec.dims).c_str()));
+    }
+    TRITONBACKEND_Output* output = nullptr;
+    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(response, &output, spec.name.c_str(), spec.type->triton,
+                                                              shape.data(), static_cast<std::uint32_t>(shape.size())));
+    void* buffer = nullptr;
+    TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_GPU;
+    std::int64_t memory_id = state.device;
+    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(output, &buffer, tensor.nbytes(), &memory, &memory_id));
+    if (memory == TRITONSERVER_MEMORY_GPU && memory_id != state.device) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   format("output '%s' is on GPU %lld; instance '%s' runs on GPU %d", spec.name.c_str(),
+                          static_cast<long long>(memory_id), state.name.c_str(), state.device));
+    }
+    if (tensor.nbytes() > 0) {
+      const cudaError_t c = cudaMemcpy(buffer, tensor.const_data_ptr(), tensor.nbytes(), cudaMemcpyDefault);
+      if (c != cudaSuccess) {
+        (void)cudaGetLastError();
+        const std::string what = format("copying output '%s'", spec.name.c_str());
+        const bool lost = poison_if_sticky(c, what);
+        return error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
+                     format("%s: %s", what.c_str(), cudaGetErrorString(c)));
+      }
+    }
+  }
+  compute_end = now_ns();
   return nullptr;
 }
 

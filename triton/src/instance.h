@@ -32,7 +32,8 @@ struct InstanceState {
   bool timed = false;              // the request being served has its GPU time measured
   InstanceMetrics metrics;
   std::vector<bool> wanted_outputs;          // per request: the outputs the client asked for
-  std::vector<unsigned char> host_scratch;  // inputs given in pieces, or on the GPU for a planned input
+  std::vector<std::vector<unsigned char>> input_scratch;   // per input: given in pieces, or on the GPU for a planned input
+  std::vector<std::vector<unsigned char>> output_scratch;  // per output: dynamic, or not asked for
 
   ~InstanceState() {
     module.reset();

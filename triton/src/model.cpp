@@ -164,8 +164,14 @@ TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& sta
       return error(TRITONSERVER_ERROR_INVALID_ARG,
                    executorch_failure("the program has no method '" + state.parameters.method + "'", meta.error()));
     }
-    TRTET_TRITON_RETURN_IF_ERROR(read_io(*meta, true, state.inputs));
-    TRTET_TRITON_RETURN_IF_ERROR(read_io(*meta, false, state.outputs));
+    // Which tensors are dynamic: the program's flag, read from its flatbuffer (Note [dynamic shapes]).
+    std::vector<Dynamism> in_dynamism, out_dynamism;
+    std::string why;
+    if (!method_dynamism(state.program_path, state.parameters.method, in_dynamism, out_dynamism, why)) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("the program %s: %s", state.program_path.c_str(), why.c_str()));
+    }
+    TRTET_TRITON_RETURN_IF_ERROR(read_io(*meta, true, in_dynamism, state.inputs));
+    TRTET_TRITON_RETURN_IF_ERROR(read_io(*meta, false, out_dynamism, state.outputs));
   }
   bool autocomplete = false;
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelAutoCompleteConfig(model, &autocomplete));
@@ -181,7 +187,8 @@ TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& sta
     TRITONSERVER_Error* d = TRITONSERVER_MessageDelete(message);
     if (d != nullptr) TRITONSERVER_ErrorDelete(d);
     if (e != nullptr) return e;
-    log(TRITONSERVER_LOG_INFO, format("model '%s': inputs and outputs auto-completed from the program", state.name.c_str()));
+    log(TRITONSERVER_LOG_INFO, format("model '%s': inputs and outputs auto-completed from the program: inputs %s; outputs %s",
+                                      state.name.c_str(), io_text(state.inputs).c_str(), io_text(state.outputs).c_str()));
   }
 
   TRTET_TRITON_RETURN_IF_ERROR(read_plans(state, location));

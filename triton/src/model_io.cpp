@@ -1,5 +1,6 @@
 #include "model_io.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace trtet_triton {
@@ -29,10 +30,46 @@ std::string dims_text(const std::vector<std::int64_t>& dims) {
   return text + "]";
 }
 
+std::string io_text(const std::vector<IoSpec>& specs) {
+  std::string text;
+  for (const IoSpec& spec : specs) {
+    if (!text.empty()) text += ", ";
+    text += spec.name + " " + spec.type->config + " " + dims_text(spec.config_dims);
+    if (spec.dynamic()) text += " (dynamic, within " + dims_text(spec.dims) + ")";
+  }
+  return text;
+}
+
 // The program's inputs or outputs from the method's metadata.
-TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, std::vector<IoSpec>& out) {
+std::string IoSpec::check_shape(const std::int64_t* shape, const std::uint32_t rank) const {
+  const std::vector<std::int64_t> given(shape, shape + rank);
+  if (!dynamic()) {
+    if (given == dims) return {};
+    return format("has shape %s; the program takes %s", dims_text(given).c_str(), dims_text(dims).c_str());
+  }
+  bool ok = rank == dims.size();
+  for (std::size_t d = 0; ok && d < rank; ++d) {
+    const std::int64_t limit = config_dims.size() == dims.size() && config_dims[d] >= 0 ? config_dims[d] : dims[d];
+    const bool fixed = config_dims.size() == dims.size() && config_dims[d] >= 0;
+    ok = given[d] >= 0 && (fixed ? given[d] == limit : given[d] <= limit);
+  }
+  if (ok) return {};
+  std::vector<std::int64_t> bound = dims;
+  for (std::size_t d = 0; d < bound.size() && d < config_dims.size(); ++d) {
+    if (config_dims[d] >= 0) bound[d] = config_dims[d];
+  }
+  return format("has shape %s; the program takes %zu dims within %s (config dims %s)", dims_text(given).c_str(),
+                dims.size(), dims_text(bound).c_str(), dims_text(config_dims).c_str());
+}
+
+TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, const std::vector<Dynamism>& dynamism,
+                            std::vector<IoSpec>& out) {
   const std::size_t count = inputs ? meta.num_inputs() : meta.num_outputs();
   const char* kind = inputs ? "input" : "output";
+  if (dynamism.size() != count) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG, format("the program's method has %zu %ss in its metadata and %zu in its "
+                                                        "execution plan", count, kind, dynamism.size()));
+  }
   for (std::size_t i = 0; i < count; ++i) {
     auto tag = inputs ? meta.input_tag(i) : meta.output_tag(i);
     if (!tag.ok() || *tag != etr::Tag::Tensor) {
@@ -49,12 +86,15 @@ TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, std::vecto
                                                           kind, i, spec.name.c_str(), static_cast<int>(info->scalar_type())));
     }
     spec.planned = info->is_memory_planned();
+    spec.dynamism = dynamism[i];
     std::uint64_t elements = 1;
     for (auto d : info->sizes()) {
       spec.dims.push_back(d);
       elements *= static_cast<std::uint64_t>(d);
     }
     spec.bytes = static_cast<std::size_t>(elements) * spec.type->size;
+    spec.config_dims = spec.dims;
+    if (spec.dynamic()) std::fill(spec.config_dims.begin(), spec.config_dims.end(), -1);
     out.push_back(std::move(spec));
   }
   return nullptr;
@@ -77,7 +117,7 @@ TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>&
     Json list = Json::array();
     for (const IoSpec& spec : program) {
       Json dims = Json::array();
-      for (auto d : spec.dims) dims.push_back(d);
+      for (auto d : spec.config_dims) dims.push_back(d);  // -1 where the program's tensor is dynamic
       list.push_back({{"name", spec.name}, {"data_type", spec.type->config}, {"dims", dims}});
     }
     config[key] = list;
@@ -112,11 +152,23 @@ TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>&
         dims.push_back(v);
       }
     }
-    if (dims != spec.dims) {
+    if (!spec.dynamic() && dims != spec.dims) {
       return error(TRITONSERVER_ERROR_INVALID_ARG,
-                   format("%s '%s' has dims %s in the config; the program's are %s (the backend serves the program's "
-                          "shapes as they are)",
+                   format("%s '%s' has dims %s in the config; the program's are %s (a static tensor: the backend serves "
+                          "the program's shape as it is)",
                           kind, name.c_str(), dims_text(dims).c_str(), dims_text(spec.dims).c_str()));
+    }
+    if (spec.dynamic()) {
+      // The config may narrow a dynamic tensor: each dim -1 (any size up to the bound) or a size within it.
+      bool within = dims.size() == spec.dims.size();
+      for (std::size_t d = 0; within && d < dims.size(); ++d) within = dims[d] == -1 || (dims[d] >= 0 && dims[d] <= spec.dims[d]);
+      if (!within) {
+        return error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("%s '%s' has dims %s in the config; the program's tensor is dynamic with %zu dims bounded by "
+                            "%s: each dim is -1 (any size up to the bound) or a size within it",
+                            kind, name.c_str(), dims_text(dims).c_str(), spec.dims.size(), dims_text(spec.dims).c_str()));
+      }
+      spec.config_dims = dims;
     }
   }
   return nullptr;

@@ -12,6 +12,7 @@
 
 #include "data_types.h"
 #include "errors.h"
+#include "program_shapes.h"
 #include "trtet_triton/triton_api.h"
 
 namespace trtet_triton {
@@ -21,14 +22,23 @@ using Json = nlohmann::json;
 struct IoSpec {
   std::string name;
   const DataType* type = nullptr;
-  std::vector<std::int64_t> dims;
+  std::vector<std::int64_t> dims;  // the program's sizes: the shape, or the bound of a dynamic tensor
+  Dynamism dynamism = Dynamism::kStatic;
+  std::vector<std::int64_t> config_dims;  // what the server was told: -1 where any size up to the bound
   bool planned = false;  // memory-planned by the program: set_input copies into it; outputs are not set
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;  // of the shape or the bound
+
+  bool dynamic() const { return dynamism != Dynamism::kStatic; }
+  // A request's shape for this tensor: nothing where it is served, else the reason (Note [dynamic shapes]).
+  std::string check_shape(const std::int64_t* shape, std::uint32_t rank) const;
 };
 
 TRITONSERVER_Error* get_int(const Json& value, const std::string& what, std::int64_t& out);
 std::string dims_text(const std::vector<std::int64_t>& dims);
-TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, std::vector<IoSpec>& out);
+// "name TYPE [dims]" per tensor, with "(dynamic, within [bound])" for a dynamic one: for the log.
+std::string io_text(const std::vector<IoSpec>& specs);
+TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, const std::vector<Dynamism>& dynamism,
+                            std::vector<IoSpec>& out);
 TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>& program, bool autocomplete,
                              bool& changed);
 

@@ -149,11 +149,51 @@ def test_missing_plan_file_is_refused(server, repo):
     assert "plan_file: cannot open" in message and "nowhere.json" in message
 
 
-def test_inputs_with_other_dims_are_refused(server, repo):
-    io = SMALL_IO.replace("dims: [ 8, 64 ] },\n", "dims: [ 8, 32 ] },\n", 1)
+def test_dynamic_tensors_are_completed_with_minus_one_and_static_ones_as_they_are(server, repo):
+    # Note [dynamic shapes]: triton_small's tensors are DYNAMIC_BOUND [8, 64], triton_small_static's
+    # STATIC [8, 64]; the completed config (logged before the load asks for the GPU) says so.
+    harness.make_model(repo, "dyn_auto", pte="triton_small")
+    harness.make_model(repo, "static_auto", pte="triton_small_static")
+    for name in ("dyn_auto", "static_auto"):
+        message = server.load(name)
+        if GPUS == 0:
+            assert message is not None and "needs a CUDA GPU" in message, message
+    log = server.log()
+    assert ("model 'dyn_auto': inputs and outputs auto-completed from the program: inputs input_0 TYPE_FP32 [-1, -1] "
+            "(dynamic, within [8, 64]), input_1 TYPE_FP32 [-1, -1] (dynamic, within [8, 64]); outputs output_0 "
+            "TYPE_FP32 [-1, -1] (dynamic, within [8, 64])") in log, log[-3000:]
+    assert ("model 'static_auto': inputs and outputs auto-completed from the program: inputs input_0 TYPE_FP32 [8, 64], "
+            "input_1 TYPE_FP32 [8, 64]; outputs output_0 TYPE_FP32 [8, 64]") in log, log[-3000:]
+
+
+def test_a_config_may_narrow_a_dynamic_tensor_within_its_bound(server, repo):
+    # [-1, 64] and [4, 64] lie within the bound [8, 64]: the config checks pass (the load goes on to
+    # the GPU, which a machine without one refuses).
+    io = SMALL_IO.replace("dims: [ 8, 64 ] },\n", "dims: [ -1, 64 ] },\n", 1).replace(
+        "dims: [ 8, 64 ] } ]\noutput", "dims: [ 4, 64 ] } ]\noutput", 1)
+    assert "[ -1, 64 ]" in io and "[ 4, 64 ]" in io, io
+    harness.make_model(repo, "narrowed", pte="triton_small", config=f'backend: "torchtrt_executorch"\n{io}')
+    message = server.load("narrowed")
+    if GPUS == 0:
+        assert message is not None and "model 'narrowed' needs a CUDA GPU" in message, message
+
+
+def test_inputs_with_dims_beyond_the_bound_or_another_rank_are_refused(server, repo):
+    io = SMALL_IO.replace("dims: [ 8, 64 ] },\n", "dims: [ 8, 128 ] },\n", 1)
     harness.make_model(repo, "bad_dims", pte="triton_small", config=f'backend: "torchtrt_executorch"\n{io}')
     message = refused(server, "bad_dims")
-    assert "input 'input_0' has dims [8, 32] in the config; the program's are [8, 64]" in message
+    assert ("input 'input_0' has dims [8, 128] in the config; the program's tensor is dynamic with 2 dims bounded by "
+            "[8, 64]") in message, message
+    io = SMALL_IO.replace("dims: [ 8, 64 ] },\n", "dims: [ 8, 64, 1 ] },\n", 1)
+    harness.make_model(repo, "bad_rank", pte="triton_small", config=f'backend: "torchtrt_executorch"\n{io}')
+    assert "input 'input_0' has dims [8, 64, 1] in the config" in refused(server, "bad_rank")
+
+
+def test_a_static_tensor_takes_its_own_dims_only(server, repo):
+    io = SMALL_IO.replace("dims: [ 8, 64 ] },\n", "dims: [ -1, 64 ] },\n", 1)
+    harness.make_model(repo, "static_narrowed", pte="triton_small_static", config=f'backend: "torchtrt_executorch"\n{io}')
+    message = refused(server, "static_narrowed")
+    assert "input 'input_0' has dims [-1, 64] in the config; the program's are [8, 64] (a static tensor" in message, message
 
 
 def test_inputs_with_another_type_are_refused(server, repo):
@@ -289,10 +329,11 @@ def test_serves_host_io_with_statistics_and_survives_a_bad_request(server, repo)
     x, y = elementwise_inputs()
     for _ in range(5):
         np.testing.assert_allclose(infer(server.client, "elementwise", x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
-    # A request of another shape fails with the reason; the next one is served.
+    # A request of a shape beyond the program's bound fails with the bound; the next one is served.
     with pytest.raises(InferenceServerException) as bad:
-        infer(server.client, "elementwise", np.zeros((4, 64), np.float32), np.zeros((4, 64), np.float32))
-    assert "input_0" in str(bad.value) or "shape" in str(bad.value), str(bad.value)
+        infer(server.client, "elementwise", np.zeros((9, 64), np.float32), np.zeros((9, 64), np.float32))
+    assert "input 'input_0' has shape [9, 64]; the program takes 2 dims within [8, 64]" in str(bad.value), str(bad.value)
+    assert bad.value.status() in ("400", 400), bad.value.status()
     np.testing.assert_allclose(infer(server.client, "elementwise", y, x), 2 * y - 0.5 * x, rtol=1e-6, atol=1e-6)
     stats = server.client.get_inference_statistics("elementwise")["model_stats"][0]
     assert int(stats["inference_stats"]["success"]["count"]) == 6
@@ -513,3 +554,38 @@ def test_a_sticky_cuda_error_makes_the_server_not_ready_and_every_later_request_
                 re.search(r"not ready|unavailable|exiting|not found", text, re.I), text
     finally:
         server.stop()
+
+
+@needs_gpu
+def test_dynamic_shapes_are_served_within_the_bound_and_refused_beyond_it(server, repo):
+    # Note [dynamic shapes]: triton_elementwise's tensors are DYNAMIC_BOUND [8, 64] and its engine's
+    # profile covers [1, 4]..[8, 64]: the config says [-1, -1], every shape within is served with its
+    # own shape in the response, and one beyond the bound is refused naming the bound.
+    one_gpu = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
+    harness.make_model(repo, "dynamic", pte="triton_elementwise", extra=one_gpu)
+    assert server.load("dynamic") is None, server.log()[-3000:]
+    config = server.client.get_model_config("dynamic")
+    assert [[int(d) for d in i["dims"]] for i in config["input"]] == [[-1, -1], [-1, -1]], config
+    assert [int(d) for d in config["output"][0]["dims"]] == [-1, -1], config
+    rng = np.random.default_rng(11)
+    for shape in ((1, 4), (3, 17), (8, 64), (5, 64), (2, 4)):
+        x = rng.standard_normal(shape, dtype=np.float32)
+        y = rng.standard_normal(shape, dtype=np.float32)
+        got = infer(server.client, "dynamic", x, y)
+        assert got.shape == shape, (got.shape, shape)
+        np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+    for shape in ((9, 64), (8, 65), (1, 2, 4)):
+        with pytest.raises(InferenceServerException) as bad:
+            infer(server.client, "dynamic", np.zeros(shape, np.float32), np.zeros(shape, np.float32))
+        assert "input 'input_0' has shape" in str(bad.value) and "within [8, 64]" in str(bad.value), str(bad.value)
+    # A config narrowing the rows to 4 exactly (Triton checks the fixed dim; the backend the rest).
+    io = SMALL_IO.replace("dims: [ 8, 64 ]", "dims: [ 4, -1 ]")
+    harness.make_model(repo, "narrow4", pte="triton_elementwise",
+                       config=f'backend: "torchtrt_executorch"\n{io}' + one_gpu)
+    assert server.load("narrow4") is None, server.log()[-3000:]
+    x = rng.standard_normal((4, 33), dtype=np.float32)
+    np.testing.assert_allclose(infer(server.client, "narrow4", x, x), 1.5 * x, rtol=1e-6, atol=1e-6)
+    with pytest.raises(InferenceServerException):
+        infer(server.client, "narrow4", np.zeros((3, 33), np.float32), np.zeros((3, 33), np.float32))
+    server.unload("dynamic")
+    server.unload("narrow4")

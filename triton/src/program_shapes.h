@@ -1,0 +1,28 @@
+// Which of a method's inputs and outputs have dynamic shapes (program_shapes.cpp): the program's own
+// flag per tensor (TensorShapeDynamism), which ExecuTorch's MethodMeta does not carry.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trtet_triton {
+
+// Note [dynamic shapes]
+// ---------------------
+// A program's tensor is STATIC (its sizes are its shape), DYNAMIC_BOUND (its sizes are an upper bound:
+// any shape of the same rank within them) or DYNAMIC_UNBOUND. MethodMeta gives the sizes (the bound)
+// but not the flag, so the backend reads the flag from the program file's flatbuffer itself: the
+// tables MethodMeta reads (execution_plan[m].values at the method's inputs and outputs) and one more
+// field of each of those Tensor tables, every read checked against the buffer's end (the file is
+// untrusted input: a bad offset refuses the load, naming it).
+// In the config, every dim of a dynamic tensor is -1 (auto-complete), and the backend checks each
+// request against the bound (or the config's narrower dims); a dynamic output's shape is the one the
+// delegate gives it, and the response carries that shape.
+enum class Dynamism { kStatic = 0, kDynamicBound = 1, kDynamicUnbound = 2 };
+
+// The dynamism of `method`'s inputs and outputs in the program file at `path`, in order. False with
+// `why` when the file cannot be read or its tables are malformed.
+bool method_dynamism(const std::string& path, const std::string& method, std::vector<Dynamism>& inputs,
+                     std::vector<Dynamism>& outputs, std::string& why);
+
+}  // namespace trtet_triton
