@@ -18,17 +18,20 @@ constant spacing) for one window of rate x window requests, alone, then again be
 which a second perf_analyzer drives over gRPC at concurrency 4. Each (protocol, I/O) pair is measured
 --repeat times, alone and beside alternating, so host drift hits both sides alike.
 
-Per window: p50, p99, p99.9 and max at the client (from perf_analyzer's profile export, every request's
-send and receive time; the first --skip requests of a window are left out), the latency model's
-throughput, Triton's server-side averages for it (queue, compute input, compute infer, compute output:
-the columns of perf_analyzer's -f CSV) and the aggressor's calls/s (the server's success count over the
-window). Per layout: device memory (nvidia-smi), the values checked through the server, and (one server
-layouts) the SMs each engine ran on (the SM probe).
+Per window, for the latency model: p50, p90, p95 and p99 at the client and the throughput (perf_analyzer's
+-f CSV; perf_analyzer 2.51 reports no percentile above p99, and its --profile-export-file writes an
+empty file), the means of where a request's time goes (client send, network + server send/receive,
+server queue, compute input, compute infer, compute output, client receive: the CSV's columns), and
+the server's own p50, p99 and p99.9 of queue + compute per request (Triton's request traces,
+TIMESTAMPS level, for the latency model only: QUEUE_START to COMPUTE_END). Beside the aggressor also
+its calls/s (the server's success count over the window). Per layout: device memory (nvidia-smi), the
+values checked through the server (host I/O; CUDA shared memory where cupy is installed) before and
+after the load, and (one-server layouts) the SMs each engine ran on (the SM probe).
 
-Ratios beside / alone: p99 at the client, and at the server the mean of queue + compute (Triton reports
-its server-side times as means over a window). The summary table is printed last; --json keeps every
-window. Exit status 1 when a check fails: a wrong value, perf_analyzer failing, an engine off its
-partition's SMs, or (with --bound) a partitioned client p99 ratio above the bound.
+Ratios beside / alone per pair: the client's p99, the server's p99 of queue + compute, and the
+server's mean of queue + compute. The summary is printed last; --json keeps every window. Exit status
+1 when a check fails: a wrong value, perf_analyzer failing, an engine off its partition's SMs, or
+(with --bound) a partitioned client p99 ratio above the bound.
 """
 
 import argparse
@@ -55,11 +58,12 @@ IOS = ("host", "cuda")
 MPS_BIN = "/usr/local/nvidia/bin"
 
 
-def perf_analyzer_command():
+def perf_analyzer_command(extra_env=None):
     """The perf_analyzer binary and the environment it runs in (TRTET_PERF_ANALYZER, its libraries in
-    ../lib beside it: scripts/install-triton's layout)."""
+    ../lib beside it: scripts/install-triton's layout), with `extra_env` (under MPS: the daemon's
+    directories, so that its CUDA shared memory is made by an MPS client like the servers)."""
     binary = harness.env_path("TRTET_PERF_ANALYZER")
-    env = dict(os.environ)
+    env = dict(os.environ, **(extra_env or {}))
     lib = os.path.join(os.path.dirname(os.path.dirname(binary)), "lib")
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     env.pop("LD_PRELOAD", None)
@@ -149,9 +153,9 @@ def success_count(server, model):
 class AggressorLoad:
     """perf_analyzer on the aggressor at concurrency 4 over gRPC, running until stopped."""
 
-    def __init__(self, server, work):
+    def __init__(self, server, work, extra_env=None):
         self.server = server
-        binary, env = perf_analyzer_command()
+        binary, env = perf_analyzer_command(extra_env)
         self.log_path = os.path.join(work, "aggressor_pa.log")
         self.log = open(self.log_path, "w")
         command = [binary, "-m", "aggressor", "-u", f"127.0.0.1:{server.grpc_port}", "-i", "grpc",
@@ -183,10 +187,10 @@ class AggressorLoad:
         self.log.close()
 
 
-def measure(server, protocol, io, rate, window_s, work, tag):
+def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
     """One perf_analyzer window on the latency model: open loop at `rate` (asynchronous calls, so a
     slow response delays no later send), rate x window requests."""
-    binary, env = perf_analyzer_command()
+    binary, env = perf_analyzer_command(extra_env)
     port = server.grpc_port if protocol == "grpc" else server.http_port
     count = max(TRACE_BATCH, int(rate * window_s))
     csv_path = os.path.join(work, f"{tag}.csv")
@@ -339,10 +343,12 @@ def run_layout(layout, args, plan_gpu, work):
     out = {"layout": layout, "windows": [], "checks": []}
     memory_before, _ = device_memory_mib()
     mps = None
+    pa_env = {}
     servers = []
     try:
         if layout == "mps":
             mps = Mps(work)
+            pa_env = dict(mps.env)
             share = max(1, min(99, round(100.0 * LAT_SMS / plan_gpu["sm_count"])))
             out["mps_active_thread_percentage"] = {"latency": share, "aggressor": 100 - share}
             lat_server = harness.Server(repo, env={**env, **mps.env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(share)},
@@ -372,11 +378,12 @@ def run_layout(layout, args, plan_gpu, work):
             for protocol in PROTOCOLS:
                 for io in IOS:
                     tag = f"{layout}_{protocol}_{io}_{rep}"
-                    alone = measure(lat_server, protocol, io, args.rate, args.window, work, tag + "_alone")
-                    load = AggressorLoad(agg_server, work)
+                    alone = measure(lat_server, protocol, io, args.rate, args.window, work, tag + "_alone", pa_env)
+                    load = AggressorLoad(agg_server, work, pa_env)
                     try:
                         agg_start, t0 = success_count(agg_server, "aggressor"), time.monotonic()
-                        beside = measure(lat_server, protocol, io, args.rate, args.window, work, tag + "_beside")
+                        beside = measure(lat_server, protocol, io, args.rate, args.window, work, tag + "_beside",
+                                         pa_env)
                         agg_rate = (success_count(agg_server, "aggressor") - agg_start) / (time.monotonic() - t0)
                     finally:
                         load.stop()
@@ -386,7 +393,7 @@ def run_layout(layout, args, plan_gpu, work):
                           f"{alone['server_us']:.0f} -> {beside['server_us']:.0f} us, aggressor {agg_rate:.0f}/s",
                           flush=True)
         if args.trace:  # the last window's traces written: TRACE_BATCH requests more, not measured
-            measure(lat_server, "grpc", "host", args.rate, TRACE_BATCH / args.rate, work, f"{layout}_flush")
+            measure(lat_server, "grpc", "host", args.rate, TRACE_BATCH / args.rate, work, f"{layout}_flush", pa_env)
         for server, model in ((lat_server, "latency"), (agg_server, "aggressor")):
             check_values(server, model)
         out["checks"].append("values again after the load")
