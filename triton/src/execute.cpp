@@ -197,7 +197,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
         result.error() == etr::Error::InvalidArgument ? TRITONSERVER_ERROR_INVALID_ARG : TRITONSERVER_ERROR_INTERNAL;
     return error(code, what);
   }
-  const cudaError_t synced = cudaStreamSynchronize(state.stream);
+  const cudaError_t synced = state.waiter->wait(state.stream);  // Note [waiting for the stream]
   if (synced != cudaSuccess) {
     compute_end = now_ns();
     const std::string what = format("model '%s' instance '%s': the call's stream failed", model.name.c_str(), state.name.c_str());

@@ -87,6 +87,8 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
     state.own_stream = true;
   }
 
+  state.waiter = std::make_unique<StreamWaiter>(model.parameters.stream_wait);
+
   // The instance's own Module and method, loaded with the model's load-time options.
   take_executorch_errors();
   std::unique_ptr<GpuTimes> tracer;
@@ -134,12 +136,13 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
                                     e));
   }
   log(TRITONSERVER_LOG_INFO,
-      format("model '%s' instance '%s' on GPU %d, %s", model.name.c_str(), name, device,
+      format("model '%s' instance '%s' on GPU %d, %s; stream_wait %s", model.name.c_str(), name, device,
              state.partition != nullptr
                  ? format("a green-context partition of %u SMs%s", state.partition->sm_count(),
                           place->plan_partition.empty() ? "" : (" (plan partition '" + place->plan_partition + "')").c_str())
                        .c_str()
-                 : "the whole GPU (no partition asked for)"));
+                 : "the whole GPU (no partition asked for)",
+             stream_wait_name(model.parameters.stream_wait)));
   return nullptr;
 }
 

@@ -13,6 +13,7 @@
 
 #include "gpu_time.h"
 #include "model.h"
+#include "wait.h"
 #include "trtet_triton/triton_api.h"
 
 namespace trtet_triton {
@@ -30,6 +31,7 @@ struct InstanceState {
   GpuTimes* gpu_times = nullptr;  // the Module's tracer (it owns it); null without the server's metrics
   std::uint64_t calls = 0;         // requests executed, for gpu_time_every
   bool timed = false;              // the request being served has its GPU time measured
+  std::unique_ptr<StreamWaiter> waiter;  // how it waits for its stream (stream_wait)
   InstanceMetrics metrics;
   std::vector<bool> wanted_outputs;          // per request: the outputs the client asked for
   std::vector<std::vector<unsigned char>> input_scratch;   // per input: given in pieces, or on the GPU for a planned input
@@ -37,6 +39,8 @@ struct InstanceState {
 
   ~InstanceState() {
     module.reset();
+    if (stream != nullptr) (void)cudaStreamSynchronize(stream);  // no host function left to run on the waiter
+    waiter.reset();
     if (own_stream && stream != nullptr) {
       (void)cudaStreamSynchronize(stream);
       (void)cudaStreamDestroy(stream);

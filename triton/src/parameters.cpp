@@ -60,6 +60,11 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
       out.plan_partition = value;
     } else if (key == "method") {
       out.method = value;
+    } else if (key == "stream_wait") {
+      if (!parse_stream_wait(value, out.stream_wait)) {
+        return error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("parameter 'stream_wait' is '%s'; it takes sync, spin, yield or callback", value.c_str()));
+      }
     } else if (key == "gpu_time_every") {
       TRTET_TRITON_RETURN_IF_ERROR(parse_unsigned(key, value, 1000000, out.gpu_time_every, "requests", 0));
     } else if (key == "use_cuda_graphs" || key == "cuda_graph_cache_size" || key == "staging_budget_mb" ||
@@ -79,7 +84,7 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
     for (const std::string& k : unknown) names += (names.empty() ? "'" : ", '") + k + "'";
     return error(TRITONSERVER_ERROR_INVALID_ARG,
                  format("unknown parameter%s %s; the backend takes sms, sms.<group>, plan_file, plan_file.<device>, "
-                        "plan_partition, method, gpu_time_every, use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, "
+                        "plan_partition, method, gpu_time_every, stream_wait, use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, "
                         "weight_streaming_budget",
                         unknown.size() > 1 ? "s" : "", names.c_str()));
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trtet_triton/triton_api.h"
+#include "wait.h"
 
 namespace trtet_triton {
 
@@ -32,6 +33,8 @@ using Json = nlohmann::json;
 //   gpu_time_every      one request in N has its engine's GPU time measured (CUDA events around the
 //                       engine and its copies; Note [engine GPU time]), the first included: 1 times
 //                       every request, 0 none (default 16: the events cost the requests they time)
+//   stream_wait         how an instance waits for its stream after a call: sync (default), spin,
+//                       yield or callback (Note [waiting for the stream], wait.h)
 //   use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, weight_streaming_budget
 //                       the delegate's load-time options (docs/DESIGN.md), passed as given: the
 //                       delegate checks their values
@@ -48,6 +51,7 @@ struct Parameters {
   std::string plan_partition;
   std::string method = "forward";
   unsigned gpu_time_every = 16;
+  StreamWait stream_wait = StreamWait::kSync;
   std::vector<std::pair<std::string, std::string>> load_options;  // key, value
 };
 

@@ -136,6 +136,11 @@ def test_malformed_gpu_time_sampling_is_refused(server, repo):
     assert "parameter 'gpu_time_every' is 2000000; it takes 0 to 1000000" in refused(server, "big_every")
 
 
+def test_an_unknown_stream_wait_is_refused(server, repo):
+    harness.make_model(repo, "bad_wait", pte="triton_small", parameters={"stream_wait": "poll"})
+    assert "parameter 'stream_wait' is 'poll'; it takes sync, spin, yield or callback" in refused(server, "bad_wait")
+
+
 def test_plan_with_sm_count_off_the_granularity_is_refused(server, repo):
     harness.make_model(repo, "plan_off", pte="triton_small", parameters={"plan_file": "plan.json"})
     harness.write_plan(os.path.join(repo, "plan_off", "plan.json"), [("plan_off", 30)])
@@ -589,3 +594,20 @@ def test_dynamic_shapes_are_served_within_the_bound_and_refused_beyond_it(server
         infer(server.client, "narrow4", np.zeros((3, 33), np.float32), np.zeros((3, 33), np.float32))
     server.unload("dynamic")
     server.unload("narrow4")
+
+
+@needs_gpu
+def test_every_stream_wait_serves_right_values(server, repo):
+    # Note [waiting for the stream]: each way of waiting answers with the call's values, on a partition.
+    rng = np.random.default_rng(5)
+    for wait in ("sync", "spin", "yield", "callback"):
+        name = f"wait_{wait}"
+        harness.make_model(repo, name, pte="triton_elementwise", parameters={"sms": "16", "stream_wait": wait},
+                           extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+        assert server.load(name) is None, server.log()[-3000:]
+        assert f"instance '{name}_0_0' on GPU 0, a green-context partition of 16 SMs; stream_wait {wait}" in server.log()
+        for _ in range(20):
+            x = rng.standard_normal((8, 64), dtype=np.float32)
+            y = rng.standard_normal((8, 64), dtype=np.float32)
+            np.testing.assert_allclose(infer(server.client, name, x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+        server.unload(name)
