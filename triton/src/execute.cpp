@@ -154,6 +154,35 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
                             static_cast<long long>(memory_id), state.name.c_str(), state.device));
       }
     }
+    if (buffer == nullptr && wanted[o] && spec.dynamic()) {
+      // Dynamic and asked for: written where the response will likely be (the client's CUDA shared
+      // memory: device memory of the instance's own; else host), so a device response stays on the
+      // device, then copied into the response once its shape is known.
+      std::size_t size = 0;
+      TRITONSERVER_MemoryType preferred = TRITONSERVER_MEMORY_CPU;
+      std::int64_t preferred_id = 0;
+      TRITONSERVER_Error* e = TRITONBACKEND_RequestOutputBufferProperties(request, spec.name.c_str(), &size, &preferred, &preferred_id);
+      if (e != nullptr) {
+        TRITONSERVER_ErrorDelete(e);
+        preferred = TRITONSERVER_MEMORY_CPU;
+      }
+      if (preferred == TRITONSERVER_MEMORY_GPU && preferred_id == state.device) {
+        state.output_device_scratch.resize(model.outputs.size(), nullptr);
+        void*& scratch = state.output_device_scratch[o];
+        if (scratch == nullptr) {
+          const cudaError_t c = cudaMalloc(&scratch, std::max<std::size_t>(spec.bytes, 1));
+          if (c != cudaSuccess) {
+            scratch = nullptr;
+            (void)cudaGetLastError();
+            return error(TRITONSERVER_ERROR_INTERNAL, format("device memory for output '%s' (%zu bytes): %s", spec.name.c_str(),
+                                                             spec.bytes, cudaGetErrorString(c)));
+          }
+        }
+        buffer = scratch;
+        memory = TRITONSERVER_MEMORY_GPU;
+        memory_id = state.device;
+      }
+    }
     if (buffer == nullptr) {
       // Dynamic, or not asked for: the program writes it into host memory of the output's own (its
       // bound's bytes, the program's figure), which the response never sees directly.
@@ -208,7 +237,9 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
                         lost ? "; this process's CUDA context is lost" : ""));
   }
   // Late outputs: the call is done (its stream synchronized), so their shapes are known and their
-  // bytes written; each goes into a response buffer of its shape.
+  // bytes written; each goes into a response buffer of its shape, copied on the instance's stream
+  // (on its partition), which is waited for once more.
+  bool copied = false;
   for (std::size_t o = 0; late && o < model.outputs.size(); ++o) {
     const IoSpec& spec = model.outputs[o];
     if (!wanted[o] || !(spec.planned || spec.dynamic())) continue;
@@ -237,7 +268,8 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
                           static_cast<long long>(memory_id), state.name.c_str(), state.device));
     }
     if (tensor.nbytes() > 0) {
-      const cudaError_t c = cudaMemcpy(buffer, tensor.const_data_ptr(), tensor.nbytes(), cudaMemcpyDefault);
+      const cudaError_t c = cudaMemcpyAsync(buffer, tensor.const_data_ptr(), tensor.nbytes(), cudaMemcpyDefault, state.stream);
+      copied = true;
       if (c != cudaSuccess) {
         (void)cudaGetLastError();
         const std::string what = format("copying output '%s'", spec.name.c_str());
@@ -245,6 +277,16 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
         return error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
                      format("%s: %s", what.c_str(), cudaGetErrorString(c)));
       }
+    }
+  }
+  if (copied) {
+    const cudaError_t c = state.waiter->wait(state.stream);
+    if (c != cudaSuccess) {
+      (void)cudaGetLastError();
+      const std::string what = format("model '%s' instance '%s': copying the outputs", model.name.c_str(), state.name.c_str());
+      const bool lost = poison_if_sticky(c, what);
+      return error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
+                   format("%s: %s (%s)", what.c_str(), cudaGetErrorString(c), cudaGetErrorName(c)));
     }
   }
   compute_end = now_ns();

@@ -36,11 +36,15 @@ struct InstanceState {
   std::vector<bool> wanted_outputs;          // per request: the outputs the client asked for
   std::vector<std::vector<unsigned char>> input_scratch;   // per input: given in pieces, or on the GPU for a planned input
   std::vector<std::vector<unsigned char>> output_scratch;  // per output: dynamic, or not asked for
+  std::vector<void*> output_device_scratch;                // per output: dynamic, its response on the GPU
 
   ~InstanceState() {
     module.reset();
     if (stream != nullptr) (void)cudaStreamSynchronize(stream);  // no host function left to run on the waiter
     waiter.reset();
+    for (void* p : output_device_scratch) {
+      if (p != nullptr) (void)cudaFree(p);
+    }
     if (own_stream && stream != nullptr) {
       (void)cudaStreamSynchronize(stream);
       (void)cudaStreamDestroy(stream);

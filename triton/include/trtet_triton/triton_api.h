@@ -180,6 +180,11 @@ TRITONSERVER_Error* TRITONBACKEND_InputBuffer(TRITONBACKEND_Input* input, const 
                                               const void** buffer, std::uint64_t* buffer_byte_size,
                                               TRITONSERVER_MemoryType* memory_type, std::int64_t* memory_type_id);
 TRITONSERVER_Error* TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request* request, std::uint32_t* count);
+// The memory the response's buffer for output `name` will likely be in (the client's shared memory,
+// or host memory), before the output's shape is known.
+TRITONSERVER_Error* TRITONBACKEND_RequestOutputBufferProperties(TRITONBACKEND_Request* request, const char* name,
+                                                                std::size_t* byte_size, TRITONSERVER_MemoryType* memory_type,
+                                                                std::int64_t* memory_type_id);
 TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(TRITONBACKEND_Request* request, const std::uint32_t index,
                                                     const char** output_name);
 TRITONSERVER_Error* TRITONBACKEND_RequestRelease(TRITONBACKEND_Request* request, std::uint32_t release_flags);
