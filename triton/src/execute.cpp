@@ -240,32 +240,38 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   // bytes written; each goes into a response buffer of its shape, copied on the instance's stream
   // (on its partition), which is waited for once more.
   bool copied = false;
-  for (std::size_t o = 0; late && o < model.outputs.size(); ++o) {
+  TRITONSERVER_Error* failed = nullptr;  // after a copy was enqueued, errors wait for the stream first
+  for (std::size_t o = 0; late && failed == nullptr && o < model.outputs.size(); ++o) {
     const IoSpec& spec = model.outputs[o];
     if (!wanted[o] || !(spec.planned || spec.dynamic())) continue;
     if (o >= result->size() || !(*result)[o].isTensor()) {
-      return error(TRITONSERVER_ERROR_INTERNAL, format("output %zu is not a tensor", o));
+      failed = error(TRITONSERVER_ERROR_INTERNAL, format("output %zu is not a tensor", o));
+      break;
     }
     const auto& tensor = (*result)[o].toTensor();
     std::vector<std::int64_t> shape(tensor.sizes().begin(), tensor.sizes().end());
     bool within = shape.size() == spec.dims.size() && tensor.nbytes() <= spec.bytes;
     for (std::size_t d = 0; within && d < shape.size(); ++d) within = shape[d] >= 0 && shape[d] <= spec.dims[d];
     if (!within || (!spec.dynamic() && shape != spec.dims)) {
-      return error(TRITONSERVER_ERROR_INTERNAL, format("output '%s' came out %s (%zu bytes); the program's are %s",
-                                                       spec.name.c_str(), dims_text(shape).c_str(), tensor.nbytes(),
-                                                       dims_text(spec.dims).c_str()));
+      failed = error(TRITONSERVER_ERROR_INTERNAL, format("output '%s' came out %s (%zu bytes); the program's are %s",
+                                                         spec.name.c_str(), dims_text(shape).c_str(), tensor.nbytes(),
+                                                         dims_text(spec.dims).c_str()));
+      break;
     }
     TRITONBACKEND_Output* output = nullptr;
-    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ResponseOutput(response, &output, spec.name.c_str(), spec.type->triton,
-                                                              shape.data(), static_cast<std::uint32_t>(shape.size())));
+    failed = TRITONBACKEND_ResponseOutput(response, &output, spec.name.c_str(), spec.type->triton, shape.data(),
+                                          static_cast<std::uint32_t>(shape.size()));
+    if (failed != nullptr) break;
     void* buffer = nullptr;
     TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_GPU;
     std::int64_t memory_id = state.device;
-    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_OutputBuffer(output, &buffer, tensor.nbytes(), &memory, &memory_id));
+    failed = TRITONBACKEND_OutputBuffer(output, &buffer, tensor.nbytes(), &memory, &memory_id);
+    if (failed != nullptr) break;
     if (memory == TRITONSERVER_MEMORY_GPU && memory_id != state.device) {
-      return error(TRITONSERVER_ERROR_INVALID_ARG,
-                   format("output '%s' is on GPU %lld; instance '%s' runs on GPU %d", spec.name.c_str(),
-                          static_cast<long long>(memory_id), state.name.c_str(), state.device));
+      failed = error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("output '%s' is on GPU %lld; instance '%s' runs on GPU %d", spec.name.c_str(),
+                            static_cast<long long>(memory_id), state.name.c_str(), state.device));
+      break;
     }
     if (tensor.nbytes() > 0) {
       const cudaError_t c = cudaMemcpyAsync(buffer, tensor.const_data_ptr(), tensor.nbytes(), cudaMemcpyDefault, state.stream);
@@ -274,20 +280,25 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
         (void)cudaGetLastError();
         const std::string what = format("copying output '%s'", spec.name.c_str());
         const bool lost = poison_if_sticky(c, what);
-        return error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
-                     format("%s: %s", what.c_str(), cudaGetErrorString(c)));
+        failed = error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
+                       format("%s: %s", what.c_str(), cudaGetErrorString(c)));
       }
     }
   }
   if (copied) {
+    // The copies read the call's outputs and write the response's buffers: done before either goes.
     const cudaError_t c = state.waiter->wait(state.stream);
-    if (c != cudaSuccess) {
+    const std::string what = format("model '%s' instance '%s': copying the outputs", model.name.c_str(), state.name.c_str());
+    const bool lost = c != cudaSuccess && poison_if_sticky(c, what);
+    if (c != cudaSuccess && failed == nullptr) {
       (void)cudaGetLastError();
-      const std::string what = format("model '%s' instance '%s': copying the outputs", model.name.c_str(), state.name.c_str());
-      const bool lost = poison_if_sticky(c, what);
-      return error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
-                   format("%s: %s (%s)", what.c_str(), cudaGetErrorString(c), cudaGetErrorName(c)));
+      failed = error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
+                     format("%s: %s (%s)", what.c_str(), cudaGetErrorString(c), cudaGetErrorName(c)));
     }
+  }
+  if (failed != nullptr) {
+    compute_end = now_ns();
+    return failed;
   }
   compute_end = now_ns();
   return nullptr;
