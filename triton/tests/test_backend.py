@@ -272,6 +272,32 @@ def test_perf_analyzer_runs_against_the_server(server, repo):
         server.unload("perf_probe")
 
 
+def test_the_soaks_request_mix_is_one_in_a_hundred_malformed_of_every_kind():
+    # soak_bench.py's client: what it sends is what it says (no GPU needed to check the mix itself).
+    import json as json_
+    import soak_bench
+    kinds = soak_bench.request_mix(1000, seed=3)
+    assert len(kinds) == 1000
+    malformed = [k for k in kinds if k != "good"]
+    assert len(malformed) == 10 and set(malformed) == set(soak_bench.MALFORMED), malformed
+    for block in range(10):  # one in each block of 100
+        assert sum(k != "good" for k in kinds[block * 100:(block + 1) * 100]) == 1
+    rng = np.random.default_rng(0)
+    for kind in ("good",) + soak_bench.MALFORMED:
+        shape, x, y, header, body = soak_bench.build_request(kind, rng)
+        meta = json_.loads(header)
+        declared = sum(i["parameters"]["binary_data_size"] for i in meta["inputs"])
+        names = [i["name"] for i in meta["inputs"]]
+        types = {i["datatype"] for i in meta["inputs"]}
+        within = shape[0] <= 8 and shape[1] <= 64
+        assert (len(body) == declared) == (kind != "truncated_body"), kind
+        assert (names == ["input_0", "input_1"]) == (kind != "missing_input"), kind
+        assert (types == {"FP32"}) == (kind != "wrong_dtype"), kind
+        assert within == (kind != "over_bound"), (kind, shape)
+        if kind == "good":
+            assert np.array_equal(np.frombuffer(body[:x.nbytes], np.float32).reshape(shape), x)
+
+
 def test_the_server_stays_ready_after_the_refusals(server):
     assert server.client.is_server_live() and server.client.is_server_ready()
 

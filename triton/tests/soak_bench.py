@@ -1,0 +1,297 @@
+"""A serving soak (scripts/gpu-triton with TRTET_GPU_TRITON_SOAK_MIN=<minutes>): three models on three
+partitions of one server, driven open loop for --minutes, with 1 % of one model's requests malformed.
+
+  latency      triton_latency.pte on 32 SMs: perf_analyzer open loop at --rate, one window after another
+               (each window's p99 is checked against --p99-bound-us: "within its bound throughout")
+  dynamic      triton_elementwise.pte (DYNAMIC_BOUND [8, 64]) on 16 SMs: a client of its own sends raw
+               HTTP/binary requests of random shapes within the bound and checks every output; one in
+               100 is malformed (request_mix): a wrong data type, a shape over the bound, a missing
+               input, a truncated body. Each must be refused (HTTP 400) with its reason, and the next
+               request served right
+  aggressor    triton_aggressor.pte on the remainder: perf_analyzer at concurrency 2 throughout
+
+Memory is sampled every 10 s: the server's RSS (/proc) and its device memory (nvidia-smi); after the
+first --warmup-s seconds both must stay flat (within --rss-slack-mib and --device-slack-mib).
+Prints the samples and a summary line last; exit status 1 when a check fails.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+import harness
+import perf_bench
+
+BOUND = (8, 64)
+MALFORMED = ("wrong_dtype", "over_bound", "missing_input", "truncated_body")
+# What the refusal of each malformed kind must say (the server's or the backend's reason).
+REASONS = {
+    "wrong_dtype": ("data-type", "datatype", "data type", "TYPE_FP32", "FP32"),
+    "over_bound": ("within [8, 64]",),
+    "missing_input": ("input_1", "expected 2 inputs", "inputs"),
+    "truncated_body": ("unexpected", "size", "bytes", "binary"),
+}
+
+
+def request_mix(count, seed=0, malformed_every=100):
+    """The kinds of `count` requests: 'good' but for one in `malformed_every` (at a random place in each
+    block of that many), which cycles through MALFORMED so that every kind comes up."""
+    rng = random.Random(seed)
+    kinds = ["good"] * count
+    k = 0
+    for block in range(0, count, malformed_every):
+        span = min(malformed_every, count - block)
+        if span < malformed_every:
+            break
+        kinds[block + rng.randrange(span)] = MALFORMED[k % len(MALFORMED)]
+        k += 1
+    return kinds
+
+
+def build_request(kind, rng):
+    """(shape, x, y, header bytes, body bytes) of one raw HTTP/binary request of `kind` for the dynamic
+    model; x and y are None where the kind sends no valid tensors to check against."""
+    rows = int(rng.integers(1, BOUND[0] + 1))
+    cols = int(rng.integers(4, BOUND[1] + 1))
+    if kind == "over_bound":
+        rows = BOUND[0] + 1
+    shape = [rows, cols]
+    x = rng.standard_normal(shape, dtype=np.float32)
+    y = rng.standard_normal(shape, dtype=np.float32)
+    datatype = "INT32" if kind == "wrong_dtype" else "FP32"
+    tensors = [("input_0", x), ("input_1", y)]
+    if kind == "missing_input":
+        tensors = tensors[:1]
+    inputs = [{"name": n, "shape": shape, "datatype": datatype, "parameters": {"binary_data_size": t.nbytes}}
+              for n, t in tensors]
+    header = json.dumps({"inputs": inputs, "outputs": [{"name": "output_0", "parameters": {"binary_data": True}}]})
+    body = b"".join(t.tobytes() for _, t in tensors)
+    if kind == "truncated_body":
+        body = body[: len(body) - 4 * cols]  # one row short of what binary_data_size says
+    return shape, x, y, header.encode(), body
+
+
+def send(connection, model, header, body):
+    connection.request("POST", f"/v2/models/{model}/infer", body=header + body,
+                       headers={"Inference-Header-Content-Length": str(len(header)),
+                                "Content-Type": "application/octet-stream"})
+    response = connection.getresponse()
+    data = response.read()
+    return response.status, response.getheader("Inference-Header-Content-Length"), data
+
+
+def output_of(data, header_length, shape):
+    """The output of a response: binary after its JSON header, or in the JSON where the server sent it so."""
+    n = int(header_length) if header_length is not None else len(data)
+    meta = json.loads(data[:n])
+    out = meta["outputs"][0]
+    if list(out["shape"]) != list(shape):
+        raise AssertionError(f"output shape {out['shape']}, request {shape}")
+    if header_length is None:
+        return np.asarray(out.get("data", []), dtype=np.float32).reshape(shape)
+    size = int(out.get("parameters", {}).get("binary_data_size", 0))
+    if size != int(np.prod(shape)) * 4 or len(data) < n + size:
+        raise AssertionError(f"output of {size} bytes (of {len(data) - n}) for shape {shape}")
+    return np.frombuffer(data[n:n + size], dtype=np.float32).reshape(shape)
+
+
+class DynamicClient(threading.Thread):
+    """The dynamic model's client: open loop at `rate` (a send every 1/rate s, or at once when late)."""
+
+    def __init__(self, port, rate, stop, seed=1):
+        super().__init__()
+        self.port, self.rate, self.stop, self.seed = port, rate, stop, seed
+        self.counts = {"good": 0, "wrong": 0, "failed_good": 0, **{k: 0 for k in MALFORMED}}
+        self.errors = []
+        self.refusals = {}
+
+    def run(self):
+        rng = np.random.default_rng(self.seed)
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        next_at = time.monotonic()
+        previous_malformed = None
+        block = 0
+        kinds = []
+        while True:
+            if not kinds:
+                kinds = request_mix(100, seed=self.seed * 1_000_003 + block)
+                # the malformed kinds in turn across blocks, each block holding one
+                kinds = [MALFORMED[block % len(MALFORMED)] if k != "good" else k for k in kinds]
+                block += 1
+            kind = kinds.pop(0)
+            if self.stop.is_set():
+                break
+            next_at += 1.0 / self.rate
+            delay = next_at - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            shape, x, y, header, body = build_request(kind, rng)
+            try:
+                status, length, data = send(connection, "dynamic", header, body)
+            except (OSError, http.client.HTTPException) as e:
+                self.errors.append(f"{kind}: {e}")
+                connection.close()
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                continue
+            if kind == "good":
+                if status != 200:
+                    self.counts["failed_good"] += 1
+                    self.errors.append(f"good request {shape} after {previous_malformed}: {status} {data[:300]!r}")
+                else:
+                    try:
+                        got = output_of(data, length, shape)
+                    except (AssertionError, ValueError, KeyError) as e:
+                        self.counts["wrong"] += 1
+                        self.errors.append(f"output for {shape}: {e}")
+                        continue
+                    if not np.allclose(got, 2 * x - 0.5 * y, rtol=1e-5, atol=1e-5):
+                        self.counts["wrong"] += 1
+                        self.errors.append(f"wrong output for {shape}")
+                    self.counts["good"] += 1
+                previous_malformed = None
+            else:
+                text = data.decode(errors="replace")
+                if status != 400 or not any(r in text for r in REASONS[kind]):
+                    self.errors.append(f"{kind}: {status} {text[:300]}")
+                else:
+                    self.counts[kind] += 1
+                    self.refusals.setdefault(kind, text[:200])
+                previous_malformed = kind
+        connection.close()
+
+
+def rss_mib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return -1.0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--rate", type=float, default=1000.0, help="the latency model's requests/s")
+    parser.add_argument("--dynamic-rate", type=float, default=200.0)
+    parser.add_argument("--window", type=float, default=30.0, help="seconds per latency window")
+    parser.add_argument("--p99-bound-us", type=float, default=2000.0)
+    parser.add_argument("--warmup-s", type=float, default=60.0)
+    parser.add_argument("--rss-slack-mib", type=float, default=32.0)
+    parser.add_argument("--device-slack-mib", type=float, default=4.0)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    plan_gpu = harness.gpu_plan_fields()
+    work = tempfile.mkdtemp(prefix="trtet-soak-")
+    repo = os.path.join(work, "repo")
+    os.makedirs(repo)
+    plan = os.path.join(repo, "plan.json")
+    harness.write_plan(plan, [("latency", 32), ("dynamic", 16)], remainder="aggressor", gpu=plan_gpu)
+    group = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
+    for name, pte in (("latency", "triton_latency"), ("dynamic", "triton_elementwise"), ("aggressor", "triton_aggressor")):
+        harness.make_model(repo, name, pte=pte, parameters={"plan_file": plan}, extra=group)
+    server = harness.Server(repo)
+    failures = []
+    samples = []
+    windows = []
+    out = {}
+    try:
+        for name in ("latency", "dynamic", "aggressor"):
+            message = server.load(name)
+            if message is not None:
+                raise RuntimeError(f"{name} did not load: {message}\n{server.log()[-2000:]}")
+        perf_bench.check_values(server, "latency")
+        stop = threading.Event()
+        aggressor = perf_bench.AggressorLoad(server, work)
+        client = DynamicClient(server.http_port, args.dynamic_rate, stop)
+        t0 = time.monotonic()
+        client.start()
+
+        def sample():
+            _, per = perf_bench.device_memory_mib()
+            samples.append((time.monotonic() - t0, rss_mib(server.process.pid), per.get(server.process.pid, -1)))
+
+        sampler_stop = threading.Event()
+
+        def sampler():
+            while not sampler_stop.wait(10.0):
+                sample()
+
+        sample()
+        sampling = threading.Thread(target=sampler)
+        sampling.start()
+        try:
+            k = 0
+            while time.monotonic() - t0 < args.minutes * 60:
+                w = perf_bench.measure(server, "grpc", "host", args.rate, args.window, work, f"soak_{k}")
+                windows.append((time.monotonic() - t0, w["p99_us"], w["throughput"]))
+                print(f"  {windows[-1][0]:6.0f} s: latency p99 {w['p99_us']:.0f} us, {w['throughput']:.0f}/s; dynamic "
+                      f"{client.counts['good']} good, {sum(client.counts[m] for m in MALFORMED)} malformed refused",
+                      flush=True)
+                k += 1
+        finally:
+            stop.set()
+            sampler_stop.set()
+            client.join(timeout=60)
+            sampling.join(timeout=30)
+            aggressor.stop()
+        sample()
+        perf_bench.check_values(server, "latency")
+        out = {"counts": client.counts, "errors": client.errors[:20], "refusals": client.refusals,
+               "samples": samples, "windows": windows}
+        if client.errors:
+            failures.append(f"{len(client.errors)} dynamic-client errors, first: {client.errors[0][:300]}")
+        if client.counts["wrong"]:
+            failures.append(f"{client.counts['wrong']} wrong outputs")
+        missing = [m for m in MALFORMED if client.counts[m] == 0]
+        if missing:
+            failures.append(f"no refused request of kind {', '.join(missing)}")
+        over = [w for w in windows if w[1] > args.p99_bound_us]
+        if over:
+            failures.append(f"latency p99 above {args.p99_bound_us:.0f} us in {len(over)} of {len(windows)} windows")
+        settled = [s for s in samples if s[0] >= args.warmup_s]
+        if len(settled) >= 2:
+            rss = [s[1] for s in settled]
+            dev = [s[2] for s in settled]
+            if max(rss) - min(rss) > args.rss_slack_mib:
+                failures.append(f"host RSS moved {min(rss):.0f} to {max(rss):.0f} MiB after warm-up")
+            if max(dev) - min(dev) > args.device_slack_mib:
+                failures.append(f"device memory moved {min(dev)} to {max(dev)} MiB after warm-up")
+        else:
+            failures.append("too short for memory samples after the warm-up")
+    except Exception as e:
+        failures.append(str(e)[-1500:])
+    finally:
+        server.stop()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    print("\n== soak summary ==")
+    print("memory samples (s, host RSS MiB, device MiB): " +
+          ", ".join(f"{t:.0f}:{r:.0f}/{d}" for t, r, d in samples))
+    if windows:
+        p99s = [w[1] for w in windows]
+        print(f"latency p99 per {args.window:g} s window: min {min(p99s):.0f}, max {max(p99s):.0f} us (bound "
+              f"{args.p99_bound_us:.0f}), {len(windows)} windows")
+    counts = out.get("counts", {})
+    for kind, text in out.get("refusals", {}).items():
+        print(f"  {kind} refused: {text}")
+    print(f"soak: {args.minutes:g} min, dynamic model {counts.get('good', 0)} served right, "
+          f"{sum(counts.get(m, 0) for m in MALFORMED)} malformed refused with their reason "
+          f"({', '.join(f'{m} {counts.get(m, 0)}' for m in MALFORMED)}), wrong outputs {counts.get('wrong', 0)}: "
+          + ("FAILED: " + "; ".join(failures) if failures else "all checks passed"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
