@@ -219,7 +219,10 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     const cudaError_t after = cudaStreamSynchronize(state.stream);
     (void)cudaGetLastError();
     const std::string what = executorch_failure(format("model '%s' instance '%s': execute", model.name.c_str(), state.name.c_str()), result.error());
-    if (poison_if_sticky(after, what)) return error(TRITONSERVER_ERROR_UNAVAILABLE, what + " (this process's CUDA context is lost)");
+    if (poison_if_sticky(after, what)) {
+      return error(TRITONSERVER_ERROR_UNAVAILABLE, format("%s; then its stream: %s (%s); this process's CUDA context is lost",
+                                                          what.c_str(), cudaGetErrorString(after), cudaGetErrorName(after)));
+    }
     // The delegate refuses what the caller got wrong (a shape outside its engine's profile) as
     // InvalidArgument: the client sees that code, with the delegate's message from its log.
     const TRITONSERVER_Error_Code code =
