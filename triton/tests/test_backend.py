@@ -257,7 +257,8 @@ def test_perf_analyzer_runs_against_the_server(server, repo):
     message = server.load("perf_probe")
     csv_path = os.path.join(repo, "perf_probe.csv")
     done = subprocess.run([binary, "-m", "perf_probe", "-u", f"127.0.0.1:{server.grpc_port}", "-i", "grpc",
-                           "--concurrency-range", "1", "--request-count", "50", "-f", csv_path],
+                           "--concurrency-range", "1", "--request-count", "50", "-f", csv_path,
+                           "--shape", "input_0:8,64", "--shape", "input_1:8,64"],
                           capture_output=True, text=True, env=env, timeout=120)
     output = done.stdout + done.stderr
     if GPUS == 0:
