@@ -47,7 +47,9 @@ struct ExchangeApi {
   void* current_work_stream;
 };
 
-enum class Path : std::uint8_t { kGeneric, kExchange, kBuffer, kTorch, kCupy };
+// kProbe: a type with a buffer protocol that also says it may live on a device (__dlpack_device__):
+// each object is asked where it lives, the buffer protocol read only for one in host memory.
+enum class Path : std::uint8_t { kGeneric, kExchange, kBuffer, kTorch, kCupy, kProbe };
 
 struct TypeEntry {
   PyTypeObject* type = nullptr;  // a strong reference: the pointer stays this type's
@@ -55,6 +57,13 @@ struct TypeEntry {
   const ExchangeApi* api = nullptr;
   bool torch = false;  // a torch.Tensor type: read by its attributes where the exchange API declines
   bool checked = false;  // the exchange API's reading was compared with the attributes' once
+  // A type with a buffer protocol that also offers device arrays (__dlpack__, __dlpack_device__ or
+  // __cuda_array_interface__), other than numpy's and the builtins': the general path never falls
+  // back to its buffer protocol (cupy 14's, e.g., raises for device memory and hands managed memory
+  // out as if it were host memory).
+  bool guard_buffer = false;
+  bool has_dlpack = false;
+  bool has_cai = false;
 };
 
 constexpr int kTypeCacheSize = 32;
@@ -81,6 +90,9 @@ struct Names {
   PyObject* ptr = interned("ptr");
   PyObject* device_id = interned("device_id");
   PyObject* str = interned("str");
+  PyObject* c_contiguous = interned("_c_contiguous");
+  PyObject* dlpack = interned("__dlpack__");
+  PyObject* dlpack_device = interned("__dlpack_device__");
 };
 
 const Names& names() {
@@ -131,32 +143,58 @@ const ExchangeApi* exchange_api_of(PyTypeObject* type) {
 
 bool g_use_exchange = true;
 
+/// Whether the type (or a base) has the attribute (a method, property or class attribute).
+bool type_has(PyTypeObject* type, const char* attr) {
+  PyObject* a = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), attr);
+  if (a == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  Py_DECREF(a);
+  return true;
+}
+
+bool subtype_of(PyTypeObject* type, const char* module, const char* attr) {
+  PyTypeObject* t = type_attr(imported(module), attr);
+  if (t == nullptr) return false;
+  const bool is = PyType_IsSubtype(type, t) != 0;
+  Py_DECREF(t);
+  return is;
+}
+
+/// How objects of `type` are read, decided once per type. Device array types first (the exchange
+/// API, torch, cupy), so that a device array type which also has a buffer protocol (cupy 14) is
+/// never read through it; the buffer protocol for numpy arrays, the builtins and types that say
+/// nothing of a device; the others per object (kProbe) or by DLPack / __cuda_array_interface__.
 TypeEntry classify(PyTypeObject* type) {
   TypeEntry e;
   e.type = type;
-  if (PyTypeObject* t = type_attr(imported("torch"), "Tensor")) {
-    e.torch = PyType_IsSubtype(type, t);
-    Py_DECREF(t);
-  }
+  e.torch = subtype_of(type, "torch", "Tensor");
   if (g_use_exchange && (e.api = exchange_api_of(type)) != nullptr) {
     e.path = Path::kExchange;
-    return e;
-  }
-  if (type->tp_as_buffer != nullptr && type->tp_as_buffer->bf_getbuffer != nullptr) {
-    e.path = Path::kBuffer;
     return e;
   }
   if (e.torch) {
     e.path = Path::kTorch;
     return e;
   }
-  if (PyTypeObject* t = type_attr(imported("cupy"), "ndarray")) {
-    const bool is = PyType_IsSubtype(type, t);
-    Py_DECREF(t);
-    if (is) {
-      e.path = Path::kCupy;
+  if (subtype_of(type, "cupy", "ndarray")) {
+    e.path = Path::kCupy;
+    e.guard_buffer = e.has_dlpack = true;  // where its attributes fail: DLPack, never its buffer
+    return e;
+  }
+  e.has_dlpack = type_has(type, "__dlpack__");
+  e.has_cai = type_has(type, "__cuda_array_interface__");
+  const bool has_device = type_has(type, "__dlpack_device__");
+  if (type->tp_as_buffer != nullptr && type->tp_as_buffer->bf_getbuffer != nullptr) {
+    const bool host_type = type == &PyMemoryView_Type || type == &PyBytes_Type || type == &PyByteArray_Type ||
+                           subtype_of(type, "numpy", "ndarray");
+    if (host_type || (!e.has_dlpack && !e.has_cai && !has_device)) {
+      e.path = Path::kBuffer;
       return e;
     }
+    e.guard_buffer = true;
+    if (has_device) e.path = Path::kProbe;
   }
   return e;
 }
@@ -469,58 +507,94 @@ bool read_torch(PyObject* obj, ArrayArg& a, const Where& where) {
   return true;
 }
 
-/// A cupy array: data.ptr, data.device_id, shape, strides, dtype.
+/// How many GPUs the process sees (-1 where CUDA cannot say), asked once.
+int device_count() {
+  static const int devices = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      (void)cudaGetLastError();
+      n = -1;
+    }
+    return n;
+  }();
+  return devices;
+}
+
+/// A cupy array through its own attributes: data (its MemoryPointer) .ptr and .device_id (only on
+/// a machine of more than one GPU), dtype, shape, and _c_contiguous (strides only where it is not,
+/// or where this cupy has no such attribute). No DLPack capsule, no __cuda_array_interface__ dict,
+/// never its buffer protocol (cupy 14 raises there for device memory).
 bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
   const Names& n = names();
   Ref mem(get(obj, n.data));
-  if (!mem) return false;
+  if (!mem || mem.p == Py_None) return false;
   Ref ptr(get(mem.p, n.ptr));
-  Ref dev(get(mem.p, n.device_id));
-  if (!ptr || !dev) return false;
+  if (!ptr) return false;
   a.data = PyLong_AsVoidPtr(ptr.p);
-  a.device = static_cast<int>(PyLong_AsLong(dev.p));
-  if (PyErr_Occurred()) {
+  if (a.data == nullptr && PyErr_Occurred()) {
     PyErr_Clear();
     return false;
   }
-  Ref dtype(get(obj, n.dtype));
-  if (!dtype) return false;
-  if (!numpy_dtypes().lookup(dtype.p, a.type)) return false;  // the general path names it
-  Ref shape(get(obj, n.shape));
-  Ref strides(get(obj, n.strides));
-  std::int64_t dims[kMaxDims], st[kMaxDims];
-  int ndim = 0, sn = 0;
-  if (!tuple_ints(shape.p, dims, ndim) || !tuple_ints(strides.p, st, sn) || sn != ndim) return false;
-  const std::int64_t es = static_cast<std::int64_t>(element_size(a.type));
-  for (int i = 0; i < ndim; ++i) {
-    if (st[i] % es != 0) refuse(where, "strides that are not whole elements");
-    st[i] /= es;
+  a.device = 0;
+  if (device_count() != 1) {
+    Ref dev(get(mem.p, n.device_id));
+    if (!dev) return false;
+    a.device = static_cast<int>(PyLong_AsLong(dev.p));
+    if (a.device == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
   }
-  finish(a, where, ndim, dims, st, dl_of(a.type), kDLCUDA, nullptr);
+  Ref dtype(get(obj, n.dtype));
+  if (!dtype || !numpy_dtypes().lookup(dtype.p, a.type)) return false;  // the general path names it
+  Ref shape(get(obj, n.shape));
+  std::int64_t dims[kMaxDims], st[kMaxDims];
+  int ndim = 0;
+  if (!tuple_ints(shape.p, dims, ndim)) return false;
+  Ref contiguous(get(obj, n.c_contiguous));
+  const bool strided = contiguous.p != Py_True;
+  if (strided) {
+    Ref strides(get(obj, n.strides));
+    int sn = 0;
+    if (!tuple_ints(strides.p, st, sn) || sn != ndim) return false;
+    const std::int64_t es = static_cast<std::int64_t>(element_size(a.type));
+    for (int i = 0; i < ndim; ++i) {
+      if (st[i] % es != 0) refuse(where, "strides that are not whole elements");
+      st[i] /= es;
+    }
+  }
+  finish(a, where, ndim, dims, strided ? st : nullptr, dl_of(a.type), kDLCUDA, nullptr);
   return true;
 }
 
-/// The general path: DLPack (__dlpack__, through nanobind), else __cuda_array_interface__.
-void read_generic(PyObject* obj, ArrayArg& a, const Where& where) {
+/// Where an object of a kProbe type says it lives: its __dlpack_device__()'s device type, or -1.
+int probe_device(PyObject* obj) {
+  Ref d(call0(obj, names().dlpack_device));
+  if (!d || !PyTuple_Check(d.p) || PyTuple_GET_SIZE(d.p) < 1) return -1;
+  const long t = PyLong_AsLong(PyTuple_GET_ITEM(d.p, 0));
+  if (t == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return -1;
+  }
+  return static_cast<int>(t);
+}
+
+void read_ndarray(const nb::ndarray<>& arr, ArrayArg& a, const Where& where) {
+  std::int64_t shape[kMaxDims], strides[kMaxDims];
+  const int ndim = static_cast<int>(arr.ndim());
+  if (ndim > kMaxDims) refuse(where, std::to_string(ndim) + " dimensions; ExecuTorch takes at most " + std::to_string(kMaxDims));
+  for (int i = 0; i < ndim; ++i) {
+    shape[i] = static_cast<std::int64_t>(arr.shape(static_cast<std::size_t>(i)));
+    strides[i] = arr.stride(static_cast<std::size_t>(i));
+  }
+  a.data = arr.data();
+  a.device = arr.device_id();
+  finish(a, where, ndim, shape, strides, arr.dtype(), arr.device_type(), nullptr);
+}
+
+void read_cai(PyObject* obj, ArrayArg& a, const Where& where) {
   std::int64_t shape[kMaxDims], strides[kMaxDims];
   nb::handle h(obj);
-  nb::ndarray<> arr;
-  if (nb::try_cast<nb::ndarray<>>(h, arr, /*convert=*/false)) {
-    const int ndim = static_cast<int>(arr.ndim());
-    if (ndim > kMaxDims) refuse(where, std::to_string(ndim) + " dimensions; ExecuTorch takes at most " + std::to_string(kMaxDims));
-    for (int i = 0; i < ndim; ++i) {
-      shape[i] = static_cast<std::int64_t>(arr.shape(static_cast<std::size_t>(i)));
-      strides[i] = arr.stride(static_cast<std::size_t>(i));
-    }
-    a.data = arr.data();
-    a.device = arr.device_id();
-    finish(a, where, ndim, shape, strides, arr.dtype(), arr.device_type(), nullptr);
-    return;
-  }
-  if (!nb::hasattr(h, "__cuda_array_interface__")) {
-    refuse(where, nb::cast<std::string>(nb::str(h.type())) +
-                      " is not an array (numpy, DLPack (__dlpack__) or __cuda_array_interface__)");
-  }
   nb::dict cai = nb::cast<nb::dict>(h.attr("__cuda_array_interface__"));
   nb::tuple data = nb::cast<nb::tuple>(cai["data"]);
   a.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(data[0]));
@@ -561,6 +635,40 @@ void read_generic(PyObject* obj, ArrayArg& a, const Where& where) {
     (void)cudaGetLastError();
   }
   finish(a, where, ndim, shape, have_strides ? strides : nullptr, dtype, device_type, typestr.c_str());
+}
+
+[[noreturn]] void refuse_not_array(nb::handle h, const Where& where) {
+  refuse(where, nb::cast<std::string>(nb::str(h.type())) +
+                    " is not an array (numpy, DLPack (__dlpack__) or __cuda_array_interface__)");
+}
+
+/// The general path: DLPack (__dlpack__, through nanobind), else __cuda_array_interface__. For a
+/// type whose buffer protocol is guarded (a device array type with one), DLPack is asked for its
+/// capsule here, so that nanobind cannot fall back to the buffer protocol, and an object without
+/// __dlpack__ is read by its __cuda_array_interface__.
+void read_generic(PyObject* obj, ArrayArg& a, const Where& where, const TypeEntry& e) {
+  nb::handle h(obj);
+  if (e.guard_buffer) {
+    if (e.has_dlpack) {
+      nb::object capsule = nb::steal(PyObject_CallMethodNoArgs(obj, names().dlpack));
+      if (!capsule.is_valid()) throw nb::python_error();
+      nb::ndarray<> arr;
+      if (!nb::try_cast<nb::ndarray<>>(capsule, arr, /*convert=*/false))
+        refuse(where, nb::cast<std::string>(nb::str(h.type())) + ".__dlpack__() gave no DLPack capsule that can be read");
+      read_ndarray(arr, a, where);
+      return;
+    }
+    if (!e.has_cai) refuse_not_array(h, where);
+    read_cai(obj, a, where);
+    return;
+  }
+  nb::ndarray<> arr;
+  if (nb::try_cast<nb::ndarray<>>(h, arr, /*convert=*/false)) {
+    read_ndarray(arr, a, where);
+    return;
+  }
+  if (!nb::hasattr(h, "__cuda_array_interface__")) refuse_not_array(h, where);
+  read_cai(obj, a, where);
 }
 
 const char* path_name(Path p) {
@@ -618,22 +726,32 @@ void read_array(PyObject* obj, ArrayArg& a, const Where& where, bool writable) {
     case Path::kCupy:
       if (read_cupy(obj, a, where)) return;
       break;
+    case Path::kProbe: {
+      const int t = probe_device(obj);
+      if ((t == kDLCPU || t == kDLCUDAHost) && read_buffer(obj, a, where, writable)) return;
+      break;
+    }
     case Path::kGeneric: break;
   }
   a = ArrayArg{};
   a.obj = obj;
-  read_generic(obj, a, where);
+  read_generic(obj, a, where, e);
 }
 
 const char* array_path(nb::handle obj) {
   const TypeEntry& e = entry_of(Py_TYPE(obj.ptr()));
-  if (e.path == Path::kGeneric) {
-    nb::ndarray<> arr;
-    if (nb::try_cast<nb::ndarray<>>(obj, arr, false)) return "dlpack";
-    if (nb::hasattr(obj, "__cuda_array_interface__")) return "cuda-array-interface";
-    return "none";
+  Path p = e.path;
+  if (p == Path::kProbe) {
+    const int t = probe_device(obj.ptr());
+    if (t == kDLCPU || t == kDLCUDAHost) return "buffer";
+    p = Path::kGeneric;
   }
-  return path_name(e.path);
+  if (p != Path::kGeneric) return path_name(p);
+  if (e.guard_buffer) return e.has_dlpack ? "dlpack" : e.has_cai ? "cuda-array-interface" : "none";
+  nb::ndarray<> arr;
+  if (nb::try_cast<nb::ndarray<>>(obj, arr, false)) return "dlpack";
+  if (nb::hasattr(obj, "__cuda_array_interface__")) return "cuda-array-interface";
+  return "none";
 }
 
 void use_exchange_api(bool on) {

@@ -193,6 +193,41 @@ def test_array_paths(prog):
     np.testing.assert_allclose(out, x + y, rtol=1e-6)
 
 
+class DeviceBytes(bytearray):
+    """Bytes with a buffer protocol that say they live on the GPU (as cupy 14's arrays have a buffer
+    protocol that raises for device memory): never to be read through the buffer protocol."""
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": (len(self) // 4,), "typestr": "<f4", "data": (0x7F0000000000, False), "version": 3}
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA
+
+
+class CaiBytes(bytearray):
+    @property
+    def __cuda_array_interface__(self):
+        return DeviceBytes.__cuda_array_interface__.fget(self)
+
+
+class HostBytes(DeviceBytes):
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU: this one's buffer protocol is its memory
+
+
+def test_device_arrays_with_a_buffer_protocol_are_not_read_through_it(prog):
+    assert tet.array_path(DeviceBytes(32)) == "cuda-array-interface"
+    assert tet.array_path(CaiBytes(32)) == "cuda-array-interface"
+    assert tet.array_path(HostBytes(32)) == "buffer"
+    assert tet.array_path(bytearray(32)) == "buffer"
+    x, y = xy((8, 64))
+    # Read as device memory (through __cuda_array_interface__): the host program refuses it or the
+    # delegate cannot take it; had its buffer protocol been read, the call would have gone through.
+    with pytest.raises(tet.Error):
+        prog.forward(DeviceBytes(x.nbytes), y)
+
+
 def test_a_call_holds_no_reference_after_the_next(prog):
     x, y = xy((8, 64))
 
