@@ -1,4 +1,7 @@
-"""Two models served at once by the real Triton server through tritonclient, on a GPU (scripts/gpu-triton).
+"""Two models served at once by the real Triton server through tritonclient, on a GPU. No longer the
+measure (perf_bench.py is, with perf_analyzer; a closed-loop Python client on the server's own cores
+measures the host more than the GPU): scripts/gpu-triton runs perf_bench.py, which uses this file's
+Io (value checks through CUDA shared memory) and SM probe. It still runs by hand.
 
   latency    triton_latency.pte: one wave of 32 blocks of 25 us (test engine "waves", records its SMs)
   aggressor  triton_aggressor.pte: 2048 blocks of 50 us (about 1 ms a call on 100 SMs)
