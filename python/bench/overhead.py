@@ -12,7 +12,9 @@ of the extension (``Method._time_cpp``): "C++" is ExecuTorch's Module set_input/
 as a C++ application writes it (the reference the goal is stated against), "pkg" is this package's
 own path without Python (what a Python call runs once its arrays are read). Blocks of N calls,
 the stream synchronized between blocks (outside the timing), the three alternating, R times;
-"Python adds" is the median over the blocks of (Python - C++). Every line starts with "P-py".
+"Python adds" is the median over the blocks of (Python - C++); "reading the arrays" is the part of it
+spent reading and checking the arrays (``Method._time_prepare``, in C++ without the Python call).
+Every line starts with "P-py".
 Before this package read torch tensors itself (DLPack through torch's Python-level __dlpack__),
 the 2-input torch device row added 12.8 to 17.9 us (17.9 the worse run): printed beside it.
 """
@@ -55,13 +57,20 @@ def measure(call, cpp, sync, calls, repeats):
             "adds": statistics.median(diff), "min": min(py), "max": max(py)}
 
 
-def row(name, r, goal=False, before=None):
+def row(name, r, goal=False, before=None, read=None):
     verdict = ""
     if goal:
         verdict = f"  goal <= {GOAL_US:.0f} us: {'met' if r['adds'] <= GOAL_US else 'NOT met'}"
     was = f"  (before: {before:.1f} us)" if before is not None else ""
     print(f"P-py {name:<34} Python {r['py']:7.2f} us  C++ {r['module']:7.2f} us  pkg {r['package']:7.2f} us  "
-          f"Python adds {r['adds']:6.2f} us{was}{verdict}", flush=True)
+          f"Python adds {r['adds']:6.2f} us{was}{verdict}{'' if read is None else f'  (reading the arrays: {read:.2f} us)'}",
+          flush=True)
+
+
+def read_us(m, xs, outs, calls, repeats=7):
+    """Median over `repeats` of the mean time the package takes to read and check a call's arrays
+    (Method._time_prepare: no Python call around it): the share of "Python adds" spent reading."""
+    return statistics.median(m._time_prepare(xs, outs, calls) for _ in range(repeats))
 
 
 def main() -> int:
@@ -132,7 +141,8 @@ def main() -> int:
                                     (cupy.asnumpy(xs[1 if n > 1 else 0]) if framework == "cupy" else xs[1 if n > 1 else 0]))
                 np.testing.assert_allclose(got, 2 * first - 0.5 * second, rtol=1e-5, atol=1e-6)
                 row(name, r, goal=device and framework in ("torch", "cupy"),
-                    before=BEFORE_US if (framework, device, n) == ("torch", True, 2) else None)
+                    before=BEFORE_US if (framework, device, n) == ("torch", True, 2) else None,
+                    read=read_us(m, xs, outs, a.calls))
             except Exception as e:  # one row's failure is reported; the others still run
                 failures += 1
                 print(f"P-py {name}: FAILED: {type(e).__name__}: {e}", flush=True)

@@ -99,6 +99,10 @@ class Program {
   /// once its arrays are read).
   nb::dict time_cpp(MethodInfo& mi, nb::sequence inputs, nb::object outputs, int n);
 
+  /// The benchmark's split of "Python adds": mean host microseconds of reading and checking the
+  /// call's arrays (prepare), `n` times in C++ with the GIL held, no Python call around it.
+  double time_prepare(MethodInfo& mi, nb::sequence inputs, nb::object outputs, int n);
+
   std::size_t flush_profiling();
 
   /// Flushes and writes the ETDump file; the tracer takes no more events after this (later calls

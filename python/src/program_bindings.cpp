@@ -121,6 +121,9 @@ void bind_program(nb::module_& m) {
       }, nb::arg("inputs"), nb::arg("outputs").none())
       .def("_time_cpp", [](MethodHandle& h, nb::sequence inputs, nb::object outputs, int n) {
         return h.program->time_cpp(*h.info, inputs, outputs, n);
+      }, nb::arg("inputs"), nb::arg("outputs").none(), nb::arg("n"))
+      .def("_time_prepare", [](MethodHandle& h, nb::sequence inputs, nb::object outputs, int n) {
+        return h.program->time_prepare(*h.info, inputs, outputs, n);
       }, nb::arg("inputs"), nb::arg("outputs").none(), nb::arg("n"));
 
   nb::class_<BoundCall>(m, "_BoundCall").def("__call__", &BoundCall::operator());

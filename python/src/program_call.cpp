@@ -728,6 +728,19 @@ nb::dict Program::time_cpp(MethodInfo& mi, nb::sequence inputs, nb::object outpu
   return d;
 }
 
+double Program::time_prepare(MethodInfo& mi, nb::sequence inputs, nb::object outputs, int n) {
+  std::vector<PyObject*> in;
+  for (nb::handle h : inputs) in.push_back(h.ptr());
+  CallArgs args;
+  prepare(mi, in.data(), in.size(), outputs.ptr(), args);  // warm: the types known, the vectors sized
+  const auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < n; ++k) {
+    args.refs.clear();
+    prepare(mi, in.data(), in.size(), outputs.ptr(), args);
+  }
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / (n > 0 ? n : 1);
+}
+
 void plant(const std::string& bug) {
   if (bug != "" && bug != "early-free") raise(et::ErrorCode::kInvalidArgument, "no such planted bug: '" + bug + "'");
   g_plant_early_free = bug == "early-free";
