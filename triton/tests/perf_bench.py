@@ -192,7 +192,9 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
     slow response delays no later send), rate x window requests."""
     binary, env = perf_analyzer_command(extra_env)
     port = server.grpc_port if protocol == "grpc" else server.http_port
-    count = max(TRACE_BATCH, int(rate * window_s))
+    # perf_analyzer 2.51 refuses a request count below the rate ("request-count can not be less than
+    # request-rate") and prints its usage.
+    count = max(TRACE_BATCH, int(rate), int(rate * window_s))
     csv_path = os.path.join(work, f"{tag}.csv")
     command = [binary, "-m", "latency", "-u", f"127.0.0.1:{port}", "-i", protocol,
                "--async", "--request-rate-range", str(rate), "--request-distribution", "constant",
@@ -204,7 +206,10 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=window_s * 4 + 60)
     t1 = time.monotonic_ns()
     if done.returncode != 0 or not os.path.exists(csv_path):
-        raise RuntimeError(f"perf_analyzer ({tag}) failed ({done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
+        said = done.stdout + done.stderr
+        if "Usage:" in said:  # a refused argument: its error comes before the usage text
+            said = said[:said.index("Usage:")]
+        raise RuntimeError(f"perf_analyzer ({tag}) failed ({done.returncode}):\n{said[-3000:]}")
     row = read_csv(csv_path)
     delayed = [line.strip() for line in done.stdout.splitlines() if "not able to keep up" in line]
 
