@@ -24,12 +24,6 @@ TRITONSERVER_Error* get_int(const Json& value, const std::string& what, std::int
   return error(TRITONSERVER_ERROR_INVALID_ARG, format("%s is not an integer: %s", what.c_str(), value.dump().c_str()));
 }
 
-std::string dims_text(const std::vector<std::int64_t>& dims) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
-  return text + "]";
-}
-
 std::string io_text(const std::vector<IoSpec>& specs) {
   std::string text;
   for (const IoSpec& spec : specs) {
@@ -40,28 +34,11 @@ std::string io_text(const std::vector<IoSpec>& specs) {
   return text;
 }
 
-// The program's inputs or outputs from the method's metadata.
 std::string IoSpec::check_shape(const std::int64_t* shape, const std::uint32_t rank) const {
-  const std::vector<std::int64_t> given(shape, shape + rank);
-  if (!dynamic()) {
-    if (given == dims) return {};
-    return format("has shape %s; the program takes %s", dims_text(given).c_str(), dims_text(dims).c_str());
-  }
-  bool ok = rank == dims.size();
-  for (std::size_t d = 0; ok && d < rank; ++d) {
-    const std::int64_t limit = config_dims.size() == dims.size() && config_dims[d] >= 0 ? config_dims[d] : dims[d];
-    const bool fixed = config_dims.size() == dims.size() && config_dims[d] >= 0;
-    ok = given[d] >= 0 && (fixed ? given[d] == limit : given[d] <= limit);
-  }
-  if (ok) return {};
-  std::vector<std::int64_t> bound = dims;
-  for (std::size_t d = 0; d < bound.size() && d < config_dims.size(); ++d) {
-    if (config_dims[d] >= 0) bound[d] = config_dims[d];
-  }
-  return format("has shape %s; the program takes %zu dims within %s (config dims %s)", dims_text(given).c_str(),
-                dims.size(), dims_text(bound).c_str(), dims_text(config_dims).c_str());
+  return check_request_shape(dims, config_dims, dynamic(), shape, rank);
 }
 
+// The program's inputs or outputs from the method's metadata.
 TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, const std::vector<Dynamism>& dynamism,
                             std::vector<IoSpec>& out) {
   const std::size_t count = inputs ? meta.num_inputs() : meta.num_outputs();

@@ -13,6 +13,7 @@
 #include "data_types.h"
 #include "errors.h"
 #include "program_shapes.h"
+#include "shape_rule.h"
 #include "trtet_triton/triton_api.h"
 
 namespace trtet_triton {
@@ -34,7 +35,6 @@ struct IoSpec {
 };
 
 TRITONSERVER_Error* get_int(const Json& value, const std::string& what, std::int64_t& out);
-std::string dims_text(const std::vector<std::int64_t>& dims);
 // "name TYPE [dims]" per tensor, with "(dynamic, within [bound])" for a dynamic one: for the log.
 std::string io_text(const std::vector<IoSpec>& specs);
 TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, const std::vector<Dynamism>& dynamism,

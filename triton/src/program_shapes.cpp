@@ -80,8 +80,8 @@ constexpr int kTensorShapeDynamism = 8;
 bool dynamism_of(Reader& r, std::optional<std::size_t> values, std::optional<std::size_t> indices,
                  std::vector<Dynamism>& out, const char* kind, std::string& why) {
   out.clear();
-  if (!indices) return !r.bad();
-  const std::uint32_t count = r.u32(*indices).value_or(0);
+  if (!indices && !r.bad()) return true;
+  const std::uint32_t count = indices ? r.u32(*indices).value_or(0) : 0;
   const std::uint32_t value_count = values ? r.u32(*values).value_or(0) : 0;
   for (std::uint32_t i = 0; i < count && !r.bad(); ++i) {
     const std::int32_t index = r.i32(*indices + 4 + 4 * static_cast<std::size_t>(i)).value_or(-1);

@@ -1,0 +1,108 @@
+// Dynamic shapes without a server or a GPU (Note [dynamic shapes] in triton/src/program_shapes.h):
+// the request-shape rule, and the program reader on the test programs (TRTET_TRITON_PROGRAMS, as
+// scripts/test-triton sets it) and on damaged copies of them.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "program_shapes.h"
+#include "shape_rule.h"
+
+namespace {
+
+using trtet_triton::check_request_shape;
+using trtet_triton::Dynamism;
+using trtet_triton::method_dynamism;
+
+std::string check(std::vector<std::int64_t> dims, std::vector<std::int64_t> config, bool dynamic,
+                  std::vector<std::int64_t> shape) {
+  return check_request_shape(dims, config, dynamic, shape.data(), static_cast<std::uint32_t>(shape.size()));
+}
+
+TEST(ShapeRule, AStaticTensorTakesItsShapeOnly) {
+  EXPECT_EQ(check({8, 64}, {8, 64}, false, {8, 64}), "");
+  EXPECT_EQ(check({8, 64}, {8, 64}, false, {4, 64}), "has shape [4, 64]; the program takes [8, 64]");
+}
+
+TEST(ShapeRule, ADynamicTensorTakesAnyShapeWithinItsBound) {
+  for (std::vector<std::int64_t> s : {std::vector<std::int64_t>{1, 4}, {8, 64}, {3, 17}, {0, 64}}) {
+    EXPECT_EQ(check({8, 64}, {-1, -1}, true, s), "") << s[0] << "x" << s[1];
+  }
+  EXPECT_EQ(check({8, 64}, {-1, -1}, true, {9, 64}),
+            "has shape [9, 64]; the program takes 2 dims within [8, 64] (config dims [-1, -1])");
+  EXPECT_NE(check({8, 64}, {-1, -1}, true, {8, 65}), "");
+  EXPECT_NE(check({8, 64}, {-1, -1}, true, {8}), "");         // another rank
+  EXPECT_NE(check({8, 64}, {-1, -1}, true, {8, 64, 1}), "");
+  EXPECT_NE(check({8, 64}, {-1, -1}, true, {-1, 64}), "");    // a negative size
+}
+
+TEST(ShapeRule, AConfigsFixedDimIsExact) {
+  EXPECT_EQ(check({8, 64}, {4, -1}, true, {4, 33}), "");
+  EXPECT_EQ(check({8, 64}, {4, -1}, true, {3, 33}),
+            "has shape [3, 33]; the program takes 2 dims within [4, 64] (config dims [4, -1])");
+}
+
+std::string program(const char* name) {
+  const char* dir = std::getenv("TRTET_TRITON_PROGRAMS");
+  return dir == nullptr ? std::string() : std::string(dir) + "/" + name + ".pte";
+}
+
+std::vector<char> read(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+TEST(ProgramShapes, ReadsEachTensorsDynamismFromTheProgram) {
+  if (program("triton_small").empty()) GTEST_SKIP() << "TRTET_TRITON_PROGRAMS is not set (scripts/test-triton sets it)";
+  std::vector<Dynamism> in, out;
+  std::string why;
+  ASSERT_TRUE(method_dynamism(program("triton_small"), "forward", in, out, why)) << why;
+  EXPECT_EQ(in, (std::vector<Dynamism>{Dynamism::kDynamicBound, Dynamism::kDynamicBound}));
+  EXPECT_EQ(out, (std::vector<Dynamism>{Dynamism::kDynamicBound}));
+  ASSERT_TRUE(method_dynamism(program("triton_small_static"), "forward", in, out, why)) << why;
+  EXPECT_EQ(in, (std::vector<Dynamism>{Dynamism::kStatic, Dynamism::kStatic}));
+  EXPECT_EQ(out, (std::vector<Dynamism>{Dynamism::kStatic}));
+  EXPECT_FALSE(method_dynamism(program("triton_small"), "backward", in, out, why));
+  EXPECT_EQ(why, "the program has no execution plan named 'backward'");
+  EXPECT_FALSE(method_dynamism(program("no_such_program"), "forward", in, out, why));
+  EXPECT_NE(why.find("cannot open"), std::string::npos) << why;
+}
+
+TEST(ProgramShapes, DamagedProgramsAreRefusedOrReadNeverOutOfBounds) {
+  // Every truncation, and bytes changed at random: the reader answers (true or false with a reason)
+  // without reading outside the file (the sanitizer builds check that part).
+  if (program("triton_small").empty()) GTEST_SKIP() << "TRTET_TRITON_PROGRAMS is not set (scripts/test-triton sets it)";
+  const std::vector<char> bytes = read(program("triton_small"));
+  ASSERT_GT(bytes.size(), 64u);
+  const std::string path = ::testing::TempDir() + "/trtet_damaged.pte";
+  auto attempt = [&](const std::vector<char>& data) {
+    {
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f.write(data.data(), static_cast<std::streamsize>(data.size()));
+    }
+    std::vector<Dynamism> in, out;
+    std::string why;
+    const bool ok = method_dynamism(path, "forward", in, out, why);
+    if (!ok) EXPECT_FALSE(why.empty());
+    return ok;
+  };
+  int refused = 0;
+  for (std::size_t n = 0; n < bytes.size(); n += 7) {
+    refused += attempt(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n))) ? 0 : 1;
+  }
+  EXPECT_GT(refused, 0);
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<char> damaged = bytes;
+    for (int k = 0; k < 4; ++k) damaged[rng() % damaged.size()] = static_cast<char>(rng());
+    attempt(damaged);
+  }
+}
+
+}  // namespace
