@@ -404,14 +404,24 @@ def run_layout(layout, args, plan_gpu, work):
         out["checks"].append("values again after the load")
         if layout != "mps":
             out["sms_latency"], out["sms_aggressor"] = sms_probe(lat_server, sms_file)
+    except MpsUnavailable:
+        raise
+    except Exception as e:  # the windows measured so far are kept and reported beside the failure
+        out["error"] = str(e)[-3000:]
+        print(f"  {layout} FAILED: {out['error']}", flush=True)
     finally:
         for server in servers:
             server.stop()
         if mps is not None:
             out["mps_log_tail"] = mps.log()
             mps.quit()
-    if args.trace:
-        traces = read_traces(trace_path)
+    if args.trace and out["windows"]:
+        try:
+            traces = read_traces(trace_path)
+        except (OSError, ValueError) as e:  # the server-side percentiles go missing, saying why
+            traces = {}
+            out["trace_error"] = str(e)[:300]
+            print(f"  {layout}: the traces could not be read: {e}", flush=True)
         for w in out["windows"]:
             for side in ("alone", "beside"):
                 add_server_percentiles(w[side], server_times_us(traces, "latency", w[side]["start_ns"], w[side]["end_ns"]))
@@ -430,8 +440,7 @@ def summarize(results, args):
     for r in results:
         if "error" in r:
             failures.append(f"{r['layout']}: {r['error'][-500:]}")
-            continue
-        if "skipped" in r:
+        if "skipped" in r or "windows" not in r:
             continue
         for protocol in PROTOCOLS:
             for io in IOS:
