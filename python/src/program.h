@@ -133,6 +133,10 @@ class Program {
 /// package's pool of `device` holds (reserved) and hands out (used): what the tests check.
 nb::dict output_memory_stats(int device);
 
+/// Test only: the package's pool of `device` gives back every byte it holds unused (its frees
+/// complete), so the next allocations come from fresh memory, where a block just freed is reused.
+void trim_output_pool(int device);
+
 /// Test only: plants a known bug ("early-free") or removes it (""), so a test is seen to catch it.
 void plant(const std::string& bug);
 

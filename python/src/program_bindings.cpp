@@ -134,6 +134,8 @@ void bind_program(nb::module_& m) {
         "Read types offering the DLPack C exchange API through it (default) or through the next path that fits.");
   m.def("_output_memory", &output_memory_stats, nb::arg("device") = 0,
         "The package's allocated device outputs still live, and its pool's reserved and used bytes on `device`.");
+  m.def("_trim_output_pool", &trim_output_pool, nb::arg("device") = 0,
+        "Test only: the package's pool on `device` gives back the memory it holds unused.");
   m.def("_plant", &plant, nb::arg("bug"), "Test only: plant a known bug ('early-free') or none ('').");
 #if TRTET_PY_HAVE_ETDUMP
   m.attr("HAVE_ETDUMP") = true;

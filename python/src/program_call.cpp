@@ -746,6 +746,15 @@ void plant(const std::string& bug) {
   g_plant_early_free = bug == "early-free";
 }
 
+void trim_output_pool(int device) {
+  cudaMemPool_t pool = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (device >= 0 && device < kMaxDevices) pool = g_pools[device];
+  }
+  if (pool != nullptr && cudaMemPoolTrimTo(pool, 0) != cudaSuccess) (void)cudaGetLastError();
+}
+
 nb::dict output_memory_stats(int device) {
   nb::dict d;
   d["live_device_outputs"] = g_live_device_outputs.load();
