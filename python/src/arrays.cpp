@@ -524,11 +524,64 @@ int device_count() {
 /// a machine of more than one GPU), dtype, shape, and _c_contiguous (strides only where it is not,
 /// or where this cupy has no such attribute). No DLPack capsule, no __cuda_array_interface__ dict,
 /// never its buffer protocol (cupy 14 raises there for device memory).
+/// An attribute of objects of one type read through its descriptor, found once: a C-level data
+/// descriptor (a getset or member descriptor, as Cython's cdef attributes and properties are) takes
+/// precedence over anything else by Python's rules, so calling it directly reads what getattr
+/// would, without the lookup through the type's MRO on every read. Any other type, or a name that
+/// is no such descriptor, goes through getattr. Used with the GIL held.
+class FastAttr {
+ public:
+  explicit FastAttr(PyObject* name) : name_(name) {}
+  /// A new reference to obj.<name>, or null with the error cleared.
+  PyObject* get(PyObject* obj) {
+    PyTypeObject* t = Py_TYPE(obj);
+    if (t != type_) resolve(t);
+    PyObject* r = desc_ != nullptr ? Py_TYPE(desc_)->tp_descr_get(desc_, obj, reinterpret_cast<PyObject*>(t))
+                                   : PyObject_GetAttr(obj, name_);
+    if (r == nullptr) PyErr_Clear();
+    return r;
+  }
+
+ private:
+  void resolve(PyTypeObject* t) {
+    Py_XDECREF(desc_);
+    desc_ = nullptr;
+    Py_XDECREF(reinterpret_cast<PyObject*>(type_));
+    Py_INCREF(reinterpret_cast<PyObject*>(t));
+    type_ = t;
+    PyObject* d = PyObject_GetAttr(reinterpret_cast<PyObject*>(t), name_);
+    if (d == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    const bool data_descriptor = (PyObject_TypeCheck(d, &PyGetSetDescr_Type) || PyObject_TypeCheck(d, &PyMemberDescr_Type)) &&
+                                 Py_TYPE(d)->tp_descr_get != nullptr;
+    if (data_descriptor) {
+      desc_ = d;  // kept with its type
+    } else {
+      Py_DECREF(d);
+    }
+  }
+  PyObject* name_;
+  PyTypeObject* type_ = nullptr;
+  PyObject* desc_ = nullptr;
+};
+
+struct CupyAttrs {
+  FastAttr data{names().data}, ptr{names().ptr}, device_id{names().device_id}, dtype{names().dtype},
+      shape{names().shape}, c_contiguous{names().c_contiguous}, strides{names().strides};
+};
+
+CupyAttrs& cupy_attrs() {
+  static CupyAttrs* a = new CupyAttrs();  // never destroyed: references outlive the interpreter's end
+  return *a;
+}
+
 bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
-  const Names& n = names();
-  Ref mem(get(obj, n.data));
+  CupyAttrs& n = cupy_attrs();
+  Ref mem(n.data.get(obj));
   if (!mem || mem.p == Py_None) return false;
-  Ref ptr(get(mem.p, n.ptr));
+  Ref ptr(n.ptr.get(mem.p));
   if (!ptr) return false;
   a.data = PyLong_AsVoidPtr(ptr.p);
   if (a.data == nullptr && PyErr_Occurred()) {
@@ -537,7 +590,7 @@ bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
   }
   a.device = 0;
   if (device_count() != 1) {
-    Ref dev(get(mem.p, n.device_id));
+    Ref dev(n.device_id.get(mem.p));
     if (!dev) return false;
     a.device = static_cast<int>(PyLong_AsLong(dev.p));
     if (a.device == -1 && PyErr_Occurred()) {
@@ -545,16 +598,16 @@ bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
       return false;
     }
   }
-  Ref dtype(get(obj, n.dtype));
+  Ref dtype(n.dtype.get(obj));
   if (!dtype || !numpy_dtypes().lookup(dtype.p, a.type)) return false;  // the general path names it
-  Ref shape(get(obj, n.shape));
+  Ref shape(n.shape.get(obj));
   std::int64_t dims[kMaxDims], st[kMaxDims];
   int ndim = 0;
   if (!tuple_ints(shape.p, dims, ndim)) return false;
-  Ref contiguous(get(obj, n.c_contiguous));
+  Ref contiguous(n.c_contiguous.get(obj));
   const bool strided = contiguous.p != Py_True;
   if (strided) {
-    Ref strides(get(obj, n.strides));
+    Ref strides(n.strides.get(obj));
     int sn = 0;
     if (!tuple_ints(strides.p, st, sn) || sn != ndim) return false;
     const std::int64_t es = static_cast<std::int64_t>(element_size(a.type));
