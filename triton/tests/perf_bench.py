@@ -129,16 +129,23 @@ def server_times_us(traces, model, start_ns, end_ns):
         if t.get("model") != model or not start_ns <= t.get("REQUEST_START", -1) <= end_ns:
             continue
         if all(k in t for k in ("QUEUE_START", "COMPUTE_START", "COMPUTE_END", "REQUEST_END")):
+            # The frontend's span: the request read (gRPC) or its receipt started (HTTP) to its answer sent.
+            start = t.get("GRPC_WAITREAD_END", t.get("HTTP_RECV_START"))
+            end = t.get("GRPC_SEND_END", t.get("HTTP_SEND_END"))
+            frontend = (end - start) / 1e3 if start is not None and end is not None and end >= start else float("nan")
             rows.append(((t["COMPUTE_END"] - t["QUEUE_START"]) / 1e3, (t["COMPUTE_START"] - t["QUEUE_START"]) / 1e3,
-                         (t["COMPUTE_END"] - t["COMPUTE_START"]) / 1e3, (t["REQUEST_END"] - t["REQUEST_START"]) / 1e3))
+                         (t["COMPUTE_END"] - t["COMPUTE_START"]) / 1e3, (t["REQUEST_END"] - t["REQUEST_START"]) / 1e3,
+                         frontend))
     return rows
 
 
 def add_server_percentiles(window, rows):
     if not rows:
         return
-    for i, key in enumerate(("server", "queue", "compute", "request")):
-        values = [r[i] for r in rows]
+    for i, key in enumerate(("server", "queue", "compute", "request", "frontend")):
+        values = [r[i] for r in rows if r[i] == r[i]]
+        if not values:
+            continue
         window[f"{key}_p50_us"] = percentile(values, 50)
         window[f"{key}_p99_us"] = percentile(values, 99)
         window[f"{key}_p999_us"] = percentile(values, 99.9)
@@ -525,7 +532,8 @@ def main():
                   f"shared {len(lat & agg)}")
     print("\nWhere the latency model's request time goes, means in us alone -> beside (perf_analyzer's CSV): client "
           "send, network+server send/recv, server queue, compute input, compute infer, compute output, client recv;"
-          " then the server's p50/p99/p99.9 of queue+compute (Triton's traces) alone -> beside")
+          " then the server's p50/p99/p99.9 of queue+compute and of the frontend's whole span (request read to"
+          " answer sent), Triton's traces, alone -> beside")
     for row in rows:
         med = row["med"]
         parts = " ".join(f"{med('alone', k):.0f}->{med('beside', k):.0f}" for k in (
@@ -533,6 +541,8 @@ def main():
             "client_recv_us"))
         server = " ".join(f"{med('alone', k):.0f}->{med('beside', k):.0f}" for k in (
             "server_p50_us", "server_p99_us", "server_p999_us"))
+        server += " | frontend " + " ".join(f"{med('alone', k):.0f}->{med('beside', k):.0f}" for k in (
+            "frontend_p50_us", "frontend_p99_us", "frontend_p999_us"))
         compute = med("alone", "compute_input_us") + med("alone", "compute_infer_us") + med("alone", "compute_output_us")
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {parts} | compute in+infer+out alone "
               f"{compute:.0f} | server {server}")
