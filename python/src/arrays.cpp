@@ -64,6 +64,7 @@ struct TypeEntry {
   bool guard_buffer = false;
   bool has_dlpack = false;
   bool has_cai = false;
+  bool numpy = false;  // numpy.ndarray itself: its dtype read first, the buffer asked for no format
 };
 
 constexpr int kTypeCacheSize = 32;
@@ -187,8 +188,11 @@ TypeEntry classify(PyTypeObject* type) {
   e.has_cai = type_has(type, "__cuda_array_interface__");
   const bool has_device = type_has(type, "__dlpack_device__");
   if (type->tp_as_buffer != nullptr && type->tp_as_buffer->bf_getbuffer != nullptr) {
-    const bool host_type = type == &PyMemoryView_Type || type == &PyBytes_Type || type == &PyByteArray_Type ||
-                           subtype_of(type, "numpy", "ndarray");
+    PyTypeObject* np_type = type_attr(imported("numpy"), "ndarray");
+    const bool is_numpy = np_type != nullptr && PyType_IsSubtype(type, np_type) != 0;
+    e.numpy = np_type != nullptr && type == np_type;
+    Py_XDECREF(reinterpret_cast<PyObject*>(np_type));
+    const bool host_type = type == &PyMemoryView_Type || type == &PyBytes_Type || type == &PyByteArray_Type || is_numpy;
     if (host_type || (!e.has_dlpack && !e.has_cai && !has_device)) {
       e.path = Path::kBuffer;
       return e;
@@ -620,6 +624,71 @@ bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
   return true;
 }
 
+/// numpy's array object as its public headers lay it out (PyArrayObject_fields: what PyArray_DATA,
+/// PyArray_NDIM, PyArray_DIMS, PyArray_STRIDES, PyArray_DESCR and PyArray_FLAGS read in every
+/// compiled extension, the same in numpy 1.x and 2.x).
+struct NumpyArrayAbi {
+  PyObject_HEAD
+  char* data;
+  int nd;
+  Py_ssize_t* dimensions;
+  Py_ssize_t* strides;
+  PyObject* base;
+  PyObject* descr;
+  int flags;
+};
+constexpr unsigned kNpyWriteable = 0x0400u;      // NPY_ARRAY_WRITEABLE
+constexpr unsigned kNpyWarnOnWrite = 1u << 31;   // numpy's internal warn-on-write (broadcast views)
+bool g_numpy_struct = true;  // cleared where the first array read disagrees with its buffer protocol
+
+/// A numpy.ndarray (the type itself) read from its object's fields: no buffer protocol, no Python
+/// call. Only for the dtypes numpy shares as its native-order singletons (numpy.dtype("float32")
+/// ...) and where nothing needs saying; anything else (another dtype object, a read-only array for
+/// an output, more dimensions than ExecuTorch's) through read_buffer, which names what is wrong.
+/// The first array is read both ways: where they disagree, numpy is read by its buffer protocol
+/// from then on, and stderr says why.
+bool read_numpy(PyObject* obj, ArrayArg& a, const Where& where, bool writable) {
+  const auto* n = reinterpret_cast<const NumpyArrayAbi*>(obj);
+  const unsigned flags = static_cast<unsigned>(n->flags);
+  if (!g_numpy_struct || Py_TYPE(obj)->tp_basicsize < static_cast<Py_ssize_t>(sizeof(NumpyArrayAbi)) ||
+      !numpy_dtypes().lookup(n->descr, a.type) || (writable && (flags & kNpyWriteable) == 0) ||
+      (flags & kNpyWarnOnWrite) != 0 || n->nd < 0 || n->nd > kMaxDims)
+    return read_buffer(obj, a, where, writable);
+  const std::int64_t es = static_cast<std::int64_t>(element_size(a.type));
+  std::int64_t shape[kMaxDims], strides[kMaxDims];
+  for (int i = 0; i < n->nd; ++i) {
+    shape[i] = n->dimensions[i];
+    const std::int64_t s = n->strides[i];
+    if (s % es != 0) return read_buffer(obj, a, where, writable);  // names it
+    strides[i] = s / es;
+  }
+  a.data = n->data;
+  a.device = 0;
+  finish(a, where, n->nd, shape, strides, dl_of(a.type), kDLCPU, nullptr);
+  static bool checked = false;
+  if (!checked) {
+    checked = true;
+    ArrayArg b{};
+    b.obj = obj;
+    bool same = false;
+    try {
+      same = read_buffer(obj, b, where, writable) && a.data == b.data && a.type == b.type && a.ndim == b.ndim;
+      for (int d = 0; same && d < a.ndim; ++d) same = a.sizes[d] == b.sizes[d];
+    } catch (const PyError&) {
+      same = false;
+    }
+    if (!same) {
+      std::fprintf(stderr, "torchtrt_executorch: numpy.ndarray's fields read differently from its buffer protocol "
+                   "(data %p/%p, rank %d/%d); reading it through its buffer protocol\n", a.data, b.data, a.ndim, b.ndim);
+      g_numpy_struct = false;
+      a.data = nullptr;
+      a.ndim = 0;
+      return read_buffer(obj, a, where, writable);
+    }
+  }
+  return true;
+}
+
 /// Where an object of a kProbe type says it lives: its __dlpack_device__()'s device type, or -1.
 int probe_device(PyObject* obj) {
   Ref d(call0(obj, names().dlpack_device));
@@ -759,7 +828,13 @@ void check_exchange_once(TypeEntry& e, PyObject* obj, const ArrayArg& a, const W
 }
 
 void read_array(PyObject* obj, ArrayArg& a, const Where& where, bool writable) {
-  a = ArrayArg{};
+  // Every field a path reads or a call uses set (sizes are read only below ndim): no clearing of
+  // the whole struct per array.
+  a.data = nullptr;
+  a.type = ScalarType::Float;
+  a.ndim = 0;
+  a.cuda = false;
+  a.device = 0;
   a.obj = obj;
   TypeEntry& e = entry_of(Py_TYPE(obj));
   switch (e.path) {
@@ -771,7 +846,7 @@ void read_array(PyObject* obj, ArrayArg& a, const Where& where, bool writable) {
       if (e.torch && (a = ArrayArg{}, a.obj = obj, read_torch(obj, a, where))) return;
       break;
     case Path::kBuffer:
-      if (read_buffer(obj, a, where, writable)) return;
+      if (e.numpy ? read_numpy(obj, a, where, writable) : read_buffer(obj, a, where, writable)) return;
       break;
     case Path::kTorch:
       if (read_torch(obj, a, where)) return;

@@ -571,7 +571,8 @@ void Program::prepare(const MethodInfo& mi, PyObject* const* inputs, std::size_t
     if (a.cuda && args.alloc_device < 0) args.alloc_device = a.device;
   }
   const std::size_t n_out = mi.outputs.size();
-  args.out.assign(n_out, ArrayArg{});
+  args.out.resize(n_out);
+  for (ArrayArg& a : args.out) a.obj = nullptr;  // none given (the rest is read only where obj is set)
   if (outputs == nullptr || outputs == Py_None) return;
   PyObject* seq = PySequence_Fast(outputs, "outputs= takes a sequence (one array or None per output)");
   if (seq == nullptr) throw nb::python_error();
@@ -652,10 +653,15 @@ nb::list Program::run(MethodInfo& mi, CallArgs& args, bool keep_args) {
   if (keep_args) {
     // The arrays of the last call stay referenced until the next one (their memory may still be
     // read by work queued on the caller's stream; keep your own references until it is done).
+    // The same arrays as last time (a serving loop's) are kept without a reference taken and dropped.
     last_args_.resize(args.in.size() + args.out.size());
     std::size_t k = 0;
-    for (const ArrayArg& a : args.in) last_args_[k++] = nb::borrow(a.obj);
-    for (const ArrayArg& a : args.out) last_args_[k++] = a.obj ? nb::borrow(a.obj) : nb::object();
+    auto keep = [&](PyObject* o) {
+      nb::object& slot = last_args_[k++];
+      if (slot.ptr() != o) slot = o != nullptr ? nb::borrow(o) : nb::object();
+    };
+    for (const ArrayArg& a : args.in) keep(a.obj);
+    for (const ArrayArg& a : args.out) keep(a.obj);
   }
   return out;
 }
