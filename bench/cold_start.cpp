@@ -19,7 +19,7 @@
 // ("forward": ExecuTorch's method init, the delegate's init inside it), then the first forward()
 // under a CudaStreamGuard on a stream of the caller's (a call with host outputs returns with them
 // written; one with device outputs returns once queued). The delegate's own steps come from a
-// LoadTrace set on this thread (delegate/load_trace.h); "the rest" of a phase is its time less its
+// LoadTrace set on this thread (session/load_trace.h); "the rest" of a phase is its time less its
 // recorded steps. The first load in the process is reported apart from loads 2..N (median), which
 // are what a server that swaps models pays. Each load's output is checked, then the Module goes
 // (destroy timed apart).
@@ -57,8 +57,8 @@
 #include "cuda/driver.h"
 #include "cuda/memory_pool.h"
 #include "cuda/staging_arena.h"
-#include "delegate/load_trace.h"
-#include "delegate/staging_store.h"
+#include "session/load_trace.h"
+#include "session/staging_store.h"
 #include "engine/engine_factory.h"
 #include "engines/test_engine_factory.h"
 

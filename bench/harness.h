@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "delegate/tensor_view.h"
+#include "session/tensor_view.h"
 
 namespace trtet_bench {
 

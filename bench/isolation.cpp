@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "cuda/check.h"
-#include "delegate/session.h"
+#include "session/session.h"
 #include "green/probe.h"
 #include "green/split.h"
 

@@ -12,7 +12,7 @@
 #include "cuda/device.h"
 #include "cuda/event.h"
 #include "cuda/stream_facts.h"
-#include "delegate/session.h"
+#include "session/session.h"
 #include "engines/test_engine_factory.h"
 #include "green/split.h"
 #include "harness.h"

@@ -12,8 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "delegate/call_profile.h"
-#include "delegate/session.h"
+#include "session/call_timing.h"
+#include "session/session.h"
 #include "engines/test_engine_factory.h"
 #include "harness.h"
 #include "micro_support.h"
@@ -22,7 +22,7 @@ namespace trtet_bench {
 namespace {
 
 using ex::delegate::CallMarks;
-using ex::delegate::CallProfiler;
+using ex::delegate::CallTimer;
 using ex::delegate::CallRecord;
 using ex::delegate::Mark;
 using ex::delegate::TensorView;
@@ -70,9 +70,9 @@ BENCHMARK(BM_TimingEventQueryAndElapsed);
 
 /// The profiler's whole cost for one call with device I/O, without the session or ExecuTorch:
 /// marks taken, the engine's two marks recorded, handed back, and what is known collected.
-void BM_CallProfilerPerCall(benchmark::State& state) {
+void BM_CallTimerPerCall(benchmark::State& state) {
   if (skipped_without_gpu(state)) return;
-  CallProfiler profiler({&steady_ticks, 1.0});
+  CallTimer profiler({&steady_ticks, 1.0});
   std::vector<ex::delegate::TimedCall> timed;
   std::uint64_t sequence = 0;
   int queued = 0;
@@ -88,7 +88,7 @@ void BM_CallProfilerPerCall(benchmark::State& state) {
     drain_every_256(state, bench_stream(), queued);
   }
 }
-BENCHMARK(BM_CallProfilerPerCall);
+BENCHMARK(BM_CallTimerPerCall);
 
 /// A device-I/O session call with a record whose marks are recorded (arg 1) or without a record
 /// (arg 0): what the session's side of profiling adds.
@@ -100,7 +100,7 @@ void BM_SessionCallWithRecord(benchmark::State& state) {
   require(session.initialize(), "initialize");
   Buffer x(Memory::kDevice, 256), y(Memory::kDevice, 256), out(Memory::kDevice, 256);
   TensorView args[3] = {x.view(256), y.view(256), out.view(256)};
-  CallProfiler profiler({&steady_ticks, 1.0});
+  CallTimer profiler({&steady_ticks, 1.0});
   std::vector<ex::delegate::TimedCall> timed;
   const bool with_record = state.range(0) != 0;
   std::uint64_t sequence = 0;

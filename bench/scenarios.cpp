@@ -15,7 +15,7 @@
 
 #include "cuda/check.h"
 #include "cuda/device.h"
-#include "delegate/session.h"
+#include "session/session.h"
 #include "engines/test_engine_factory.h"
 #include "green/split.h"
 #include "isolation.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "delegate/session.h"
+#include "session/session.h"
 #include "harness.h"
 #include "spin_engine.h"
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "delegate/session.h"
+#include "session/session.h"
 #include "scenarios.h"
 
 namespace trtet_bench {

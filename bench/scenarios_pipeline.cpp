@@ -1,6 +1,6 @@
 // pipelined_host_io: back-to-back calls with 1 MiB of pinned input and output each, from N threads
 // on their own streams calling one session: the share of the bound set by copies and compute
-// overlapped (Note [pipelined calls] in src/delegate/call_ordering.cpp), of the same pieces
+// overlapped (Note [pipelined calls] in src/session/call_ordering.cpp), of the same pieces
 // measured overlapped, and the same call pattern in raw CUDA without the delegate.
 #include <algorithm>
 #include <atomic>

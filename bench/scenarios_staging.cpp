@@ -21,8 +21,8 @@
 
 #include "cuda/device_buffer.h"
 #include "cuda/memory_pool.h"
-#include "delegate/host_copy_pool.h"
-#include "delegate/staging_layout.h"
+#include "session/host_copy_pool.h"
+#include "session/staging_layout.h"
 #include "scenarios.h"
 
 namespace trtet_bench {

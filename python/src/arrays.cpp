@@ -1,5 +1,7 @@
 #include "arrays.h"
 
+#include <structmember.h>
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -540,16 +542,61 @@ class FastAttr {
   PyObject* get(PyObject* obj) {
     PyTypeObject* t = Py_TYPE(obj);
     if (t != type_) resolve(t);
+    if (member_ != nullptr && (member_->type == T_OBJECT || member_->type == T_OBJECT_EX)) {
+      // An object member (Cython's `cdef readonly object`): the field itself, as the descriptor
+      // would read it; an empty one through the descriptor (None or its AttributeError).
+      PyObject* v = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + member_->offset);
+      if (v != nullptr) {
+        Py_INCREF(v);
+        return v;
+      }
+    }
     PyObject* r = desc_ != nullptr ? Py_TYPE(desc_)->tp_descr_get(desc_, obj, reinterpret_cast<PyObject*>(t))
                                    : PyObject_GetAttr(obj, name_);
     if (r == nullptr) PyErr_Clear();
     return r;
   }
 
+  /// obj.<name> as an integer: an integer member (Cython's `cdef readonly intptr_t/int/bint`) read
+  /// from its field, without a Python int made; anything else through get(). False (no error set)
+  /// where it is no integer.
+  bool get_int(PyObject* obj, std::int64_t& out) {
+    PyTypeObject* t = Py_TYPE(obj);
+    if (t != type_) resolve(t);
+    if (member_ != nullptr) {
+      const char* f = reinterpret_cast<const char*>(obj) + member_->offset;
+      switch (member_->type) {
+        case T_LONG: out = *reinterpret_cast<const long*>(f); return true;
+        case T_LONGLONG: out = *reinterpret_cast<const long long*>(f); return true;
+        case T_PYSSIZET: out = *reinterpret_cast<const Py_ssize_t*>(f); return true;
+        case T_INT: out = *reinterpret_cast<const int*>(f); return true;
+        case T_BOOL: out = *reinterpret_cast<const char*>(f) != 0; return true;
+        default: break;  // unsigned, short, char ...: through the descriptor
+      }
+    }
+    PyObject* r = get(obj);
+    if (r == nullptr) return false;
+    bool ok = true;
+    if (r == Py_True || r == Py_False) {
+      out = r == Py_True;
+    } else if (PyLong_Check(r)) {
+      out = PyLong_AsLongLong(r);
+      if (out == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        ok = false;
+      }
+    } else {
+      ok = false;
+    }
+    Py_DECREF(r);
+    return ok;
+  }
+
  private:
   void resolve(PyTypeObject* t) {
     Py_XDECREF(desc_);
     desc_ = nullptr;
+    member_ = nullptr;
     Py_XDECREF(reinterpret_cast<PyObject*>(type_));
     Py_INCREF(reinterpret_cast<PyObject*>(t));
     type_ = t;
@@ -562,6 +609,12 @@ class FastAttr {
                                  Py_TYPE(d)->tp_descr_get != nullptr;
     if (data_descriptor) {
       desc_ = d;  // kept with its type
+      if (Py_TYPE(d) == &PyMemberDescr_Type) {
+        PyMemberDef* m = reinterpret_cast<PyMemberDescrObject*>(d)->d_member;
+        if (m != nullptr && (m->flags & READ_RESTRICTED) == 0 && m->offset >= 0 &&
+            m->offset + static_cast<Py_ssize_t>(sizeof(void*)) <= t->tp_basicsize)
+          member_ = m;  // read from the object's field (get, get_int)
+      }
     } else {
       Py_DECREF(d);
     }
@@ -569,6 +622,7 @@ class FastAttr {
   PyObject* name_;
   PyTypeObject* type_ = nullptr;
   PyObject* desc_ = nullptr;
+  PyMemberDef* member_ = nullptr;  // desc_'s member, where it is a plain member descriptor
 };
 
 struct CupyAttrs {

@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "blob/parse.h"
-#include "delegate/load_trace.h"
-#include "executorch/cuda_allocator.h"
-#include "executorch/delegate_handle.h"
+#include "session/load_trace.h"
+#include "backend/cuda_allocator.h"
+#include "backend/delegate_handle.h"
 #include "engine/engine_factory.h"
-#include "executorch/error_map.h"
-#include "executorch/options.h"
-#include "executorch/profiling.h"
-#include "executorch/registration.h"
-#include "executorch/tensor_views.h"
+#include "backend/error_map.h"
+#include "backend/options.h"
+#include "backend/gpu_timing.h"
+#include "backend/registration.h"
+#include "backend/tensor_views.h"
 
 namespace torch_tensorrt::executorch_backend {
 namespace {

@@ -1,4 +1,4 @@
-#include "executorch/cuda_allocator.h"
+#include "backend/cuda_allocator.h"
 
 #include <dlfcn.h>
 
@@ -10,7 +10,7 @@
 #include "common/environment.h"
 #include "cuda/check.h"
 #include "boundary/boundary_transfers.h"
-#include "executorch/error_map.h"
+#include "backend/error_map.h"
 
 namespace torch_tensorrt::executorch_backend {
 namespace {

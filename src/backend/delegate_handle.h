@@ -2,8 +2,8 @@
 #pragma once
 
 #include "common/status.h"
-#include "delegate/session.h"
-#include "executorch/profiling.h"
+#include "session/session.h"
+#include "backend/gpu_timing.h"
 
 namespace torch_tensorrt::executorch_backend {
 
@@ -13,7 +13,7 @@ struct DelegateHandle {
       : session(std::move(engine), options) {}
 
   /// Declared before the session, so it outlives it (the session's marks come from it).
-  DelegateProfiler profiler;
+  DelegateTimer profiler;
   delegate::Session session;
   /// Not Ok when the method loaded without a usable GPU: every execute() reports it.
   Status no_gpu;

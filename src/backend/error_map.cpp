@@ -1,4 +1,4 @@
-#include "executorch/error_map.h"
+#include "backend/error_map.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "executorch/profiling.h"
+#include "backend/gpu_timing.h"
 
 #include <torch_tensorrt/executorch/Profiling.h>
 
@@ -19,7 +19,7 @@ namespace et = ::executorch::runtime;
 /// profiler never takes this one while holding its own.
 struct Registry {
   std::mutex mutex;
-  std::vector<DelegateProfiler*> live;
+  std::vector<DelegateTimer*> live;
 };
 
 Registry& registry() {
@@ -121,16 +121,16 @@ std::string delegate_event_name(const char* method, const void* allocator, const
   return name + ":TensorRTBackend#" + std::to_string(last.next);
 }
 
-DelegateProfiler::DelegateProfiler() noexcept : calls_(tracer_clock()) {}
+DelegateTimer::DelegateTimer() noexcept : calls_(tracer_clock()) {}
 
-DelegateProfiler::~DelegateProfiler() {
+DelegateTimer::~DelegateTimer() {
   if (!attached_.load(std::memory_order_acquire)) return;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.live.erase(std::remove(r.live.begin(), r.live.end(), this), r.live.end());
 }
 
-void DelegateProfiler::attach() {
+void DelegateTimer::attach() {
   if (attached_.load(std::memory_order_acquire)) return;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -139,7 +139,7 @@ void DelegateProfiler::attach() {
   attached_.store(true, std::memory_order_release);
 }
 
-unsigned DelegateProfiler::sms_of(const delegate::CallRecord& record) {
+unsigned DelegateTimer::sms_of(const delegate::CallRecord& record) {
   if (!record.green_known || record.green_context == nullptr) return 0;
   if (record.green_context != last_green_) {
     Result<unsigned> sms = delegate::green_context_sms(record.green_context);
@@ -149,14 +149,14 @@ unsigned DelegateProfiler::sms_of(const delegate::CallRecord& record) {
   return last_green_sms_;
 }
 
-Status DelegateProfiler::log_known(et::EventTracer& tracer) {
+Status DelegateTimer::log_known(et::EventTracer& tracer) {
   timed_.clear();
   const Status collected = calls_.collect(timed_);  // what it timed before an error is still logged
   for (const delegate::TimedCall& call : timed_) log_timed_call(tracer, names_, call, sms_of(call.record));
   return collected;
 }
 
-Status DelegateProfiler::run(et::EventTracer& tracer, delegate::Session& session, delegate::TensorView* args,
+Status DelegateTimer::run(et::EventTracer& tracer, delegate::Session& session, delegate::TensorView* args,
                              std::size_t count) {
   attach();
   std::unique_ptr<delegate::CallMarks> marks;
@@ -190,14 +190,14 @@ Status DelegateProfiler::run(et::EventTracer& tracer, delegate::Session& session
   return status;
 }
 
-Result<std::size_t> DelegateProfiler::flush(et::EventTracer* tracer) {
+Result<std::size_t> DelegateTimer::flush(et::EventTracer* tracer) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (tracer_ == nullptr || tracer_ != tracer) return std::size_t{0};
   TRTET_RETURN_IF_ERROR(log_known(*tracer));
   return calls_.pending();
 }
 
-void DelegateProfiler::retire() noexcept {
+void DelegateTimer::retire() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (calls_.pending() > 0) {
     log(LogLevel::kDebug, "profiling %s: destroyed with %zu call(s) whose GPU times were not flushed; not logged",
@@ -214,7 +214,7 @@ Result<std::size_t> flush_profiling(et::EventTracer* tracer) {
     std::lock_guard<std::mutex> lock(r.mutex);
     std::size_t pending = 0;
     Status first_error;
-    for (DelegateProfiler* profiler : r.live) {
+    for (DelegateTimer* profiler : r.live) {
       Result<std::size_t> left = profiler->flush(tracer);
       if (left.ok()) {
         pending += *left;

@@ -1,7 +1,7 @@
 // The delegate's calls in ExecuTorch's EventTracer (include/torch_tensorrt/executorch/Profiling.h):
 // how a call becomes tracer events (pure, tested on the CPU against ETDumpGen), and the per-handle
 // profiler that runs a traced call and logs its GPU times once known (Note [deferred GPU times] in
-// src/delegate/call_profile.cpp).
+// src/session/call_timing.cpp).
 #pragma once
 
 #include <executorch/runtime/core/event_tracer.h>
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "delegate/call_profile.h"
-#include "delegate/session.h"
-#include "delegate/tensor_view.h"
+#include "session/call_timing.h"
+#include "session/session.h"
+#include "session/tensor_view.h"
 
 namespace torch_tensorrt::executorch_backend {
 
@@ -61,14 +61,14 @@ delegate::TickClock tracer_clock();
 /// bump allocator: a handle at or below the last one means a new load).
 std::string delegate_event_name(const char* method, const void* allocator, const void* handle);
 
-/// One delegate's profiling: its name, its calls' GPU times (delegate::CallProfiler) and the
+/// One delegate's profiling: its name, its calls' GPU times (delegate::CallTimer) and the
 /// tracer they go to. Serialized by its own lock; execute itself runs outside it.
-class DelegateProfiler {
+class DelegateTimer {
  public:
-  DelegateProfiler() noexcept;
-  ~DelegateProfiler();  ///< leaves the process's list of profilers flush_profiling() visits
-  DelegateProfiler(const DelegateProfiler&) = delete;  // registered by address
-  DelegateProfiler& operator=(const DelegateProfiler&) = delete;
+  DelegateTimer() noexcept;
+  ~DelegateTimer();  ///< leaves the process's list of profilers flush_profiling() visits
+  DelegateTimer(const DelegateTimer&) = delete;  // registered by address
+  DelegateTimer& operator=(const DelegateTimer&) = delete;
 
   void set_name(const std::string& name) { names_ = EventNames(name); }
   /// Times the GPU of the first call and of every `every`-th after it (1: every call; the load
@@ -97,7 +97,7 @@ class DelegateProfiler {
 
   std::mutex mutex_;
   EventNames names_;
-  delegate::CallProfiler calls_;
+  delegate::CallTimer calls_;
   ::executorch::runtime::EventTracer* tracer_ = nullptr;  ///< where this delegate's calls are logged
   std::uint64_t sequence_ = 0;
   std::uint32_t gpu_every_ = 1;

@@ -1,4 +1,4 @@
-#include "executorch/options.h"
+#include "backend/options.h"
 
 #include <array>
 #include <cstdio>
@@ -124,7 +124,7 @@ const OptionSpec kTable[] = {
      &read_metadata_cap,
      "Checked before the metadata is parsed (Note [Metadata limits] in src/blob/parse.h)."},
     {"profiling_gpu_every", kLoadOrSet, OptionType::kWholeNumber, "calls", 1, 1000000, "1",
-     "DelegateProfiler::set_gpu_every", nullptr, "times the GPU of every N-th traced call only (1: every call)",
+     "DelegateTimer::set_gpu_every", nullptr, "times the GPU of every N-th traced call only (1: every call)",
      &fill_gpu_every, &read_gpu_every,
      "With an EventTracer attached, the GPU is timed on the first call and on every N-th call after it. Every call "
      "still logs its host event, which says gpu_timed=1 or 0. Timing a call costs the host two CUDA timing events, "

@@ -14,7 +14,7 @@
 
 #include "blob/format.h"
 #include "common/status.h"
-#include "delegate/session.h"
+#include "session/session.h"
 
 namespace torch_tensorrt::executorch_backend {
 

@@ -1,4 +1,4 @@
-#include "executorch/tensor_views.h"
+#include "backend/tensor_views.h"
 
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 

@@ -1,4 +1,4 @@
-// ExecuTorch delegate arguments (EValues) as the delegate core's tensor views.
+// ExecuTorch delegate arguments (EValues) as the session core's tensor views.
 #pragma once
 
 #include <executorch/runtime/core/evalue.h>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "delegate/tensor_view.h"
+#include "session/tensor_view.h"
 #include "engine/engine.h"
 
 namespace torch_tensorrt::executorch_backend {

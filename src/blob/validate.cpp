@@ -47,7 +47,7 @@ std::optional<int64_t> static_count(const std::vector<int64_t>& shape) {
 
 // An aliased output is written in place into its input's memory: at most one output per input,
 // and, where the metadata gives both dtypes and static shapes, the same dtype and an output no
-// larger than the input. The delegate checks the engine's own shapes again (delegate/aliases.h).
+// larger than the input. The delegate checks the engine's own shapes again (session/aliases.h).
 Status check_aliases(const Metadata& metadata, const std::unordered_map<std::string, size_t>& index_by_name) {
   std::unordered_set<std::string> aliased_outputs;
   std::unordered_map<std::string, size_t> alias_of_input;

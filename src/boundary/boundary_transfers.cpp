@@ -7,9 +7,9 @@
 #include "cuda/check.h"
 #include "cuda/device.h"
 #include "cuda/stream_facts.h"
-#include "delegate/memory_kind.h"
-#include "delegate/policy.h"
-#include "delegate/stream_resolution.h"
+#include "session/memory_kind.h"
+#include "session/policy.h"
+#include "session/stream_resolution.h"
 
 namespace torch_tensorrt::executorch_backend::boundary {
 namespace {

@@ -1,8 +1,8 @@
 // Device-planned arenas and the copies at a delegate's boundary, for programs whose runtime plans
 // memory on the GPU and moves tensors in and out with its own copy operators (ExecuTorch 1.5's
 // et_copy::_h2d_copy / _d2h_copy). Engine-agnostic: the ExecuTorch adapter
-// (executorch/cuda_allocator.h) forwards its DeviceAllocator calls here. Pageable copies go through
-// the delegate's chunked copy (delegate/chunked_copy.h), given this allocator's staging rings.
+// (backend/cuda_allocator.h) forwards its DeviceAllocator calls here. Pageable copies go through
+// the delegate's chunked copy (session/chunked_copy.h), given this allocator's staging rings.
 //
 // Note [boundary copies]: a copy takes no stream, so it runs on the stream the delegate itself
 // would run on: the caller's (CudaStreamGuard, or ExecuTorch's shared CallerStreamGuard), or,
@@ -10,7 +10,7 @@
 // orders its own work. So under a guard the copy into the arena is queued before the engine on the
 // same stream, and the copy out of it after, and the execute contract holds for the whole method:
 //   - a copy in from pageable memory goes through pinned staging (a ring of chunks, each with an
-//     event) and the shared host copy pool (delegate/chunked_copy.h), and returns once the source
+//     event) and the shared host copy pool (session/chunked_copy.h), and returns once the source
 //     is read: the transfer itself stays queued;
 //   - a copy in from pinned memory is one transfer, waited for (by event) before returning, since
 //     the source may be reused as soon as the call returns;
@@ -38,8 +38,8 @@
 #include "cuda/event.h"
 #include "cuda/memory_pool.h"
 #include "cuda/pinned_buffer.h"
-#include "delegate/chunked_copy.h"
-#include "delegate/staging_layout.h"
+#include "session/chunked_copy.h"
+#include "session/staging_layout.h"
 
 namespace torch_tensorrt::executorch_backend::boundary {
 

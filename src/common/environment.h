@@ -4,7 +4,7 @@
 namespace torch_tensorrt::executorch_backend {
 
 /// The environment variables the library reads, each in one place (docs/OPTIONS.md, the table in
-/// executorch/options.cpp). tensorrt/runtime_search.h names the two the TensorRT adapter reads.
+/// backend/options.cpp). tensorrt/runtime_search.h names the two the TensorRT adapter reads.
 inline constexpr const char* kDebugVariable = "TRTET_DEBUG";
 inline constexpr const char* kCudaAllocatorVariable = "TRTET_CUDA_ALLOCATOR";
 inline constexpr const char* kCopyWorkersVariable = "TRTET_COPY_WORKERS";

@@ -1,4 +1,4 @@
-#include "delegate/aliases.h"
+#include "session/aliases.h"
 
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "delegate/aux_streams.h"
+#include "session/aux_streams.h"
 
 #include "cuda/check.h"
 #include "cuda/driver.h"

@@ -9,10 +9,10 @@
 
 #include "cuda/stream_facts.h"
 #include "cuda/stream_id.h"
-#include "delegate/call_profile.h"
-#include "delegate/graph_hold.h"
-#include "delegate/memory_kind.h"
-#include "delegate/policy.h"
+#include "session/call_timing.h"
+#include "session/graph_hold.h"
+#include "session/memory_kind.h"
+#include "session/policy.h"
 #include "engine/types.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
@@ -60,7 +60,7 @@ struct CallPlan {
   /// every earlier call.
   bool frees_staging = false;
   std::size_t output_chunks = 0;  ///< chunks of pageable outputs, each with its own event
-  CallRecord* record = nullptr;   ///< the caller's record of the call (call_profile.h), filled when it succeeds
+  CallRecord* record = nullptr;   ///< the caller's record of the call (call_timing.h), filled when it succeeds
   CallMarks* marks = nullptr;     ///< the record's GPU marks, for a call that is not captured (else null)
 
   cudaStream_t stream() const noexcept { return where.stream; }

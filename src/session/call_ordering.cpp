@@ -1,4 +1,4 @@
-#include "delegate/call_ordering.h"
+#include "session/call_ordering.h"
 
 #include <atomic>
 

@@ -11,7 +11,7 @@
 #include "common/status.h"
 #include "cuda/event.h"
 #include "cuda/stream_id.h"
-#include "delegate/call.h"
+#include "session/call.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

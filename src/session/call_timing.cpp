@@ -1,4 +1,4 @@
-#include "delegate/call_profile.h"
+#include "session/call_timing.h"
 
 #include <utility>
 
@@ -16,7 +16,7 @@ namespace torch_tensorrt::executorch_backend::delegate {
 // is ordered behind, so the engine span is the engine's alone), and after the copies out. Nothing
 // ever waits for them: the profiler keeps the call and asks (cudaEventQuery on its last mark)
 // whenever it is given a chance, at a later call or at an explicit flush (destroy logs nothing: the
-// tracer may be finalized by then; src/executorch/profiling.h). Each call's durations are cudaEventElapsedTime
+// tracer may be finalized by then; src/backend/gpu_timing.h). Each call's durations are cudaEventElapsedTime
 // between its own marks, exact to CUDA's resolution (about half a microsecond).
 //
 // Where the spans sit on the host clock: the first timed call's first mark is the anchor, placed
@@ -123,20 +123,20 @@ MarkReader& cuda_mark_reader() {
   return reader;
 }
 
-std::unique_ptr<CallMarks> CallProfiler::take_marks() {
+std::unique_ptr<CallMarks> CallTimer::take_marks() {
   if (free_.empty()) return std::make_unique<CallMarks>(clock_);
   std::unique_ptr<CallMarks> marks = std::move(free_.back());
   free_.pop_back();
   return marks;
 }
 
-void CallProfiler::give_back(std::unique_ptr<CallMarks> marks) {
+void CallTimer::give_back(std::unique_ptr<CallMarks> marks) {
   if (marks == nullptr) return;
   marks->clear();
   free_.push_back(std::move(marks));
 }
 
-void CallProfiler::finish(std::unique_ptr<CallMarks> marks, const CallRecord& record, std::uint64_t sequence,
+void CallTimer::finish(std::unique_ptr<CallMarks> marks, const CallRecord& record, std::uint64_t sequence,
                           bool ok) {
   if (!ok || marks == nullptr || !marks->any() || marks->broken() || record.path == CallPath::kCaptured) {
     give_back(std::move(marks));
@@ -158,7 +158,7 @@ void CallProfiler::finish(std::unique_ptr<CallMarks> marks, const CallRecord& re
   pending_.push_back(std::move(call));
 }
 
-Result<GpuSpan> CallProfiler::span(const CallMarks& marks, Mark from, Mark to, double first_ticks) {
+Result<GpuSpan> CallTimer::span(const CallMarks& marks, Mark from, Mark to, double first_ticks) {
   GpuSpan span;
   if (!marks.recorded(from) || !marks.recorded(to)) return span;
   float offset_ms = 0;
@@ -174,7 +174,7 @@ Result<GpuSpan> CallProfiler::span(const CallMarks& marks, Mark from, Mark to, d
   return span;
 }
 
-Status CallProfiler::time_call(Pending& call, TimedCall& timed) {
+Status CallTimer::time_call(Pending& call, TimedCall& timed) {
   const CallMarks& marks = *call.marks;
   // Where this call's first mark sits (Note [deferred GPU times]).
   bool adopt = anchor_ == nullptr;
@@ -206,7 +206,7 @@ Status CallProfiler::time_call(Pending& call, TimedCall& timed) {
   return Status::Ok();
 }
 
-Status CallProfiler::collect(std::vector<TimedCall>& out) {
+Status CallTimer::collect(std::vector<TimedCall>& out) {
   // In call order, up to the first call still running: calls on one stream pass their marks in
   // order, so one query a call suffices however far the GPU is behind (a call on another stream
   // that finished first waits for the earlier ones).
@@ -228,7 +228,7 @@ Status CallProfiler::collect(std::vector<TimedCall>& out) {
   return Status::Ok();
 }
 
-void CallProfiler::reset() noexcept {
+void CallTimer::reset() noexcept {
   for (Pending& call : pending_) give_back(std::move(call.marks));
   pending_.clear();
   give_back(std::move(anchor_));

@@ -122,13 +122,13 @@ MarkReader& cuda_mark_reader();
 
 /// The GPU side of one delegate's profiling: marks handed out per call and taken back, calls kept
 /// until their GPU times are known, and those times placed on the host clock
-/// (Note [deferred GPU times] in call_profile.cpp). Not thread-safe: its owner serializes it.
-class CallProfiler {
+/// (Note [deferred GPU times] in call_timing.cpp). Not thread-safe: its owner serializes it.
+class CallTimer {
  public:
-  explicit CallProfiler(TickClock clock, MarkReader& reader = cuda_mark_reader()) noexcept
+  explicit CallTimer(TickClock clock, MarkReader& reader = cuda_mark_reader()) noexcept
       : clock_(clock), reader_(&reader) {}
-  CallProfiler(const CallProfiler&) = delete;  // owns events
-  CallProfiler& operator=(const CallProfiler&) = delete;
+  CallTimer(const CallTimer&) = delete;  // owns events
+  CallTimer& operator=(const CallTimer&) = delete;
 
   /// Marks for the next call (reused; made on first use).
   std::unique_ptr<CallMarks> take_marks();

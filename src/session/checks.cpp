@@ -1,4 +1,4 @@
-#include "delegate/checks.h"
+#include "session/checks.h"
 
 #include <cstdint>
 #include <string>

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "delegate/tensor_view.h"
+#include "session/tensor_view.h"
 #include "engine/engine.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {

@@ -1,11 +1,11 @@
-#include "delegate/chunked_copy.h"
+#include "session/chunked_copy.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "cuda/check.h"
-#include "delegate/load_trace.h"
-#include "delegate/staging_layout.h"
+#include "session/load_trace.h"
+#include "session/staging_layout.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "common/status.h"
 #include "cuda/event.h"
-#include "delegate/host_copy_pool.h"
+#include "session/host_copy_pool.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

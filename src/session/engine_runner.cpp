@@ -1,4 +1,4 @@
-#include "delegate/engine_runner.h"
+#include "session/engine_runner.h"
 
 #include "common/log.h"
 #include "cuda/check.h"

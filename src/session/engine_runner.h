@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "delegate/aux_streams.h"
-#include "delegate/call.h"
-#include "delegate/graph_cache.h"
+#include "session/aux_streams.h"
+#include "session/call.h"
+#include "session/graph_cache.h"
 #include "engine/engine.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {

@@ -1,4 +1,4 @@
-#include "delegate/graph_cache.h"
+#include "session/graph_cache.h"
 
 #include "cuda/check.h"
 

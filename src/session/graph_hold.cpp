@@ -1,4 +1,4 @@
-#include "delegate/graph_hold.h"
+#include "session/graph_hold.h"
 
 #include <atomic>
 #include <map>

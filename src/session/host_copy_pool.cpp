@@ -1,4 +1,4 @@
-#include "delegate/host_copy_pool.h"
+#include "session/host_copy_pool.h"
 
 #include <algorithm>
 #include <cerrno>

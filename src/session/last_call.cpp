@@ -1,4 +1,4 @@
-#include "delegate/last_call.h"
+#include "session/last_call.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

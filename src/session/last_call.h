@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "cuda/stream_id.h"
-#include "delegate/call.h"
-#include "delegate/tensor_view.h"
+#include "session/call.h"
+#include "session/tensor_view.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

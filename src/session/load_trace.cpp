@@ -1,4 +1,4 @@
-#include "delegate/load_trace.h"
+#include "session/load_trace.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

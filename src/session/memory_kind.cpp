@@ -1,4 +1,4 @@
-#include "delegate/memory_kind.h"
+#include "session/memory_kind.h"
 
 #include <cuda_runtime_api.h>
 

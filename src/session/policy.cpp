@@ -1,4 +1,4 @@
-#include "delegate/policy.h"
+#include "session/policy.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

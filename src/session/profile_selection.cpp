@@ -1,4 +1,4 @@
-#include "delegate/profile_selection.h"
+#include "session/profile_selection.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

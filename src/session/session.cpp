@@ -1,13 +1,13 @@
-#include "delegate/session.h"
+#include "session/session.h"
 
 #include <nvtx3/nvToolsExt.h>
 
 #include "common/log.h"
 #include "cuda/check.h"
 #include "cuda/device.h"
-#include "delegate/aliases.h"
-#include "delegate/checks.h"
-#include "delegate/chunked_copy.h"
+#include "session/aliases.h"
+#include "session/checks.h"
+#include "session/chunked_copy.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 namespace {
@@ -43,7 +43,7 @@ Status Session::execute_steps(TensorView* args, std::size_t count, CallRecord* r
 
     CallPlan start;  // where the call runs and who records it: all the repeat check needs
     TRTET_ASSIGN_OR_RETURN(start.where, streams_.resolve(engine_->device(), engine_->enqueue_is_synchronous()));
-    if (record != nullptr) {  // profiled (call_profile.h): a capture records no marks of its own
+    if (record != nullptr) {  // profiled (call_timing.h): a capture records no marks of its own
       start.record = record;
       start.marks = start.capturing() ? nullptr : record->marks;
     }

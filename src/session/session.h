@@ -13,17 +13,17 @@
 #include <vector>
 
 #include "common/status.h"
-#include "delegate/call.h"
-#include "delegate/call_ordering.h"
-#include "delegate/engine_runner.h"
-#include "delegate/chunked_copy.h"
-#include "delegate/last_call.h"
-#include "delegate/memory_kind.h"
-#include "delegate/policy.h"
-#include "delegate/profile_selection.h"
-#include "delegate/staging_store.h"
-#include "delegate/stream_resolution.h"
-#include "delegate/tensor_view.h"
+#include "session/call.h"
+#include "session/call_ordering.h"
+#include "session/engine_runner.h"
+#include "session/chunked_copy.h"
+#include "session/last_call.h"
+#include "session/memory_kind.h"
+#include "session/policy.h"
+#include "session/profile_selection.h"
+#include "session/staging_store.h"
+#include "session/stream_resolution.h"
+#include "session/tensor_view.h"
 #include "engine/engine.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
@@ -121,7 +121,7 @@ class Session {
   /// cudaStreamPerThread. Every check is made before any work is enqueued; a failed call leaves
   /// the session usable. With `record` (a profiler's), the call's path, profile, staged bytes and
   /// stream are written there when it succeeds, and its GPU marks recorded on its stream
-  /// (call_profile.h; Note [deferred GPU times]); without one, a null test at each mark.
+  /// (call_timing.h; Note [deferred GPU times]); without one, a null test at each mark.
   Status execute(TensorView* args, std::size_t count, CallRecord* record = nullptr);
 
   /// Waits for this session's in-flight work (by event) and releases everything; later calls

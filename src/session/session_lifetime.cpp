@@ -1,14 +1,14 @@
 // Session's lifetime: construction, initialize, the statistics, memory given back, destroy.
-#include "delegate/session.h"
+#include "session/session.h"
 
 #include <cstdio>
 #include <optional>
 
 #include "cuda/check.h"
 #include "cuda/device.h"
-#include "delegate/aliases.h"
-#include "delegate/checks.h"
-#include "delegate/load_trace.h"
+#include "session/aliases.h"
+#include "session/checks.h"
+#include "session/load_trace.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
@@ -25,7 +25,7 @@ Status Session::initialize() {
   TRTET_RETURN_IF_ERROR(check_engine_metadata(engine));
   TRTET_CHECK_OR_RETURN(options_.staging_slots >= 1 && options_.staging_slots <= 4, kInvalidArgument,
                         "staging_slots is %d; it must be 1 to 4", options_.staging_slots);
-  // Aliases are checked once, here (Note [aliased outputs] in delegate/aliases.h).
+  // Aliases are checked once, here (Note [aliased outputs] in session/aliases.h).
   TRTET_ASSIGN_OR_RETURN(alias_input_of_output_, validate_aliases(engine));
 
   std::optional<cuda::DeviceGuard> device;

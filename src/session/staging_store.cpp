@@ -1,15 +1,15 @@
-#include "delegate/staging_store.h"
+#include "session/staging_store.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "common/log.h"
 #include "cuda/check.h"
-#include "delegate/checks.h"
-#include "delegate/chunked_copy.h"
-#include "delegate/host_copy_pool.h"
-#include "delegate/load_trace.h"
-#include "delegate/staging_layout.h"
+#include "session/checks.h"
+#include "session/chunked_copy.h"
+#include "session/host_copy_pool.h"
+#include "session/load_trace.h"
+#include "session/staging_layout.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 namespace {

@@ -16,8 +16,8 @@
 #include "cuda/memory_pool.h"
 #include "cuda/pinned_buffer.h"
 #include "cuda/stream_id.h"
-#include "delegate/call.h"
-#include "delegate/graph_hold.h"
+#include "session/call.h"
+#include "session/graph_hold.h"
 #include "engine/engine.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {

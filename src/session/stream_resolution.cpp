@@ -1,4 +1,4 @@
-#include "delegate/stream_resolution.h"
+#include "session/stream_resolution.h"
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 

@@ -9,7 +9,7 @@
 
 #include "common/status.h"
 #include "cuda/stream_id.h"
-#include "delegate/call.h"
+#include "session/call.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

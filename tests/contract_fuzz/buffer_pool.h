@@ -1,6 +1,6 @@
 // The buffers of one sequence, kept until the sequence ends and lent again to later calls of the
 // same memory kind. Nothing is freed mid-sequence, so an address never comes back as memory of
-// another kind (the delegate caches pointer kinds by address, Note in delegate/memory_kind.h).
+// another kind (the delegate caches pointer kinds by address, Note in session/memory_kind.h).
 #pragma once
 
 #include <cstddef>

@@ -10,7 +10,7 @@
 
 #include "contract_fuzz/buffer_pool.h"
 #include "contract_fuzz/engine_model.h"
-#include "delegate/tensor_view.h"
+#include "session/tensor_view.h"
 
 namespace trtet_test::fuzz {
 

@@ -39,7 +39,7 @@
 #include "contract_fuzz/oracle.h"
 #include "contract_fuzz/sequence.h"
 #include "contract_fuzz/stream_slots.h"
-#include "delegate/session.h"
+#include "session/session.h"
 #include "engines/test_engine.h"
 
 namespace trtet_test::fuzz {

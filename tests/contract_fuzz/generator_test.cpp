@@ -97,7 +97,7 @@ TEST(ContractFuzzGenerator, CapturesUseOnlyCapturableStreamsAndDeviceOrPinnedMem
 }
 
 // Concurrent steps must reach the pipelined path of the session (Note [pipelined calls] in
-// src/delegate/call_ordering.cpp): two or more threads whose guarded calls on different stream objects
+// src/session/call_ordering.cpp): two or more threads whose guarded calls on different stream objects
 // stage host memory, pinned and pageable, so their copies and engines can overlap; and some with
 // an in-place engine, whose runs must never overlap.
 TEST(ContractFuzzGenerator, ConcurrentStepsDrawHostIoOnSeveralStreams) {

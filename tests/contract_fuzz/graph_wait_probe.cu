@@ -3,7 +3,7 @@
 // 7841946101269482128 (an aux-stream engine with delegate graphs) had a guarded device-only call
 // return only after the gate holding its stream timed out; the call was the session's 17th call
 // signature, so the graph cache (16 entries) evicted its least recently used entry, which held a
-// graph: cudaGraphExecDestroy on the execute path (src/delegate/graph_cache.cpp, GraphCache::insert).
+// graph: cudaGraphExecDestroy on the execute path (src/session/graph_cache.cpp, GraphCache::insert).
 //
 // A gate kernel (a one-thread spin on mapped host memory, at most 1000 ms) holds stream A, as the
 // contract fuzzer's gate holds a caller's stream. With the gate closed, the probe times each call

@@ -12,10 +12,10 @@
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "engines/fake_engine.h"
-#include "executorch/error_map.h"
+#include "backend/error_map.h"
 #include "executorch/executorch_test_support.h"
-#include "executorch/registration.h"
-#include "executorch/tensor_views.h"
+#include "backend/registration.h"
+#include "backend/tensor_views.h"
 
 namespace trtet_test {
 namespace {

@@ -5,7 +5,7 @@ if(NOT rc EQUAL 0)
 endif()
 execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${OUT}" "${PAGE}" RESULT_VARIABLE differs)
 if(NOT differs EQUAL 0)
-  message(FATAL_ERROR "docs/OPTIONS.md differs from the options table (src/executorch/options.cpp); "
+  message(FATAL_ERROR "docs/OPTIONS.md differs from the options table (src/backend/options.cpp); "
     "regenerate it: ${TOOL} > docs/OPTIONS.md (see ${OUT})")
 endif()
 message(STATUS "docs/OPTIONS.md matches the options table")

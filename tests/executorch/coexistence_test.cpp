@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/gpu.h"
-#include "executorch/cuda_allocator.h"
+#include "backend/cuda_allocator.h"
 #include "executorch/executorch_test_support.h"
 #include "executorch/standin_cuda_allocator.h"
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "executorch/cuda_allocator.h"
+#include "backend/cuda_allocator.h"
 
 namespace {
 

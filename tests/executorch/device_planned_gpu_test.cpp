@@ -23,7 +23,7 @@
 #include "common/stream_gpu_test.h"
 #include "boundary/boundary_transfers.h"
 #include "engines/cuda_test_engine.h"
-#include "executorch/cuda_allocator.h"
+#include "backend/cuda_allocator.h"
 #include "executorch/module_test_support.h"
 #include "green/probe.h"
 #include "green/split.h"

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "delegate/call_profile.h"
+#include "session/call_timing.h"
 #include "executorch/etdump_support.h"
 #include "executorch/executorch_test_support.h"
-#include "executorch/profiling.h"
+#include "backend/gpu_timing.h"
 
 namespace trtet_test {
 namespace {
@@ -83,7 +83,7 @@ class DeferredGpuTimes : public ::testing::Test {
   }
 
   ScriptedGpu gpu_;
-  d::CallProfiler profiler_{d::TickClock{nullptr, 1.0}, gpu_};  // one tick a nanosecond
+  d::CallTimer profiler_{d::TickClock{nullptr, 1.0}, gpu_};  // one tick a nanosecond
 };
 
 TEST_F(DeferredGpuTimes, ACallIsLoggedOnceItsGpuWorkHasPassedNeverBefore) {
@@ -182,12 +182,12 @@ TEST_F(DeferredGpuTimes, ACallMoreThanASecondAfterTheAnchorBecomesTheNextAnchor)
 }
 
 TEST_F(DeferredGpuTimes, TheOldestCallGoesWhenTooManyWait) {
-  for (std::size_t i = 1; i <= d::CallProfiler::kMaxPending + 3; ++i) call(i, engine(0.0, 1.0), record_of(CallPath::kEager));
-  EXPECT_EQ(profiler_.pending(), d::CallProfiler::kMaxPending);
+  for (std::size_t i = 1; i <= d::CallTimer::kMaxPending + 3; ++i) call(i, engine(0.0, 1.0), record_of(CallPath::kEager));
+  EXPECT_EQ(profiler_.pending(), d::CallTimer::kMaxPending);
   EXPECT_EQ(profiler_.dropped(), 3u);
   gpu_.now_ms = 2;
   const auto timed = collect();
-  ASSERT_EQ(timed.size(), d::CallProfiler::kMaxPending);
+  ASSERT_EQ(timed.size(), d::CallTimer::kMaxPending);
   EXPECT_EQ(timed.front().sequence, 4u);
 }
 
@@ -234,7 +234,7 @@ TEST(DelegateEvents, NamesCountTheMethodsDelegatesInLoadOrder) {
 TEST(DelegateEvents, AnETDumpOfTheDelegatesEventsReadsBackCallByCall) {
   ensure_executorch_runtime();
   ScriptedGpu gpu;
-  d::CallProfiler profiler(d::TickClock{nullptr, 1.0}, gpu);
+  d::CallTimer profiler(d::TickClock{nullptr, 1.0}, gpu);
   ::executorch::etdump::ETDumpGen gen;
   const std::string name = "forward:TensorRTBackend#0";
   const ex::EventNames names(name);

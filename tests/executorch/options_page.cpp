@@ -1,11 +1,11 @@
-// Writes docs/OPTIONS.md from the options table (executorch/options.cpp) to stdout. ctest's
+// Writes docs/OPTIONS.md from the options table (backend/options.cpp) to stdout. ctest's
 // executorch_options_page_is_current fails when the committed page differs; regenerate with
 //   build/tests/executorch/trtet_options_page > docs/OPTIONS.md
 #include <cstdio>
 #include <string>
 
 #include "common/environment.h"
-#include "executorch/options.h"
+#include "backend/options.h"
 
 namespace ex = torch_tensorrt::executorch_backend;
 
@@ -53,9 +53,9 @@ std::string escape(const char* text) {
 int main() {
   std::printf(
       "# Options\n\n"
-      "<!-- Written by tests/executorch/options_page.cpp from the table in src/executorch/options.cpp; ctest\n"
+      "<!-- Written by tests/executorch/options_page.cpp from the table in src/backend/options.cpp; ctest\n"
       "     (executorch_options_page_is_current) fails when this page differs. Do not edit by hand. -->\n\n"
-      "Every option of the \"TensorRTBackend\" delegate, from one table in `src/executorch/options.cpp`.\n\n"
+      "Every option of the \"TensorRTBackend\" delegate, from one table in `src/backend/options.cpp`.\n\n"
       "Sources:\n\n"
       "- **load option**: a load-time backend option from the application, given to ExecuTorch's\n"
       "  `LoadBackendOptionsMap` under \"TensorRTBackend\" (Python: keyword arguments of `load`).\n"

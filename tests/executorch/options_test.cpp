@@ -1,4 +1,4 @@
-// CPU tests of the options schema (executorch/options.h): the table itself, a load-time option the
+// CPU tests of the options schema (backend/options.h): the table itself, a load-time option the
 // backend does not have, the weight-streaming budget's values, messages naming key, value, unit and
 // source, TensorRTBackend's set_option/get_option, and the environment's one prefix.
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "executorch/executorch_test_support.h"
-#include "executorch/options.h"
+#include "backend/options.h"
 #include "tensorrt/runtime_search.h"
 
 namespace trtet_test {

@@ -2,7 +2,7 @@
 // ExecuTorch's Method, which does not expect exceptions (a throw through its frames may terminate
 // the process). An engine built by a custom factory (set_engine_factory) may throw; the call must
 // return an error Error and leave the handle usable. The delegate-level tests of the same bug are
-// in tests/delegate/bad_inputs_gpu_test.cpp (ThrowingEngineGpu).
+// in tests/session/bad_inputs_gpu_test.cpp (ThrowingEngineGpu).
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <executorch/extension/tensor/tensor.h>

@@ -1,4 +1,4 @@
-// CPU tests of the session's options in the options schema (executorch/options.h): the
+// CPU tests of the session's options in the options schema (backend/options.h): the
 // delegate-graph and staging-budget compile specs and load-time options, their precedence and
 // their errors.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "executorch/executorch_test_support.h"
-#include "executorch/options.h"
+#include "backend/options.h"
 
 namespace trtet_test {
 namespace {

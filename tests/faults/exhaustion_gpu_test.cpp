@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/gpu.h"
-#include "delegate/staging_store.h"
+#include "session/staging_store.h"
 #include "executorch/executorch_test_support.h"
 
 namespace trtet_faults {
@@ -314,7 +314,7 @@ TEST_F(ExhaustionGpu, BeforeAStagingGrowthTheGrowingCallFailsNamingMemoryAndTheS
 constexpr long long kBudgetMb = 4LL << 20;  // 4 TiB of staging budget
 
 // A staging budget above what memory allows: the budget is a ceiling (Note [staging budget] in
-// src/delegate/staging_store.cpp: each binding takes twice its largest size while the total fits),
+// src/session/staging_store.cpp: each binding takes twice its largest size while the total fits),
 // so the load makes the largest staging the engine's profile allows, 256 GiB a binding here, which
 // no device has: the load is refused naming memory, nothing is left behind, and the same program
 // loaded without the budget works (its staging grows to the calls' sizes).

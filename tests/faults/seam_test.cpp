@@ -13,7 +13,7 @@
 
 #include "common/error_match.h"
 #include "cuda/device.h"
-#include "delegate/host_copy_pool.h"
+#include "session/host_copy_pool.h"
 #include "engines/fault_hook.h"
 #include "engines/test_engine_factory.h"
 #include "faults/faults.h"

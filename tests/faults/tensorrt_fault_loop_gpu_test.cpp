@@ -23,8 +23,8 @@
 
 #include "common/gpu.h"
 #include "blob/format.h"
-#include "delegate/session.h"
-#include "delegate/tensor_view.h"
+#include "session/session.h"
+#include "session/tensor_view.h"
 #include "fake/fake_stats.h"
 #include "faults/fault_loop.h"
 #include "tensorrt/tensorrt_factory.h"

@@ -45,7 +45,7 @@
 #include "contract_fuzz/gate.h"
 #include "contract_fuzz/oracle.h"
 #include "contract_fuzz/rng.h"
-#include "delegate/session.h"
+#include "session/session.h"
 #include "engines/cuda_test_engine.h"
 #include "green/probe.h"
 #include "green/split.h"

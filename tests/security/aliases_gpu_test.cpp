@@ -11,7 +11,7 @@
 
 #include "common/error_match.h"
 #include "common/gpu.h"
-#include "delegate/session.h"
+#include "session/session.h"
 #include "security/alias_engine.h"
 
 namespace trtet_security {

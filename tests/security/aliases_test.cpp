@@ -1,4 +1,4 @@
-// Aliased outputs checked once at load (delegate/aliases.h: one alias per
+// Aliased outputs checked once at load (session/aliases.h: one alias per
 // input, same dtype, the output no larger than its input at profile 0's maximum), and against the
 // input's capacity on every call. Host-only: the engine's shapes are the test's.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include "common/error_match.h"
 #include "common/gpu.h"
-#include "delegate/aliases.h"
-#include "delegate/session.h"
+#include "session/aliases.h"
+#include "session/session.h"
 #include "security/alias_engine.h"
 
 namespace trtet_security {

@@ -1,5 +1,5 @@
 // The load-time options through which the application, never the program, bounds what a
-// program may make the runtime do (executorch/options.h): engine host code, the metadata cap,
+// program may make the runtime do (backend/options.h): engine host code, the metadata cap,
 // and the staging budget a compile spec may ask for.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "executorch/executorch_test_support.h"
-#include "executorch/options.h"
+#include "backend/options.h"
 
 namespace trtet_test {
 namespace {

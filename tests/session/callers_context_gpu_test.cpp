@@ -7,7 +7,7 @@
 #include "common/gpu.h"
 #include "cuda/device.h"
 #include "cuda/driver.h"
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 
 namespace trtet_test {
 namespace {

@@ -1,5 +1,5 @@
-// Argument checks (delegate/checks.h) against a FakeEngine, without a GPU.
-#include "delegate/checks.h"
+// Argument checks (session/checks.h) against a FakeEngine, without a GPU.
+#include "session/checks.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 #include "engines/cuda_test_engine.h"
 
 namespace trtet_test {

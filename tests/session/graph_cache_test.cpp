@@ -1,8 +1,8 @@
-// CPU tests of the delegate-graph cache's bookkeeping (delegate/graph_cache.h): keys, the least
+// CPU tests of the delegate-graph cache's bookkeeping (session/graph_cache.h): keys, the least
 // recently used entry reused first, a full cache passing a graph on as a spare to a key of the same
 // green context only, a capacity of 0 keeping nothing. (The graphs here are stand-in pointers,
 // never launched or destroyed: each test clears them before the cache goes.)
-#include "delegate/graph_cache.h"
+#include "session/graph_cache.h"
 
 #include <gtest/gtest.h>
 

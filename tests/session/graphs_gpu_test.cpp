@@ -1,4 +1,4 @@
-// Delegate-owned CUDA graphs (use_cuda_graphs, Note [delegate graphs] in delegate/graph_cache.h):
+// Delegate-owned CUDA graphs (use_cuda_graphs, Note [delegate graphs] in session/graph_cache.h):
 // right outputs against the CPU reference over shape, address, profile and memory-kind changes;
 // the first call of a signature eager, the second captured, every later one a replay that never
 // calls the engine; replays on a green-context stream stay in the partition; the caller's own
@@ -13,7 +13,7 @@
 
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 #include "engines/kernels.h"
 
 namespace trtet_test {
@@ -152,7 +152,7 @@ TEST_F(GraphsGpu, TheCacheKeepsAtMostItsCapacity) {
   EXPECT_EQ(s.engine->enqueue_count(), 16u);
 }
 
-// Note [no graph destroyed in a call] (delegate/graph_cache.h): cudaGraphExecDestroy of a graph
+// Note [no graph destroyed in a call] (session/graph_cache.h): cudaGraphExecDestroy of a graph
 // captured across streams waits for every stream of the device. A full cache hands its least
 // recently used entry's graph to a new signature, which updates it in place; each call is checked,
 // right when it returns, to have left another stream's queued spin running. For an engine of

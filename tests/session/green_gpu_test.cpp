@@ -15,7 +15,7 @@
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
 #include "cuda/stream_facts.h"
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 #include "engines/aux_stream_engine.h"
 #include "engines/kernels.h"
 #include "green/probe.h"

@@ -1,4 +1,4 @@
-// The host copy pool (src/delegate/host_copy_pool.h; Note [copy pool hand-off]) on the CPU:
+// The host copy pool (src/session/host_copy_pool.h; Note [copy pool hand-off]) on the CPU:
 // every published task copied exactly once and waited for, tasks published in steps, unpublished
 // tasks abandoned, several callers' batches at once, a pool with no workers, and workers that slept
 // between batches woken again.
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "delegate/host_copy_pool.h"
+#include "session/host_copy_pool.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "common/gpu.h"
 #include "common/random.h"
 #include "common/stream_gpu_test.h"
-#include "delegate/session_fixture.h"
-#include "delegate/staging_layout.h"
+#include "session/session_fixture.h"
+#include "session/staging_layout.h"
 #include "engines/multi_output_engine.h"
 
 namespace trtet_test {
@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, PageableNoGuardGpu,
 // Several large pageable outputs in one call need more chunk events, all outputs together, than
 // one tensor does; every output's chunks get events of their own, the second and third outputs'
 // within the session's events, never past their end. The boundary, from the layout
-// (delegate/staging_layout.h): each output of kMaxChunks * kMinChunk bytes takes the most chunks a
+// (session/staging_layout.h): each output of kMaxChunks * kMinChunk bytes takes the most chunks a
 // tensor takes (kMaxChunks) of the smallest size; a first call of a quarter of that needs at most
 // kMaxChunks events in all, then calls of the full size need kOutputs * kMaxChunks. Right outputs,
 // no crash.

@@ -1,6 +1,6 @@
-// The repeated-call decision (delegate/last_call.h, Note [repeated calls]) and the stream id type
+// The repeated-call decision (session/last_call.h, Note [repeated calls]) and the stream id type
 // it rests on, without a GPU.
-#include "delegate/last_call.h"
+#include "session/last_call.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-// The load trace (delegate/load_trace.h, Note [load trace]): steps record into the calling thread's
+// The load trace (session/load_trace.h, Note [load trace]): steps record into the calling thread's
 // trace only while one is set, in order, summed by name; another thread's steps never land in it.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
-#include "delegate/load_trace.h"
+#include "session/load_trace.h"
 
 namespace {
 

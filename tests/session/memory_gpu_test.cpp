@@ -17,9 +17,9 @@
 #include "common/stream_gpu_test.h"
 #include "cuda/device_buffer.h"
 #include "cuda/memory_pool.h"
-#include "delegate/graph_hold.h"
-#include "delegate/session_fixture.h"
-#include "delegate/staging_store.h"
+#include "session/graph_hold.h"
+#include "session/session_fixture.h"
+#include "session/staging_store.h"
 #include "engines/kernels.h"
 
 namespace trtet_test {

@@ -14,7 +14,7 @@
 #include "common/gpu.h"
 #include "common/random.h"
 #include "common/stream_gpu_test.h"
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 
 namespace trtet_test {
 namespace {

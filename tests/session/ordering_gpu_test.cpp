@@ -19,7 +19,7 @@
 #include "common/gpu.h"
 #include "common/random.h"
 #include "common/stream_gpu_test.h"
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 #include "engines/kernels.h"
 
 namespace trtet_test {

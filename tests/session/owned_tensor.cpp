@@ -1,4 +1,4 @@
-#include "delegate/owned_tensor.h"
+#include "session/owned_tensor.h"
 
 #include <cuda_runtime_api.h>
 

@@ -9,7 +9,7 @@
 #include "common/memory.h"
 #include "common/random.h"
 #include "common/status.h"
-#include "delegate/tensor_view.h"
+#include "session/tensor_view.h"
 
 namespace trtet_test {
 

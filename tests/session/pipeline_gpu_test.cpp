@@ -1,4 +1,4 @@
-// Pipelined calls (Note [pipelined calls] in src/delegate/call_ordering.cpp): several threads, each on a
+// Pipelined calls (Note [pipelined calls] in src/session/call_ordering.cpp): several threads, each on a
 // stream of its own, call one session with host memory. Every call's outputs are checked against
 // its own inputs (fresh per call); the in-place engine proves engines never overlap; destroy and a
 // capture in the middle of pipelined calls stay safe; and, measured on the GPU by events around
@@ -18,7 +18,7 @@
 
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 #include "engines/test_engine_factory.h"
 
 namespace trtet_test {

@@ -1,5 +1,5 @@
-// The execute contract's pure decisions (delegate/policy.h), every row, without a GPU.
-#include "delegate/policy.h"
+// The execute contract's pure decisions (session/policy.h), every row, without a GPU.
+#include "session/policy.h"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 #include "engines/elementwise_engine.h"
 #include "engines/kernels.h"
 

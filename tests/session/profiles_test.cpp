@@ -1,4 +1,4 @@
-// CPU tests of choosing an optimization profile (delegate/checks.h: choose_profile, check_arguments)
+// CPU tests of choosing an optimization profile (session/checks.h: choose_profile, check_arguments)
 // with the host-only FakeEngine given several profiles.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "common/error_match.h"
 #include "common/gpu.h"
-#include "delegate/checks.h"
+#include "session/checks.h"
 #include "engines/fake_engine.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {

@@ -1,4 +1,4 @@
-// Repeated calls (Note [repeated calls] in src/delegate/last_call.cpp): a call with the same
+// Repeated calls (Note [repeated calls] in src/session/last_call.cpp): a call with the same
 // arguments on the same stream as the previous one launches its graph again (graph mode) or
 // enqueues the engine again (eager) without preparing the call. These tests check that the repeat
 // is taken exactly when nothing changed, that every change (stream, shape, addresses, host memory,
@@ -16,7 +16,7 @@
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "common/stream_gpu_test.h"
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 #include "engines/kernels.h"
 #include "engines/probe_engine.h"
 

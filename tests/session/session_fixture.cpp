@@ -1,4 +1,4 @@
-#include "delegate/session_fixture.h"
+#include "session/session_fixture.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "delegate/owned_tensor.h"
-#include "delegate/session.h"
+#include "session/owned_tensor.h"
+#include "session/session.h"
 #include "engines/cuda_test_engine.h"
 #include "engines/test_engine.h"
 #include "green/split.h"

@@ -1,6 +1,6 @@
 // Session paths that need no GPU: engine metadata checks of initialize(), state checks of execute(),
 // destroy() idempotence, and kNoDevice where there is no GPU.
-#include "delegate/session.h"
+#include "session/session.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// The staging layout's pure rules (delegate/staging_layout.h), without a GPU: pageable chunks and
+// The staging layout's pure rules (session/staging_layout.h), without a GPU: pageable chunks and
 // slices, and the staging slot each call takes.
-#include "delegate/staging_layout.h"
+#include "session/staging_layout.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 
 #include "common/error_match.h"
 #include "common/gpu.h"
-#include "delegate/memory_kind.h"
+#include "session/memory_kind.h"
 
 namespace torch_tensorrt::executorch_backend {
 namespace {
