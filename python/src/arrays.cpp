@@ -639,22 +639,13 @@ bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
   CupyAttrs& n = cupy_attrs();
   Ref mem(n.data.get(obj));
   if (!mem || mem.p == Py_None) return false;
-  Ref ptr(n.ptr.get(mem.p));
-  if (!ptr) return false;
-  a.data = PyLong_AsVoidPtr(ptr.p);
-  if (a.data == nullptr && PyErr_Occurred()) {
-    PyErr_Clear();
-    return false;
-  }
+  std::int64_t value = 0;
+  if (!n.ptr.get_int(mem.p, value)) return false;  // MemoryPointer.ptr: read from its field, no int made
+  a.data = reinterpret_cast<void*>(static_cast<std::intptr_t>(value));
   a.device = 0;
   if (device_count() != 1) {
-    Ref dev(n.device_id.get(mem.p));
-    if (!dev) return false;
-    a.device = static_cast<int>(PyLong_AsLong(dev.p));
-    if (a.device == -1 && PyErr_Occurred()) {
-      PyErr_Clear();
-      return false;
-    }
+    if (!n.device_id.get_int(mem.p, value) || value < 0 || value > std::numeric_limits<int>::max()) return false;
+    a.device = static_cast<int>(value);
   }
   Ref dtype(n.dtype.get(obj));
   if (!dtype || !numpy_dtypes().lookup(dtype.p, a.type)) return false;  // the general path names it
@@ -662,8 +653,8 @@ bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
   std::int64_t dims[kMaxDims], st[kMaxDims];
   int ndim = 0;
   if (!tuple_ints(shape.p, dims, ndim)) return false;
-  Ref contiguous(n.c_contiguous.get(obj));
-  const bool strided = contiguous.p != Py_True;
+  std::int64_t contiguous = 0;
+  const bool strided = !n.c_contiguous.get_int(obj, contiguous) || contiguous == 0;
   if (strided) {
     Ref strides(n.strides.get(obj));
     int sn = 0;
