@@ -251,9 +251,45 @@ bool dtype_of(dl::dtype d, ScalarType& out) {
   raise(et::ErrorCode::kInvalidArgument, where.text() + ": " + what);
 }
 
-/// What every path shares once it has the raw facts: the dtype named, the device accepted, the
-/// array C-contiguous (dimensions of one element ignored: their strides mean nothing), the sizes
-/// within ExecuTorch's. `strides` in elements, or null for a contiguous array.
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_strides(const Where& where, int i, std::int64_t stride,
+                                                            std::int64_t expected) {
+  refuse(where, "the array is not C-contiguous (dimension " + std::to_string(i) + " has stride " +
+                    std::to_string(stride) + " elements where " + std::to_string(expected) +
+                    " is needed); pass a contiguous copy (e.g. .contiguous(), numpy.ascontiguousarray)");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_dimension(const Where& where, int i, std::int64_t n) {
+  refuse(where, "dimension " + std::to_string(i) + " is " + std::to_string(n) + ", beyond ExecuTorch's sizes");
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_rank(const Where& where, int ndim) {
+  refuse(where, std::to_string(ndim) + " dimensions; ExecuTorch takes at most " + std::to_string(kMaxDims));
+}
+
+/// The shape part of finish() (a.type and a.cuda already set): the array C-contiguous (dimensions of
+/// one element ignored: their strides mean nothing), the sizes within ExecuTorch's. `strides` in
+/// elements, or null for a contiguous array. The refusals out of line: the checks are a few
+/// compares per dimension.
+inline void finish_shape(ArrayArg& a, const Where& where, int ndim, const std::int64_t* shape,
+                         const std::int64_t* strides) {
+  if (ndim > kMaxDims) refuse_rank(where, ndim);
+  if (strides != nullptr) {
+    std::int64_t expected = 1;
+    for (int i = ndim; i-- > 0;) {
+      if (shape[i] != 1 && strides[i] != expected) refuse_strides(where, i, strides[i], expected);
+      expected *= shape[i];
+    }
+  }
+  for (int i = 0; i < ndim; ++i) {
+    if (static_cast<std::uint64_t>(shape[i]) > static_cast<std::uint64_t>(std::numeric_limits<SizesType>::max()))
+      refuse_dimension(where, i, shape[i]);
+    a.sizes[i] = static_cast<SizesType>(shape[i]);
+  }
+  a.ndim = ndim;
+}
+
+/// What every path shares once it has the raw facts: the dtype named, the device accepted, then
+/// finish_shape().
 void finish(ArrayArg& a, const Where& where, int ndim, const std::int64_t* shape, const std::int64_t* strides,
             dl::dtype dtype, int device_type, const char* dtype_text) {
   if (!dtype_of(dtype, a.type)) {
@@ -268,23 +304,7 @@ void finish(ArrayArg& a, const Where& where, int ndim, const std::int64_t* shape
   } else {
     refuse(where, "an array on DLPack device type " + std::to_string(device_type) + "; the program takes CPU or CUDA memory");
   }
-  if (ndim > kMaxDims) refuse(where, std::to_string(ndim) + " dimensions; ExecuTorch takes at most " + std::to_string(kMaxDims));
-  if (strides != nullptr) {
-    std::int64_t expected = 1;
-    for (int i = ndim; i-- > 0;) {
-      if (shape[i] != 1 && strides[i] != expected)
-        refuse(where, "the array is not C-contiguous (dimension " + std::to_string(i) + " has stride " +
-                          std::to_string(strides[i]) + " elements where " + std::to_string(expected) +
-                          " is needed); pass a contiguous copy (e.g. .contiguous(), numpy.ascontiguousarray)");
-      expected *= shape[i];
-    }
-  }
-  a.ndim = ndim;
-  for (int i = 0; i < ndim; ++i) {
-    if (shape[i] < 0 || shape[i] > std::numeric_limits<SizesType>::max())
-      refuse(where, "dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) + ", beyond ExecuTorch's sizes");
-    a.sizes[i] = static_cast<SizesType>(shape[i]);
-  }
+  finish_shape(a, where, ndim, shape, strides);
 }
 
 // ---- the paths ----
@@ -509,7 +529,7 @@ bool read_torch(PyObject* obj, ArrayArg& a, const Where& where) {
   }
   // Strided: finish() names the dimension that is not C-contiguous (torch's is_contiguous() and
   // the check here agree but for dimensions of one element, which finish() ignores).
-  finish(a, where, ndim, dims, strided ? st : nullptr, dl_of(a.type), a.cuda ? kDLCUDA : kDLCPU, nullptr);
+  finish_shape(a, where, ndim, dims, strided ? st : nullptr);  // a.type and a.cuda set above
   return true;
 }
 
@@ -665,7 +685,8 @@ bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
       st[i] /= es;
     }
   }
-  finish(a, where, ndim, dims, strided ? st : nullptr, dl_of(a.type), kDLCUDA, nullptr);
+  a.cuda = true;
+  finish_shape(a, where, ndim, dims, strided ? st : nullptr);
   return true;
 }
 
@@ -709,7 +730,8 @@ bool read_numpy(PyObject* obj, ArrayArg& a, const Where& where, bool writable) {
   }
   a.data = n->data;
   a.device = 0;
-  finish(a, where, n->nd, shape, strides, dl_of(a.type), kDLCPU, nullptr);
+  a.cuda = false;
+  finish_shape(a, where, n->nd, shape, strides);
   static bool checked = false;
   if (!checked) {
     checked = true;
@@ -966,16 +988,6 @@ dl::dtype dl_of(ScalarType t) {
     default: d.bits = 0; break;
   }
   return d;
-}
-
-std::size_t element_size(ScalarType t) {
-  switch (t) {
-    case ScalarType::Byte: case ScalarType::Char: case ScalarType::Bool: return 1;
-    case ScalarType::Short: case ScalarType::Half: case ScalarType::BFloat16: return 2;
-    case ScalarType::Int: case ScalarType::Float: return 4;
-    case ScalarType::Long: case ScalarType::Double: return 8;
-    default: return 1;
-  }
 }
 
 std::string shape_text(const SizesType* s, int ndim) {

@@ -30,7 +30,15 @@ constexpr int kMaxDims = 16;
 
 const char* dtype_name(ScalarType t);
 dl::dtype dl_of(ScalarType t);
-std::size_t element_size(ScalarType t);
+inline std::size_t element_size(ScalarType t) {
+  switch (t) {
+    case ScalarType::Byte: case ScalarType::Char: case ScalarType::Bool: return 1;
+    case ScalarType::Short: case ScalarType::Half: case ScalarType::BFloat16: return 2;
+    case ScalarType::Int: case ScalarType::Float: return 4;
+    case ScalarType::Long: case ScalarType::Double: return 8;
+    default: return 1;
+  }
+}
 std::string shape_text(const SizesType* sizes, int ndim);
 inline std::string shape_text(const std::vector<SizesType>& s) { return shape_text(s.data(), static_cast<int>(s.size())); }
 

@@ -141,7 +141,7 @@ void free_device_output(void* p) noexcept {
 
 // ---- checks ----
 
-void check_against(const ArrayArg& a, const IoInfo& io, const Where& w) {
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_against(const ArrayArg& a, const IoInfo& io, const Where& w) {
   if (a.type != io.type)
     raise(et::ErrorCode::kInvalidArgument, w.text() + ": " + dtype_name(a.type) + " where the method takes " +
                                                dtype_name(io.type));
@@ -160,6 +160,20 @@ void check_against(const ArrayArg& a, const IoInfo& io, const Where& w) {
                 std::to_string(io.sizes[d]) + "; " + std::to_string(a.numel()) + " elements where the bound holds " +
                 std::to_string(io.bound_numel) + ")");
   }
+  raise(et::ErrorCode::kInternal, w.text() + ": refused without a reason");  // not reached
+}
+
+/// The array against the method's input or output: its dtype, rank and shape (the static shape, or
+/// within the bound). The checks inline; the refusal, with its words, out of line.
+inline void check_against(const ArrayArg& a, const IoInfo& io, const Where& w) {
+  bool ok = a.type == io.type && a.ndim == static_cast<int>(io.sizes.size());
+  const SizesType* bound = io.sizes.data();
+  if (io.dynamic) {
+    for (int d = 0; ok && d < a.ndim; ++d) ok = a.sizes[d] <= bound[d];
+  } else {
+    for (int d = 0; ok && d < a.ndim; ++d) ok = a.sizes[d] == bound[d];
+  }
+  if (!ok) refuse_against(a, io, w);
 }
 
 bool same_shape(const ArrayArg& a, const std::vector<SizesType>& s) {
