@@ -622,9 +622,15 @@ nb::list Program::run(MethodInfo& mi, CallArgs& args, bool keep_args) {
     if (!loaded_ || etdump_written_) {
       closed = true;
     } else {
-      loaded = loaded_;
       clear_backend_message();
       execute_locked(mi, args, st);
+      // A planned output's view keeps the module alive (close() may reset loaded_ once the lock
+      // is let go): taken only where there is one, no reference count touched otherwise.
+      for (Out m : st.mode)
+        if (m == Out::kPlanned) {
+          loaded = loaded_;
+          break;
+        }
     }
   }
   if (closed) (void)live_loaded();  // raises InvalidState with the reason
