@@ -271,9 +271,10 @@ template <class T>
 class ThreadScratch {
  public:
   ThreadScratch() {
-    Slot& s = slot();
+    Slot& s = slot();  // one thread-local lookup per use: the slot kept for the destructor
     if (!s.busy) {
       s.busy = true;
+      slot_ = &s;
       p_ = &s.value;
     } else {
       own_ = std::make_unique<T>();
@@ -281,7 +282,7 @@ class ThreadScratch {
     }
   }
   ~ThreadScratch() {
-    if (!own_) slot().busy = false;
+    if (slot_ != nullptr) slot_->busy = false;
   }
   ThreadScratch(const ThreadScratch&) = delete;
   ThreadScratch& operator=(const ThreadScratch&) = delete;
@@ -297,6 +298,7 @@ class ThreadScratch {
     thread_local Slot s;
     return s;
   }
+  Slot* slot_ = nullptr;  // this thread's, where this use has it
   T* p_ = nullptr;
   std::unique_ptr<T> own_;
 };
