@@ -655,7 +655,7 @@ CupyAttrs& cupy_attrs() {
   return *a;
 }
 
-bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
+bool read_cupy_attrs(PyObject* obj, ArrayArg& a, const Where& where) {
   CupyAttrs& n = cupy_attrs();
   Ref mem(n.data.get(obj));
   if (!mem || mem.p == Py_None) return false;
@@ -689,6 +689,143 @@ bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
   finish_shape(a, where, ndim, dims, strided ? st : nullptr);
   return true;
 }
+
+/// cupy 14's ndarray and MemoryPointer as their Cython classes lay them out (cupy/_core/core.pxd:
+/// after the object header and the vtable pointer, __weakref__, size, _shape and _strides (C++
+/// vectors of Py_ssize_t), _c_contiguous, _f_contiguous, _index_32_bits (bints), dtype, data, base;
+/// a MemoryPointer holds ptr, device_id and mem). Every offset is taken only after the first array
+/// of the type was read both ways and agreed field by field (calibrate()); each read then checks
+/// what it can (the MemoryPointer's type, the dtype, the rank, the shape's product against size)
+/// and goes through the attributes on any doubt. Reading the fields costs no Python object: the
+/// attributes make a MemoryPointer reference, an int, a list and a tuple per array.
+struct CupyLayout {
+  bool tried = false;  // calibrated once, with the first array read through the attributes
+  bool ok = false;
+  PyTypeObject* type = nullptr;     // the ndarray type calibrated (a strong reference)
+  PyTypeObject* mp_type = nullptr;  // its MemoryPointer type (a strong reference)
+  Py_ssize_t size = 0, shape = 0, strides = 0, c_contiguous = 0, dtype = 0, data = 0, ptr = 0;
+};
+
+CupyLayout& cupy_layout() {
+  static CupyLayout* l = new CupyLayout();  // never destroyed, as the attributes
+  return *l;
+}
+
+/// A C++ vector<Py_ssize_t> of libstdc++ (begin, end, capacity) at `p`: its elements, or null
+/// where it does not look like one of at most kMaxDims elements.
+const Py_ssize_t* vector_at(const char* p, int& n) {
+  const auto* begin = *reinterpret_cast<const Py_ssize_t* const*>(p);
+  const auto* end = *reinterpret_cast<const Py_ssize_t* const*>(p + sizeof(void*));
+  if (end < begin || end - begin > kMaxDims || (begin == nullptr && end != nullptr)) return nullptr;
+  n = static_cast<int>(end - begin);
+  return begin != nullptr ? begin : reinterpret_cast<const Py_ssize_t*>(p);  // empty: any non-null
+}
+
+/// The layout checked against what the attributes read of `obj` (its dtype, shape, strides,
+/// _c_contiguous, size, data and data.ptr): every field at its offset agrees, or the fields are
+/// never read.
+void calibrate(CupyLayout& l, PyObject* obj, const ArrayArg& a) {
+  if (a.ndim == 0 || a.numel() == 0) return;  // too little to tell the fields apart: the next array
+  l.tried = true;
+  PyTypeObject* t = Py_TYPE(obj);
+  const Py_ssize_t w = t->tp_weaklistoffset;
+  if (w != 3 * static_cast<Py_ssize_t>(sizeof(void*)) || t->tp_basicsize != 128) return;  // cupy 14's
+  CupyLayout c;
+  c.size = w + 8;
+  c.shape = w + 16;
+  c.strides = w + 16 + 24;
+  c.c_contiguous = w + 16 + 48;
+  c.dtype = w + 80;
+  c.data = w + 88;
+  const char* o = reinterpret_cast<const char*>(obj);
+  CupyAttrs& n = cupy_attrs();
+  Ref data(n.data.get(obj)), dtype(n.dtype.get(obj)), strides(n.strides.get(obj));
+  std::int64_t contiguous = -1, size = -1;
+  static FastAttr* size_attr = new FastAttr(interned("size"));
+  if (!data || !dtype || !strides || !n.c_contiguous.get_int(obj, contiguous) || !size_attr->get_int(obj, size)) return;
+  if (*reinterpret_cast<PyObject* const*>(o + c.data) != data.p || *reinterpret_cast<PyObject* const*>(o + c.dtype) != dtype.p)
+    return;
+  if (*reinterpret_cast<const Py_ssize_t*>(o + c.size) != size || size != a.numel()) return;
+  if ((*reinterpret_cast<const int*>(o + c.c_contiguous) != 0) != (contiguous != 0)) return;
+  int nd = 0, ns = 0;
+  const Py_ssize_t* shape = vector_at(o + c.shape, nd);
+  const Py_ssize_t* st = vector_at(o + c.strides, ns);
+  std::int64_t st_attr[kMaxDims];
+  int na = 0;
+  if (shape == nullptr || st == nullptr || nd != a.ndim || ns != a.ndim || !tuple_ints(strides.p, st_attr, na) ||
+      na != a.ndim)
+    return;
+  for (int d = 0; d < a.ndim; ++d)
+    if (shape[d] != a.sizes[d] || st[d] != st_attr[d]) return;
+  // MemoryPointer: the one place among its fields that holds data.ptr.
+  PyTypeObject* mt = Py_TYPE(data.p);
+  if (mt->tp_basicsize != 48) return;
+  int found = 0;
+  for (Py_ssize_t off = 24; off + 8 <= 48; off += 8)
+    if (*reinterpret_cast<const std::intptr_t*>(reinterpret_cast<const char*>(data.p) + off) ==
+        reinterpret_cast<std::intptr_t>(a.data)) {
+      c.ptr = off;
+      ++found;
+    }
+  if (found != 1) return;
+  c.tried = c.ok = true;
+  Py_INCREF(reinterpret_cast<PyObject*>(t));
+  Py_INCREF(reinterpret_cast<PyObject*>(mt));
+  c.type = t;
+  c.mp_type = mt;
+  l = c;
+}
+
+/// A cupy array of the calibrated type read from its fields; false (nothing set that matters)
+/// wherever a check fails: the attributes then read it.
+bool read_cupy_fields(PyObject* obj, ArrayArg& a, const Where& where, const CupyLayout& l) {
+  const char* o = reinterpret_cast<const char*>(obj);
+  PyObject* mem = *reinterpret_cast<PyObject* const*>(o + l.data);
+  PyObject* dtype = *reinterpret_cast<PyObject* const*>(o + l.dtype);
+  if (mem == nullptr || Py_TYPE(mem) != l.mp_type || dtype == nullptr || !numpy_dtypes().lookup(dtype, a.type))
+    return false;
+  int ndim = 0;
+  const Py_ssize_t* shape = vector_at(o + l.shape, ndim);
+  if (shape == nullptr) return false;
+  std::int64_t dims[kMaxDims], st[kMaxDims];
+  std::int64_t numel = 1;
+  for (int d = 0; d < ndim; ++d) {
+    dims[d] = shape[d];
+    if (dims[d] < 0) return false;
+    numel *= dims[d];
+  }
+  if (numel != *reinterpret_cast<const Py_ssize_t*>(o + l.size)) return false;
+  const bool strided = *reinterpret_cast<const int*>(o + l.c_contiguous) == 0;
+  if (strided) {
+    int ns = 0;
+    const Py_ssize_t* s = vector_at(o + l.strides, ns);
+    if (s == nullptr || ns != ndim) return false;
+    const std::int64_t es = static_cast<std::int64_t>(element_size(a.type));
+    for (int d = 0; d < ndim; ++d) {
+      if (s[d] % es != 0) return false;  // the attributes' path names it
+      st[d] = s[d] / es;
+    }
+  }
+  a.data = reinterpret_cast<void*>(*reinterpret_cast<const std::intptr_t*>(reinterpret_cast<const char*>(mem) + l.ptr));
+  a.device = 0;
+  if (device_count() != 1) {
+    std::int64_t value = 0;
+    if (!cupy_attrs().device_id.get_int(mem, value) || value < 0 || value > std::numeric_limits<int>::max()) return false;
+    a.device = static_cast<int>(value);
+  }
+  a.cuda = true;
+  finish_shape(a, where, ndim, dims, strided ? st : nullptr);
+  return true;
+}
+
+bool read_cupy(PyObject* obj, ArrayArg& a, const Where& where) {
+  CupyLayout& l = cupy_layout();
+  if (l.ok && Py_TYPE(obj) == l.type && read_cupy_fields(obj, a, where, l)) return true;
+  if (!read_cupy_attrs(obj, a, where)) return false;
+  if (!l.tried) calibrate(l, obj, a);
+  return true;
+}
+
 
 /// numpy's array object as its public headers lay it out (PyArrayObject_fields: what PyArray_DATA,
 /// PyArray_NDIM, PyArray_DIMS, PyArray_STRIDES, PyArray_DESCR and PyArray_FLAGS read in every
