@@ -51,7 +51,11 @@ PyObject* method_call(PyObject* self, PyObject* args, PyObject* kwargs) noexcept
     PyObject* outputs = nullptr;
     if (kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0) {
       static PyObject* const key = PyUnicode_InternFromString("outputs");
-      outputs = PyDict_GetItemWithError(kwargs, key);
+      // The one keyword as a call site spells it (interned): its entry read without a lookup.
+      Py_ssize_t pos = 0;
+      PyObject *k = nullptr, *v = nullptr;
+      if (PyDict_GET_SIZE(kwargs) == 1 && PyDict_Next(kwargs, &pos, &k, &v) && k == key) outputs = v;
+      if (outputs == nullptr) outputs = PyDict_GetItemWithError(kwargs, key);
       if (outputs == nullptr && PyErr_Occurred()) return nullptr;
       if (PyDict_GET_SIZE(kwargs) != (outputs != nullptr ? 1 : 0)) {
         PyErr_SetString(PyExc_TypeError, "a method takes its inputs by position and one keyword, outputs=");
