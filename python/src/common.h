@@ -40,7 +40,7 @@ void set_python_error(const PyError& e) noexcept;
 /// clear_backend_message().
 [[noreturn]] void raise_executorch(etr::Error error, const std::string& what);
 
-/// The error kind an ExecuTorch error means (the inverse of src/executorch/error_map.h).
+/// The error kind an ExecuTorch error means (the inverse of src/backend/error_map.h).
 et::ErrorCode code_of(etr::Error error) noexcept;
 
 /// Per-thread: forget / read the last error the TensorRT delegate logged through ExecuTorch's PAL.

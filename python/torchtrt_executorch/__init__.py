@@ -43,7 +43,7 @@ PartitionPlan = _C.PartitionPlan
 
 #: The load-time options of "TensorRTBackend" (docs/OPTIONS.md) and the Python types each takes;
 #: the backend checks the values. tests/executorch/options_test.cpp checks this table against the
-#: backend's own (src/executorch/options.cpp).
+#: backend's own (src/backend/options.cpp).
 LOAD_OPTIONS: Dict[str, tuple] = {
     "use_cuda_graphs": (bool, int),
     "cuda_graph_cache_size": (int, str),
