@@ -80,3 +80,15 @@ def plugin() -> Plugin:
 def gpu():
     if not HAVE_GPU:
         pytest.skip(GPU_REASON)
+
+
+# torch and cupy for the GPU tests that use them: imported on first use (after the gpu fixture has
+# decided), skipping the test where the package is not installed.
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def cupy():
+    return pytest.importorskip("cupy")

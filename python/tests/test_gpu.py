@@ -18,16 +18,6 @@ pytestmark = pytest.mark.usefixtures("gpu")
 ROWS, COLS = 8, 64  # the unplanned programs' shape
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
-@pytest.fixture(scope="module")
-def cupy():
-    return pytest.importorskip("cupy")
-
-
 def expected(x, y):
     return 2 * x - 0.5 * y  # the elementwise engine (tests/engines), a=2, b=-0.5
 

@@ -25,16 +25,6 @@ BOUND = (8, 64)
 SHAPES = [(8, 64), (2, 16), (5, 64)]  # the bound, small (within the engine's 1x4 minimum), in between
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
-@pytest.fixture(scope="module")
-def cupy():
-    return pytest.importorskip("cupy")
-
-
 def expected(x, y):
     return 2 * x - 0.5 * y  # the elementwise engine (tests/engines), a=2, b=-0.5
 
