@@ -477,6 +477,19 @@ const DtypeTable& numpy_dtypes() {
   return t;
 }
 
+/// How many GPUs the process sees (-1 where CUDA cannot say), asked once.
+int device_count() {
+  static const int devices = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      (void)cudaGetLastError();
+      n = -1;
+    }
+    return n;
+  }();
+  return devices;
+}
+
 /// A torch tensor through its own C-implemented attributes (data_ptr(), shape, dtype, is_cuda,
 /// get_device(), is_contiguous()): a few attribute reads, no DLPack capsule. False where any read
 /// fails (a sparse or meta tensor ...): the general path then says what is wrong.
@@ -490,15 +503,7 @@ bool read_torch(PyObject* obj, ArrayArg& a, const Where& where) {
   a.device = 0;
   if (a.cuda) {
     // One GPU: device 0 without asking (a read less per tensor).
-    static const int devices = [] {
-      int n = 0;
-      if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError();
-        n = -1;
-      }
-      return n;
-    }();
-    if (devices != 1) {
+    if (device_count() != 1) {
       Ref dev(call0(obj, n.get_device));
       if (!dev) return false;
       a.device = static_cast<int>(PyLong_AsLong(dev.p));
@@ -531,19 +536,6 @@ bool read_torch(PyObject* obj, ArrayArg& a, const Where& where) {
   // the check here agree but for dimensions of one element, which finish() ignores).
   finish_shape(a, where, ndim, dims, strided ? st : nullptr);  // a.type and a.cuda set above
   return true;
-}
-
-/// How many GPUs the process sees (-1 where CUDA cannot say), asked once.
-int device_count() {
-  static const int devices = [] {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-      (void)cudaGetLastError();
-      n = -1;
-    }
-    return n;
-  }();
-  return devices;
 }
 
 /// A cupy array through its own attributes: data (its MemoryPointer) .ptr and .device_id (only on
