@@ -8,7 +8,7 @@ install(TARGETS torchtrt_executorch_backend EXPORT torchtrt_executorch_backend_t
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Every public header (include/torch_tensorrt/executorch/): TensorRTBackend.h, CudaStreamGuard.h,
 # GreenContext.h (the partitions API), Error.h (the one error vocabulary), and Engine.h with
-# BlobMetadata.h (the engine API, versioned: bring your own engine with set_engine_factory), with
+# BlobMetadata.h (the engine API, versioned: bring your own engine with set_engine_factory), SloController.h, with
 # whatever else lives there. tests/consumer builds an application against exactly this install.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set(TRTET_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/torchtrt_executorch_backend)

@@ -1,4 +1,4 @@
-#include "slo/controller.h"
+#include <torch_tensorrt/executorch/SloController.h>
 
 #include <algorithm>
 #include <cmath>
@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/escape.h"
+#include "common/status.h"
 
 namespace torch_tensorrt::executorch_backend::slo {
 namespace {

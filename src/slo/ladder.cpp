@@ -1,4 +1,4 @@
-#include "slo/ladder.h"
+#include <torch_tensorrt/executorch/SloController.h>
 
 #include <cmath>
 #include <cstdint>
@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/escape.h"
+#include "common/status.h"
 
 namespace torch_tensorrt::executorch_backend::slo {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "common/error_match.h"
 #include "common/gpu.h"
-#include "slo/ladder.h"
+#include <torch_tensorrt/executorch/SloController.h>
 
 namespace torch_tensorrt::executorch_backend::slo {
 namespace {

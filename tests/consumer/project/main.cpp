@@ -4,6 +4,7 @@
 //
 //  1. CudaStreamGuard selects and restores a stream; split_device refuses an empty request before
 //     touching a device (Error.h's one vocabulary, through GreenContext.h's older names too).
+//     The SLO controller (SloController.h) decides on a two-plan ladder.
 //  2. Its engine: a trivial one written here, with no kernels of its own (enqueue copies its input
 //     to its output with cudaMemcpyAsync on the delegate's stream), installed with
 //     set_engine_factory().
@@ -16,6 +17,7 @@
 #include <torch_tensorrt/executorch/Engine.h>
 #include <torch_tensorrt/executorch/Error.h>
 #include <torch_tensorrt/executorch/GreenContext.h>
+#include <torch_tensorrt/executorch/SloController.h>
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <cuda_runtime_api.h>
@@ -239,6 +241,24 @@ int main() {
   check(split.error().code() == et::GreenContextErrc::kInvalidArgument, "GreenContextErrc is ErrorCode");
   const et::GreenContextError& old_name = split.error();
   check(old_name.closest_valid().empty() && old_name.limits().device == -1, "no split details for {}");
+
+  // The installed SLO controller: a two-plan ladder; the latency model's rate rises beyond what its
+  // 16-SM plan carries, so the first decision moves it to the 48-SM plan (a missed target switches at once).
+  {
+    namespace slo = et::slo;
+    auto ladder = slo::Ladder::make({{"lat16", {{"latency", 16, {{100, 50}, {1000, 400}}}, {"bulk", 112, {{10, 900}}}}},
+                                     {"lat48", {{"latency", 48, {{100, 40}, {1000, 80}}}, {"bulk", 80, {{10, 1200}}}}}},
+                                    132);
+    check(ladder.ok(), "Ladder::make takes a valid ladder");
+    auto controller = slo::SloController::make(*ladder, {{"latency", 150, 0}, {"bulk", 2000, 0}}, "lat16");
+    check(controller.ok(), "SloController::make");
+    bool added = true;
+    for (int i = 0; i < 900; ++i) added = added && controller->add_sample("latency", 60.0, 0.001 * i).ok();
+    check(added, "add_sample takes the samples");
+    auto decision = controller->decide(0.9);
+    check(decision.ok() && decision->switched && decision->plan_name == "lat48", "the controller moves to lat48");
+    check(!slo::Ladder::make({}, 132).ok(), "an empty ladder is refused");
+  }
 
   // The engine API: the headers and the library agree on its version; our factory is installed.
   check(et::engine_api_version() == TORCHTRT_EXECUTORCH_ENGINE_API_VERSION, "engine API version of the library");
