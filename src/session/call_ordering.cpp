@@ -115,18 +115,6 @@ Result<SharedEvent> CallOrdering::call_event() {
 // completion_; and a call that frees outgrown staging (CallPlan::frees_staging) waits for every
 // earlier call first, since any of them may have used it. Calls with no guard run on the session's
 // own stream and so stay in order among themselves.
-Result<CallSchedule::CopyIn> CallOrdering::begin(const CallPlan& plan, cuda::Event* done, StagingStore& staging) {
-  CallSchedule schedule(*this, &staging, plan, done, /*repeat=*/false);  // dropped on an error: covered
-  TRTET_ASSIGN_OR_RETURN(schedule.order_, order(plan));
-  if (schedule.order_.cross_stream) ++cross_stream_waits_;
-  staging.free_retired(schedule.order_);  // outgrown staging: freed in order after every earlier use
-  return CallSchedule::CopyIn(std::move(schedule));
-}
-
-CallSchedule::Repeat CallOrdering::begin_repeat(const CallPlan& plan) noexcept {
-  return CallSchedule::Repeat(CallSchedule(*this, /*staging=*/nullptr, plan, /*done=*/nullptr, /*repeat=*/true));
-}
-
 Result<CallOrder> CallOrdering::order(const CallPlan& plan) {
   TRTET_RETURN_IF_ERROR(join_caller(plan));
   CallOrder order;
@@ -169,6 +157,20 @@ void CallOrdering::decide_pipelined(const CallPlan& plan, CallOrder& order) cons
     order.before_engine_copies = slot->copies_done.get();
     order.cross_stream = true;
   }
+}
+
+// Note [the call schedule] in call_schedule.h: begin makes the waits that come before any of the
+// call's work; the schedule's phases make the rest, each at its place.
+Result<CallSchedule::CopyIn> CallOrdering::begin(const CallPlan& plan, cuda::Event* done, StagingStore& staging) {
+  CallSchedule schedule(*this, &staging, plan, done, /*repeat=*/false);  // dropped on an error: covered
+  TRTET_ASSIGN_OR_RETURN(schedule.order_, order(plan));
+  if (schedule.order_.cross_stream) ++cross_stream_waits_;
+  staging.free_retired(schedule.order_);  // outgrown staging: freed in order after every earlier use
+  return CallSchedule::CopyIn(std::move(schedule));
+}
+
+CallSchedule::Repeat CallOrdering::begin_repeat(const CallPlan& plan) noexcept {
+  return CallSchedule::Repeat(CallSchedule(*this, /*staging=*/nullptr, plan, /*done=*/nullptr, /*repeat=*/true));
 }
 
 Status CallOrdering::wait_before_copies(const CallOrder& order, cudaStream_t stream) const {
