@@ -121,20 +121,6 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
   return handle;
 }
 
-Status run(DelegateHandle& handle, et::EventTracer* tracer, et::Span<et::EValue*> args) {
-  TRTET_RETURN_IF_ERROR(handle.no_gpu);
-  // Per-thread scratch, reused across calls: ExecuTorch may call one handle from several threads,
-  // and the session's lock is the only one a call takes.
-  thread_local std::vector<delegate::TensorView> views;
-  TRTET_RETURN_IF_ERROR(make_tensor_views(handle.session.engine(), args, views));
-  // With the method's tracer attached, the call's events go there (Profiling.h); a tracer at
-  // kProfileMethodOnly asked for no operator events, and a delegate call is one: the call is not timed.
-  if (tracer != nullptr && tracer->event_tracer_profiling_level() > et::EventTracerProfilingLevel::kProfileMethodOnly) {
-    return handle.profiler.run(*tracer, handle.session, views.data(), views.size());
-  }
-  return handle.session.execute(views.data(), views.size());
-}
-
 TensorRTBackend g_backend;
 
 et::Error register_backend_once() noexcept {
@@ -163,6 +149,7 @@ bool TensorRTBackend::is_available() const { return true; }
 
 et::Result<et::DelegateHandle*> TensorRTBackend::init(et::BackendInitContext& context, et::FreeableBuffer* processed,
                                                       et::ArrayRef<et::CompileSpec> compile_specs) const {
+  // The load path's one exception fence, as execute's.
   Result<DelegateHandle*> handle =
       without_exceptions("init", [&]() -> Result<DelegateHandle*> { return load(context, processed, compile_specs); });
   if (!handle.ok()) {
@@ -178,9 +165,23 @@ et::Error TensorRTBackend::execute(et::BackendExecutionContext& context, et::Del
     ET_LOG(Error, "TensorRTBackend execute: null delegate handle");
     return et::Error::DelegateInvalidHandle;
   }
-  const Status status =
-      without_exceptions("execute", [&]() -> Status {
-    return run(*static_cast<DelegateHandle*>(handle), context.event_tracer(), args);
+  // The execute path's one exception fence: what an engine (or anything below) throws fails the
+  // call here, never crossing into ExecuTorch; the session is left as a failed call leaves it
+  // (Note [the call schedule] in src/session/call_schedule.h).
+  const Status status = without_exceptions("execute", [&]() -> Status {
+    DelegateHandle& delegate_handle = *static_cast<DelegateHandle*>(handle);
+    TRTET_RETURN_IF_ERROR(delegate_handle.no_gpu);
+    // Per-thread scratch, reused across calls: ExecuTorch may call one handle from several threads,
+    // and the session's lock is the only one a call takes.
+    thread_local std::vector<delegate::TensorView> views;
+    TRTET_RETURN_IF_ERROR(make_tensor_views(delegate_handle.session.engine(), args, views));
+    // With the method's tracer attached, the call's events go there (Profiling.h); a tracer at
+    // kProfileMethodOnly asked for no operator events, and a delegate call is one: not timed.
+    et::EventTracer* tracer = context.event_tracer();
+    if (tracer != nullptr && tracer->event_tracer_profiling_level() > et::EventTracerProfilingLevel::kProfileMethodOnly) {
+      return delegate_handle.profiler.run(*tracer, delegate_handle.session, views.data(), views.size());
+    }
+    return delegate_handle.session.execute(views.data(), views.size());
   });
   return report(status, DelegatePhase::kExecute, "execute");
 }

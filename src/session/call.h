@@ -6,6 +6,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 #include "cuda/stream_facts.h"
 #include "cuda/stream_id.h"
@@ -47,9 +49,12 @@ struct HostIo {
 };
 
 /// One call as the checks plan it. Session's check steps fill it in, in order; the steps that
-/// queue work (ordering, the copies, the engine run, completion, the last call) only read it.
+/// queue work (the call's schedule, the copies, the engine run, completion, the last call) only
+/// read it. The session keeps one plan and starts each call on it (start), so the bindings' storage
+/// is made once, at initialize, and reused by every call.
 struct CallPlan {
   ResolvedStream where;
+  std::vector<Binding> bindings;  ///< per binding, this call's: sized at initialize, reused
   HostIo host;
   Completion completion = Completion::kReturnAtOnce;
   int profile = 0;                ///< the optimization profile the input shapes fit (tightest)
@@ -63,6 +68,14 @@ struct CallPlan {
   CallRecord* record = nullptr;   ///< the caller's record of the call (call_timing.h), filled when it succeeds
   CallMarks* marks = nullptr;     ///< the record's GPU marks, for a call that is not captured (else null)
 
+  /// A new call: every field as a new plan has it, but the bindings' storage, kept (their values
+  /// are set by the checks before any step reads them).
+  void start() noexcept {
+    std::vector<Binding> kept = std::move(bindings);
+    *this = CallPlan{};
+    bindings = std::move(kept);
+  }
+
   cudaStream_t stream() const noexcept { return where.stream; }
   bool capturing() const noexcept { return where.facts.capturing; }
   /// What the completion rule (policy.h, decide_completion) reads of the call.
@@ -71,7 +84,7 @@ struct CallPlan {
   }
 };
 
-/// What call ordering decided for one call (CallOrdering::order): the waits made before any of
+/// What call ordering decided for one call (CallOrdering::begin): the waits made before any of
 /// its work, and those its copies in and its engine make (Note [pipelined calls]).
 struct CallOrder {
   /// The stream follows every earlier call (nothing earlier, all of it ahead on this stream, or a
@@ -84,7 +97,7 @@ struct CallOrder {
   cudaEvent_t before_engine_copies = nullptr;  ///< and for it: the last copies out of the call's slot
 };
 
-/// How the engine ran for one call (EngineRunner::run).
+/// How the engine ran for one call (EngineRunner::run, EngineRunner::repeat).
 struct EngineRun {
   cudaGraphExec_t launched = nullptr;  ///< the delegate-owned graph launched, if any
   bool plain = false;                  ///< enqueued eagerly, with no auxiliary streams and no graph

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "cuda/check.h"
+#include "session/staging_store.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
@@ -158,6 +159,20 @@ void CallOrdering::decide_pipelined(const CallPlan& plan, CallOrder& order) cons
   }
 }
 
+// Note [the call schedule] in call_schedule.h: begin makes the waits that come before any of the
+// call's work; the schedule's phases make the rest, each at its place.
+Result<CallSchedule::CopyIn> CallOrdering::begin(const CallPlan& plan, cuda::Event* done, StagingStore& staging) {
+  CallSchedule schedule(*this, &staging, plan, done, /*repeat=*/false);  // dropped on an error: covered
+  TRTET_ASSIGN_OR_RETURN(schedule.order_, order(plan));
+  if (schedule.order_.cross_stream) ++cross_stream_waits_;
+  staging.free_retired(schedule.order_);  // outgrown staging: freed in order after every earlier use
+  return CallSchedule::CopyIn(std::move(schedule));
+}
+
+CallSchedule::Repeat CallOrdering::begin_repeat(const CallPlan& plan) noexcept {
+  return CallSchedule::Repeat(CallSchedule(*this, /*staging=*/nullptr, plan, /*done=*/nullptr, /*repeat=*/true));
+}
+
 Status CallOrdering::wait_before_copies(const CallOrder& order, cudaStream_t stream) const {
   if (order.before_copies != nullptr) TRTET_CUDA_CHECK(cudaStreamWaitEvent(stream, order.before_copies, 0));
   return Status::Ok();
@@ -220,7 +235,7 @@ void CallOrdering::settle(cudaStream_t stream) noexcept {
   (void)cudaGetLastError();  // the record's own error is the call's; a sticky one stays
 }
 
-Status CallOrdering::record_completion(const CallPlan& plan, const CallOrder& order, const Status& queued) {
+Status CallOrdering::record_completion(const CallPlan& plan, const CallOrder& order, bool failed) {
   // Whatever was queued, completion_ covers it, so later calls and destroy wait for it.
   Status recorded;
   if (plan.capturing()) {
@@ -228,8 +243,8 @@ Status CallOrdering::record_completion(const CallPlan& plan, const CallOrder& or
     if (error != cudaSuccess) recorded = cuda::runtime_status(error, "cudaEventRecordWithFlags", __FILE__, __LINE__);
   } else {
     // A call that failed part-way: the engine and slot events, too, cover what it queued.
-    if (!queued.ok()) recorded = engine_done(plan);
-    if (!queued.ok() && recorded.ok()) recorded = copies_done(plan);
+    if (failed) recorded = engine_done(plan);
+    if (failed && recorded.ok()) recorded = copies_done(plan);
     if (recorded.ok()) recorded = join_earlier_calls(plan, order);
     if (recorded.ok()) recorded = completion_->record(plan.stream());
     if (recorded.ok()) {
@@ -245,6 +260,14 @@ Status CallOrdering::record_completion(const CallPlan& plan, const CallOrder& or
     if (error != cudaSuccess) recorded = cuda::runtime_status(error, "cudaStreamWaitEvent", __FILE__, __LINE__);
   }
   return recorded;
+}
+
+void CallOrdering::record_failed(const CallPlan& plan, const CallOrder& order, bool repeat) noexcept {
+  if (repeat) {
+    (void)record_repeat(plan.stream());
+  } else {
+    (void)record_completion(plan, order, /*failed=*/true);
+  }
 }
 
 Status CallOrdering::record_repeat(cudaStream_t stream) {

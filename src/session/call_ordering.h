@@ -12,8 +12,11 @@
 #include "cuda/event.h"
 #include "cuda/stream_id.h"
 #include "session/call.h"
+#include "session/call_schedule.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
+
+class StagingStore;
 
 /// The events that order one session's calls: the completion event that covers every call so far,
 /// per staging slot what its last users left in flight, the join of the caller's stream to the
@@ -26,6 +29,33 @@ class CallOrdering {
   /// Releases everything; a caller still waiting on a call event, or a graph holding the
   /// completion event, keeps its own.
   void reset() noexcept;
+
+  /// Starts `plan`'s call (Note [the call schedule]): orders it after earlier calls (order()),
+  /// frees `staging`'s retired staging once the call follows every earlier one, and returns the
+  /// schedule's first phase. `done` is the call's own event (call_event()), or null where the call
+  /// returns at once. On an error, whatever was queued is covered, as a dropped schedule does.
+  Result<CallSchedule::CopyIn> begin(const CallPlan& plan, cuda::Event* done, StagingStore& staging);
+  /// Starts a repeated call (Note [repeated calls]): its one phase, the engine. The kept call
+  /// followed every earlier call on the same stream, so it orders nothing.
+  CallSchedule::Repeat begin_repeat(const CallPlan& plan) noexcept;
+
+  /// An event for the caller to wait on after the lock is released: one no waiting caller holds
+  /// any more, else a new one.
+  Result<SharedEvent> call_event();
+
+  /// The event that covers every call so far (for the staging's buffers that graphs still hold).
+  const SharedEvent& completion() const noexcept { return completion_; }
+  /// Blocks until every call so far (and every replay launched so far) is complete.
+  void wait_for_all() noexcept;
+  std::uint64_t whole_call_waits() const noexcept { return whole_call_waits_; }
+  /// Calls that waited on the GPU for an earlier call on another stream.
+  std::uint64_t cross_stream_waits() const noexcept { return cross_stream_waits_; }
+  /// Calls recorded into a caller's capture.
+  std::uint64_t captures() const noexcept { return captures_; }
+
+ private:
+  // A call's schedule makes the waits and records below, each at its place (call_schedule.h).
+  friend class CallSchedule;
 
   /// Orders `plan`'s call after earlier calls: a call on the session's own stream starts after
   /// the caller's stream's work so far; a capture, every call once a graph may replay, and a call
@@ -41,28 +71,23 @@ class CallOrdering {
   Status engine_done(const CallPlan& plan);
   /// The call's copies out of its slot are queued: the slot's copies event (eager calls only).
   Status copies_done(const CallPlan& plan);
-  /// After the call's work (`queued`: Ok, or the failure part-way): the completion event covers
-  /// whatever was queued, and a joined caller's stream continues after it. Returns the failure of
-  /// these records, if any; where one failed, the call's stream has been waited for (Note [a
-  /// record that failed]).
-  Status record_completion(const CallPlan& plan, const CallOrder& order, const Status& queued);
+  /// After the call's work (all of it, or part of it where it `failed`): the completion event
+  /// covers whatever was queued, and a joined caller's stream continues after it. Returns the
+  /// failure of these records, if any; where one failed, the call's stream has been waited for
+  /// (Note [a record that failed]).
+  Status record_completion(const CallPlan& plan, const CallOrder& order, bool failed);
   /// A repeated call (Note [repeated calls]): its work is covered like any other, and where the
   /// record fails its stream is waited for.
   Status record_repeat(cudaStream_t stream);
-
-  /// An event for the caller to wait on after the lock is released: one no waiting caller holds
-  /// any more, else a new one.
-  Result<SharedEvent> call_event();
-
+  /// A schedule dropped part-way: record_completion (or record_repeat) for what it queued, their
+  /// errors dropped (the failed phase's error is the call's).
+  void record_failed(const CallPlan& plan, const CallOrder& order, bool repeat) noexcept;
   /// A graph holding a call of this session may replay: eager calls wait for every earlier call.
-  void mark_captured() noexcept { captured_ = true; }
-  /// The event that covers every call so far (for the staging's buffers that graphs still hold).
-  const SharedEvent& completion() const noexcept { return completion_; }
-  /// Blocks until every call so far (and every replay launched so far) is complete.
-  void wait_for_all() noexcept;
-  std::uint64_t whole_call_waits() const noexcept { return whole_call_waits_; }
+  void mark_captured() noexcept {
+    captured_ = true;
+    ++captures_;
+  }
 
- private:
   /// A staging slot: what its last users left in flight.
   struct Slot {
     cuda::Event engine_done;       ///< after the last user's engine: the slot's input staging is free
@@ -97,6 +122,8 @@ class CallOrdering {
   /// reset() cannot free one under it; reused once only this list holds it.
   std::vector<SharedEvent> call_events_;
   std::uint64_t whole_call_waits_ = 0;
+  std::uint64_t cross_stream_waits_ = 0;
+  std::uint64_t captures_ = 0;
 };
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

@@ -1,5 +1,7 @@
 #include "session/engine_runner.h"
 
+#include <vector>
+
 #include "common/log.h"
 #include "cuda/check.h"
 #include "cuda/stream_facts.h"
@@ -17,8 +19,17 @@ Result<cudaStream_t> EngineRunner::hand_over_aux_streams(engine::Engine& engine,
   return extra > 0 ? streams[wanted] : nullptr;
 }
 
-Result<EngineRun> EngineRunner::run(engine::Engine& engine, const CallPlan& plan,
-                                    const std::vector<Binding>& bindings) {
+Result<EngineRun> EngineRunner::repeat(engine::Engine& engine, cudaStream_t stream, cudaGraphExec_t graph) {
+  if (graph == nullptr) {
+    TRTET_RETURN_IF_ERROR(engine.enqueue(stream));
+    return EngineRun{nullptr, /*plain=*/true};
+  }
+  TRTET_CUDA_CHECK(cudaGraphLaunch(graph, stream));
+  return EngineRun{graph, /*plain=*/false};
+}
+
+Result<EngineRun> EngineRunner::run(engine::Engine& engine, const CallPlan& plan) {
+  const std::vector<Binding>& bindings = plan.bindings;
   EngineRun eager;  // enqueued eagerly: plainly, or with auxiliary streams, or at a signature's first sight
   const bool graphs = use_graphs_ && !plan.capturing() && !engine.enqueue_is_synchronous();
   if (!graphs && engine.aux_stream_count() == 0) {

@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "common/status.h"
 #include "session/aux_streams.h"
@@ -26,16 +25,20 @@ class EngineRunner {
   EngineRunner(const EngineRunner&) = delete;             // owns graphs and streams
   EngineRunner& operator=(const EngineRunner&) = delete;
 
-  /// Queues `engine`'s work for `plan`'s call, its bindings bound to `bindings`' addresses: a
+  /// Queues `engine`'s work for `plan`'s call, its bindings bound to `plan.bindings`' addresses: a
   /// plain enqueue, an enqueue with auxiliary streams handed over, the eager first sight of a
   /// graph signature, or a graph launch; returns which (EngineRun). An engine whose enqueue cannot
   /// be captured runs eagerly from then on, with one warning. No graph is destroyed here
   /// (Note [no graph destroyed in a call] in graph_cache.h).
-  Result<EngineRun> run(engine::Engine& engine, const CallPlan& plan, const std::vector<Binding>& bindings);
+  Result<EngineRun> run(engine::Engine& engine, const CallPlan& plan);
+  /// Queues a repeated call's work on `stream` (Note [repeated calls]): `graph` launched again,
+  /// or, without one, `engine` enqueued with the shapes and addresses it holds. Counted by
+  /// count_launch once the call is covered.
+  Result<EngineRun> repeat(engine::Engine& engine, cudaStream_t stream, cudaGraphExec_t graph);
 
   std::uint64_t graph_captures() const noexcept { return graph_captures_; }
   std::uint64_t graph_launches() const noexcept { return graph_launches_; }
-  /// A repeated call launched `exec` again (Note [repeated calls]).
+  /// A repeated call launched its graph again (Note [repeated calls]).
   void count_launch() noexcept { ++graph_launches_; }
 
   /// Destroys the graphs (in-flight launches finish first) and the auxiliary streams.

@@ -13,9 +13,10 @@ namespace torch_tensorrt::executorch_backend::delegate {
 // ordered across streams, every step is a function of the arguments, the engine's state and the
 // session's state, and none of those changed since. So the call is kept (remember), and the next
 // call whose arguments match it field by field (address, capacity, shape, type, memory hint), on
-// the same stream, queues its work again at once (Session::repeat_call): the graph launch, or the
-// engine's enqueue with the shapes and addresses the engine still holds, then the completion
-// event, as the full path would queue them.
+// the same stream, queues its work again at once (Session::repeat_call, through a schedule of one
+// phase: CallOrdering::begin_repeat, Note [the call schedule]): the graph launch, or the engine's
+// enqueue with the shapes and addresses the engine still holds (EngineRunner::repeat), then the
+// completion event, as the full path would queue them.
 //
 // Whatever could make the full path differ ends the repeat: any other call (its first step drops
 // the kept call), a capture on the stream (the check comes after the stream is resolved, and a

@@ -23,12 +23,6 @@ class NvtxRange {
 }  // namespace
 
 Status Session::execute(TensorView* args, std::size_t count, CallRecord* record) {
-  // An engine (or a runtime's resize callback) that throws fails the call; enqueue records the
-  // completion event for whatever it queued before the throw.
-  return without_exceptions("execute", [&] { return execute_steps(args, count, record); });
-}
-
-Status Session::execute_steps(TensorView* args, std::size_t count, CallRecord* record) {
   TRTET_CHECK_OR_RETURN(!closing_.load(std::memory_order_acquire), kInvalidState,
                         "execute on a session that is being destroyed");
   NvtxRange range("trtet::execute");
@@ -41,25 +35,26 @@ Status Session::execute_steps(TensorView* args, std::size_t count, CallRecord* r
     cuda::DeviceGuard device(engine_->device());
     TRTET_RETURN_IF_ERROR(device.status());
 
-    CallPlan start;  // where the call runs and who records it: all the repeat check needs
-    TRTET_ASSIGN_OR_RETURN(start.where, streams_.resolve(engine_->device(), engine_->enqueue_is_synchronous()));
+    CallPlan& plan = plan_;  // where the call runs and who records it: all the repeat check needs
+    plan.start();
+    TRTET_ASSIGN_OR_RETURN(plan.where, streams_.resolve(engine_->device(), engine_->enqueue_is_synchronous()));
     if (record != nullptr) {  // profiled (call_timing.h): a capture records no marks of its own
-      start.record = record;
-      start.marks = start.capturing() ? nullptr : record->marks;
+      plan.record = record;
+      plan.marks = plan.capturing() ? nullptr : record->marks;
     }
     // Frees of what released graphs held: never while this thread captures (in global capture mode
     // a cudaFreeAsync on any stream invalidates the capture).
-    if (!start.capturing()) drain_released_graph_holds();
-    if (last_call_.repeated_by(args, count, start.where)) return repeat_call(start, wait_unlocked);
+    if (!plan.capturing()) drain_released_graph_holds();
+    if (last_call_.repeated_by(args, count, plan.where)) return repeat_call(plan, wait_unlocked);
     last_call_.forget();  // kept again below only if this call can be repeated as it is
-    TRTET_ASSIGN_OR_RETURN(const CallPlan plan, plan_call(args, count, std::move(start)));
+    TRTET_RETURN_IF_ERROR(plan_call(args, count, plan));
     SharedEvent done;  // recorded when the call's host data is done; waited on by the caller
     if (plan.completion != Completion::kReturnAtOnce) {
       TRTET_ASSIGN_OR_RETURN(done, ordering_.call_event());
     }
-    TRTET_RETURN_IF_ERROR(bind_addresses());
+    TRTET_RETURN_IF_ERROR(bind_addresses(plan));
     // Every check has passed: from here on the call queues work.
-    TRTET_ASSIGN_OR_RETURN(const Queued queued, enqueue(plan, done));
+    TRTET_ASSIGN_OR_RETURN(const QueuedCall queued, queue_call(plan, done));
     TRTET_RETURN_IF_ERROR(complete(plan, std::move(done), wait_unlocked));
     if (plan.record != nullptr) {
       fill_record(plan, plan.capturing()               ? CallPath::kCaptured
@@ -93,38 +88,37 @@ Result<MemoryKind> Session::classify(const TensorView& view, bool capturing) {
   return kind;
 }
 
-Result<CallPlan> Session::plan_call(TensorView* args, std::size_t count, CallPlan plan) {
+Status Session::plan_call(TensorView* args, std::size_t count, CallPlan& plan) {
   TRTET_ASSIGN_OR_RETURN(plan.profile, check_arguments(*engine_, args, count));
-  TRTET_ASSIGN_OR_RETURN(plan.host, classify_arguments(args, plan.capturing()));
+  TRTET_ASSIGN_OR_RETURN(plan.host, classify_arguments(args, plan));
   TRTET_RETURN_IF_ERROR(select_profile(plan));
   TRTET_RETURN_IF_ERROR(resolve_shapes(args, plan));
-  TRTET_RETURN_IF_ERROR(prepare_staging(plan));
-  return plan;
+  return prepare_staging(plan);
 }
 
-void Session::mark_host(int index, HostIo& host) const {
-  const Binding& binding = bindings_[static_cast<std::size_t>(index)];
+void Session::mark_host(int index, const CallPlan& plan, HostIo& host) const {
+  const Binding& binding = plan.bindings[static_cast<std::size_t>(index)];
   if (is_device_accessible(binding.kind)) return;
   (engine_->io(index).is_input ? host.inputs : host.outputs) = true;
   if (binding.kind == MemoryKind::kPageableHost) host.pageable = true;
 }
 
-Result<HostIo> Session::classify_arguments(TensorView* args, bool capturing) {
+Result<HostIo> Session::classify_arguments(TensorView* args, CallPlan& plan) {
   HostIo host;
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
-    Binding& binding = bindings_[static_cast<std::size_t>(i)];
+    Binding& binding = plan.bindings[static_cast<std::size_t>(i)];
     binding = Binding{};
     if (!engine_->io(i).is_input) continue;
     binding.user = args[i].data;
     if (args[i].data == nullptr) continue;  // an empty tensor
-    TRTET_ASSIGN_OR_RETURN(binding.kind, classify(args[i], capturing));
-    mark_host(i, host);
+    TRTET_ASSIGN_OR_RETURN(binding.kind, classify(args[i], plan.capturing()));
+    mark_host(i, plan, host);
   }
   for (int o = 0; o < count; ++o) {
     const int input = alias_input_of_output_[static_cast<std::size_t>(o)];
     if (input < 0) continue;
-    const Binding& source = bindings_[static_cast<std::size_t>(input)];
+    const Binding& source = plan.bindings[static_cast<std::size_t>(input)];
     TRTET_CHECK_OR_RETURN(source.user != nullptr && is_device_accessible(source.kind), kInvalidArgument,
                           "output %d (\"%s\") is updated in place in input %d (\"%s\"), which must be device-resident "
                           "but is in %s memory",
@@ -151,8 +145,8 @@ Status Session::resolve_shapes(TensorView* args, CallPlan& plan) {
   for (int i = 0; i < count; ++i) {
     if (!engine_->io(i).is_input) continue;
     TRTET_RETURN_IF_ERROR(engine_->set_input_shape(i, args[i].shape));
-    bindings_[static_cast<std::size_t>(i)].shape = args[i].shape;
-    bindings_[static_cast<std::size_t>(i)].bytes = byte_size(args[i].shape, args[i].dtype);  // checked: no overflow
+    plan.bindings[static_cast<std::size_t>(i)].shape = args[i].shape;
+    plan.bindings[static_cast<std::size_t>(i)].bytes = byte_size(args[i].shape, args[i].dtype);  // checked: no overflow
   }
   TRTET_ASSIGN_OR_RETURN(const int unresolved, engine_->infer_shapes());
   TRTET_CHECK_OR_RETURN(unresolved == 0, kNotSupported,
@@ -169,7 +163,7 @@ Status Session::resolve_shapes(TensorView* args, CallPlan& plan) {
 Status Session::bind_output(int o, TensorView* args, const Shape& inferred, CallPlan& plan) {
   TensorView& view = args[o];
   const engine::IoDesc& io = engine_->io(o);
-  Binding& binding = bindings_[static_cast<std::size_t>(o)];
+  Binding& binding = plan.bindings[static_cast<std::size_t>(o)];
   Shape shape = inferred;
   // A 0-d output is accepted where the engine reports [1] (TensorRT has no 0-d outputs).
   if (view.shape.rank == 0 && shape.rank == 1 && shape[0] == 1) shape = view.shape;
@@ -186,7 +180,7 @@ Status Session::bind_output(int o, TensorView* args, const Shape& inferred, Call
   if (input >= 0) {
     // Written in place into the input's (device-resident) memory: only if it fits there.
     TRTET_RETURN_IF_ERROR(check_alias_fits(*engine_, o, input, binding.bytes, args[input].capacity_bytes));
-    const Binding& source = bindings_[static_cast<std::size_t>(input)];
+    const Binding& source = plan.bindings[static_cast<std::size_t>(input)];
     if (view.data != source.user) {
       TRTET_CHECK_OR_RETURN(view.set_data != nullptr, kInvalidArgument,
                             "output %d (\"%s\") aliases input %d, but the runtime cannot point it at the input's memory",
@@ -210,7 +204,7 @@ Status Session::bind_output(int o, TensorView* args, const Shape& inferred, Call
                         "output %d (\"%s\") is in pageable host memory, which cannot be used while the stream is "
                         "being captured; use device or pinned host memory",
                         o, io.name.c_str());
-  mark_host(o, plan.host);
+  mark_host(o, plan, plan.host);
   return Status::Ok();
 }
 
@@ -221,7 +215,7 @@ Status Session::prepare_staging(CallPlan& plan) {
   // of the last call that staged, which a warm-up call has sized. Kept only if something is staged.
   plan.slot = staging_.choose_slot(plan.where.id, plan.capturing());
   for (int i = 0; i < count; ++i) {
-    Binding& binding = bindings_[static_cast<std::size_t>(i)];
+    Binding& binding = plan.bindings[static_cast<std::size_t>(i)];
     const char* name = engine_->io(i).name.c_str();
     if (binding.bytes == 0) {
       TRTET_RETURN_IF_ERROR(staging_.ensure_empty_tensor(i, name, plan.stream(), plan.capturing()));
@@ -250,52 +244,31 @@ Status Session::prepare_staging(CallPlan& plan) {
   return Status::Ok();
 }
 
-Status Session::bind_addresses() {
+Status Session::bind_addresses(const CallPlan& plan) {
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
-    TRTET_RETURN_IF_ERROR(engine_->set_tensor_address(i, bindings_[static_cast<std::size_t>(i)].address));
+    TRTET_RETURN_IF_ERROR(engine_->set_tensor_address(i, plan.bindings[static_cast<std::size_t>(i)].address));
   }
   return Status::Ok();
 }
 
-Result<Session::Queued> Session::enqueue(const CallPlan& plan, const SharedEvent& done) {
-  Queued queued;
-  Status status = without_exceptions("the engine", [&]() -> Status {
-    TRTET_ASSIGN_OR_RETURN(queued.order, ordering_.order(plan));
-    TRTET_ASSIGN_OR_RETURN(queued.run, queue_work(plan, queued.order, done));
-    return Status::Ok();
-  });
-  if (queued.order.cross_stream) ++stats_.cross_stream_waits;
-  const Status recorded = ordering_.record_completion(plan, queued.order, status);
-  if (plan.capturing() && status.ok() && recorded.ok()) status = retain_for_graph(plan);
-  TRTET_RETURN_IF_ERROR(status);
-  TRTET_RETURN_IF_ERROR(recorded);
-  return queued;
-}
-
-Result<EngineRun> Session::queue_work(const CallPlan& plan, const CallOrder& order, const SharedEvent& done) {
-  staging_.free_retired(order);  // outgrown staging: freed in order after every earlier use
-  TRTET_RETURN_IF_ERROR(ordering_.wait_before_copies(order, plan.stream()));
-  if (plan.staged_inputs) record_mark(plan.marks, Mark::kCopyInStart, plan.stream());
-  TRTET_RETURN_IF_ERROR(copy_inputs_in(plan));
-  if (plan.staged_inputs) record_mark(plan.marks, Mark::kCopyInEnd, plan.stream());
-  if (plan.completion == Completion::kWaitInputsConsumed) TRTET_RETURN_IF_ERROR(done->record(plan.stream()));
-  TRTET_RETURN_IF_ERROR(ordering_.wait_before_engine(order, plan.stream()));
-  record_mark(plan.marks, Mark::kEngineStart, plan.stream());
-  TRTET_ASSIGN_OR_RETURN(const EngineRun run, runner_.run(*engine_, plan, bindings_));
-  record_mark(plan.marks, Mark::kEngineEnd, plan.stream());
-  TRTET_RETURN_IF_ERROR(ordering_.engine_done(plan));
-  TRTET_RETURN_IF_ERROR(copy_outputs_out(plan));
-  if (plan.staged_outputs) record_mark(plan.marks, Mark::kCopyOutEnd, plan.stream());
-  TRTET_RETURN_IF_ERROR(ordering_.copies_done(plan));
-  if (plan.completion == Completion::kWaitOutputsReady) TRTET_RETURN_IF_ERROR(done->record(plan.stream()));
-  return run;
+Result<QueuedCall> Session::queue_call(const CallPlan& plan, const SharedEvent& done) {
+  // Each phase consumes the one before (Note [the call schedule]); the waits, marks and event
+  // records between them are the schedule's.
+  TRTET_ASSIGN_OR_RETURN(CallSchedule::CopyIn copy_in, ordering_.begin(plan, done.get(), staging_));
+  TRTET_ASSIGN_OR_RETURN(CallSchedule::Engine engine,
+                         std::move(copy_in).copy_in([&] { return copy_inputs_in(plan); }));
+  TRTET_ASSIGN_OR_RETURN(CallSchedule::CopyOut copy_out,
+                         std::move(engine).engine([&] { return runner_.run(*engine_, plan); }));
+  TRTET_ASSIGN_OR_RETURN(CallSchedule::Done queued,
+                         std::move(copy_out).copy_out([&] { return copy_outputs_out(plan); }));
+  return std::move(queued).finish();
 }
 
 Status Session::copy_inputs_in(const CallPlan& plan) {
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
-    const Binding& binding = bindings_[static_cast<std::size_t>(i)];
+    const Binding& binding = plan.bindings[static_cast<std::size_t>(i)];
     if (!engine_->io(i).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
       ContiguousChunks chunks(staging_.host_data(i), nullptr);
@@ -313,7 +286,7 @@ Status Session::copy_outputs_out(const CallPlan& plan) {
   copies_.clear();  // what a failed call left queued
   const int count = engine_->io_count();
   for (int o = 0; o < count; ++o) {
-    const Binding& binding = bindings_[static_cast<std::size_t>(o)];
+    const Binding& binding = plan.bindings[static_cast<std::size_t>(o)];
     if (engine_->io(o).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
       ContiguousChunks chunks(staging_.host_data(o), staging_.chunk_events() + copies_.queued_chunks());
@@ -324,13 +297,6 @@ Status Session::copy_outputs_out(const CallPlan& plan) {
       TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost, plan.stream()));
     }
   }
-  return Status::Ok();
-}
-
-Status Session::retain_for_graph(const CallPlan& plan) {
-  TRTET_RETURN_IF_ERROR(retain_in_capture(plan.stream(), staging_.graph_hold(plan.slot, bindings_)));
-  ordering_.mark_captured();
-  ++stats_.captures;
   return Status::Ok();
 }
 
@@ -353,27 +319,21 @@ Status Session::complete(const CallPlan& plan, SharedEvent done, SharedEvent& wa
   return Status::Ok();
 }
 
-Status Session::repeat_call(const CallPlan& start, SharedEvent& wait_unlocked) {
+Status Session::repeat_call(CallPlan& plan, SharedEvent& wait_unlocked) {
   last_call_.forget();  // kept again once the work and its record are queued
-  record_mark(start.marks, Mark::kEngineStart, start.stream());
-  const Status queued = without_exceptions("the engine", [&]() -> Status {
-    if (last_call_.graph() == nullptr) return engine_->enqueue(start.stream());
-    TRTET_CUDA_CHECK(cudaGraphLaunch(last_call_.graph(), start.stream()));
-    return Status::Ok();
-  });
-  record_mark(start.marks, Mark::kEngineEnd, start.stream());
-  // As enqueue leaves a call that queued no host data: the completion event covers whatever was queued.
-  TRTET_RETURN_IF_ERROR(ordering_.record_repeat(start.stream()));
-  TRTET_RETURN_IF_ERROR(queued);
-  if (last_call_.graph() != nullptr) {
+  plan.profile = last_call_.profile();  // plan.completion is kReturnAtOnce: nothing to wait for
+  CallSchedule::Repeat repeat = ordering_.begin_repeat(plan);
+  TRTET_ASSIGN_OR_RETURN(CallSchedule::Done queued, std::move(repeat).engine([&] {
+    return runner_.repeat(*engine_, plan.stream(), last_call_.graph());
+  }));
+  TRTET_ASSIGN_OR_RETURN(const QueuedCall call, std::move(queued).finish());
+  if (call.run.launched != nullptr) {
     runner_.count_launch();
     ++stats_.repeated_replays;
   } else {
     ++stats_.repeated_enqueues;
   }
   last_call_.keep_again();
-  CallPlan plan = start;
-  plan.profile = last_call_.profile();  // plan.completion is kReturnAtOnce: nothing to wait for
   TRTET_RETURN_IF_ERROR(complete(plan, nullptr, wait_unlocked));
   if (plan.record != nullptr) fill_record(plan, CallPath::kRepeat);
   return Status::Ok();
@@ -386,7 +346,7 @@ void Session::fill_record(const CallPlan& plan, CallPath path) {
   record.profile = plan.profile;
   record.staged_bytes = 0;
   if (path != CallPath::kRepeat) {  // a repeat stages nothing
-    for (const Binding& binding : bindings_) record.staged_bytes += binding.staged ? binding.bytes : 0;
+    for (const Binding& binding : plan.bindings) record.staged_bytes += binding.staged ? binding.bytes : 0;
   }
   record.green_known = plan.where.green_known;
   record.green_context = plan.where.facts.green_context;

@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "session/call.h"
 #include "session/call_ordering.h"
+#include "session/call_schedule.h"
 #include "session/engine_runner.h"
 #include "session/chunked_copy.h"
 #include "session/last_call.h"
@@ -121,7 +122,9 @@ class Session {
   /// cudaStreamPerThread. Every check is made before any work is enqueued; a failed call leaves
   /// the session usable. With `record` (a profiler's), the call's path, profile, staged bytes and
   /// stream are written there when it succeeds, and its GPU marks recorded on its stream
-  /// (call_timing.h; Note [deferred GPU times]); without one, a null test at each mark.
+  /// (call_timing.h; Note [deferred GPU times]); without one, a null test at each mark. What the
+  /// engine (or a runtime's resize callback) throws passes through, and leaves the session as a
+  /// failed call does (Note [the call schedule]); the ExecuTorch adapter turns it into an error.
   Status execute(TensorView* args, std::size_t count, CallRecord* record = nullptr);
 
   /// Waits for this session's in-flight work (by event) and releases everything; later calls
@@ -141,35 +144,27 @@ class Session {
   Status release_unused_memory();
 
  private:
-  /// What queueing a call's work returned: how it was ordered and how its engine ran.
-  struct Queued {
-    CallOrder order;
-    EngineRun run;
-  };
-
-  // The steps of execute(), in order. plan_call only checks and decides, and returns the call's
-  // plan; from enqueue on, work is queued, each step given the plan and returning its outcome.
-  Status execute_steps(TensorView* args, std::size_t count, CallRecord* record);
-  Result<CallPlan> plan_call(TensorView* args, std::size_t count, CallPlan plan);
-  Result<HostIo> classify_arguments(TensorView* args, bool capturing);
+  // The steps of execute(), in order. plan_call only checks and decides, filling in the call's
+  // plan; queue_call queues its work through the call's schedule (call_schedule.h), which only
+  // reads the plan.
+  Status plan_call(TensorView* args, std::size_t count, CallPlan& plan);
+  Result<HostIo> classify_arguments(TensorView* args, CallPlan& plan);
   Result<MemoryKind> classify(const TensorView& view, bool capturing);
-  void mark_host(int index, HostIo& host) const;
+  void mark_host(int index, const CallPlan& plan, HostIo& host) const;
   Status select_profile(const CallPlan& plan);
   Status resolve_shapes(TensorView* args, CallPlan& plan);
   Status bind_output(int index, TensorView* args, const Shape& shape, CallPlan& plan);
   Status prepare_staging(CallPlan& plan);
-  Status bind_addresses();
-  Result<Queued> enqueue(const CallPlan& plan, const SharedEvent& done);
-  /// The work of enqueue() after the ordering: copies in, the engine, copies out.
-  Result<EngineRun> queue_work(const CallPlan& plan, const CallOrder& order, const SharedEvent& done);
+  Status bind_addresses(const CallPlan& plan);
+  /// The call's work, phase by phase: copies in, the engine, copies out.
+  Result<QueuedCall> queue_call(const CallPlan& plan, const SharedEvent& done);
   Status copy_inputs_in(const CallPlan& plan);
   Status copy_outputs_out(const CallPlan& plan);
-  Status retain_for_graph(const CallPlan& plan);
   /// Waits for the call's host data (`done`, under the lock for pageable I/O) or hands `done` to
   /// `wait_unlocked`, and counts the call.
   Status complete(const CallPlan& plan, SharedEvent done, SharedEvent& wait_unlocked);
-  /// Note [repeated calls] (last_call.cpp): the kept call's work queued again.
-  Status repeat_call(const CallPlan& start, SharedEvent& wait_unlocked);
+  /// Note [repeated calls] (last_call.cpp): the kept call's engine queued again.
+  Status repeat_call(CallPlan& plan, SharedEvent& wait_unlocked);
   /// What a profiler learns of a successful call (plan.record).
   void fill_record(const CallPlan& plan, CallPath path);
   void free_resources() noexcept;
@@ -180,7 +175,7 @@ class Session {
   SessionOptions options_;
   bool initialized_ = false;
   bool host_memory_is_device_accessible_ = false;  ///< integrated / ATS devices bind host memory directly
-  std::vector<Binding> bindings_;                 ///< per binding, this call's (call.h)
+  CallPlan plan_;                                 ///< the call's plan, reused (its bindings' storage) by every call
   std::vector<int> alias_input_of_output_;        ///< per binding: aliased input index or -1
   PointerKindCache pointer_kinds_;
   ProfileSelection profiles_;

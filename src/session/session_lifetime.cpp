@@ -53,7 +53,7 @@ Status Session::initialize() {
     TRTET_RETURN_IF_ERROR(staging_.initialize(engine, options_.staging_slots, ordering_.completion()));
   }
   profiles_.initialize(engine.profile_count());
-  bindings_.assign(static_cast<std::size_t>(engine.io_count()), Binding{});
+  plan_.bindings.assign(static_cast<std::size_t>(engine.io_count()), Binding{});  // reused by every call
   if (options_.staging_budget_bytes > 0) {
     TimedStep step("session: budgeted staging");
     // Note [staging budget] in staging_store.cpp.
@@ -88,6 +88,8 @@ SessionStats Session::stats() const {
   stats.staging_grows = staging_.grows();
   stats.budgeted_staging_bytes = staging_.budgeted_bytes();
   stats.whole_call_waits = ordering_.whole_call_waits();
+  stats.cross_stream_waits = ordering_.cross_stream_waits();
+  stats.captures = ordering_.captures();
   stats.profile_switches = profiles_.switches();
   stats.graph_captures = runner_.graph_captures();
   stats.graph_launches = runner_.graph_launches();
@@ -135,7 +137,7 @@ void Session::free_resources() noexcept {
     copies_.clear();
     drain_released_graph_holds();
   }
-  bindings_.clear();
+  plan_.bindings.clear();
   initialized_ = false;
 }
 

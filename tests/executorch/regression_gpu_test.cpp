@@ -1,8 +1,9 @@
 // Exceptions from the engine, through the ExecuTorch backend itself: TensorRTBackend::execute is called by
 // ExecuTorch's Method, which does not expect exceptions (a throw through its frames may terminate
 // the process). An engine built by a custom factory (set_engine_factory) may throw; the call must
-// return an error Error and leave the handle usable. The delegate-level tests of the same bug are
-// in tests/session/bad_inputs_gpu_test.cpp (ThrowingEngineGpu).
+// return an error Error and leave the handle usable: TensorRTBackend's execute is the execute path's
+// one exception fence. Below it, the exception passes through the session, which stays usable:
+// tests/session/bad_inputs_gpu_test.cpp (ThrowingEngineGpu).
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <executorch/extension/tensor/tensor.h>
