@@ -7,7 +7,6 @@
 #include "cuda/device.h"
 #include "session/aliases.h"
 #include "session/checks.h"
-#include "session/chunked_copy.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 namespace {
@@ -274,7 +273,7 @@ Result<Session::Queued> Session::enqueue(const CallPlan& plan, const SharedEvent
 }
 
 Result<EngineRun> Session::queue_work(const CallPlan& plan, const CallOrder& order, const SharedEvent& done) {
-  staging_.free_retired(order);  // outgrown staging: freed in order after every earlier use
+  staging_.free_retired(order.after_all);  // outgrown staging: freed in order after every earlier use
   TRTET_RETURN_IF_ERROR(ordering_.wait_before_copies(order, plan.stream()));
   if (plan.staged_inputs) record_mark(plan.marks, Mark::kCopyInStart, plan.stream());
   TRTET_RETURN_IF_ERROR(copy_inputs_in(plan));
@@ -328,7 +327,9 @@ Status Session::copy_outputs_out(const CallPlan& plan) {
 }
 
 Status Session::retain_for_graph(const CallPlan& plan) {
-  TRTET_RETURN_IF_ERROR(retain_in_capture(plan.stream(), staging_.graph_hold(plan.slot, bindings_)));
+  std::vector<bool> staged(bindings_.size());
+  for (std::size_t i = 0; i < bindings_.size(); ++i) staged[i] = bindings_[i].staged;
+  TRTET_RETURN_IF_ERROR(retain_in_capture(plan.stream(), staging_.graph_hold(plan.slot, staged)));
   ordering_.mark_captured();
   ++stats_.captures;
   return Status::Ok();

@@ -13,7 +13,7 @@
 
 #include "common/error_match.h"
 #include "cuda/device.h"
-#include "session/host_copy_pool.h"
+#include "staging/host_copy_pool.h"
 #include "engines/fault_hook.h"
 #include "engines/test_engine_factory.h"
 #include "faults/faults.h"
@@ -110,7 +110,7 @@ TEST_F(Seam, PausedCallsAreNoPoints) {
 TEST_F(Seam, TheCopyPoolsWorkerStartFailsThroughTheSeam) {
   trtet_faults_set_kinds(TRTET_FAULT_THREAD);
   trtet_faults_arm(2, 0);
-  ex::delegate::HostCopyPool pool(3);
+  ex::staging::HostCopyPool pool(3);
   EXPECT_EQ(pool.workers(), 1) << "the second worker's pthread_create should have failed";
   EXPECT_TRUE(trtet_faults_fired());
   EXPECT_STREQ(trtet_faults_fired_name(), "pthread_create");
