@@ -164,7 +164,8 @@ Status StagingArena::set_access_locked(CUdeviceptr ptr, std::size_t bytes) {
       return Status::Ok();
     }
     if (access_variant_ == 0) return cuda::driver_status(both, "cuMemSetAccess(device and host)", __FILE__, __LINE__);
-    facts_.host_access = std::string("device and host in one cuMemSetAccess refused (") + cuda::driver_error_string(both) + ")";
+    facts_.host_access =
+        std::string("device and host in one cuMemSetAccess refused (") + cuda::driver_error_string(both) + ")";
   }
   TRTET_CU_CHECK(api->cuMemSetAccess(ptr, bytes, access, 1));
   unsigned long long flags = 0;

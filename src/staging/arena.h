@@ -84,7 +84,7 @@ class StagingArena final : public cuda::StreamOrderedAllocator {
   ArenaBook book_;
   std::vector<cuda::Event> events_;         ///< a free's token is its event's index here
   std::vector<std::uint64_t> idle_events_;  ///< events no free waits on
-  int access_variant_ = -1;               ///< which set_access_locked variant works (-1: not tried yet)
+  int access_variant_ = -1;                 ///< which set_access_locked variant works (-1: not tried yet)
 };
 
 }  // namespace torch_tensorrt::executorch_backend::staging

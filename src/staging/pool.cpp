@@ -38,8 +38,9 @@ namespace {
 
 // A pool of `kind` on `device` set up for staging: freed memory kept, no hidden waits.
 Result<cudaMemPool_t> make_staging_pool(PoolKind kind, int device) {
-  TRTET_ASSIGN_OR_RETURN(cuda::MemoryPool made, kind == PoolKind::kDevice ? cuda::MemoryPool::device_memory(device)
-                                                                         : cuda::MemoryPool::pinned_host_memory(device));
+  using cuda::MemoryPool;
+  TRTET_ASSIGN_OR_RETURN(MemoryPool made, kind == PoolKind::kDevice ? MemoryPool::device_memory(device)
+                                                                   : MemoryPool::pinned_host_memory(device));
   int no_hidden_waits = 0;
   TRTET_CUDA_CHECK(cudaMemPoolSetAttribute(made.get(), cudaMemPoolReuseAllowInternalDependencies, &no_hidden_waits));
   return made.release();  // never destroyed
