@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <optional>
 
+#include "common/load_trace.h"
 #include "cuda/check.h"
 #include "cuda/device.h"
 #include "session/aliases.h"
 #include "session/checks.h"
-#include "common/load_trace.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cuda/check.h"
 #include "common/load_trace.h"
+#include "cuda/check.h"
 #include "staging/layout.h"
 
 namespace torch_tensorrt::executorch_backend::staging {

@@ -14,7 +14,7 @@
 namespace trtet_faults {
 namespace {
 
-namespace cuda = torch_tensorrt::executorch_backend::cuda;
+namespace staging = torch_tensorrt::executorch_backend::staging;
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -62,7 +62,9 @@ MemorySnapshot snapshot(bool gpu) {
     (void)cudaDeviceSynchronize();
     (void)staging::trim_staging_pool(staging::PoolKind::kDevice, 0);
     (void)staging::trim_staging_pool(staging::PoolKind::kPinnedHost, 0);
-    if (auto usage = staging::staging_pool_usage(staging::PoolKind::kDevice, 0); usage.ok()) s.device_pool_used = usage->used;
+    if (auto usage = staging::staging_pool_usage(staging::PoolKind::kDevice, 0); usage.ok()) {
+      s.device_pool_used = usage->used;
+    }
     if (auto usage = staging::staging_pool_usage(staging::PoolKind::kPinnedHost, 0); usage.ok()) {
       s.pinned_pool_used = usage->used;
     }

@@ -117,11 +117,11 @@ TEST_F(Seam, TheCopyPoolsWorkerStartFailsThroughTheSeam) {
   trtet_faults_set_kinds(TRTET_FAULT_DEFAULT_KINDS);
   std::vector<char> source(1 << 16, 'x');
   std::vector<char> destination(source.size(), 0);
-  std::vector<ex::delegate::CopyTask> tasks;
+  std::vector<ex::staging::CopyTask> tasks;
   for (std::size_t at = 0; at < source.size(); at += 4096) {
-    tasks.push_back(ex::delegate::CopyTask{destination.data() + at, source.data() + at, 4096});
+    tasks.push_back(ex::staging::CopyTask{destination.data() + at, source.data() + at, 4096});
   }
-  ex::delegate::CopyBatch batch(tasks);
+  ex::staging::CopyBatch batch(tasks);
   pool.begin(batch, tasks.size());
   pool.finish(batch);
   EXPECT_EQ(destination, source);
