@@ -7,8 +7,9 @@
 //   trtet-cold-start --reserve [--models M]                  the reserve rows, the pools' granularity
 //                                                            and the arenas' (below)
 //   trtet-cold-start --probe                                 the arenas' part alone
-//   ... --pools                                              staging from pools, as before the arenas
-//                                                            (the default run does each part both ways)
+//
+// Against another tree (the code before a change, say): `scripts/gpu compare BASE_TREE` runs the
+// benchmarks of both trees, alternating, in one run.
 //
 // Programs (through ExecuTorch's Module, test engines from the installed factory, as trtet-etdump):
 //   host    cold_host_1m: x, y, out host-planned float32 [64, 4096] (1 MiB each, pageable), the
@@ -19,7 +20,7 @@
 // ("forward": ExecuTorch's method init, the delegate's init inside it), then the first forward()
 // under a CudaStreamGuard on a stream of the caller's (a call with host outputs returns with them
 // written; one with device outputs returns once queued). The delegate's own steps come from a
-// LoadTrace set on this thread (session/load_trace.h); "the rest" of a phase is its time less its
+// LoadTrace set on this thread (common/load_trace.h); "the rest" of a phase is its time less its
 // recorded steps. The first load in the process is reported apart from loads 2..N (median), which
 // are what a server that swaps models pays. Each load's output is checked, then the Module goes
 // (destroy timed apart).
@@ -54,11 +55,12 @@
 #include <csetjmp>
 #include <csignal>
 
+#include "common/load_trace.h"
 #include "cuda/driver.h"
 #include "cuda/memory_pool.h"
-#include "cuda/staging_arena.h"
-#include "session/load_trace.h"
-#include "session/staging_store.h"
+#include "staging/arena.h"
+#include "staging/pool.h"
+#include "staging/staging.h"
 #include "engine/engine_factory.h"
 #include "engines/test_engine_factory.h"
 
@@ -80,9 +82,6 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // measured on the H200 in other runs: the comparison is not of one run.
 constexpr double kPeerHostUs = 1700.0;
 constexpr double kPeerDeviceUs = 140.0;
-
-/// --pools: the process's staging from pools, as before the arenas (cuda::use_staging_arenas).
-bool g_pools = false;
 
 double us_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
@@ -119,7 +118,7 @@ const char* const kCallSteps[] = {"device staging growth", "host staging growth"
 
 /// Loads `program`, makes its first call and checks it; fills `parts`. False on any failure.
 bool load_and_call(const Program& program, cudaStream_t stream, Parts& parts) {
-  ex::delegate::LoadTrace trace;
+  ex::LoadTrace trace;
   std::vector<etr::EValue> inputs;
   auto tx = program.host ? from_blob(const_cast<float*>(program.x.data()), {kRows, kCols})
                          : from_blob(program.dx, {kRows, kCols}, ::executorch::aten::ScalarType::Float,
@@ -130,7 +129,7 @@ bool load_and_call(const Program& program, cudaStream_t stream, Parts& parts) {
   inputs.emplace_back(*tx);
   inputs.emplace_back(*ty);
 
-  ex::delegate::set_load_trace(&trace);
+  ex::set_load_trace(&trace);
   const auto t0 = Clock::now();
   auto module = std::make_unique<Module>(program.path);
   const bool loaded = module->load() == etr::Error::Ok;
@@ -147,7 +146,7 @@ bool load_and_call(const Program& program, cudaStream_t stream, Parts& parts) {
     if (called) out = outputs->at(0).toTensor().const_data_ptr();
   }
   const auto t3 = Clock::now();
-  ex::delegate::set_load_trace(nullptr);
+  ex::set_load_trace(nullptr);
   if (!called) return false;
   if (cudaStreamSynchronize(stream) != cudaSuccess) return false;
 
@@ -171,7 +170,7 @@ bool load_and_call(const Program& program, cudaStream_t stream, Parts& parts) {
   double load_recorded = 0;
   double call_recorded = 0;
   for (std::size_t s = 0; s < trace.steps().size(); ++s) {
-    const ex::delegate::LoadStep& step = trace.steps()[s];
+    const ex::LoadStep& step = trace.steps()[s];
     const bool in_load = s < load_steps;
     const std::string name = std::string(in_load ? "load: " : "first call: ") + step.name;
     parts[name] += static_cast<double>(step.ns) / 1000.0;
@@ -247,10 +246,9 @@ int run_program(const std::string& which, int loads) {
   const double first_total = runs[0]["total: load + first call"];
   const double peer = program.host ? kPeerHostUs : kPeerDeviceUs;
   const char* id = program.host ? "cold_start.host_io" : "cold_start.device_io";
-  std::printf("%s load + first call, %s I/O%s: first load %.1f us, loads 2..N median %.1f us; Torch-TensorRT's "
+  std::printf("%s load + first call, %s I/O: first load %.1f us, loads 2..N median %.1f us; Torch-TensorRT's "
               "(measured in another run) %.0f us: ratio %.3f first, %.3f later (goal <= 1.00: %s)\n",
-              id, program.host ? "1 MiB pageable host" : "device", g_pools ? " [staging from pools, not arenas]" : "",
-              first_total, median(later_total), peer,
+              id, program.host ? "1 MiB pageable host" : "device", first_total, median(later_total), peer,
               first_total / peer, median(later_total) / peer, median(later_total) <= peer ? "met" : "missed");
   cudaStreamDestroy(stream);
   if (program.dx != nullptr) cudaFree(program.dx);
@@ -306,7 +304,7 @@ void probe_pool(const char* what, bool host, std::size_t max_size, cudaStream_t 
   cudaStreamSynchronize(stream);
   cudaMemPoolTrimTo(pool, 0);
   std::printf("%s\n", line.c_str());
-  // Never destroyed (Note [pools are recycled]); it holds nothing now.
+  // Never destroyed (Note [shared staging pools] in src/staging/pool.cpp); it holds nothing now.
 }
 
 // ---- the arenas (Note [staging arena]) -------------------------------------------------------
@@ -391,13 +389,13 @@ void print_vmm_facts() {
 
 /// What a fresh arena reserves for allocations of 1, 3 and 40 MiB made one after another, and
 /// (pinned host) whether the host and the device both read and write its memory.
-void probe_arena(const char* what, ex::cuda::PoolKind kind, cudaStream_t stream) {
-  auto made = ex::cuda::StagingArena::create(kind, 0);
+void probe_arena(const char* what, ex::staging::PoolKind kind, cudaStream_t stream) {
+  auto made = ex::staging::StagingArena::create(kind, 0);
   if (!made.ok()) {
     std::printf("  %s: none (%s)\n", what, made.status().to_string().c_str());
     return;
   }
-  ex::cuda::StagingArena& arena = **made;
+  ex::staging::StagingArena& arena = **made;
   std::string line = std::string("  ") + what + ":";
   std::vector<void*> held;
   for (const double size_mib : {1.0, 3.0, 40.0}) {
@@ -416,12 +414,12 @@ void probe_arena(const char* what, ex::cuda::PoolKind kind, cudaStream_t stream)
     line += part;
   }
   std::printf("%s\n", line.c_str());
-  const ex::cuda::ArenaFacts facts = arena.facts();
+  const ex::staging::ArenaFacts facts = arena.facts();
   std::printf("    %s (id %d), granularity %zu KiB, chunks %zu KiB, range %zu MiB%s%s\n",
-              ex::cuda::location_name(facts.location_type), facts.location_id, facts.granularity >> 10,
+              ex::staging::location_name(facts.location_type), facts.location_id, facts.granularity >> 10,
               facts.chunk_bytes >> 10, facts.range_bytes >> 20, facts.host_access.empty() ? "" : "; host access: ",
               facts.host_access.c_str());
-  if (kind == ex::cuda::PoolKind::kPinnedHost && held.size() >= 2) {
+  if (kind == ex::staging::PoolKind::kPinnedHost && held.size() >= 2) {
     const std::size_t bytes = std::size_t{1} << 20;
     const bool touched = host_can_touch(held[0], bytes);
     bool copied = false;
@@ -446,8 +444,8 @@ void probe_arena(const char* what, ex::cuda::PoolKind kind, cudaStream_t stream)
 }
 
 void print_staging_sources() {
-  for (const auto kind : {ex::cuda::PoolKind::kDevice, ex::cuda::PoolKind::kPinnedHost}) {
-    auto pool = ex::cuda::staging_pool(kind, 0);
+  for (const auto kind : {ex::staging::PoolKind::kDevice, ex::staging::PoolKind::kPinnedHost}) {
+    auto pool = ex::staging::staging_pool(kind, 0);
     std::printf("  %s\n", pool.ok() ? (*pool)->describe().c_str() : pool.status().to_string().c_str());
   }
 }
@@ -458,8 +456,8 @@ int run_probe() {
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return fail("no stream");
   std::printf("staging_reserve the staging arenas: the driver's virtual memory management on device 0\n");
   print_vmm_facts();
-  probe_arena("device arena", ex::cuda::PoolKind::kDevice, stream);
-  probe_arena("pinned host arena", ex::cuda::PoolKind::kPinnedHost, stream);
+  probe_arena("device arena", ex::staging::PoolKind::kDevice, stream);
+  probe_arena("pinned host arena", ex::staging::PoolKind::kPinnedHost, stream);
   cudaStreamDestroy(stream);
   return 0;
 }
@@ -469,7 +467,7 @@ struct Reserve {
 };
 
 Reserve read_reserve() {
-  const auto reserve = ex::delegate::staging_reserve(0);
+  const auto reserve = ex::staging::staging_reserve(0);
   Reserve r;
   if (reserve.ok()) {
     r.device = reserve->device;
@@ -493,7 +491,7 @@ int run_reserve(int models) {
   probe_pool("pinned host pool", true, 0, stream);
   probe_pool("device pool, maxSize 4 MiB", false, std::size_t{4} << 20, stream);
   probe_pool("pinned host pool, maxSize 4 MiB", true, std::size_t{4} << 20, stream);
-  if (!g_pools && run_probe() != 0) return 1;
+  if (run_probe() != 0) return 1;
 
   const std::string path = std::string(TRTET_TEST_PROGRAM_DIR) + "/cold_host_1m.pte";
   std::vector<float> x(kCount, 1.0f), y(kCount, 2.0f);
@@ -528,13 +526,12 @@ int run_reserve(int models) {
   print_staging_sources();
   loaded.clear();
   print_reserve("all unloaded (kept for the next load)", read_reserve());
-  if (!ex::delegate::trim_staging_reserve(0).ok()) return fail("trim failed");
+  if (!ex::staging::trim_staging_reserve(0).ok()) return fail("trim failed");
   print_reserve("after trim_staging_reserve", read_reserve());
 
   const double limit = 4 * kMiB;
   const double one_device = static_cast<double>(one.device.reserved - before.device.reserved);
   const double one_host = static_cast<double>(one.host.reserved - before.host.reserved);
-  if (g_pools) std::printf("staging_reserve [staging from pools, not arenas: the code before]\n");
   std::printf("staging_reserve.one_model one model with 1 MiB pageable host I/O (x, y, out): reserves %.2f MiB device, %.2f MiB pinned "
               "host, for %.2f + %.2f MiB used (goal <= 4 MiB each: %s)\n",
               one_device / kMiB, one_host / kMiB, mib(one.device.used), mib(one.host.used),
@@ -565,8 +562,7 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[i], "--program") == 0 && has_value) program = argv[++i];
     else if (std::strcmp(argv[i], "--reserve") == 0) reserve = true;
     else if (std::strcmp(argv[i], "--probe") == 0) probe = true;
-    else if (std::strcmp(argv[i], "--pools") == 0) g_pools = true;
-    else return fail("usage: trtet-cold-start [--program host|device] [--reserve] [--probe] [--pools] [--loads N] [--models M]");
+    else return fail("usage: trtet-cold-start [--program host|device] [--reserve] [--probe] [--loads N] [--models M]");
   }
   if (probe) {
     int devices = 0;
@@ -577,9 +573,7 @@ int main(int argc, char** argv) {
     // Each part in a process of its own, so each program's first load is the process's first.
     int failed = 0;
     const std::string self = argv[0];
-    // The program parts alternate arenas and pools (the code before), each in a process of its own.
-    for (const std::string part : {"--program host", "--program host --pools", "--program device",
-                                   "--program device --pools", "--reserve", "--reserve --pools"}) {
+    for (const std::string part : {"--program host", "--program device", "--reserve"}) {
       const std::string command = "'" + self + "' " + part + " --loads " + std::to_string(loads) + " --models " +
                                   std::to_string(models);
       std::fflush(stdout);
@@ -592,7 +586,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trtet-cold-start: no GPU\n");
     return 2;
   }
-  if (g_pools) ex::cuda::use_staging_arenas(false);
   etr::runtime_init();
   ex::ScopedEngineFactory factory([](const ex::EngineRequest& request) {
     return trtet_test::make_test_engine(

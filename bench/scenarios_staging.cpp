@@ -21,8 +21,8 @@
 
 #include "cuda/device_buffer.h"
 #include "cuda/memory_pool.h"
-#include "session/host_copy_pool.h"
-#include "session/staging_layout.h"
+#include "staging/host_copy_pool.h"
+#include "staging/layout.h"
 #include "scenarios.h"
 
 namespace trtet_bench {
@@ -351,11 +351,11 @@ class ReferenceCall {
 class PoolReferenceCall {
  public:
   PoolReferenceCall(const Io& io, unsigned char* stage_in, unsigned char* stage_out, std::vector<cudaEvent_t>& events,
-                    ex::delegate::HostCopyPool& pool)
+                    ex::staging::HostCopyPool& pool)
       : io_(io), stage_in_(stage_in), stage_out_(stage_out), events_(events), pool_(pool) {}
 
   void operator()() {
-    namespace d = ex::delegate;
+    namespace d = ex::staging;
     const std::size_t bytes = io_.bytes();
     const std::size_t chunk = d::chunk_bytes(bytes), slice = d::slice_bytes(chunk);
     auto* device_in = reinterpret_cast<unsigned char*>(io_.device_in.data());
@@ -417,8 +417,8 @@ class PoolReferenceCall {
   unsigned char* stage_in_;
   unsigned char* stage_out_;
   std::vector<cudaEvent_t>& events_;
-  ex::delegate::HostCopyPool& pool_;
-  std::vector<ex::delegate::CopyTask> tasks_;
+  ex::staging::HostCopyPool& pool_;
+  std::vector<ex::staging::CopyTask> tasks_;
   std::vector<std::size_t> ends_;
 };
 
@@ -673,7 +673,7 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
     ReferenceCall both(io, staging.in.data(), staging.out.data(), staging.events, crew, limit.best.first);
     (void)median_us(both);
     PoolReferenceCall pooled(io, staging.in.data(), staging.out.data(), staging.events,
-                             ex::delegate::HostCopyPool::shared());
+                             ex::staging::HostCopyPool::shared());
     check(pageable_in, pageable_out, pooled);
     pool_both = gb_per_s(bytes, median_us(pooled));
     std::printf("host_staging.pageable phases (host, medians): the reference at its best layout: %s; the reference with the delegate's "
@@ -682,7 +682,7 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
     // The host copy alone, 64 MiB pageable -> pinned in 128 KiB slices: a crew of the pool's size
     // and the caller waiting, against the pool's workers and the caller (begin, then finish).
     {
-      const int workers = ex::delegate::HostCopyPool::shared().workers();
+      const int workers = ex::staging::HostCopyPool::shared().workers();
       CopyCrew same(std::max(1, workers));
       CopyJob job(staging.in.data(), io.pageable_in.data(), bytes / 2, kMiB / 8);
       const double crew_rate = gb_per_s(bytes / 2, median_us([&] {
@@ -690,22 +690,22 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
                                           same.post(job);
                                           same.wait();
                                         }));
-      std::vector<ex::delegate::CopyTask> tasks;
+      std::vector<ex::staging::CopyTask> tasks;
       for (std::size_t offset = 0; offset < n * sizeof(float); offset += kMiB / 8) {
         tasks.push_back({staging.in.data() + offset, reinterpret_cast<const unsigned char*>(io.pageable_in.data()) + offset,
                          kMiB / 8});
       }
       const double pool_rate = gb_per_s(bytes / 2, median_us([&] {
-                                          ex::delegate::CopyBatch batch(tasks);
-                                          ex::delegate::HostCopyPool::shared().begin(batch, tasks.size());
-                                          ex::delegate::HostCopyPool::shared().finish(batch);
+                                          ex::staging::CopyBatch batch(tasks);
+                                          ex::staging::HostCopyPool::shared().begin(batch, tasks.size());
+                                          ex::staging::HostCopyPool::shared().finish(batch);
                                         }));
       std::printf("host_staging.pageable host copy alone, 64 MiB in 128 KiB slices: a crew of %d threads %.1f GB/s, the pool's %d workers "
                   "and the caller %.1f GB/s\n",
                   std::max(1, workers), crew_rate, workers, pool_rate);
     }
     for (int workers : thread_counts({3, 7, 15})) {
-      ex::delegate::HostCopyPool own(workers);
+      ex::staging::HostCopyPool own(workers);
       PoolReferenceCall call(io, staging.in.data(), staging.out.data(), staging.events, own);
       pool_sizes.emplace_back(workers, gb_per_s(bytes, median_us(call)));
     }
@@ -715,8 +715,8 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
   std::printf("host_staging.pageable the reference one way (its best layout): in %.1f GB/s, out %.1f GB/s; the reference with the "
               "delegate's copy pool and layout (%zu MiB chunks, %zu KiB slices, %d workers and the caller): %.1f GB/s; "
               "with a pool of%s\n",
-              ref_in, ref_out, ex::delegate::chunk_bytes(n * sizeof(float)) / kMiB, ex::delegate::kCopySlice >> 10,
-              ex::delegate::HostCopyPool::shared().workers(), pool_both, sizes.c_str());
+              ref_in, ref_out, ex::staging::chunk_bytes(n * sizeof(float)) / kMiB, ex::staging::kCopySlice >> 10,
+              ex::staging::HostCopyPool::shared().workers(), pool_both, sizes.c_str());
   auto round_rates = [&](const std::vector<double>& samples) {
     std::string rates;
     for (std::size_t first = 0; first + 10 <= samples.size(); first += 10) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "blob/parse.h"
-#include "session/load_trace.h"
+#include "common/load_trace.h"
 #include "backend/cuda_allocator.h"
 #include "backend/delegate_handle.h"
 #include "engine/engine_factory.h"
@@ -83,7 +83,7 @@ Result<DelegateHandle*> load(et::BackendInitContext& context, et::FreeableBuffer
                              et::ArrayRef<et::CompileSpec> compile_specs) {
   TRTET_CHECK_OR_RETURN(processed != nullptr && processed->data() != nullptr, kInvalidProgram,
                         "the program carries no processed data for this delegate");
-  std::optional<delegate::TimedStep> step(std::in_place, "delegate: load options");
+  std::optional<TimedStep> step(std::in_place, "delegate: load options");
   TRTET_ASSIGN_OR_RETURN(DelegateOptions options, resolve_delegate_options(compile_specs, context.runtime_specs()));
   step.emplace("delegate: blob parse");
   TRTET_ASSIGN_OR_RETURN(const blob::ParsedBlob parsed, blob::parse_blob(processed->data(), processed->size(), options.blob_limits));

@@ -270,14 +270,14 @@ Status BoundaryTransfers::copy_direct(void* destination, const void* source, std
   return Status::Ok();
 }
 
-Result<delegate::PinnedChunk> BoundaryTransfers::Ring::take(std::size_t /*offset*/, std::size_t /*bytes*/) {
+Result<staging::PinnedChunk> BoundaryTransfers::Ring::take(std::size_t /*offset*/, std::size_t /*bytes*/) {
   const std::size_t slot = next;
   next = (next + 1) % kRingSlots;
   // The chunk's last transfer (in or out of it) must be done before it is reused; the copy that
   // took it last has copied its host side already.
   if (used[slot]) TRTET_RETURN_IF_ERROR(landed[slot].synchronize());
   used[slot] = true;
-  return delegate::PinnedChunk{static_cast<unsigned char*>(memory.data()) + slot * kChunkBytes, &landed[slot]};
+  return staging::PinnedChunk{static_cast<unsigned char*>(memory.data()) + slot * kChunkBytes, &landed[slot]};
 }
 
 }  // namespace torch_tensorrt::executorch_backend::boundary

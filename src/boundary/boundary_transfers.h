@@ -2,7 +2,7 @@
 // memory on the GPU and moves tensors in and out with its own copy operators (ExecuTorch 1.5's
 // et_copy::_h2d_copy / _d2h_copy). Engine-agnostic: the ExecuTorch adapter
 // (backend/cuda_allocator.h) forwards its DeviceAllocator calls here. Pageable copies go through
-// the delegate's chunked copy (session/chunked_copy.h), given this allocator's staging rings.
+// the delegate's chunked copy (staging/chunked_copy.h), given this allocator's staging rings.
 //
 // Note [boundary copies]: a copy takes no stream, so it runs on the stream the delegate itself
 // would run on: the caller's (CudaStreamGuard, or ExecuTorch's shared CallerStreamGuard), or,
@@ -10,7 +10,7 @@
 // orders its own work. So under a guard the copy into the arena is queued before the engine on the
 // same stream, and the copy out of it after, and the execute contract holds for the whole method:
 //   - a copy in from pageable memory goes through pinned staging (a ring of chunks, each with an
-//     event) and the shared host copy pool (session/chunked_copy.h), and returns once the source
+//     event) and the shared host copy pool (staging/chunked_copy.h), and returns once the source
 //     is read: the transfer itself stays queued;
 //   - a copy in from pinned memory is one transfer, waited for (by event) before returning, since
 //     the source may be reused as soon as the call returns;
@@ -38,8 +38,7 @@
 #include "cuda/event.h"
 #include "cuda/memory_pool.h"
 #include "cuda/pinned_buffer.h"
-#include "session/chunked_copy.h"
-#include "session/staging_layout.h"
+#include "staging/chunked_copy.h"
 
 namespace torch_tensorrt::executorch_backend::boundary {
 
@@ -72,7 +71,7 @@ class BoundaryTransfers {
  public:
   /// Staging: rings of kRingSlots chunks of kChunkBytes (the chunk policy's smallest chunk, so a
   /// copy moves in chunks of this size), kRings of them per device.
-  static constexpr std::size_t kChunkBytes = delegate::kMinChunk;
+  static constexpr std::size_t kChunkBytes = staging::kMinChunk;
   static constexpr std::size_t kRingSlots = 8;
   static constexpr std::size_t kRings = 2;
 
@@ -104,15 +103,15 @@ class BoundaryTransfers {
  private:
   /// One copy's staging: kRingSlots pinned chunks taken in turn, each reused once its last
   /// transfer is done, and the chunked copy that moves data through them.
-  struct Ring final : delegate::PinnedChunks {
+  struct Ring final : staging::PinnedChunks {
     cuda::PinnedBuffer memory;                     ///< kRingSlots chunks
     std::array<cuda::Event, kRingSlots> landed{};  ///< per chunk: after the transfer that last used it
     std::array<bool, kRingSlots> used{};
     cuda::Event done;                              ///< a direct copy's completion
     std::size_t next = 0;                          ///< the chunk the next transfer takes
-    delegate::ChunkedCopy copies;
+    staging::ChunkedCopy copies;
     /// The next chunk in turn, once its last transfer is done (a host wait on its event).
-    Result<delegate::PinnedChunk> take(std::size_t offset, std::size_t bytes) override;
+    Result<staging::PinnedChunk> take(std::size_t offset, std::size_t bytes) override;
     std::size_t most_chunks() const noexcept override { return kRingSlots; }
     std::size_t most_chunk_bytes() const noexcept override { return kChunkBytes; }
   };

@@ -1,8 +1,6 @@
 #include "cuda/device_buffer.h"
 
 #include "cuda/check.h"
-#include "cuda/memory_pool.h"
-#include "cuda/staging_arena.h"
 
 namespace torch_tensorrt::executorch_backend::cuda {
 
@@ -12,10 +10,10 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
     data_ = other.data_;
     bytes_ = other.bytes_;
     stream_ = other.stream_;
-    arena_ = other.arena_;
+    allocator_ = other.allocator_;
     other.data_ = nullptr;
     other.bytes_ = 0;
-    other.arena_ = nullptr;
+    other.allocator_ = nullptr;
   }
   return *this;
 }
@@ -38,22 +36,17 @@ Result<DeviceBuffer> DeviceBuffer::allocate_from(cudaMemPool_t pool, std::size_t
   return buffer;
 }
 
-Result<DeviceBuffer> DeviceBuffer::allocate_from(StagingPool* pool, std::size_t bytes, cudaStream_t stream) {
-  TRTET_CHECK_OR_RETURN(pool != nullptr, kInvalidArgument, "a staging allocation from no staging pool");
-  return pool->allocate(bytes, stream);
-}
-
 void DeviceBuffer::reset() noexcept {
   if (data_ != nullptr) {
-    if (arena_ != nullptr) {
-      arena_->free(data_, stream_);
+    if (allocator_ != nullptr) {
+      allocator_->free(data_, stream_);
     } else {
       TRTET_CUDA_WARN(cudaFreeAsync(data_, stream_));
     }
   }
   data_ = nullptr;
   bytes_ = 0;
-  arena_ = nullptr;
+  allocator_ = nullptr;
 }
 
 }  // namespace torch_tensorrt::executorch_backend::cuda

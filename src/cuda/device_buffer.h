@@ -1,5 +1,5 @@
-// Move-only owner of stream-ordered device memory (cudaMallocAsync / cudaFreeAsync, a pool's, or a
-// staging arena's).
+// Move-only owner of stream-ordered device memory (cudaMallocAsync / cudaFreeAsync, a pool's, or
+// memory an allocator of its own sub-allocates, such as the staging layer's arenas).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,8 +10,16 @@
 
 namespace torch_tensorrt::executorch_backend::cuda {
 
-class StagingArena;
-class StagingPool;
+/// Memory that hands out allocations of its own and takes them back in stream order (the staging
+/// layer's arenas). Lives longer than every buffer it allocated.
+class StreamOrderedAllocator {
+ public:
+  /// Frees `data` (one of its allocations) in order on `stream`. No-throw; failures are logged.
+  virtual void free(void* data, cudaStream_t stream) noexcept = 0;
+
+ protected:
+  ~StreamOrderedAllocator() = default;
+};
 
 /// Device memory allocated and freed in stream order: neither call synchronizes the device or
 /// any other green context. The buffer remembers the stream it was last ordered on and frees
@@ -23,10 +31,10 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;             // one owner per allocation
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   DeviceBuffer(DeviceBuffer&& other) noexcept
-      : data_(other.data_), bytes_(other.bytes_), stream_(other.stream_), arena_(other.arena_) {
+      : data_(other.data_), bytes_(other.bytes_), stream_(other.stream_), allocator_(other.allocator_) {
     other.data_ = nullptr;
     other.bytes_ = 0;
-    other.arena_ = nullptr;
+    other.allocator_ = nullptr;
   }
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
 
@@ -35,9 +43,16 @@ class DeviceBuffer {
   /// `bytes` from `pool` in order on `stream` (cudaMallocFromPoolAsync): device memory, or pinned
   /// host memory for a pool of pinned host memory (MemoryPool::pinned_host_memory).
   static Result<DeviceBuffer> allocate_from(cudaMemPool_t pool, std::size_t bytes, cudaStream_t stream);
-  /// `bytes` of the process's staging (`pool`, memory_pool.h: an arena's or a pool's) in order on
-  /// `stream`.
-  static Result<DeviceBuffer> allocate_from(StagingPool* pool, std::size_t bytes, cudaStream_t stream);
+  /// Owns `bytes` at `data`, which `allocator` allocated in order on `stream`; freed back to it.
+  static DeviceBuffer adopt(StreamOrderedAllocator& allocator, void* data, std::size_t bytes,
+                            cudaStream_t stream) noexcept {
+    DeviceBuffer buffer;
+    buffer.data_ = data;
+    buffer.bytes_ = bytes;
+    buffer.stream_ = stream;
+    buffer.allocator_ = &allocator;
+    return buffer;
+  }
 
   /// Later uses happen on `stream`: the free is ordered there.
   void set_stream(cudaStream_t stream) noexcept { stream_ = stream; }
@@ -51,15 +66,10 @@ class DeviceBuffer {
   void reset() noexcept;
 
  private:
-  friend class StagingPool;
-  /// Memory `arena` allocated; freed back to it.
-  DeviceBuffer(StagingArena* arena, void* data, std::size_t bytes, cudaStream_t stream) noexcept
-      : data_(data), bytes_(bytes), stream_(stream), arena_(arena) {}
-
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   cudaStream_t stream_ = nullptr;
-  StagingArena* arena_ = nullptr;  ///< the arena the memory came from (never destroyed), or none
+  StreamOrderedAllocator* allocator_ = nullptr;  ///< where the memory came from (it outlives us), or none
 };
 
 }  // namespace torch_tensorrt::executorch_backend::cuda

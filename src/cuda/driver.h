@@ -40,7 +40,7 @@ struct DriverApi {
   PFN_cuEventRecord_v2000 cuEventRecord;
 };
 
-/// The driver's virtual memory management functions (the staging arenas, staging_arena.h), in a
+/// The driver's virtual memory management functions (the staging arenas, staging/arena.h), in a
 /// table of their own so that a driver lacking one of them leaves every other use of the driver
 /// intact: the arenas then fall back to memory pools.
 struct VmmApi {

@@ -1,6 +1,7 @@
 #include "engine/types.h"
 
 #include <cctype>
+#include <cstdint>
 #include <limits>
 
 #include "common/escape.h"
@@ -124,6 +125,16 @@ std::string Shape::to_string() const {
     s += std::to_string(dims[static_cast<std::size_t>(i)]);
   }
   return s + "]";
+}
+
+std::size_t byte_size(const Shape& shape, DataType dtype) noexcept {
+  std::size_t bytes = element_size(dtype);
+  for (int d = 0; d < shape.rank; ++d) {
+    const auto dim = static_cast<std::size_t>(shape[d]);
+    if (dim == 0) return 0;
+    if (__builtin_mul_overflow(bytes, dim, &bytes)) return SIZE_MAX;
+  }
+  return bytes;
 }
 
 }  // namespace torch_tensorrt::executorch_backend

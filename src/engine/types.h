@@ -31,4 +31,8 @@ std::optional<std::int64_t> checked_element_count(const std::int64_t* dims, std:
 /// product does not fit in size_t.
 std::optional<std::size_t> checked_byte_count(std::int64_t count, std::size_t element_bytes) noexcept;
 
+/// Byte count of `shape` elements of `dtype`; SIZE_MAX when it does not fit in size_t (the session's
+/// checks and the staging's largest sizes).
+std::size_t byte_size(const Shape& shape, DataType dtype) noexcept;
+
 }  // namespace torch_tensorrt::executorch_backend

@@ -12,12 +12,22 @@
 #include "cuda/stream_facts.h"
 #include "cuda/stream_id.h"
 #include "session/call_timing.h"
-#include "session/graph_hold.h"
 #include "session/memory_kind.h"
 #include "session/policy.h"
 #include "engine/types.h"
+#include "staging/staging.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
+
+// The staging layer's names the session uses (staging/staging.h, staging/chunked_copy.h).
+using staging::chunk_count;
+using staging::ChunkedCopy;
+using staging::ContiguousChunks;
+using staging::drain_released_graph_holds;
+using staging::retain_in_capture;
+using staging::SharedEvent;
+using staging::StagingMemory;
+using staging::StagingStore;
 
 /// The stream a call runs on, resolved once (StreamResolver): the caller's choice, the stream the
 /// work is queued on, and what that stream is.

@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "cuda/check.h"
-#include "session/staging_store.h"
+#include "staging/staging.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
@@ -165,7 +165,7 @@ Result<CallSchedule::CopyIn> CallOrdering::begin(const CallPlan& plan, cuda::Eve
   CallSchedule schedule(*this, &staging, plan, done, /*repeat=*/false);  // dropped on an error: covered
   TRTET_ASSIGN_OR_RETURN(schedule.order_, order(plan));
   if (schedule.order_.cross_stream) ++cross_stream_waits_;
-  staging.free_retired(schedule.order_);  // outgrown staging: freed in order after every earlier use
+  staging.free_retired(schedule.order_.after_all);  // outgrown staging: freed in order after every earlier use
   return CallSchedule::CopyIn(std::move(schedule));
 }
 

@@ -16,8 +16,6 @@
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
-class StagingStore;
-
 /// The events that order one session's calls: the completion event that covers every call so far,
 /// per staging slot what its last users left in flight, the join of the caller's stream to the
 /// session's own, and the per-call events callers wait on. Every method is called under the

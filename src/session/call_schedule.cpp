@@ -1,8 +1,7 @@
 #include "session/call_schedule.h"
 
 #include "session/call_ordering.h"
-#include "session/graph_hold.h"
-#include "session/staging_store.h"
+#include "staging/staging.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
@@ -49,8 +48,10 @@ Result<QueuedCall> CallSchedule::finish() {
   }
   TRTET_RETURN_IF_ERROR(ordering.record_completion(plan, order_, /*failed=*/false));
   if (plan.capturing()) {
-    // The caller's graph keeps what the call left it pointing at (graph_hold.h).
-    TRTET_RETURN_IF_ERROR(retain_in_capture(plan.stream(), staging_->graph_hold(plan.slot, plan.bindings)));
+    // The caller's graph keeps what the call left it pointing at (staging.h, GraphHold).
+    std::vector<bool> staged(plan.bindings.size());
+    for (std::size_t i = 0; i < plan.bindings.size(); ++i) staged[i] = plan.bindings[i].staged;
+    TRTET_RETURN_IF_ERROR(retain_in_capture(plan.stream(), staging_->graph_hold(plan.slot, staged)));
     ordering.mark_captured();
   }
   return QueuedCall{order_, run_};

@@ -12,7 +12,6 @@
 namespace torch_tensorrt::executorch_backend::delegate {
 
 class CallOrdering;
-class StagingStore;
 
 /// What a call's queued work comes to: how it was ordered, how its engine ran.
 struct QueuedCall {

@@ -5,16 +5,6 @@
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
-std::size_t byte_size(const Shape& shape, DataType dtype) noexcept {
-  std::size_t bytes = element_size(dtype);
-  for (int d = 0; d < shape.rank; ++d) {
-    const auto dim = static_cast<std::size_t>(shape[d]);
-    if (dim == 0) return 0;
-    if (__builtin_mul_overflow(bytes, dim, &bytes)) return SIZE_MAX;
-  }
-  return bytes;
-}
-
 Result<std::size_t> checked_byte_size(const Shape& shape, DataType dtype, const char* what, int index,
                                       const std::string& name) {
   const std::size_t bytes = byte_size(shape, dtype);

@@ -33,9 +33,6 @@ Result<int> choose_profile(const engine::Engine& engine, const TensorView* args)
 /// maximum. kInvalidProgram naming the binding and profile.
 Status check_engine_metadata(const engine::Engine& engine);
 
-/// Byte count of `shape` elements of `dtype`; SIZE_MAX when it does not fit in size_t.
-std::size_t byte_size(const Shape& shape, DataType dtype) noexcept;
-
 /// Byte count of binding `index` (`what`: "input" or "output", `name` its name); kInvalidArgument when the
 /// element count or byte count overflows.
 Result<std::size_t> checked_byte_size(const Shape& shape, DataType dtype, const char* what, int index,

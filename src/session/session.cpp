@@ -7,7 +7,6 @@
 #include "cuda/device.h"
 #include "session/aliases.h"
 #include "session/checks.h"
-#include "session/chunked_copy.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 namespace {

@@ -17,15 +17,14 @@
 #include "session/call_ordering.h"
 #include "session/call_schedule.h"
 #include "session/engine_runner.h"
-#include "session/chunked_copy.h"
 #include "session/last_call.h"
 #include "session/memory_kind.h"
 #include "session/policy.h"
 #include "session/profile_selection.h"
-#include "session/staging_store.h"
 #include "session/stream_resolution.h"
 #include "session/tensor_view.h"
 #include "engine/engine.h"
+#include "staging/staging.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 

@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <optional>
 
+#include "common/load_trace.h"
 #include "cuda/check.h"
 #include "cuda/device.h"
 #include "session/aliases.h"
 #include "session/checks.h"
-#include "session/load_trace.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
@@ -56,7 +56,7 @@ Status Session::initialize() {
   plan_.bindings.assign(static_cast<std::size_t>(engine.io_count()), Binding{});  // reused by every call
   if (options_.staging_budget_bytes > 0) {
     TimedStep step("session: budgeted staging");
-    // Note [staging budget] in staging_store.cpp.
+    // Note [staging budget] in staging/store.cpp.
     TRTET_RETURN_IF_ERROR(staging_.prepare_budget(engine, options_.staging_budget_bytes,
                                                   host_memory_is_device_accessible_, streams_.own_stream()));
     // Made in order on our own stream; a first call on another stream does not wait for it.

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/gpu.h"
-#include "session/staging_store.h"
+#include "staging/staging.h"
 #include "executorch/executorch_test_support.h"
 
 namespace trtet_faults {
@@ -60,13 +60,13 @@ std::size_t device_free() {
 /// What must be back after destroy: the device's free memory after a trim, the staging's counters.
 struct Snapshot {
   std::size_t free = 0;
-  ex::delegate::StagingReserve staging;
+  ex::staging::StagingReserve staging;
 
   static Snapshot take() {
     (void)cudaDeviceSynchronize();
-    (void)ex::delegate::trim_staging_reserve(0);
+    (void)ex::staging::trim_staging_reserve(0);
     Snapshot s;
-    if (auto reserve = ex::delegate::staging_reserve(0); reserve.ok()) s.staging = *reserve;
+    if (auto reserve = ex::staging::staging_reserve(0); reserve.ok()) s.staging = *reserve;
     s.free = device_free();
     (void)cudaGetLastError();
     return s;
@@ -314,7 +314,7 @@ TEST_F(ExhaustionGpu, BeforeAStagingGrowthTheGrowingCallFailsNamingMemoryAndTheS
 constexpr long long kBudgetMb = 4LL << 20;  // 4 TiB of staging budget
 
 // A staging budget above what memory allows: the budget is a ceiling (Note [staging budget] in
-// src/session/staging_store.cpp: each binding takes twice its largest size while the total fits),
+// src/staging/store.cpp: each binding takes twice its largest size while the total fits),
 // so the load makes the largest staging the engine's profile allows, 256 GiB a binding here, which
 // no device has: the load is refused naming memory, nothing is left behind, and the same program
 // loaded without the budget works (its staging grows to the calls' sizes).

@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <sstream>
 
-#include "cuda/memory_pool.h"
+#include "staging/pool.h"
 #include "executorch/executorch_test_support.h"
 
 namespace trtet_faults {
 namespace {
 
-namespace cuda = torch_tensorrt::executorch_backend::cuda;
+namespace staging = torch_tensorrt::executorch_backend::staging;
 
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -60,10 +60,12 @@ MemorySnapshot snapshot(bool gpu) {
   MemorySnapshot s;
   if (gpu) {
     (void)cudaDeviceSynchronize();
-    (void)cuda::trim_staging_pool(cuda::PoolKind::kDevice, 0);
-    (void)cuda::trim_staging_pool(cuda::PoolKind::kPinnedHost, 0);
-    if (auto usage = cuda::staging_pool_usage(cuda::PoolKind::kDevice, 0); usage.ok()) s.device_pool_used = usage->used;
-    if (auto usage = cuda::staging_pool_usage(cuda::PoolKind::kPinnedHost, 0); usage.ok()) {
+    (void)staging::trim_staging_pool(staging::PoolKind::kDevice, 0);
+    (void)staging::trim_staging_pool(staging::PoolKind::kPinnedHost, 0);
+    if (auto usage = staging::staging_pool_usage(staging::PoolKind::kDevice, 0); usage.ok()) {
+      s.device_pool_used = usage->used;
+    }
+    if (auto usage = staging::staging_pool_usage(staging::PoolKind::kPinnedHost, 0); usage.ok()) {
       s.pinned_pool_used = usage->used;
     }
     std::size_t free_bytes = 0, total = 0;

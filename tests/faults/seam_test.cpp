@@ -13,7 +13,7 @@
 
 #include "common/error_match.h"
 #include "cuda/device.h"
-#include "session/host_copy_pool.h"
+#include "staging/host_copy_pool.h"
 #include "engines/fault_hook.h"
 #include "engines/test_engine_factory.h"
 #include "faults/faults.h"
@@ -110,18 +110,18 @@ TEST_F(Seam, PausedCallsAreNoPoints) {
 TEST_F(Seam, TheCopyPoolsWorkerStartFailsThroughTheSeam) {
   trtet_faults_set_kinds(TRTET_FAULT_THREAD);
   trtet_faults_arm(2, 0);
-  ex::delegate::HostCopyPool pool(3);
+  ex::staging::HostCopyPool pool(3);
   EXPECT_EQ(pool.workers(), 1) << "the second worker's pthread_create should have failed";
   EXPECT_TRUE(trtet_faults_fired());
   EXPECT_STREQ(trtet_faults_fired_name(), "pthread_create");
   trtet_faults_set_kinds(TRTET_FAULT_DEFAULT_KINDS);
   std::vector<char> source(1 << 16, 'x');
   std::vector<char> destination(source.size(), 0);
-  std::vector<ex::delegate::CopyTask> tasks;
+  std::vector<ex::staging::CopyTask> tasks;
   for (std::size_t at = 0; at < source.size(); at += 4096) {
-    tasks.push_back(ex::delegate::CopyTask{destination.data() + at, source.data() + at, 4096});
+    tasks.push_back(ex::staging::CopyTask{destination.data() + at, source.data() + at, 4096});
   }
-  ex::delegate::CopyBatch batch(tasks);
+  ex::staging::CopyBatch batch(tasks);
   pool.begin(batch, tasks.size());
   pool.finish(batch);
   EXPECT_EQ(destination, source);

@@ -1,5 +1,6 @@
 cmake_minimum_required(VERSION 3.25)
-# Fails when a file of a layer includes a layer it may not use (docs/DESIGN.md, "Layers").
+# Fails when a file of a layer includes a layer it may not use, or a header a layer keeps to itself
+# (one not in its interface, where it names one) (docs/DESIGN.md, "Layers").
 #   cmake -DSOURCE_DIR=<repo> -DTABLE=<build>/layers/table.cmake -P check_layering.cmake
 include("${TABLE}")
 set(violations "")
@@ -24,6 +25,13 @@ foreach(dir IN LISTS layer_dirs)
       if(IS_DIRECTORY "${SOURCE_DIR}/src/${target}" AND NOT target IN_LIST allowed)
         file(RELATIVE_PATH relative "${SOURCE_DIR}" "${file}")
         string(APPEND violations "${relative}: layer '${layer}' includes '${target}', which it may not use (allowed: ${allowed})\n")
+      elseif(NOT target STREQUAL layer AND DEFINED interface_${target})
+        # A layer with an interface: other layers include only its interface headers.
+        string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"[a-z_]+/([^\"]*)\".*" "\\1" header "${line}")
+        if(NOT header IN_LIST interface_${target})
+          file(RELATIVE_PATH relative "${SOURCE_DIR}" "${file}")
+          string(APPEND violations "${relative}: includes '${target}/${header}', which is internal to layer '${target}' (its interface: ${interface_${target}})\n")
+        endif()
       endif()
     endforeach()
   endforeach()

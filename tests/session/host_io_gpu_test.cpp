@@ -15,7 +15,7 @@
 #include "common/random.h"
 #include "common/stream_gpu_test.h"
 #include "session/session_fixture.h"
-#include "session/staging_layout.h"
+#include "staging/layout.h"
 #include "engines/multi_output_engine.h"
 
 namespace trtet_test {
@@ -72,14 +72,14 @@ INSTANTIATE_TEST_SUITE_P(Sizes, PageableNoGuardGpu,
 // Several large pageable outputs in one call need more chunk events, all outputs together, than
 // one tensor does; every output's chunks get events of their own, the second and third outputs'
 // within the session's events, never past their end. The boundary, from the layout
-// (session/staging_layout.h): each output of kMaxChunks * kMinChunk bytes takes the most chunks a
+// (staging/layout.h): each output of kMaxChunks * kMinChunk bytes takes the most chunks a
 // tensor takes (kMaxChunks) of the smallest size; a first call of a quarter of that needs at most
 // kMaxChunks events in all, then calls of the full size need kOutputs * kMaxChunks. Right outputs,
 // no crash.
 TEST_F(HostIoGpu, ThreeLargePageableOutputsInOneCallAreRight) {
-  using ex::delegate::chunk_bytes;
-  using ex::delegate::kMaxChunks;
-  using ex::delegate::kMinChunk;
+  using ex::staging::chunk_bytes;
+  using ex::staging::kMaxChunks;
+  using ex::staging::kMinChunk;
   constexpr std::size_t kBytes = kMaxChunks * kMinChunk;
   static_assert(chunk_bytes(kBytes) == kMinChunk && kBytes / chunk_bytes(kBytes) == kMaxChunks,
                 "an output of kMaxChunks * kMinChunk bytes moves in kMaxChunks chunks of kMinChunk");

@@ -17,9 +17,8 @@
 #include "common/stream_gpu_test.h"
 #include "cuda/device_buffer.h"
 #include "cuda/memory_pool.h"
-#include "session/graph_hold.h"
 #include "session/session_fixture.h"
-#include "session/staging_store.h"
+#include "staging/staging.h"
 #include "engines/kernels.h"
 
 namespace trtet_test {
@@ -76,10 +75,10 @@ std::uint64_t reserved_for_one(bool host, std::size_t bytes, cudaStream_t stream
 }
 
 /// What the process's staging pools on device 0 reserve and use now (Note [shared staging pools]).
-ex::delegate::StagingReserve reserve_now() {
-  auto reserve = ex::delegate::staging_reserve(0);
+ex::staging::StagingReserve reserve_now() {
+  auto reserve = ex::staging::staging_reserve(0);
   EXPECT_TRUE(reserve.ok()) << reserve.status().to_string();
-  return reserve.ok() ? *reserve : ex::delegate::StagingReserve{};
+  return reserve.ok() ? *reserve : ex::staging::StagingReserve{};
 }
 
 void record(const char* what, const SessionStats& stats) {
@@ -238,10 +237,10 @@ TEST_F(StagingGrowthGpu, ReleaseUnusedMemoryGivesOutgrownStagingBack) {
   EXPECT_EQ(kept.device_used_bytes, 3 * 16 * kLargeBytes) << "the session still counts its outgrown staging";
   EXPECT_EQ(kept.host_used_bytes, 3 * 16 * kLargeBytes);
   EXPECT_GE(kept.device_used_high_bytes, kept.device_used_bytes + 3 * 4 * kLargeBytes) << "the high mark forgot the growth";
-  const ex::delegate::StagingReserve pools = reserve_now();
+  const ex::staging::StagingReserve pools = reserve_now();
   EXPECT_GT(pools.device.reserved, pools.device.used) << "outgrown staging stays in the process's pool";
   TRTET_ASSERT_OK(s.session->release_unused_memory());
-  const ex::delegate::StagingReserve trimmed = reserve_now();
+  const ex::staging::StagingReserve trimmed = reserve_now();
   EXPECT_LT(trimmed.device.reserved, pools.device.reserved);
   EXPECT_LE(trimmed.host.reserved, pools.host.reserved);
   EXPECT_EQ(trimmed.device.used, pools.device.used);
@@ -357,16 +356,14 @@ TEST_F(SessionMemoryGpu, ABudgetMakesTheEmptyTensorAddressWhereAProfileAllowsEmp
 }
 
 // Sessions one after another in one process share the process's staging pools (Note [shared
-// staging pools] in memory_pool.cpp): no session makes a pool, a new session holds nothing, and a
-// later lifetime reuses what an earlier one freed, so the pools reserve no more after 24 lifetimes
-// than the first few needed. Sessions must not destroy pools of their own: after some dozen
-// lifetimes cuMemPoolDestroy faults inside the driver (the whole binary also runs as one process,
-// delegate_memory_gpu_test.one_process, for that reason); nor take pools of their own from a shelf,
-// where 16 sessions at once reserve 16 pools' units.
+// staging pools] in staging/pool.cpp): a new session holds nothing, and a later lifetime reuses what
+// an earlier one freed, so the pools reserve no more after 24 lifetimes than the first few needed.
+// Sessions must not destroy pools of their own: after some dozen lifetimes cuMemPoolDestroy faults
+// inside the driver (the whole binary also runs as one process, delegate_memory_gpu_test.one_process,
+// for that reason).
 TEST_F(SessionMemoryGpu, SessionsOneAfterAnotherShareTheProcesssPools) {
   AxpbyIo pinned(Memory::kPinned, Memory::kPinned, Shape{kLarge});
   AxpbyIo pageable(Memory::kPageable, Memory::kPageable, Shape{kLarge});
-  const std::size_t before = ex::cuda::LeasedPool::pools_made();
   constexpr int kLifetimes = 24;
   std::uint64_t reserved_early = 0;
   for (int lifetime = 0; lifetime < kLifetimes; ++lifetime) {
@@ -392,9 +389,8 @@ TEST_F(SessionMemoryGpu, SessionsOneAfterAnotherShareTheProcesssPools) {
     }
     if (lifetime == 5) reserved_early = reserve_now().device.reserved + reserve_now().host.reserved;
   }
-  ex::delegate::drain_released_graph_holds();
-  EXPECT_EQ(ex::cuda::LeasedPool::pools_made(), before) << "sessions made pools of their own";
-  const ex::delegate::StagingReserve after = reserve_now();
+  ex::staging::drain_released_graph_holds();
+  const ex::staging::StagingReserve after = reserve_now();
   RecordProperty("reserved_after", std::to_string(after.device.reserved + after.host.reserved));
   EXPECT_LE(after.device.reserved + after.host.reserved, 2 * reserved_early)
       << kLifetimes << " lifetimes one after another grew the process's pools instead of reusing them";
@@ -467,14 +463,14 @@ TEST_F(SessionMemoryGpu, DestroyGivesEveryByteBack) {
   };
   lifetime(0);  // the driver's one-time work: module loads, first streams and pools
   lifetime(32 * kMiB);
-  TRTET_ASSERT_OK(ex::delegate::trim_staging_reserve(0));
+  TRTET_ASSERT_OK(ex::staging::trim_staging_reserve(0));
   const long long baseline = settled_free_memory();
-  const ex::delegate::StagingReserve held_before = reserve_now();
+  const ex::staging::StagingReserve held_before = reserve_now();
   for (int i = 0; i < 5; ++i) lifetime(i % 2 == 0 ? 0 : 32 * kMiB);
-  const ex::delegate::StagingReserve held_after = reserve_now();
+  const ex::staging::StagingReserve held_after = reserve_now();
   EXPECT_EQ(held_after.device.used, held_before.device.used) << "destroyed sessions left staging allocated";
   EXPECT_EQ(held_after.host.used, held_before.host.used) << "destroyed sessions left host staging allocated";
-  TRTET_ASSERT_OK(ex::delegate::trim_staging_reserve(0));
+  TRTET_ASSERT_OK(ex::staging::trim_staging_reserve(0));
   const long long missing = shortfall_after_settling(baseline, kMemInfoTolerance, [] {});
   RecordProperty("bytes_missing_after_destroy", std::to_string(missing));
   EXPECT_LE(missing, kMemInfoTolerance) << "five lifetimes left " << missing << " bytes of device memory behind";
@@ -504,7 +500,7 @@ TEST_F(SessionMemoryGpu, StagingAGraphHoldsGoesWhenTheGraphGoes) {
   EXPECT_EQ(cudaGraphDestroy(captured.graph), cudaSuccess);
   std::uint64_t left = held;
   for (int attempt = 0; attempt < 200 && left != 0; ++attempt) {
-    ex::delegate::drain_released_graph_holds();
+    ex::staging::drain_released_graph_holds();
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     left = reserve_now().device.used - baseline;
     if (left != 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -520,7 +516,7 @@ constexpr std::int64_t kOneMiB = (1 << 20) / 4;
 
 // The goals: one model with 1 MiB per tensor of host I/O reserves at most 4 MiB of device and of
 // pinned host memory; 16 such models at once at most 1.25 times what they use. The staging arenas
-// map memory in the driver's granularity (Note [staging arena] in cuda/staging_arena.cpp), so the
+// map memory in the driver's granularity (Note [staging arena] in staging/arena.cpp), so the
 // goal is the bound; a pool's unit (32 MiB on the H200 with driver 580, measured here on a fresh
 // pool of each kind) is recorded beside it. docs/PERFORMANCE.md (staging_reserve) gives the figures
 // with trtet-cold-start's.
@@ -531,9 +527,9 @@ class StagingReserveGpu : public StreamGpuTest {
     if (IsSkipped()) return;
     // What earlier tests of this process freed goes back first: the bounds are on what the models
     // below make the pools reserve.
-    ex::delegate::drain_released_graph_holds();
+    ex::staging::drain_released_graph_holds();
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    TRTET_ASSERT_OK(ex::delegate::trim_staging_reserve(0));
+    TRTET_ASSERT_OK(ex::staging::trim_staging_reserve(0));
     before_ = reserve_now();
     device_unit_ = reserved_for_one(false, kMiB, stream_);
     host_unit_ = reserved_for_one(true, kMiB, stream_);
@@ -542,7 +538,7 @@ class StagingReserveGpu : public StreamGpuTest {
     std::printf("a fresh pool reserves %llu bytes (device) and %llu (pinned host) for 1 MiB\n",
                 static_cast<unsigned long long>(device_unit_), static_cast<unsigned long long>(host_unit_));
   }
-  ex::delegate::StagingReserve before_;
+  ex::staging::StagingReserve before_;
   std::uint64_t device_unit_ = 0;
   std::uint64_t host_unit_ = 0;
 };
@@ -553,7 +549,7 @@ TEST_F(StagingReserveGpu, OneModelWithOneMiBOfHostIoReservesAtMostFourMiB) {
   AxpbyIo io(Memory::kPageable, Memory::kPageable, Shape{kOneMiB});
   TRTET_ASSERT_OK(run_and_sync(*s.session, io, stream_));
   ASSERT_TRUE(io.out_matches());
-  const ex::delegate::StagingReserve after = reserve_now();
+  const ex::staging::StagingReserve after = reserve_now();
   const std::uint64_t device = after.device.reserved - before_.device.reserved;
   const std::uint64_t host = after.host.reserved - before_.host.reserved;
   RecordProperty("device_reserved", std::to_string(device));
@@ -579,7 +575,7 @@ TEST_F(StagingReserveGpu, SixteenModelsReserveAtMostAQuarterMoreThanTheyUse) {
     TRTET_ASSERT_OK(run_and_sync(*models.back().session, io, stream_));
     ASSERT_TRUE(io.out_matches()) << "model " << m;
   }
-  const ex::delegate::StagingReserve after = reserve_now();
+  const ex::staging::StagingReserve after = reserve_now();
   const double device_used = static_cast<double>(after.device.used - before_.device.used);
   const double host_used = static_cast<double>(after.host.used - before_.host.used);
   const double device = static_cast<double>(after.device.reserved - before_.device.reserved);
@@ -612,7 +608,7 @@ TEST_F(StagingReserveGpu, AColdLoadAndItsFirstCallDoNotWaitForAnotherGreenContex
     TRTET_ASSERT_OK(warm.session->execute(io.args(), 3));
     ASSERT_EQ(cudaStreamSynchronize(green.rest), cudaSuccess);
   }
-  TRTET_ASSERT_OK(ex::delegate::trim_staging_reserve(0));
+  TRTET_ASSERT_OK(ex::staging::trim_staging_reserve(0));
   TRTET_ASSERT_OK(launch_spin(100'000'000, static_cast<int>(green.partitions[0].granted_sms()) * 8, green.small));
   const auto start = Clock::now();
   auto s = make_session("elementwise min=1 max=262144");

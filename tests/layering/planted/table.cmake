@@ -1,3 +1,4 @@
 set(layers "low;high")
 set(uses_low "")
 set(uses_high "low")
+set(interface_low "low.h")

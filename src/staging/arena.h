@@ -1,5 +1,5 @@
 // The process's staging memory of one kind on one device, mapped by the delegate in the driver's
-// own granularity (Note [staging arena] in staging_arena.cpp): one virtual address range reserved
+// own granularity (Note [staging arena] in arena.cpp): one virtual address range reserved
 // once, backed by physical chunks as use grows, sub-allocated in exact sizes and freed in stream
 // order without waiting on the GPU for another stream.
 #pragma once
@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "common/status.h"
-#include "cuda/arena_book.h"
+#include "cuda/device_buffer.h"
 #include "cuda/event.h"
 #include "cuda/memory_pool.h"
+#include "staging/arena_book.h"
+#include "staging/pool.h"
 
-namespace torch_tensorrt::executorch_backend::cuda {
+namespace torch_tensorrt::executorch_backend::staging {
 
 /// What an arena is made of (printed by trtet-cold-start --reserve).
 struct ArenaFacts {
@@ -35,7 +37,7 @@ struct ArenaFacts {
 /// The name of a CU_MEM_LOCATION_TYPE_* value.
 const char* location_name(int location_type) noexcept;
 
-class StagingArena {
+class StagingArena final : public cuda::StreamOrderedAllocator {
  public:
   /// An arena of `kind` on `device` (nothing mapped yet). kNotSupported, with the reason, where
   /// the driver or the device has no virtual memory management for that kind of memory; kNoDevice
@@ -54,10 +56,10 @@ class StagingArena {
   Result<void*> allocate(std::size_t bytes, cudaStream_t stream);
   /// Frees `data` (from allocate) in order on `stream`: reused once an event recorded there has
   /// completed, or by a later allocation on the same stream. No-throw; failures are logged.
-  void free(void* data, cudaStream_t stream) noexcept;
+  void free(void* data, cudaStream_t stream) noexcept override;
 
   /// Mapped (reserved) against allocated (used), as a pool's counters are.
-  PoolUsage usage() const;
+  cuda::PoolUsage usage() const;
   /// Unmaps every chunk no allocation uses and no pending free covers.
   Status trim();
   ArenaFacts facts() const;
@@ -80,9 +82,9 @@ class StagingArena {
   CUdeviceptr base_ = 0;
   mutable std::mutex mutex_;
   ArenaBook book_;
-  std::vector<Event> events_;             ///< a free's token is its event's index here
+  std::vector<cuda::Event> events_;         ///< a free's token is its event's index here
   std::vector<std::uint64_t> idle_events_;  ///< events no free waits on
-  int access_variant_ = -1;               ///< which set_access_locked variant works (-1: not tried yet)
+  int access_variant_ = -1;                 ///< which set_access_locked variant works (-1: not tried yet)
 };
 
-}  // namespace torch_tensorrt::executorch_backend::cuda
+}  // namespace torch_tensorrt::executorch_backend::staging

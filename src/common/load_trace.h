@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend {
 
 /// One timed step: its name (a string literal) and its host time.
 struct LoadStep {
@@ -57,4 +57,4 @@ class TimedStep {
   std::chrono::steady_clock::time_point start_;
 };
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend

@@ -34,7 +34,7 @@
 #include <thread>
 #include <vector>
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::staging {
 
 /// One memcpy of a batch.
 struct CopyTask {
@@ -154,4 +154,4 @@ class HostCopyPool {
   std::atomic<bool> stopping_{false};
 };
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::staging

@@ -1,6 +1,6 @@
-#include "session/load_trace.h"
+#include "common/load_trace.h"
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend {
 
 // Note [load trace]: a load's cost is spread over layers (the backend's blob parse and engine
 // creation, the session's events, stream and staging, the first call's growth), and the
@@ -32,4 +32,4 @@ LoadTrace* load_trace() noexcept { return t_trace; }
 
 void set_load_trace(LoadTrace* trace) noexcept { t_trace = trace; }
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend

@@ -2,8 +2,9 @@
 // the shared host copy pool slice by slice, each chunk's transfer queued on the caller's stream as
 // soon as its slices are in, and each received chunk copied out as soon as it lands. One part for
 // both users of pageable copies: a session's host staging (docs/DESIGN.md, "Staging") and the
-// ExecuTorch allocator's staging ring (boundary/boundary_transfers.h). The chunk policy is
-// staging_layout.h's chunk_bytes(); the workers: host_copy_pool.h.
+// ExecuTorch allocator's staging ring (boundary/boundary_transfers.h). Part of the staging layer's
+// interface with staging.h. The chunk policy is layout.h's chunk_bytes() (included: its smallest
+// chunk sizes the boundary's rings); the workers: host_copy_pool.h.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,9 +15,10 @@
 
 #include "common/status.h"
 #include "cuda/event.h"
-#include "session/host_copy_pool.h"
+#include "staging/host_copy_pool.h"
+#include "staging/layout.h"
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::staging {
 
 /// One pinned chunk a transfer goes through.
 struct PinnedChunk {
@@ -100,4 +102,4 @@ class ChunkedCopy {
   std::vector<PinnedChunk> sent_;            ///< per chunk of a send's round: where it went
 };
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::staging

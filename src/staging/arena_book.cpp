@@ -1,8 +1,8 @@
-#include "cuda/arena_book.h"
+#include "staging/arena_book.h"
 
 #include <algorithm>
 
-namespace torch_tensorrt::executorch_backend::cuda {
+namespace torch_tensorrt::executorch_backend::staging {
 
 ArenaBook::ArenaBook(std::size_t chunk_bytes, std::size_t chunks, std::size_t alignment, bool same_stream_reuse)
     : chunk_(chunk_bytes), alignment_(alignment), same_stream_reuse_(same_stream_reuse), mapped_(chunks, 0) {}
@@ -201,4 +201,4 @@ std::vector<ArenaBook::Run> ArenaBook::take_trimmable() {
   return runs;
 }
 
-}  // namespace torch_tensorrt::executorch_backend::cuda
+}  // namespace torch_tensorrt::executorch_backend::staging

@@ -1,4 +1,4 @@
-#include "session/host_copy_pool.h"
+#include "staging/host_copy_pool.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -10,7 +10,7 @@
 #include "common/environment.h"
 #include "common/log.h"
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::staging {
 
 bool CopyBatch::done(std::size_t index) const noexcept { return done_[index].load(std::memory_order_acquire); }
 
@@ -214,4 +214,4 @@ void HostCopyPool::finish(CopyBatch& batch) noexcept {
   while (batch.visitors_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::staging

@@ -1,12 +1,12 @@
-// The staging layout's pure rules (session/staging_layout.h), without a GPU: pageable chunks and
+// The staging layout's pure rules (staging/layout.h), without a GPU: pageable chunks and
 // slices, and the staging slot each call takes.
-#include "session/staging_layout.h"
+#include "staging/layout.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::staging {
 namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
@@ -62,4 +62,4 @@ TEST(ChooseSlot, ACaptureUsesTheSlotItsWarmUpSized) {
 }
 
 }  // namespace
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::staging

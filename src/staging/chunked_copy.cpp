@@ -1,13 +1,13 @@
-#include "session/chunked_copy.h"
+#include "staging/chunked_copy.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "common/load_trace.h"
 #include "cuda/check.h"
-#include "session/load_trace.h"
-#include "session/staging_layout.h"
+#include "staging/layout.h"
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::staging {
 namespace {
 
 /// The process's copy pool; its first use starts the workers (timed as a load step).
@@ -155,4 +155,4 @@ Status ChunkedCopy::finish_receives() {
   return waited;
 }
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::staging

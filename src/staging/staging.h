@@ -1,6 +1,10 @@
-// A session's staging memory: device and pinned host buffers for host I/O, per staging slot and
-// binding, grown on demand or made within a budget at initialize, and the address bound to empty
-// tensors (docs/DESIGN.md, "Staging").
+// The staging layer's interface to the session (docs/DESIGN.md, "Staging"): a session's staging
+// memory (StagingStore: device and pinned host buffers for host I/O, per staging slot and binding,
+// grown on demand or made within a budget at initialize, and the address bound to empty tensors),
+// what the process's staging reserves, and the staging a captured graph holds. Pageable copies
+// through pinned chunks: chunked_copy.h (included here). The rest of src/staging/ is internal: the
+// arenas (arena.h, arena_book.h), the pools they fall back to (pool.h), the layout (layout.h) and
+// the host copy workers (host_copy_pool.h).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "common/status.h"
@@ -16,15 +21,50 @@
 #include "cuda/memory_pool.h"
 #include "cuda/pinned_buffer.h"
 #include "cuda/stream_id.h"
-#include "session/call.h"
-#include "session/graph_hold.h"
 #include "engine/engine.h"
+#include "staging/chunked_copy.h"
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::staging {
+
+class StagingPool;
+
+// Graph holds (graph_hold.cpp): keeping what a captured CUDA graph uses alive for as long as the
+// graph lives.
+//
+// A call recorded into the caller's capture leaves the graph pointing at session memory (device
+// staging for pinned host I/O, the buffer bound to empty tensors) and at the session's completion
+// event (see Note [ordering replays] in session/call_ordering.cpp). The graph may be replayed after a later
+// eager call has outgrown that staging, or after the session is destroyed. So the session shares
+// those objects with the graph: a CUDA user object, retained by the graph under capture, owns a
+// second reference, and whichever owner lets go last frees them.
+//
+// The driver releases the user object on its own thread, where no CUDA call is allowed, once the
+// graph and every launch of it are gone: the release only moves the references to a list that
+// the next session call (any thread that may make CUDA calls) drains.
+using SharedBuffer = std::shared_ptr<cuda::DeviceBuffer>;
+using SharedEvent = std::shared_ptr<cuda::Event>;
+
+/// What one captured call uses.
+struct GraphHold {
+  int device = 0;
+  std::vector<SharedBuffer> buffers;
+  std::vector<SharedEvent> events;
+};
+
+/// Makes the graph being captured on `stream` hold `hold` until the graph is destroyed.
+Status retain_in_capture(cudaStream_t stream, GraphHold hold);
+
+/// The session lets go of `buffer`, last used by work that `after` (recorded, on the buffer's
+/// device, current) covers. Freed at once when no graph holds it, else once the last graph
+/// holding it is gone; either way, in order after `after`. Never synchronizes.
+void release_shared(SharedBuffer buffer, cudaEvent_t after) noexcept;
+
+/// Frees what graphs that are gone held. Cheap when nothing is waiting; called on every execute.
+void drain_released_graph_holds() noexcept;
 
 /// What the store holds now: the sizes of its live allocations, device and pinned host, and their
 /// high marks (SessionStats' memory fields). The process's pools are shared (Note [shared staging
-/// pools] in cuda/memory_pool.cpp), so a session reserves nothing beyond its allocations: its
+/// pools] in staging/pool.cpp), so a session reserves nothing beyond its allocations: its
 /// reserved fields equal its used ones, and the process's reserve is the pools' own counters
 /// (staging_reserve()).
 struct StagingMemory {
@@ -64,7 +104,7 @@ class StagingStore {
   /// captured graph still holds is released after it.
   Status initialize(const engine::Engine& engine, int slots, SharedEvent completion);
 
-  /// Makes staging within `budget` bytes on `stream` (Note [staging budget] in staging_store.cpp),
+  /// Makes staging within `budget` bytes on `stream` (Note [staging budget] in store.cpp),
   /// with the chunk events its largest pageable outputs need. Where the device reads host memory
   /// directly (`host_accessible`), nothing is made.
   Status prepare_budget(engine::Engine& engine, std::size_t budget, bool host_accessible, cudaStream_t stream);
@@ -72,7 +112,7 @@ class StagingStore {
   /// (`profile` selected; `first`: replace rather than raise). Leaves those input shapes set.
   Status learn_output_bounds(engine::Engine& engine, int profile, bool first);
 
-  /// The slot for a call that stages (staging_layout.h, choose_slot).
+  /// The slot for a call that stages (layout.h, choose_slot).
   int choose_slot(cuda::StreamId stream, bool capturing) const noexcept;
   /// A call staged in `slot` on `stream` (unknown for a capture).
   void note_staged(int slot, cuda::StreamId stream) noexcept;
@@ -101,16 +141,16 @@ class StagingStore {
   /// The retire rule's first half: outgrown staging waits to be freed, so the call orders itself
   /// after every earlier call (any of them may have used it; CallPlan::frees_staging).
   bool retiring() const noexcept { return !retired_.empty() || !retired_host_.empty(); }
-  /// Its second half: once `order` puts the call after every earlier one, frees retired staging
-  /// in stream order (each on the stream it was last used on).
-  void free_retired(const CallOrder& order) noexcept {
-    if (!order.after_all) return;
+  /// Its second half: once the call is ordered after every earlier one (`after_all`, CallOrder's),
+  /// frees retired staging in stream order (each on the stream it was last used on).
+  void free_retired(bool after_all) noexcept {
+    if (!after_all) return;
     retired_.clear();
     retired_host_.clear();
   }
   /// What a graph capturing a call in `slot` uses of the staging: the slot's device staging of
-  /// the staged `bindings`, the empty-tensor address, and the completion event.
-  GraphHold graph_hold(int slot, const std::vector<Binding>& bindings) const;
+  /// the bindings `staged` names (true: staged), the empty-tensor address, and the completion event.
+  GraphHold graph_hold(int slot, const std::vector<bool>& staged) const;
 
   std::uint64_t grows() const noexcept { return grows_; }
   std::uint64_t budgeted_bytes() const noexcept { return budgeted_bytes_; }
@@ -150,8 +190,8 @@ class StagingStore {
   std::vector<Entry> entries_;                    ///< slots x bindings (at())
   std::vector<std::size_t> max_bytes_;            ///< per binding: its largest size over the profiles
   int device_ = 0;
-  cuda::StagingPool* device_pool_ = nullptr;      ///< the process's: device staging and the empty-tensor address
-  cuda::StagingPool* host_pool_ = nullptr;        ///< the process's: pinned host staging, stream-ordered (or none)
+  StagingPool* device_pool_ = nullptr;      ///< the process's: device staging and the empty-tensor address
+  StagingPool* host_pool_ = nullptr;        ///< the process's: pinned host staging, stream-ordered (or none)
   std::vector<cuda::DeviceBuffer> retired_;       ///< outgrown device staging, freed once ordered after earlier calls
   std::vector<cuda::DeviceBuffer> retired_host_;  ///< outgrown pinned host staging, freed likewise
   std::vector<cuda::PinnedBuffer> retired_pinned_;///< outgrown cudaHostAlloc staging, freed at release
@@ -167,4 +207,4 @@ class StagingStore {
   std::uint64_t host_high_ = 0;                   ///< the most pinned host staging held at once
 };
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::staging

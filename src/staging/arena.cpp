@@ -1,4 +1,4 @@
-#include "cuda/staging_arena.h"
+#include "staging/arena.h"
 
 #include <unistd.h>
 
@@ -12,10 +12,10 @@
 #include "cuda/stream_facts.h"
 #include "cuda/stream_id.h"
 
-namespace torch_tensorrt::executorch_backend::cuda {
+namespace torch_tensorrt::executorch_backend::staging {
 
 // Note [staging arena]: the process's staging pools (Note [shared staging pools] in
-// memory_pool.cpp) map memory in units of their own, 32 MiB on the H200 with driver 580 even with a
+// pool.cpp) map memory in units of their own, 32 MiB on the H200 with driver 580 even with a
 // maxSize of 4 MiB (staging_reserve in docs/PERFORMANCE.md), so one model with 3 MiB of staging
 // reserved 32 MiB of device memory and 32 MiB of page-locked host memory, and 16 of them 64 MiB for
 // 48. An arena maps the memory itself, in the driver's granularity (2 MiB on the H200):
@@ -37,7 +37,7 @@ namespace torch_tensorrt::executorch_backend::cuda {
 //    lies wholly in completed free memory (the process's staging is trimmed on request only).
 // The bookkeeping is ArenaBook's (arena_book.h), which the CPU suite tests; this file only maps,
 // records and asks events. Where the device or the driver has no virtual memory management for a
-// kind, the staging comes from the pools as before (StagingPool, memory_pool.cpp).
+// kind, the staging comes from the pools (StagingPool, pool.cpp).
 
 namespace {
 
@@ -46,7 +46,7 @@ constexpr std::size_t kMaxRange = std::size_t{256} << 30;
 
 std::size_t round_up(std::size_t value, std::size_t unit) { return (value + unit - 1) / unit * unit; }
 
-int attribute(const VmmApi& api, CUdevice device, CUdevice_attribute which) {
+int attribute(const cuda::VmmApi& api, CUdevice device, CUdevice_attribute which) {
   int value = 0;
   if (api.cuDeviceGetAttribute(&value, which, device) != CUDA_SUCCESS) return 0;  // unknown to this driver
   return value;
@@ -64,8 +64,8 @@ const char* location_name(int location_type) noexcept {
 }
 
 Result<std::unique_ptr<StagingArena>> StagingArena::create(PoolKind kind, int device) {
-  TRTET_ASSIGN_OR_RETURN(const VmmApi* api, vmm_driver());
-  DeviceGuard guard(device);
+  TRTET_ASSIGN_OR_RETURN(const cuda::VmmApi* api, cuda::vmm_driver());
+  cuda::DeviceGuard guard(device);
   TRTET_RETURN_IF_ERROR(guard.status());
   // A runtime call binds the device's context before the driver is asked, as a free would, but
   // without a free's device-wide wait; its total is the device memory behind the range.
@@ -111,14 +111,14 @@ Result<std::unique_ptr<StagingArena>> StagingArena::create(PoolKind kind, int de
   const CUresult asked = api->cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
   TRTET_CHECK_OR_RETURN(asked == CUDA_SUCCESS && granularity != 0, kNotSupported,
                         "no allocation granularity for %s memory of device %d: %s", location_name(facts.location_type),
-                        device, driver_error_string(asked));
+                        device, cuda::driver_error_string(asked));
   facts.granularity = granularity;
   facts.chunk_bytes = round_up(std::max(granularity, kMinChunk), granularity);
   facts.range_bytes = round_up(std::min(std::max(memory, facts.chunk_bytes), kMaxRange), facts.chunk_bytes);
   CUdeviceptr base = 0;
   const CUresult reserved = api->cuMemAddressReserve(&base, facts.range_bytes, facts.chunk_bytes, 0, 0);
   TRTET_CHECK_OR_RETURN(reserved == CUDA_SUCCESS, kNotSupported, "cuMemAddressReserve of %zu bytes failed: %s",
-                        facts.range_bytes, driver_error_string(reserved));
+                        facts.range_bytes, cuda::driver_error_string(reserved));
   return std::unique_ptr<StagingArena>(new StagingArena(kind, device, prop, facts, base));
 }
 
@@ -133,7 +133,7 @@ StagingArena::StagingArena(PoolKind kind, int device, const CUmemAllocationProp&
             /*same_stream_reuse=*/kind == PoolKind::kDevice) {}
 
 StagingArena::~StagingArena() {
-  auto api = vmm_driver();
+  auto api = cuda::vmm_driver();
   if (!api.ok()) return;
   for (std::size_t c = 0; c < book_.chunks(); ++c) {
     if (book_.is_mapped(c)) (void)(*api)->cuMemUnmap(base_ + c * facts_.chunk_bytes, facts_.chunk_bytes);
@@ -142,7 +142,7 @@ StagingArena::~StagingArena() {
 }
 
 Status StagingArena::set_access_locked(CUdeviceptr ptr, std::size_t bytes) {
-  TRTET_ASSIGN_OR_RETURN(const VmmApi* api, vmm_driver());
+  TRTET_ASSIGN_OR_RETURN(const cuda::VmmApi* api, cuda::vmm_driver());
   CUmemAccessDesc access[2]{};
   access[0].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   access[0].location.id = device_;
@@ -163,8 +163,9 @@ Status StagingArena::set_access_locked(CUdeviceptr ptr, std::size_t bytes) {
       access_variant_ = 0;
       return Status::Ok();
     }
-    if (access_variant_ == 0) return driver_status(both, "cuMemSetAccess(device and host)", __FILE__, __LINE__);
-    facts_.host_access = std::string("device and host in one cuMemSetAccess refused (") + driver_error_string(both) + ")";
+    if (access_variant_ == 0) return cuda::driver_status(both, "cuMemSetAccess(device and host)", __FILE__, __LINE__);
+    facts_.host_access =
+        std::string("device and host in one cuMemSetAccess refused (") + cuda::driver_error_string(both) + ")";
   }
   TRTET_CU_CHECK(api->cuMemSetAccess(ptr, bytes, access, 1));
   unsigned long long flags = 0;
@@ -174,7 +175,7 @@ Status StagingArena::set_access_locked(CUdeviceptr ptr, std::size_t bytes) {
     return make_error(ErrorCode::kNotSupported,
                       "pinned host staging of device %d: the host cannot be given access to memory at the %s (%s)",
                       device_, location_name(facts_.location_type),
-                      got != CUDA_SUCCESS ? driver_error_string(got) : "cuMemGetAccess: not read-write");
+                      got != CUDA_SUCCESS ? cuda::driver_error_string(got) : "cuMemGetAccess: not read-write");
   }
   if (access_variant_ < 0) facts_.host_access += "; granted to the device, the host has it by default";
   access_variant_ = 1;
@@ -182,8 +183,8 @@ Status StagingArena::set_access_locked(CUdeviceptr ptr, std::size_t bytes) {
 }
 
 Status StagingArena::map_locked(ArenaBook::Run run) {
-  TRTET_ASSIGN_OR_RETURN(const VmmApi* api, vmm_driver());
-  DeviceGuard guard(device_);
+  TRTET_ASSIGN_OR_RETURN(const cuda::VmmApi* api, cuda::vmm_driver());
+  cuda::DeviceGuard guard(device_);
   TRTET_RETURN_IF_ERROR(guard.status());
   const std::size_t chunk = facts_.chunk_bytes;
   std::size_t mapped = 0;
@@ -195,13 +196,13 @@ Status StagingArena::map_locked(ArenaBook::Run run) {
     const CUresult made = api->cuMemCreate(&handle, chunk, &prop_, 0);
     if (made != CUDA_SUCCESS) {
       undo();
-      return driver_status(made, "cuMemCreate(staging chunk)", __FILE__, __LINE__);
+      return cuda::driver_status(made, "cuMemCreate(staging chunk)", __FILE__, __LINE__);
     }
     const CUresult put = api->cuMemMap(base_ + (run.first + mapped) * chunk, chunk, 0, handle, 0);
     (void)api->cuMemRelease(handle);  // the mapping keeps the memory; cuMemUnmap gives it back
     if (put != CUDA_SUCCESS) {
       undo();
-      return driver_status(put, "cuMemMap(staging chunk)", __FILE__, __LINE__);
+      return cuda::driver_status(put, "cuMemMap(staging chunk)", __FILE__, __LINE__);
     }
   }
   const Status access = set_access_locked(base_ + run.first * chunk, run.count * chunk);
@@ -220,7 +221,7 @@ void StagingArena::settle_locked() {
 
 Result<void*> StagingArena::allocate(std::size_t bytes, cudaStream_t stream) {
   TRTET_CHECK_OR_RETURN(bytes > 0, kInvalidArgument, "a staging allocation of 0 bytes");
-  const StreamId id = id_of(stream);
+  const cuda::StreamId id = cuda::id_of(stream);
   std::lock_guard<std::mutex> lock(mutex_);
   settle_locked();
   const std::uint64_t stream_key = id.known() ? id.value() : 0;
@@ -243,13 +244,13 @@ Result<void*> StagingArena::allocate(std::size_t bytes, cudaStream_t stream) {
 
 void StagingArena::free(void* data, cudaStream_t stream) noexcept {
   const std::size_t offset = static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(data) - base_);
-  const StreamId id = id_of(stream);
+  const cuda::StreamId id = cuda::id_of(stream);
   std::lock_guard<std::mutex> lock(mutex_);
   if (book_.live_size(offset) == 0) {
     log(LogLevel::kWarning, "staging arena: free of %p, which it did not allocate (ignored)", data);
     return;
   }
-  const Result<bool> capturing = stream_is_capturing(stream);
+  const Result<bool> capturing = cuda::stream_is_capturing(stream);
   if (!capturing.ok() || *capturing) {
     // An event recorded into a capture marks nothing on the stream: the memory stays allocated.
     (void)cudaGetLastError();
@@ -261,8 +262,8 @@ void StagingArena::free(void* data, cudaStream_t stream) noexcept {
     token = idle_events_.back();
     idle_events_.pop_back();
   } else {
-    DeviceGuard guard(device_);  // the event belongs to the arena's device
-    Result<Event> made = guard.status().ok() ? Event::create() : Result<Event>(guard.status());
+    cuda::DeviceGuard guard(device_);  // the event belongs to the arena's device
+    Result<cuda::Event> made = guard.status().ok() ? cuda::Event::create() : Result<cuda::Event>(guard.status());
     if (!made.ok()) {
       (void)cudaGetLastError();
       log(LogLevel::kWarning, "staging arena: no event for a free (%s); %p stays allocated",
@@ -291,9 +292,9 @@ void StagingArena::free(void* data, cudaStream_t stream) noexcept {
   }
 }
 
-PoolUsage StagingArena::usage() const {
+cuda::PoolUsage StagingArena::usage() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  PoolUsage usage;
+  cuda::PoolUsage usage;
   usage.reserved = book_.mapped_bytes();
   usage.used = book_.used_bytes();
   usage.reserved_high = book_.mapped_high_bytes();
@@ -302,10 +303,10 @@ PoolUsage StagingArena::usage() const {
 }
 
 Status StagingArena::trim() {
-  TRTET_ASSIGN_OR_RETURN(const VmmApi* api, vmm_driver());
+  TRTET_ASSIGN_OR_RETURN(const cuda::VmmApi* api, cuda::vmm_driver());
   std::lock_guard<std::mutex> lock(mutex_);
   settle_locked();
-  DeviceGuard guard(device_);
+  cuda::DeviceGuard guard(device_);
   TRTET_RETURN_IF_ERROR(guard.status());
   Status first_error;
   const std::size_t chunk = facts_.chunk_bytes;
@@ -314,7 +315,7 @@ Status StagingArena::trim() {
       const CUresult gone = api->cuMemUnmap(base_ + c * chunk, chunk);
       if (gone == CUDA_SUCCESS) continue;
       book_.add_mapped(ArenaBook::Run{c, 1});  // still mapped: back in the book
-      if (first_error.ok()) first_error = driver_status(gone, "cuMemUnmap(staging chunk)", __FILE__, __LINE__);
+      if (first_error.ok()) first_error = cuda::driver_status(gone, "cuMemUnmap(staging chunk)", __FILE__, __LINE__);
     }
   }
   return first_error;
@@ -325,4 +326,4 @@ ArenaFacts StagingArena::facts() const {
   return facts_;
 }
 
-}  // namespace torch_tensorrt::executorch_backend::cuda
+}  // namespace torch_tensorrt::executorch_backend::staging

@@ -1,11 +1,12 @@
 // How host I/O is laid out in staging: pageable chunks and their host-copy slices, and which
-// staging slot a call takes (Note [pipelined calls] in call_ordering.cpp). Pure functions, tested on the CPU.
+// staging slot a call takes (Note [pipelined calls] in session/call_ordering.cpp). Pure functions,
+// tested on the CPU.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::staging {
 
 /// Pageable chunks are copied on the host in slices of this size by several threads at once, so
 /// the first transfer starts, and the last output lands, after one slice's copy rather than a
@@ -38,4 +39,4 @@ constexpr int choose_slot(bool staged_before, bool same_stream, bool capturing, 
   return (last + 1) % slots;
 }
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::staging

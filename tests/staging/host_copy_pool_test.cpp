@@ -1,4 +1,4 @@
-// The host copy pool (src/session/host_copy_pool.h; Note [copy pool hand-off]) on the CPU:
+// The host copy pool (src/staging/host_copy_pool.h; Note [copy pool hand-off]) on the CPU:
 // every published task copied exactly once and waited for, tasks published in steps, unpublished
 // tasks abandoned, several callers' batches at once, a pool with no workers, and workers that slept
 // between batches woken again.
@@ -14,13 +14,13 @@
 #include <thread>
 #include <vector>
 
-#include "session/host_copy_pool.h"
+#include "staging/host_copy_pool.h"
 
 namespace {
 
-using torch_tensorrt::executorch_backend::delegate::CopyBatch;
-using torch_tensorrt::executorch_backend::delegate::CopyTask;
-using torch_tensorrt::executorch_backend::delegate::HostCopyPool;
+using torch_tensorrt::executorch_backend::staging::CopyBatch;
+using torch_tensorrt::executorch_backend::staging::CopyTask;
+using torch_tensorrt::executorch_backend::staging::HostCopyPool;
 
 /// A source of `slices` x `slice` bytes with a pattern of `seed`, a poisoned destination, and one
 /// task per slice.

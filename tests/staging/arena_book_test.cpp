@@ -1,4 +1,4 @@
-// CPU tests of a staging arena's bookkeeping (cuda/arena_book.h): growth in chunks, exact-size
+// CPU tests of a staging arena's bookkeeping (staging/arena_book.h): growth in chunks, exact-size
 // allocations, coalescing, the stream-ordered reuse rule and trimming. No device needed.
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <set>
 #include <vector>
 
-#include "cuda/arena_book.h"
+#include "staging/arena_book.h"
 
-namespace torch_tensorrt::executorch_backend::cuda {
+namespace torch_tensorrt::executorch_backend::staging {
 namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
@@ -263,4 +263,4 @@ TEST(ArenaBook, ManyLoadsAndUnloadsReuseTheSameChunks) {
 }
 
 }  // namespace
-}  // namespace torch_tensorrt::executorch_backend::cuda
+}  // namespace torch_tensorrt::executorch_backend::staging

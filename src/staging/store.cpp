@@ -1,17 +1,17 @@
-#include "session/staging_store.h"
+#include "staging/staging.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "common/load_trace.h"
 #include "common/log.h"
 #include "cuda/check.h"
-#include "session/checks.h"
-#include "session/chunked_copy.h"
-#include "session/host_copy_pool.h"
-#include "session/load_trace.h"
-#include "session/staging_layout.h"
+#include "engine/types.h"
+#include "staging/host_copy_pool.h"
+#include "staging/layout.h"
+#include "staging/pool.h"
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::staging {
 namespace {
 
 /// The device memory bound to empty tensors (a valid, aligned address; nothing is read or written).
@@ -33,10 +33,10 @@ Status StagingStore::initialize(const engine::Engine& engine, int slots, SharedE
   bindings_ = static_cast<std::size_t>(count);
   slots_ = slots;
   device_ = engine.device();
-  // The process's pools, shared by every session (Note [shared staging pools] in
-  // cuda/memory_pool.cpp). Nothing is allocated here.
-  TRTET_ASSIGN_OR_RETURN(device_pool_, cuda::staging_pool(cuda::PoolKind::kDevice, device_));
-  const Result<cuda::StagingPool*> pool = cuda::staging_pool(cuda::PoolKind::kPinnedHost, device_);
+  // The process's pools, shared by every session (Note [shared staging pools] in pool.cpp).
+  // Nothing is allocated here.
+  TRTET_ASSIGN_OR_RETURN(device_pool_, staging_pool(PoolKind::kDevice, device_));
+  const Result<StagingPool*> pool = staging_pool(PoolKind::kPinnedHost, device_);
   if (pool.ok()) {
     host_pool_ = *pool;
   } else {
@@ -114,10 +114,10 @@ Status StagingStore::prepare_budget(engine::Engine& engine, std::size_t budget, 
       continue;
     }
     Entry& staging = entries_[at(0, i)];
-    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer device, cuda::DeviceBuffer::allocate_from(device_pool_, bytes, stream));
+    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer device, allocate_from(device_pool_, bytes, stream));
     staging.device = std::make_shared<cuda::DeviceBuffer>(std::move(device));
     if (host_pool_ != nullptr) {
-      TRTET_ASSIGN_OR_RETURN(staging.host, cuda::DeviceBuffer::allocate_from(host_pool_, bytes, stream));
+      TRTET_ASSIGN_OR_RETURN(staging.host, allocate_from(host_pool_, bytes, stream));
     } else {
       TRTET_ASSIGN_OR_RETURN(staging.host_fallback, cuda::PinnedBuffer::allocate(bytes));
     }
@@ -169,7 +169,7 @@ Status StagingStore::learn_output_bounds(engine::Engine& engine, int profile, bo
 }
 
 int StagingStore::choose_slot(cuda::StreamId stream, bool capturing) const noexcept {
-  return delegate::choose_slot(staged_before_, stream.same_as(slot_stream_), capturing, slot_, slots_);
+  return staging::choose_slot(staged_before_, stream.same_as(slot_stream_), capturing, slot_, slots_);
 }
 
 void StagingStore::note_staged(int slot, cuda::StreamId stream) noexcept {
@@ -197,8 +197,7 @@ Status StagingStore::grow_device(int slot, int index, std::size_t bytes, cudaStr
                         "may be allocated while the stream is being captured: run the call once before capturing",
                         index, name, bytes, held);
   TimedStep step("device staging growth");
-  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown,
-                         cuda::DeviceBuffer::allocate_from(device_pool_, capacity(index, held, bytes), stream));
+  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown, allocate_from(device_pool_, capacity(index, held, bytes), stream));
   if (buffer.use_count() == 1) {
     // Ours alone: freed on this call's stream once it is ordered after earlier calls.
     buffer->set_stream(stream);
@@ -220,7 +219,7 @@ Status StagingStore::grow_host(int index, std::size_t bytes, cudaStream_t stream
   const std::size_t grown_to = capacity(index, staging.host_size(), bytes);
   TimedStep step("host staging growth");
   if (host_pool_ != nullptr) {
-    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown, cuda::DeviceBuffer::allocate_from(host_pool_, grown_to, stream));
+    TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer grown, allocate_from(host_pool_, grown_to, stream));
     if (staging.host) retired_host_.push_back(std::move(staging.host));
     staging.host = std::move(grown);
   } else {
@@ -251,13 +250,13 @@ Status StagingStore::ensure_chunk_events(std::size_t count) {
   return Status::Ok();
 }
 
-GraphHold StagingStore::graph_hold(int slot, const std::vector<Binding>& bindings) const {
+GraphHold StagingStore::graph_hold(int slot, const std::vector<bool>& staged) const {
   GraphHold hold;
   hold.device = device_;
   hold.events.push_back(completion_);
   hold.buffers.push_back(empty_tensor_);
-  for (std::size_t i = 0; i < bindings.size(); ++i) {
-    if (bindings[i].staged) hold.buffers.push_back(device_buffer(slot, static_cast<int>(i)));
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    if (staged[i]) hold.buffers.push_back(device_buffer(slot, static_cast<int>(i)));
   }
   return hold;
 }
@@ -273,8 +272,7 @@ Status StagingStore::ensure_empty_tensor(int index, const char* name, cudaStream
                         "on first use, which nothing may do while the stream is being captured: run a call with an "
                         "empty tensor once before capturing",
                         index, name);
-  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer empty,
-                         cuda::DeviceBuffer::allocate_from(device_pool_, kEmptyTensorBytes, stream));
+  TRTET_ASSIGN_OR_RETURN(cuda::DeviceBuffer empty, allocate_from(device_pool_, kEmptyTensorBytes, stream));
   empty_tensor_ = std::make_shared<cuda::DeviceBuffer>(std::move(empty));
   note_held();
   return Status::Ok();
@@ -312,21 +310,21 @@ StagingMemory StagingStore::memory() const {
 }
 
 Status StagingStore::trim() {
-  TRTET_RETURN_IF_ERROR(cuda::trim_staging_pool(cuda::PoolKind::kDevice, device_));
-  if (host_pool_ != nullptr) TRTET_RETURN_IF_ERROR(cuda::trim_staging_pool(cuda::PoolKind::kPinnedHost, device_));
+  TRTET_RETURN_IF_ERROR(trim_staging_pool(PoolKind::kDevice, device_));
+  if (host_pool_ != nullptr) TRTET_RETURN_IF_ERROR(trim_staging_pool(PoolKind::kPinnedHost, device_));
   return Status::Ok();
 }
 
 Result<StagingReserve> staging_reserve(int device) {
   StagingReserve reserve;
-  TRTET_ASSIGN_OR_RETURN(reserve.device, cuda::staging_pool_usage(cuda::PoolKind::kDevice, device));
-  TRTET_ASSIGN_OR_RETURN(reserve.host, cuda::staging_pool_usage(cuda::PoolKind::kPinnedHost, device));
+  TRTET_ASSIGN_OR_RETURN(reserve.device, staging_pool_usage(PoolKind::kDevice, device));
+  TRTET_ASSIGN_OR_RETURN(reserve.host, staging_pool_usage(PoolKind::kPinnedHost, device));
   return reserve;
 }
 
 Status trim_staging_reserve(int device) {
-  TRTET_RETURN_IF_ERROR(cuda::trim_staging_pool(cuda::PoolKind::kDevice, device));
-  return cuda::trim_staging_pool(cuda::PoolKind::kPinnedHost, device);
+  TRTET_RETURN_IF_ERROR(trim_staging_pool(PoolKind::kDevice, device));
+  return trim_staging_pool(PoolKind::kPinnedHost, device);
 }
 
 void StagingStore::release(cudaStream_t stream) noexcept {
@@ -370,4 +368,4 @@ void StagingStore::release(cudaStream_t stream) noexcept {
   staged_before_ = false;
 }
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::staging

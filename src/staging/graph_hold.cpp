@@ -1,4 +1,4 @@
-#include "session/graph_hold.h"
+#include "staging/staging.h"
 
 #include <atomic>
 #include <map>
@@ -7,7 +7,7 @@
 #include "cuda/check.h"
 #include "cuda/device.h"
 
-namespace torch_tensorrt::executorch_backend::delegate {
+namespace torch_tensorrt::executorch_backend::staging {
 namespace {
 
 // Frees are ordered on one non-blocking stream per device that is never destroyed (frees made
@@ -103,4 +103,4 @@ void drain_released_graph_holds() noexcept {
   r.has_released.store(false, std::memory_order_release);
 }
 
-}  // namespace torch_tensorrt::executorch_backend::delegate
+}  // namespace torch_tensorrt::executorch_backend::staging

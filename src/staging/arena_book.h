@@ -1,7 +1,7 @@
-// The bookkeeping of a staging arena (staging_arena.h) over byte offsets, with no CUDA in it: which
+// The bookkeeping of a staging arena (arena.h) over byte offsets, with no CUDA in it: which
 // chunks of the arena's address range are mapped, which bytes are allocated, which are free and
 // reusable now, and which were freed in stream order and wait for their event (Note [staging
-// arena] in staging_arena.cpp). CPU-tested (tests/cuda/arena_book_test.cpp).
+// arena] in arena.cpp). CPU-tested (tests/staging/arena_book_test.cpp).
 #pragma once
 
 #include <cstddef>
@@ -10,7 +10,7 @@
 #include <map>
 #include <vector>
 
-namespace torch_tensorrt::executorch_backend::cuda {
+namespace torch_tensorrt::executorch_backend::staging {
 
 class ArenaBook {
  public:
@@ -103,4 +103,4 @@ class ArenaBook {
   std::uint64_t mapped_high_ = 0;
 };
 
-}  // namespace torch_tensorrt::executorch_backend::cuda
+}  // namespace torch_tensorrt::executorch_backend::staging

@@ -1,30 +1,30 @@
-// The load trace (session/load_trace.h, Note [load trace]): steps record into the calling thread's
+// The load trace (common/load_trace.h, Note [load trace]): steps record into the calling thread's
 // trace only while one is set, in order, summed by name; another thread's steps never land in it.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
-#include "session/load_trace.h"
+#include "common/load_trace.h"
 
 namespace {
 
 namespace ex = torch_tensorrt::executorch_backend;
-using ex::delegate::LoadTrace;
-using ex::delegate::TimedStep;
+using ex::LoadTrace;
+using ex::TimedStep;
 
 TEST(LoadTrace, StepsRecordOnlyWhileATraceIsSet) {
-  ASSERT_EQ(ex::delegate::load_trace(), nullptr) << "a thread starts without a trace";
+  ASSERT_EQ(ex::load_trace(), nullptr) << "a thread starts without a trace";
   { TimedStep untraced("before"); }
   LoadTrace trace;
-  ex::delegate::set_load_trace(&trace);
+  ex::set_load_trace(&trace);
   {
     TimedStep step("sleep");
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   { TimedStep step("other"); }
   { TimedStep step("sleep"); }
-  ex::delegate::set_load_trace(nullptr);
+  ex::set_load_trace(nullptr);
   { TimedStep untraced("after"); }
   ASSERT_EQ(trace.steps().size(), 3u);
   EXPECT_STREQ(trace.steps()[0].name, "sleep");
@@ -39,14 +39,14 @@ TEST(LoadTrace, StepsRecordOnlyWhileATraceIsSet) {
 
 TEST(LoadTrace, AnotherThreadsStepsStayOutOfThisThreadsTrace) {
   LoadTrace trace;
-  ex::delegate::set_load_trace(&trace);
+  ex::set_load_trace(&trace);
   std::thread other([] {
-    EXPECT_EQ(ex::delegate::load_trace(), nullptr);
+    EXPECT_EQ(ex::load_trace(), nullptr);
     TimedStep step("elsewhere");
   });
   other.join();
   { TimedStep step("here"); }
-  ex::delegate::set_load_trace(nullptr);
+  ex::set_load_trace(nullptr);
   ASSERT_EQ(trace.steps().size(), 1u);
   EXPECT_STREQ(trace.steps()[0].name, "here");
 }
