@@ -259,7 +259,7 @@ std::string read_remainder(const json& object, std::string& out) {
   return problem;
 }
 
-json gpu_to_json(const PlanGpu& gpu) {
+ordered_json gpu_to_json(const PlanGpu& gpu) {
   return {{"name", gpu.name},
           {"sm_count", gpu.sm_count},
           {"min_partition", gpu.min_partition},
@@ -268,8 +268,8 @@ json gpu_to_json(const PlanGpu& gpu) {
           {"max_partitioned_sms", gpu.max_partitioned_sms}};
 }
 
-json partitions_to_json(const std::vector<PlanPartition>& partitions) {
-  json out = json::array();
+ordered_json partitions_to_json(const std::vector<PlanPartition>& partitions) {
+  ordered_json out = ordered_json::array();
   for (const PlanPartition& p : partitions) {
     out.push_back({{"name", p.name},
                    {"sms", p.sms},
@@ -297,17 +297,17 @@ Result<PartitionPlan> plan_from_json(const json& root) {
   return plan;
 }
 
-json plan_to_json(const PartitionPlan& plan) {
-  json root;
+ordered_json plan_to_json(const PartitionPlan& plan) {
+  ordered_json root;
   root["format"] = kFormat;
   root["version"] = kPartitionPlanVersion;
-  json devices = json::array();
+  ordered_json devices = ordered_json::array();
   for (const DevicePlan& d : plan.devices) {
-    json entry;
+    ordered_json entry;
     if (d.device != kAnyDevice) entry["device"] = d.device;
     entry["gpu"] = gpu_to_json(d.gpu);
     entry["partitions"] = partitions_to_json(d.partitions);
-    entry["remainder"] = d.remainder_name.empty() ? json(nullptr) : json(d.remainder_name);
+    entry["remainder"] = d.remainder_name.empty() ? ordered_json(nullptr) : ordered_json(d.remainder_name);
     devices.push_back(std::move(entry));
   }
   root["devices"] = std::move(devices);

@@ -19,6 +19,8 @@
 namespace torch_tensorrt::executorch_backend::plan {
 
 using json = nlohmann::json;
+/// What the writers build: keys in the order written, so a file starts with its format and version.
+using ordered_json = nlohmann::ordered_json;
 
 inline constexpr char kFormat[] = "trtet-partition-plan";
 /// Version 1's several-device file, still read.
@@ -106,12 +108,12 @@ std::string read_gpu(const json& gpu, PlanGpu& out);
 std::string read_partitions(const json& partitions, std::vector<PlanPartition>& out);
 /// The optional key "remainder" of `object`: null, absent, or a name.
 std::string read_remainder(const json& object, std::string& out);
-json gpu_to_json(const PlanGpu& gpu);
-json partitions_to_json(const std::vector<PlanPartition>& partitions);
+ordered_json gpu_to_json(const PlanGpu& gpu);
+ordered_json partitions_to_json(const std::vector<PlanPartition>& partitions);
 
 /// A plan in any format PartitionPlan.h reads, every field checked (parse_partition_plan's rules).
 Result<PartitionPlan> plan_from_json(const json& root);
 /// The plan in the current format, as plan_from_json reads it back.
-json plan_to_json(const PartitionPlan& plan);
+ordered_json plan_to_json(const PartitionPlan& plan);
 
 }  // namespace torch_tensorrt::executorch_backend::plan

@@ -126,15 +126,15 @@ Result<PlanSet> parse_set(std::string_view text) {
 Result<std::string> set_json(const PlanSet& set) {
   try {
     TRTET_PLAN_TRY(set_problem(set));
-    json root;
+    ordered_json root;
     root["format"] = kSetFormat;
     root["version"] = kPlanSetVersion;
     root["gpu"] = gpu_to_json(set.gpu);
-    json plans = json::array();
+    ordered_json plans = ordered_json::array();
     for (const SetPlan& p : set.plans) {
       plans.push_back({{"name", p.name},
                        {"partitions", partitions_to_json(p.partitions)},
-                       {"remainder", p.remainder_name.empty() ? json(nullptr) : json(p.remainder_name)}});
+                       {"remainder", p.remainder_name.empty() ? ordered_json(nullptr) : ordered_json(p.remainder_name)}});
     }
     root["plans"] = std::move(plans);
     return root.dump(2) + "\n";
