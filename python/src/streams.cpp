@@ -230,10 +230,11 @@ void bind_streams(nb::module_& m) {
     return wrap(std::move(*parts), {});
   }, nb::arg("device"), nb::arg("sm_counts"), nb::arg("keep_remainder") = false);
 
-  nb::class_<et::PartitionPlan>(m, "PartitionPlan", "A partition plan (trtet-plan's JSON), checked.")
-      .def_prop_ro("remainder_name", [](const et::PartitionPlan& p) { return p.remainder_name; })
-      .def_prop_ro("total_sms", &et::PartitionPlan::total_sms)
-      .def_prop_ro("gpu", [](const et::PartitionPlan& p) {
+  nb::class_<et::DevicePlan>(m, "DevicePlan", "One device's part of a partition plan: what one split makes.")
+      .def_prop_ro("device", [](const et::DevicePlan& p) { return p.device; }, "-1: for any device.")
+      .def_prop_ro("remainder_name", [](const et::DevicePlan& p) { return p.remainder_name; })
+      .def_prop_ro("total_sms", &et::DevicePlan::total_sms)
+      .def_prop_ro("gpu", [](const et::DevicePlan& p) {
         et::GreenContextLimits limits;
         limits.sm_count = p.gpu.sm_count;
         limits.min_partition = p.gpu.min_partition;
@@ -244,7 +245,7 @@ void bind_streams(nb::module_& m) {
         d["name"] = p.gpu.name;
         return d;
       })
-      .def_prop_ro("partitions", [](const et::PartitionPlan& p) {
+      .def_prop_ro("partitions", [](const et::DevicePlan& p) {
         nb::list out;
         for (const auto& part : p.partitions) {
           nb::dict d;
@@ -258,7 +259,11 @@ void bind_streams(nb::module_& m) {
           out.append(d);
         }
         return out;
-      })
+      });
+
+  nb::class_<et::PartitionPlan>(m, "PartitionPlan", "A partition plan (trtet-plan's JSON), checked: one entry per device.")
+      .def_prop_ro("devices", [](const et::PartitionPlan& p) { return p.devices; }, "The entries, ascending by device.")
+      .def_prop_ro("any_device", &et::PartitionPlan::any_device, "One entry, for whichever device applies it.")
       .def("to_json", [](const et::PartitionPlan& p) {
         auto j = et::partition_plan_json(p);
         if (!j.ok()) raise(j.error());
@@ -275,12 +280,12 @@ void bind_streams(nb::module_& m) {
     if (!p.ok()) raise(p.error());
     return std::move(*p);
   }, nb::arg("text"));
-  m.def("apply_partition_plan", [](int device, const et::PartitionPlan& plan) {
-    auto parts = et::apply_partition_plan(device, plan);
+  m.def("apply_partition_plan", [](const et::PartitionPlan& plan, int device) {
+    auto parts = et::apply_partition_plan(plan, device);
     if (!parts.ok()) raise(parts.error());
     std::vector<std::string> names = parts->names();
     return wrap(std::move(*parts).release(), names);
-  }, nb::arg("device"), nb::arg("plan"));
+  }, nb::arg("plan"), nb::arg("device") = et::kAnyDevice);
 }
 
 }  // namespace trtet_py

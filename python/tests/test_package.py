@@ -439,8 +439,10 @@ def test_plan_round_trip(tmp_path):
         plan = tet.parse_partition_plan(PLAN)
     except tet.InvalidArgumentError as e:
         pytest.fail(f"the plan text of this test does not parse: {e}")
-    assert [p["name"] for p in plan.partitions] == ["latency", "compute"]
-    assert plan.total_sms == 40 and plan.remainder_name == "rest" and plan.gpu["sm_count"] == 132
+    assert plan.any_device and len(plan.devices) == 1 and plan.devices[0].device == -1
+    one = plan.devices[0]
+    assert [p["name"] for p in one.partitions] == ["latency", "compute"]
+    assert one.total_sms == 40 and one.remainder_name == "rest" and one.gpu["sm_count"] == 132
     f = tmp_path / "plan.json"
     f.write_text(plan.to_json())
     again = tet.read_partition_plan(f)
@@ -462,7 +464,7 @@ def test_plan_file_missing(tmp_path):
 @no_gpu_only
 def test_apply_plan_without_a_gpu():
     with pytest.raises(tet.NoDeviceError):
-        tet.apply_partition_plan(0, tet.parse_partition_plan(PLAN))
+        tet.apply_partition_plan(tet.parse_partition_plan(PLAN), 0)
 
 
 # ---- profiling ---------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from . import _C
 
 __all__ = [
     "load", "Program", "Method", "TensorSpec", "array_path", "stream", "current_stream", "Stream", "Partition",
-    "split_device", "green_context_limits", "GreenContextLimits", "PartitionPlan", "read_partition_plan",
+    "split_device", "green_context_limits", "GreenContextLimits", "PartitionPlan", "DevicePlan", "read_partition_plan",
     "parse_partition_plan", "apply_partition_plan", "backend_registered", "LOAD_OPTIONS",
     "Error", "InvalidArgumentError", "InvalidProgramError", "InternalError", "IncompatibleError",
     "NotSupportedError", "NotFoundError", "MemoryAllocationError", "NoDeviceError", "InvalidStateError",
@@ -40,6 +40,7 @@ __version__ = "0.1.0"
 Stream = _C.Stream
 Partition = _C.Partition
 PartitionPlan = _C.PartitionPlan
+DevicePlan = _C.DevicePlan
 
 #: The load-time options of "TensorRTBackend" (docs/OPTIONS.md) and the Python types each takes;
 #: the backend checks the values. tests/executorch/options_test.cpp checks this table against the
@@ -350,6 +351,11 @@ def parse_partition_plan(text: str) -> PartitionPlan:
     return _C.parse_partition_plan(text)
 
 
-def apply_partition_plan(device: int, plan: PartitionPlan) -> Dict[str, Partition]:
-    """Splits `device` as `plan` says; each model's partition by name (the remainder last)."""
-    return {p.name: p for p in _C.apply_partition_plan(device, plan)}
+def apply_partition_plan(plan: PartitionPlan, device: Optional[int] = None) -> Dict[Any, Partition]:
+    """Splits GPUs as `plan` says: `device` alone (with the plan's entry for it), or every device the
+    plan names (device None). Each model's partition by name where one device is split (the remainder
+    last), by (device, name) where several are."""
+    parts = _C.apply_partition_plan(plan, -1 if device is None else int(device))
+    if len({p.device for p in parts}) <= 1:
+        return {p.name: p for p in parts}
+    return {(p.device, p.name): p for p in parts}

@@ -1,5 +1,5 @@
 // The public partitions API (torch_tensorrt/executorch/GreenContext.h) over the green layer:
-// GreenContext holds a green::GreenContext (which owns the context and its streams). Errors are
+// GreenContext holds a green::DriverGreenContext (which owns the context and its streams). Errors are
 // the layer's own (Status is the public Error), with the device's limits attached to a rejected split.
 #include <torch_tensorrt/executorch/GreenContext.h>
 
@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "common/status.h"
-#include "green/green_context.h"
+#include "green/driver_green_context.h"
 #include "green/split.h"
 #include "green/split_plan.h"
 
@@ -17,7 +17,7 @@ namespace torch_tensorrt::executorch_backend {
 static_assert(std::is_same_v<CUstream, cudaStream_t>, "GreenContext::streams() hands out the driver's stream handles");
 
 struct GreenContext::State {
-  green::GreenContext context;
+  green::DriverGreenContext context;
   unsigned requested_sms = 0;
   bool is_remainder = false;
 };
@@ -87,7 +87,7 @@ Result<cudaStream_t> GreenContext::make_stream(int priority) {
 CUgreenCtx GreenContext::handle() const noexcept { return state_ ? state_->context.get() : nullptr; }
 
 void GreenContext::reset() noexcept {
-  // Streams first, then the context (green::GreenContext::reset), then the bookkeeping.
+  // Streams first, then the context (green::DriverGreenContext::reset), then the bookkeeping.
   if (state_) state_->context.reset();
   state_.reset();
 }

@@ -30,7 +30,7 @@ Result<Partition> make_partition(const cuda::DriverApi& api, int device, CUdevRe
                                  unsigned requested, bool is_remainder) {
   CUdevResourceDesc desc = nullptr;
   TRTET_CU_CHECK(api.cuDevResourceGenerateDesc(&desc, resources, count));
-  TRTET_ASSIGN_OR_RETURN(GreenContext context, GreenContext::create(device, desc));
+  TRTET_ASSIGN_OR_RETURN(DriverGreenContext context, DriverGreenContext::create(device, desc));
   Partition partition;
   partition.context = std::move(context);
   partition.requested_sms = requested;

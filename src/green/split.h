@@ -4,14 +4,14 @@
 #include <vector>
 
 #include "common/status.h"
-#include "green/green_context.h"
+#include "green/driver_green_context.h"
 #include "green/split_plan.h"
 
 namespace torch_tensorrt::executorch_backend::green {
 
 /// One partition of a split: its green context (which owns the partition's streams) and what was asked.
 struct Partition {
-  GreenContext context;
+  DriverGreenContext context;
   unsigned requested_sms = 0;  ///< as asked (for equal groups: the size chosen); 0 for the remainder
   bool is_remainder = false;   ///< the SMs no requested partition took
 

@@ -49,7 +49,7 @@ bool in_place_input_off_device(const CallArgs& args) {
 /// Makes partition 0's green context current on this thread for the scope.
 class GreenCurrent {
  public:
-  explicit GreenCurrent(const ex::green::GreenContext& context) {
+  explicit GreenCurrent(const ex::green::DriverGreenContext& context) {
     auto api = ex::cuda::driver();
     auto ctx = context.as_context();
     if (!api.ok() || !ctx.ok()) {

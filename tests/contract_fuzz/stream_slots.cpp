@@ -5,7 +5,7 @@
 namespace trtet_test::fuzz {
 namespace {
 
-ex::green::GreenContext& partition_of(GpuWorld& world, int slot) { return world.partition(slot < 2 ? 0 : 1).context; }
+ex::green::DriverGreenContext& partition_of(GpuWorld& world, int slot) { return world.partition(slot < 2 ? 0 : 1).context; }
 
 }  // namespace
 

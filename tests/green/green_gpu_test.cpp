@@ -15,7 +15,7 @@
 #include "cuda/stream_facts.h"
 #include "green/contains.h"
 #include "green/current.h"
-#include "green/green_context.h"
+#include "green/driver_green_context.h"
 #include "green/probe.h"
 #include "green/split.h"
 
@@ -31,7 +31,7 @@ class GreenGpu : public ::testing::Test {
   }
 
   // The SMs a new stream of `context` runs on; the stream stays owned by `context`.
-  std::vector<int> observe(GreenContext& context) {
+  std::vector<int> observe(DriverGreenContext& context) {
     auto stream = context.make_stream();
     EXPECT_TRUE(stream.ok()) << stream.status().to_string();
     if (!stream.ok()) return {};
@@ -172,7 +172,7 @@ TEST_F(GreenGpu, StreamsAreOwnedAndMoveWithTheContext) {
   TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   auto partitions = split_device(0, SplitRequest::counts({8}));
   TRTET_ASSERT_OK(partitions);
-  GreenContext context = std::move((*partitions)[0].context);
+  DriverGreenContext context = std::move((*partitions)[0].context);
   EXPECT_FALSE((*partitions)[0].context);
   int least = 0;
   int greatest = 0;
@@ -196,7 +196,7 @@ TEST_F(GreenGpu, StreamsAreOwnedAndMoveWithTheContext) {
   TRTET_EXPECT_OK(context.destroy_stream(*high));
   EXPECT_EQ(context.streams().size(), 1u);
 
-  GreenContext moved;
+  DriverGreenContext moved;
   moved = std::move(context);
   EXPECT_FALSE(context);
   EXPECT_EQ(moved.streams().size(), 1u);
@@ -285,7 +285,7 @@ TEST_F(GreenGpu, CurrentGreenContextFollowsTheCurrentContext) {
 
   auto partitions = split_device(0, SplitRequest::counts({16}));
   TRTET_ASSERT_OK(partitions);
-  GreenContext& green = (*partitions)[0].context;
+  DriverGreenContext& green = (*partitions)[0].context;
   auto green_ctx = green.as_context();
   TRTET_ASSERT_OK(green_ctx);
   auto api = cuda::driver();

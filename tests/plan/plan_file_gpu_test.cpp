@@ -122,8 +122,10 @@ TEST(PlanGpu, WhatTheDriverGrantsInOneSplit) {
   }
 }
 
-PartitionPlan plan_for(const PlanGpu& gpu, std::vector<std::pair<std::string, unsigned>> sizes, std::string rest) {
-  PartitionPlan plan;
+DevicePlan device_plan_for(const PlanGpu& gpu, std::vector<std::pair<std::string, unsigned>> sizes,
+                           std::string rest, int device = kAnyDevice) {
+  DevicePlan plan;
+  plan.device = device;
   plan.gpu = gpu;
   for (auto& [name, sms] : sizes) {
     PlanPartition p;
@@ -134,6 +136,11 @@ PartitionPlan plan_for(const PlanGpu& gpu, std::vector<std::pair<std::string, un
   }
   plan.remainder_name = std::move(rest);
   return plan;
+}
+
+// A plan for any device.
+PartitionPlan plan_for(const PlanGpu& gpu, std::vector<std::pair<std::string, unsigned>> sizes, std::string rest) {
+  return PartitionPlan::of(device_plan_for(gpu, std::move(sizes), std::move(rest)));
 }
 
 TEST(PlanGpu, APlanIsAppliedByName) {
@@ -148,7 +155,7 @@ TEST(PlanGpu, APlanIsAppliedByName) {
   ASSERT_TRUE(text.ok()) << text.error().message();
   auto plan = parse_partition_plan(*text);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
-  auto parts = apply_partition_plan(0, *plan);
+  auto parts = apply_partition_plan(*plan, 0);
   ASSERT_TRUE(parts.ok()) << parts.error().message();
   EXPECT_EQ(parts->names(), (std::vector<std::string>{"chat", "vision", "headroom"}));
   const auto named = [&](const char* name) -> GreenContext* {
@@ -173,7 +180,7 @@ TEST(PlanGpu, APlanIsAppliedByName) {
   EXPECT_EQ(green::shared_sms(*chat_sms, *vision_sms), 0u);
   EXPECT_FALSE(parts->get("audio").ok());
   // Without a remainder the SMs left stay unused.
-  auto bare = apply_partition_plan(0, plan_for(*gpu, {{"only", u}}, ""));
+  auto bare = apply_partition_plan(plan_for(*gpu, {{"only", u}}, ""), 0);
   ASSERT_TRUE(bare.ok()) << bare.error().message();
   EXPECT_EQ(bare->names().size(), 1u);
 }
@@ -185,7 +192,7 @@ TEST(PlanGpu, APlanFromAnotherGpuShapeIsRefusedHere) {
   PlanGpu other = *gpu;
   other.sm_count += other.granularity;
   other.name = "a GPU with more SMs";
-  auto parts = apply_partition_plan(0, plan_for(other, {{"chat", other.granularity}}, "headroom"));
+  auto parts = apply_partition_plan(plan_for(other, {{"chat", other.granularity}}, "headroom"), 0);
   ASSERT_FALSE(parts.ok());
   TRTET_EXPECT_ERROR(parts, GreenContextErrc::kInvalidArgument, "it was made on 'a GPU with more SMs'",
                      "but this GPU is '" + gpu->name + "'");
@@ -196,7 +203,7 @@ TEST(PlanGpu, APlanFromAnotherGpuShapeIsRefusedHere) {
   PlanGpu roomier = *gpu;
   roomier.max_partitioned_sms = gpu->sm_count / gpu->granularity * gpu->granularity;
   if (roomier.max_partitioned_sms > gpu->max_partitioned_sms) {
-    auto big = apply_partition_plan(0, plan_for(roomier, {{"all", roomier.max_partitioned_sms}}, ""));
+    auto big = apply_partition_plan(plan_for(roomier, {{"all", roomier.max_partitioned_sms}}, ""), 0);
     ASSERT_FALSE(big.ok());
     TRTET_EXPECT_ERROR_SAYS(big, "but only " + std::to_string(gpu->max_partitioned_sms) + " on this one");
     EXPECT_FALSE(big.error().closest_valid().empty());
@@ -204,7 +211,7 @@ TEST(PlanGpu, APlanFromAnotherGpuShapeIsRefusedHere) {
   }
 }
 
-// Several GPUs (trtet-partition-plans): every device the plans name is split as its plan says, the
+// Several GPUs (a plan naming each device): every device the plan names is split as its plan says, the
 // partitions found by (device, name), each on its own device; on a machine with fewer GPUs than the
 // plans name, refused naming the count; a device of another shape refused naming the device.
 TEST(PlanGpu, SeveralGpuPlansApplyOnEachDevice) {
@@ -212,27 +219,27 @@ TEST(PlanGpu, SeveralGpuPlansApplyOnEachDevice) {
   TRTET_SKIP_IF_GREEN_UNSUPPORTED();
   int count = 0;
   ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
-  PartitionPlans plans;
+  PartitionPlan plans;
   for (int d = 0; d < std::min(count, 2); ++d) {
     auto gpu = plan_gpu(d);
     ASSERT_TRUE(gpu.ok()) << gpu.error().message();
     const unsigned u = gpu->granularity;
-    plans.devices.push_back({d, plan_for(*gpu, {{"chat", (2 + d) * u}, {"vision", 4 * u}}, "headroom")});
+    plans.devices.push_back(device_plan_for(*gpu, {{"chat", (2 + d) * u}, {"vision", 4 * u}}, "headroom", d));
   }
-  auto text = partition_plans_json(plans);
+  auto text = partition_plan_json(plans);
   ASSERT_TRUE(text.ok()) << text.error().message();
-  auto read = parse_partition_plans(*text);
+  auto read = parse_partition_plan(*text);
   ASSERT_TRUE(read.ok()) << read.error().message();
   {
-    auto parts = apply_partition_plans(*read);
+    auto parts = apply_partition_plan(*read);
     ASSERT_TRUE(parts.ok()) << parts.error().message();
     EXPECT_EQ(parts->devices().size(), plans.devices.size());
-    for (const DevicePartitionPlan& d : plans.devices) {
+    for (const DevicePlan& d : plans.devices) {
       auto found = parts->get(d.device, "chat");
       ASSERT_TRUE(found.ok()) << "GPU " << d.device << ": " << found.error().message();
       GreenContext* chat = *found;
       EXPECT_EQ(chat->device(), d.device);
-      EXPECT_EQ(chat->sm_count(), d.plan.partitions[0].sms);
+      EXPECT_EQ(chat->sm_count(), d.partitions[0].sms);
       auto sms = green::probe_sms(chat->stream());
       ASSERT_TRUE(sms.ok()) << sms.error().message();
       EXPECT_LE(sms->size(), chat->sm_count()) << "GPU " << d.device;
@@ -243,16 +250,17 @@ TEST(PlanGpu, SeveralGpuPlansApplyOnEachDevice) {
     EXPECT_FALSE(parts->get(count, "chat").ok());
   }
   // One device more than the machine has: refused by the count, before any split.
-  PartitionPlans more = *read;
-  more.devices.push_back({count, more.devices.back().plan});
-  auto refused = apply_partition_plans(more);
+  PartitionPlan more = *read;
+  more.devices.push_back(more.devices.back());
+  more.devices.back().device = count;
+  auto refused = apply_partition_plan(more);
   ASSERT_FALSE(refused.ok());
   TRTET_EXPECT_ERROR(refused, GreenContextErrc::kInvalidArgument, "this machine has " + std::to_string(count) + " GPU");
   std::printf("refused: %s\n", refused.error().message().c_str());
   // Device 0's plan from another GPU shape: refused naming device 0, nothing split.
-  PartitionPlans other = *read;
-  other.devices[0].plan.gpu.name = "a GPU of another kind";
-  auto shape = apply_partition_plans(other);
+  PartitionPlan other = *read;
+  other.devices[0].gpu.name = "a GPU of another kind";
+  auto shape = apply_partition_plan(other);
   ASSERT_FALSE(shape.ok());
   TRTET_EXPECT_ERROR_SAYS(shape, "partition plan: device 0: it was made on 'a GPU of another kind'");
 }

@@ -1,6 +1,7 @@
 // CPU tests of the partition-plan file (torch_tensorrt/executorch/PartitionPlan.h): a plan written
 // and read back, malformed and hostile input refused with the field named (every size checked),
-// and a plan made on another GPU refused with the reason, before any device is touched.
+// and a plan made on another GPU refused with the reason, before any device is touched; plans for
+// any device and plans naming their devices, and the version-1 files of both kinds still read.
 #include <torch_tensorrt/executorch/PartitionPlan.h>
 
 #include <cuda_runtime_api.h>
@@ -33,8 +34,8 @@ PlanGpu h200(unsigned max_partitioned = 128) {
   return gpu;
 }
 
-PartitionPlan three_models() {
-  PartitionPlan plan;
+DevicePlan three_models() {
+  DevicePlan plan;  // for any device
   plan.gpu = h200();
   plan.partitions = {{"latency", 16, 200, 0, 150.5, 160.25, "latency.pte"},
                      {"memory", 24, 400, 1000, 300, 350, "memory.pte"},
@@ -45,6 +46,12 @@ PartitionPlan three_models() {
 
 std::string json_of(const PartitionPlan& plan) {
   auto text = partition_plan_json(plan);
+  EXPECT_TRUE(text.ok()) << (text.ok() ? "" : text.error().message());
+  return text.ok() ? *text : "";
+}
+
+std::string json_of(const DevicePlan& plan) {
+  auto text = partition_plan_json(PartitionPlan::of(plan));
   EXPECT_TRUE(text.ok()) << (text.ok() ? "" : text.error().message());
   return text.ok() ? *text : "";
 }
@@ -75,13 +82,28 @@ void expect_refused(std::initializer_list<Edit> edits) {
   }
 }
 
+// The one entry of a plan for any device.
+const DevicePlan& only(const PartitionPlan& plan) {
+  EXPECT_TRUE(plan.any_device());
+  return plan.devices.at(0);
+}
+
+// Checked against one GPU: that GPU's SM counts.
+Result<std::vector<unsigned>> check_on(const DevicePlan& plan, const PlanGpu& gpu) {
+  auto counts = check_partition_plan(PartitionPlan::of(plan), {gpu});
+  if (!counts.ok()) return counts.error();
+  return counts->at(0);
+}
+
 TEST(PlanFile, WrittenAndReadBackUnchanged) {
-  const PartitionPlan plan = three_models();
+  const DevicePlan plan = three_models();
   const std::string text = json_of(plan);
   EXPECT_CONTAINS(text, "\"format\": \"trtet-partition-plan\"");
-  EXPECT_CONTAINS(text, "\"version\": 1");
-  auto back = parse_partition_plan(text);
-  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_CONTAINS(text, "\"version\": 2");
+  EXPECT_EQ(text.find("\"device\""), std::string::npos) << "a plan for any device names none";
+  auto read = parse_partition_plan(text);
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  const DevicePlan* back = &only(*read);
   EXPECT_EQ(back->gpu.name, "NVIDIA H200");
   EXPECT_EQ(back->gpu.max_partitioned_sms, 128u);
   ASSERT_EQ(back->partitions.size(), 3u);
@@ -96,7 +118,7 @@ TEST(PlanFile, WrittenAndReadBackUnchanged) {
   }
   EXPECT_EQ(back->remainder_name, "headroom");
   EXPECT_EQ(back->total_sms(), 72u);
-  EXPECT_EQ(json_of(*back), text);
+  EXPECT_EQ(json_of(*read), text);
 }
 
 TEST(PlanFile, OptionalFieldsAndANullRemainder) {
@@ -104,11 +126,16 @@ TEST(PlanFile, OptionalFieldsAndANullRemainder) {
     "gpu": {"name": "NVIDIA H200", "sm_count": 132, "min_partition": 8, "alignment": 8, "granularity": 8,
             "max_partitioned_sms": 128},
     "partitions": [{"name": "only", "sms": 128, "p99_target_us": 100}], "remainder": null})";
-  auto plan = parse_partition_plan(minimal);
-  ASSERT_TRUE(plan.ok()) << plan.error().message();
-  EXPECT_TRUE(plan->remainder_name.empty());
-  EXPECT_EQ(plan->partitions[0].program, "");
-  EXPECT_EQ(plan->partitions[0].p99_alone_us, 0);
+  auto read = parse_partition_plan(minimal);  // version 1, one device: read as a plan for any device
+  ASSERT_TRUE(read.ok()) << read.error().message();
+  const DevicePlan& plan = only(*read);
+  EXPECT_TRUE(plan.remainder_name.empty());
+  EXPECT_EQ(plan.partitions[0].program, "");
+  EXPECT_EQ(plan.partitions[0].p99_alone_us, 0);
+  // Written back in the current format, which reads back the same.
+  auto again = parse_partition_plan(json_of(*read));
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(json_of(*again), json_of(*read));
 }
 
 TEST(PlanFile, MalformedJsonIsRefused) {
@@ -121,18 +148,20 @@ TEST(PlanFile, MalformedJsonIsRefused) {
   TRTET_EXPECT_ERROR(parse_partition_plan("42"), kInvalid, kPlan, "the plan must be an object");
   TRTET_EXPECT_ERROR(parse_partition_plan("{}"), kInvalid, kPlan, "the plan has no \"format\"");
   expect_refused({
-      {"trtet-partition-plan", "something-else", "\"format\" must be"},
-      {"\"version\": 1", "\"version\": 2", "version 2; this library reads version 1"},
-      {"\"version\": 1", "\"version\": \"1\"", "version must be a whole number"},
+      {"trtet-partition-plan", "something-else", "\"format\" must be \"trtet-partition-plan\""},
+      {"\"version\": 2", "\"version\": 3", "version 3 of trtet-partition-plan; this library reads versions 1 to 2"},
+      {"\"version\": 2", "\"version\": \"2\"", "version must be a whole number"},
+      {"\"version\": 2", "\"version\": 1", "the plan has no \"gpu\""},  // version 1's keys
   });
 }
 
 TEST(PlanFile, UnknownAndRepeatedKeysAreRefused) {
   expect_refused({
-      {"\"version\": 1", "\"version\": 1, \"extra\": 0", "unknown key \"extra\""},
+      {"\"version\": 2", "\"version\": 2, \"extra\": 0", "unknown key \"extra\""},
+      {"\"gpu\": {", "\"gpo\": 1, \"gpu\": {", "devices[0] has an unknown key \"gpo\""},
       {"\"sms\": 16", "\"sms\": 16, \"smz\": 16", "partitions[0] has an unknown key \"smz\""},
       {"\"sms\": 16", "\"sms\": 16, \"sms\": 128", "the key \"sms\" appears twice"},
-      {"\"version\": 1", "\"version\": 1, \"version\": 1", "\"version\" appears twice"},
+      {"\"version\": 2", "\"version\": 2, \"version\": 2", "\"version\" appears twice"},
       {"\"sm_count\": 132", "\"sm_count\": 132, \"cores\": 1", "gpu has an unknown key"},
       {"\"name\": \"latency\"", "\"nome\": \"latency\"", "partitions[0] has no \"name\""},
       {"\"max_partitioned_sms\": 128", "\"x\": 128", "gpu has no \"max_partitioned_sms\""},
@@ -207,22 +236,23 @@ TEST(PlanFile, HostileShapesAreRefusedBeforeParsing) {
 }
 
 TEST(PlanFile, AnInvalidPlanIsNotWritten) {
-  PartitionPlan plan = three_models();
+  DevicePlan plan = three_models();
   plan.partitions[0].sms = 12;
-  auto text = partition_plan_json(plan);
+  auto text = partition_plan_json(PartitionPlan::of(plan));
   ASSERT_FALSE(text.ok());
   TRTET_EXPECT_ERROR_SAYS(text, "partition 'latency' has 12 SMs");
   plan = three_models();
   plan.partitions.clear();
-  EXPECT_FALSE(partition_plan_json(plan).ok());
+  EXPECT_FALSE(partition_plan_json(PartitionPlan::of(plan)).ok());
+  EXPECT_FALSE(partition_plan_json(PartitionPlan{}).ok());
 }
 
 TEST(PlanFile, TheSameGpuGetsTheSplit) {
-  auto counts = check_partition_plan(three_models(), h200());
+  auto counts = check_on(three_models(), h200());
   ASSERT_TRUE(counts.ok()) << counts.error().message();
   EXPECT_EQ(*counts, (std::vector<unsigned>{16, 24, 32}));
   // A GPU of the same kind whose split hands out more (or fewer, while the plan fits) is fine.
-  EXPECT_TRUE(check_partition_plan(three_models(), h200(120)).ok());
+  EXPECT_TRUE(check_on(three_models(), h200(120)).ok());
 }
 
 TEST(PlanFile, AnotherGpuShapeIsRefusedWithTheReason) {
@@ -230,7 +260,7 @@ TEST(PlanFile, AnotherGpuShapeIsRefusedWithTheReason) {
   other.name = "NVIDIA H100 PCIe";
   other.sm_count = 114;
   other.max_partitioned_sms = 112;
-  auto counts = check_partition_plan(three_models(), other);
+  auto counts = check_on(three_models(), other);
   ASSERT_FALSE(counts.ok());
   TRTET_EXPECT_ERROR(
       counts, GreenContextErrc::kInvalidArgument,
@@ -243,16 +273,16 @@ TEST(PlanFile, AnotherGpuShapeIsRefusedWithTheReason) {
   finer.min_partition = 2;
   finer.alignment = 2;
   finer.granularity = 2;
-  TRTET_EXPECT_ERROR_SAYS(check_partition_plan(three_models(), finer), "minimum 2, alignment 2");
+  TRTET_EXPECT_ERROR_SAYS(check_on(three_models(), finer), "minimum 2, alignment 2");
   PlanGpu renamed = h200();
   renamed.name = "NVIDIA H100 80GB HBM3";  // the same SM layout, another GPU: its latencies differ
-  EXPECT_FALSE(check_partition_plan(three_models(), renamed).ok());
+  EXPECT_FALSE(check_on(three_models(), renamed).ok());
 }
 
 TEST(PlanFile, APlanLargerThanThisGpusSplitIsRefusedWithTheClosestValidRequest) {
-  PartitionPlan plan = three_models();
+  DevicePlan plan = three_models();
   plan.partitions = {{"a", 64, 100, 0, 0, 0, ""}, {"b", 64, 100, 0, 0, 0, ""}};
-  auto counts = check_partition_plan(plan, h200(120));  // an H200 whose split makes 15 groups
+  auto counts = check_on(plan, h200(120));  // an H200 whose split makes 15 groups
   ASSERT_FALSE(counts.ok());
   TRTET_EXPECT_ERROR_SAYS(counts,
                           "the partitions ask for 128 SMs in all (64,64); one split handed out 128 on the GPU the plan "
@@ -264,12 +294,15 @@ TEST(PlanFile, APlanLargerThanThisGpusSplitIsRefusedWithTheClosestValidRequest) 
 }
 
 TEST(PlanFile, ApplyingChecksThePlanBeforeTheDevice) {
-  PartitionPlan bad = three_models();
+  DevicePlan bad = three_models();
   bad.partitions[1].sms = 7;
-  auto applied = apply_partition_plan(0, bad);
+  auto applied = apply_partition_plan(PartitionPlan::of(bad), 0);
   ASSERT_FALSE(applied.ok());
   EXPECT_EQ(applied.error().code(), GreenContextErrc::kInvalidArgument);
   TRTET_EXPECT_ERROR_SAYS(applied, "partition 'memory' has 7 SMs");
+  // A plan for any device needs the device it is applied on.
+  TRTET_EXPECT_ERROR(apply_partition_plan(PartitionPlan::of(three_models())), GreenContextErrc::kInvalidArgument,
+                     "the plan is for any device and names none: give the device");
 }
 
 TEST(PlanFile, PartitionsAreFoundByName) {
@@ -278,11 +311,14 @@ TEST(PlanFile, PartitionsAreFoundByName) {
   ASSERT_FALSE(missing.ok());
   TRTET_EXPECT_ERROR_SAYS(missing, "no partition named 'chat' in the plan; it has none");
   std::vector<GreenContext> empty(2);
-  PlannedPartitions two({"chat", "headroom"}, std::move(empty));
+  PlannedPartitions two({3, 3}, {"chat", "headroom"}, std::move(empty));
+  EXPECT_EQ(two.devices(), (std::vector<int>{3}));
+  ASSERT_TRUE(two.get(3, "chat").ok());
+  TRTET_EXPECT_ERROR_SAYS(two.get(0, "chat"), "the plan split no GPU 0; it split GPU 3");
   ASSERT_TRUE(two.get("headroom").ok());
   EXPECT_EQ(*two.get("headroom"), &two.partitions()[1]);
   ASSERT_TRUE(two.get("chat").ok());
-  TRTET_EXPECT_ERROR_SAYS(two.get("vision"), "it has 'chat', 'headroom'");
+  TRTET_EXPECT_ERROR_SAYS(two.get("vision"), "no partition named 'vision' in the plan on GPU 3; it has 'chat', 'headroom'");
   // Taken out, the partitions leave no names behind.
   const std::vector<GreenContext> taken = std::move(two).release();
   EXPECT_EQ(taken.size(), 2u);
@@ -299,7 +335,7 @@ TEST(PlanFile, ReadFromAFile) {
   }
   auto plan = read_partition_plan(path);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
-  EXPECT_EQ(plan->partitions.size(), 3u);
+  EXPECT_EQ(only(*plan).partitions.size(), 3u);
   {
     std::ofstream out(path);
     out << "{\"format\": 1}";
@@ -317,26 +353,24 @@ TEST(PlanFile, ReadFromAFile) {
   TRTET_EXPECT_ERROR_SAYS(read_partition_plan("/"), "partition plan: ");
 }
 
-// ---- several GPUs: "trtet-partition-plans" ----
+// ---- several GPUs: one plan naming each device ----
 
-PartitionPlans two_devices() {
-  PartitionPlans plans;
-  PartitionPlan second = three_models();
+PartitionPlan two_devices() {
+  DevicePlan first = three_models();
+  first.device = 0;
+  DevicePlan second = three_models();
+  second.device = 1;
   second.partitions = {{"vision", 32, 900, 0, 0, 0, "vision.pte"}, {"latency", 8, 200, 0, 0, 0, ""}};
   second.remainder_name = "";
-  plans.devices = {{0, three_models()}, {1, second}};
-  return plans;
+  PartitionPlan plan;
+  plan.devices = {first, second};
+  return plan;
 }
 
-std::string plans_json(const PartitionPlans& plans) {
-  auto text = partition_plans_json(plans);
-  EXPECT_TRUE(text.ok()) << (text.ok() ? "" : text.error().message());
-  return text.ok() ? *text : "";
-}
-
-// The two-device plans' JSON with the n-th occurrence (from 0) of `from` replaced by `to`.
-std::string plans_edited(const std::string& from, const std::string& to, int nth = 0) {
-  std::string text = plans_json(two_devices());
+// The two-device plan's JSON with the n-th occurrence (from 0) of `from` replaced by `to`.
+std::string plans_edited(const std::string& from, const std::string& to, int nth = 0,
+                         const std::string& original = "") {
+  std::string text = original.empty() ? json_of(two_devices()) : original;
   std::size_t at = text.find(from);
   for (int i = 0; i < nth && at != std::string::npos; ++i) at = text.find(from, at + 1);
   EXPECT_NE(at, std::string::npos) << from << " not in " << text;
@@ -344,47 +378,80 @@ std::string plans_edited(const std::string& from, const std::string& to, int nth
   return text;
 }
 
-TEST(PlansFile, WrittenAndReadBackUnchanged) {
-  const std::string text = plans_json(two_devices());
-  EXPECT_CONTAINS(text, "\"format\": \"trtet-partition-plans\"");
-  auto plans = parse_partition_plans(text);
-  ASSERT_TRUE(plans.ok()) << plans.error().message();
-  EXPECT_FALSE(plans->one_device());
-  EXPECT_EQ(plans->device_indices(), (std::vector<int>{0, 1}));
-  ASSERT_NE(plans->find(1), nullptr);
-  EXPECT_EQ(plans->find(1)->partitions[0].name, "vision");
-  EXPECT_EQ(plans->find(0)->remainder_name, "headroom");
-  EXPECT_EQ(plans->find(2), nullptr);
-  EXPECT_EQ(plans_json(*plans), text);
-  // Each device's entry is a one-device plan file as trtet-plan writes it.
-  EXPECT_EQ(json_of(*plans->find(0)), json_of(three_models()));
+// Version 1's several-GPU file ("trtet-partition-plans"), as users have them: each device's entry a
+// version-1 one-device plan.
+std::string v1_plans_json(const PartitionPlan& plan) {
+  std::string text = "{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [";
+  for (std::size_t i = 0; i < plan.devices.size(); ++i) {
+    DevicePlan one = plan.devices[i];
+    const int device = one.device;
+    one.device = kAnyDevice;
+    // The current format's entry, turned back into version 1's one-device object.
+    std::string entry = json_of(one);
+    const std::string devices_key = "\"devices\": [";
+    const auto open = entry.find(devices_key);
+    const auto close = entry.rfind(']');
+    std::string body = entry.substr(open + devices_key.size(), close - open - devices_key.size());
+    const auto brace = body.find('{');
+    body.insert(brace + 1, "\"format\": \"trtet-partition-plan\", \"version\": 1, ");
+    text += std::string(i ? ", " : "") + "{\"device\": " + std::to_string(device) + ", \"plan\": " + body + "}";
+  }
+  return text + "]}";
 }
 
-TEST(PlansFile, AOneDevicePlanFileIsReadAsAPlanForAnyDevice) {
-  auto plans = parse_partition_plans(json_of(three_models()));
-  ASSERT_TRUE(plans.ok()) << plans.error().message();
-  EXPECT_TRUE(plans->one_device());
-  EXPECT_TRUE(plans->device_indices().empty());
-  ASSERT_NE(plans->find(5), nullptr);
-  EXPECT_EQ(plans->find(5)->partitions.size(), 3u);
-  // Its errors are the one-device reader's, word for word.
-  const std::string one = edited("\"sms\": 16", "\"sms\": 30");
-  EXPECT_EQ(parse_partition_plans(one).error().message(), parse_partition_plan(one).error().message());
-  // It names no device: not written or applied as a several-GPU plan.
-  TRTET_EXPECT_ERROR_SAYS(partition_plans_json(*plans), "names no device");
-  TRTET_EXPECT_ERROR_SAYS(apply_partition_plans(*plans), "apply it with apply_partition_plan");
-  TRTET_EXPECT_ERROR_SAYS(check_partition_plans(*plans, {h200()}), "names no device");
+TEST(PlansFile, WrittenAndReadBackUnchanged) {
+  const std::string text = json_of(two_devices());
+  EXPECT_CONTAINS(text, "\"format\": \"trtet-partition-plan\"");
+  EXPECT_CONTAINS(text, "\"device\": 1");
+  auto plan = parse_partition_plan(text);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_FALSE(plan->any_device());
+  EXPECT_EQ(plan->device_indices(), (std::vector<int>{0, 1}));
+  ASSERT_NE(plan->find(1), nullptr);
+  EXPECT_EQ(plan->find(1)->partitions[0].name, "vision");
+  EXPECT_EQ(plan->find(0)->remainder_name, "headroom");
+  EXPECT_EQ(plan->find(2), nullptr);
+  EXPECT_EQ(json_of(*plan), text);
+}
+
+TEST(PlansFile, Version1SeveralGpuFilesAreRead) {
+  const std::string v1 = v1_plans_json(two_devices());
+  auto plan = parse_partition_plan(v1);
+  ASSERT_TRUE(plan.ok()) << plan.error().message() << "\n" << v1;
+  EXPECT_EQ(plan->device_indices(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(json_of(*plan), json_of(two_devices()));  // written in the current format
+  const struct {
+    std::string text, refused_with;
+  } cases[] = {
+      {plans_edited("\"version\": 1", "\"version\": 2", 0, v1), "version 2 of trtet-partition-plans; this library "
+                                                                 "reads version 1"},
+      {plans_edited("\"devices\": [", "\"gpus\": 2, \"devices\": [", 0, v1), "the file has an unknown key \"gpus\""},
+      {plans_edited("\"device\": 1,", "\"device\": 1, \"sms\": 8,", 0, v1), "devices[1] has an unknown key \"sms\""},
+      {plans_edited("\"device\": 1,", "\"device\": 0,", 0, v1), "device 0 has two plans"},
+      {plans_edited("\"device\": 1,", "\"device\": 64,", 0, v1), "devices[1].device is 64; it must be 0 to 63"},
+      {plans_edited("\"sms\": 32", "\"sms\": 30", 1, v1),
+       "devices[1] (device 1).plan: partition 'vision' has 30 SMs; sizes are multiples of 8"},
+      {plans_edited("\"trtet-partition-plan\"", "\"trtet-plan\"", 1, v1),
+       "devices[1] (device 1).plan: \"format\" must be \"trtet-partition-plan\""},
+      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [{\"device\": 0}]}",
+       "devices[0] has no \"plan\""},
+      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [{\"device\": 0, \"plan\": 7}]}",
+       "devices[0] (device 0).plan: the plan must be an object"},
+      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": []}", "names 1 to 64 devices, this one 0"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.text.substr(0, 200));
+    TRTET_EXPECT_ERROR(parse_partition_plan(c.text), kInvalid, kPlan, c.refused_with);
+  }
 }
 
 TEST(PlansFile, MalformedAndHostileInputIsRefusedNamingTheField) {
   const struct {
     std::string text, refused_with;
   } cases[] = {
-      {plans_edited("\"trtet-partition-plans\"", "\"trtet-partition-planz\""),
-       "\"format\" must be \"trtet-partition-plans\" (several GPUs) or \"trtet-partition-plan\" (one)"},
-      {plans_edited("\"version\": 1", "\"version\": 2", 2),  // the file's own (its keys come sorted: last)
-       "version 2 of trtet-partition-plans; this library reads version 1"},
-      {plans_edited("\"devices\": [", "\"gpus\": 2, \"devices\": ["), "the file has an unknown key \"gpus\""},
+      {plans_edited("\"trtet-partition-plan\"", "\"trtet-partition-planz\""),
+       "\"format\" must be \"trtet-partition-plan\" (or version 1's several-GPU \"trtet-partition-plans\")"},
+      {plans_edited("\"devices\": [", "\"gpus\": 2, \"devices\": ["), "the plan has an unknown key \"gpus\""},
       {plans_edited("\"device\": 1,", "\"device\": 1, \"sms\": 8,"), "devices[1] has an unknown key \"sms\""},
       {plans_edited("\"device\": 1,", "\"device\": 0,"), "device 0 has two plans"},
       {plans_edited("\"device\": 0,", "\"device\": 2,"), "devices[1] is device 1 after device 2: devices are listed in "
@@ -395,61 +462,64 @@ TEST(PlansFile, MalformedAndHostileInputIsRefusedNamingTheField) {
       {plans_edited("\"device\": 1,", "\"device\": \"1\","), "devices[1].device must be a whole number"},
       {plans_edited("\"device\": 1,", "\"device\": 1.0,"), "devices[1].device must be a whole number"},
       {plans_edited("\"device\": 1,", "\"device\": 1, \"device\": 1,"), "the key \"device\" appears twice"},
+      {plans_edited("\"device\": 1,", "\"device\": null,"), "devices[1] names no device; only a plan of one entry"},
       {plans_edited("\"sms\": 32", "\"sms\": 30", 1),  // device 1's vision (device 0's compute is the first)
-       "devices[1] (device 1).plan: partition 'vision' has 30 SMs; sizes are multiples of 8"},
-      {plans_edited("\"trtet-partition-plan\"", "\"trtet-plan\"", 1),
-       "devices[1] (device 1).plan: \"format\" must be \"trtet-partition-plan\""},
+       "devices[1] (device 1): partition 'vision' has 30 SMs; sizes are multiples of 8"},
       {plans_edited("\"remainder\": null", "\"remainder\": null, \"extra\": 1"),
-       "devices[1] (device 1).plan: the plan has an unknown key \"extra\""},
-      {plans_edited("\"name\": \"vision\"", "\"name\": \"latency\""), "devices[1] (device 1).plan: two partitions are "
+       "devices[1] has an unknown key \"extra\""},
+      {plans_edited("\"name\": \"vision\"", "\"name\": \"latency\""), "devices[1] (device 1): two partitions are "
                                                                      "named 'latency'"},
-      {plans_edited("\"devices\": [", "\"devices\": [] , \"x\": ["), "the file has an unknown key \"x\""},
-      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": []}", "names 1 to 64 devices, this one 0"},
-      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": {}}", "\"devices\" must be an array"},
-      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [{\"device\": 0}]}",
-       "devices[0] has no \"plan\""},
-      {"{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [{\"device\": 0, \"plan\": 7}]}",
-       "devices[0] (device 0).plan: the plan must be an object"},
-      {"{\"version\": 1}", "the file has no \"format\""},
-      {"[1, 2]", "the file must be an object"},
-      {"{\"format\": \"trtet-partition-plans\", ", "not valid JSON"},
+      {"{\"format\": \"trtet-partition-plan\", \"version\": 2, \"devices\": []}", "names 1 to 64 devices, this one 0"},
+      {"{\"format\": \"trtet-partition-plan\", \"version\": 2, \"devices\": {}}", "\"devices\" must be an array"},
+      {"{\"format\": \"trtet-partition-plan\", \"version\": 2, \"devices\": [{\"device\": 0}]}",
+       "devices[0] has no \"gpu\""},
+      {"{\"format\": \"trtet-partition-plan\", \"version\": 2, \"devices\": [7]}", "devices[0] must be an object"},
+      {"{\"version\": 1}", "the plan has no \"format\""},
+      {"[1, 2]", "the plan must be an object"},
+      {"{\"format\": \"trtet-partition-plan\", ", "not valid JSON"},
       {std::string(20, '[') + std::string(20, ']'), "nested more than 8 deep"},
       {std::string((1 << 20) + 1, ' '), "a plan file is at most 1048576"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text.substr(0, 200));
-    TRTET_EXPECT_ERROR(parse_partition_plans(c.text), kInvalid, kPlan, c.refused_with);
+    TRTET_EXPECT_ERROR(parse_partition_plan(c.text), kInvalid, kPlan, c.refused_with);
   }
   // 65 devices: more than a file may name (counted before any is read).
-  std::string many = "{\"format\": \"trtet-partition-plans\", \"version\": 1, \"devices\": [";
-  for (int d = 0; d < 65; ++d) many += std::string(d ? "," : "") + "{\"device\": " + std::to_string(d) + ", \"plan\": {}}";
+  std::string many = "{\"format\": \"trtet-partition-plan\", \"version\": 2, \"devices\": [";
+  for (int d = 0; d < 65; ++d) many += std::string(d ? "," : "") + "{\"device\": " + std::to_string(d) + "}";
   many += "]}";
-  TRTET_EXPECT_ERROR(parse_partition_plans(many), kInvalid, kPlan, "names 1 to 64 devices, this one 65");
-  // An invalid set of plans is not written.
-  PartitionPlans bad = two_devices();
+  TRTET_EXPECT_ERROR(parse_partition_plan(many), kInvalid, kPlan, "names 1 to 64 devices, this one 65");
+  // An invalid plan is not written.
+  PartitionPlan bad = two_devices();
   bad.devices[1].device = 0;
-  TRTET_EXPECT_ERROR_SAYS(partition_plans_json(bad), "device 0 has two plans");
+  TRTET_EXPECT_ERROR_SAYS(partition_plan_json(bad), "device 0 has two plans");
   bad = two_devices();
-  bad.devices[1].plan.partitions[0].sms = 12;
-  TRTET_EXPECT_ERROR_SAYS(partition_plans_json(bad), "devices[1] (device 1): partition 'vision' has 12 SMs");
-  EXPECT_FALSE(partition_plans_json(PartitionPlans{}).ok());
+  bad.devices[1].partitions[0].sms = 12;
+  TRTET_EXPECT_ERROR_SAYS(partition_plan_json(bad), "devices[1] (device 1): partition 'vision' has 12 SMs");
+  bad = two_devices();
+  bad.devices[1].device = kAnyDevice;
+  TRTET_EXPECT_ERROR_SAYS(partition_plan_json(bad), "names no device; only a plan of one entry may be for any device");
 }
 
-TEST(PlansFile, MergedFromOneDevicePlanFiles) {
+TEST(PlansFile, MergedFromPlansForAnyDevice) {
   const std::string dir = ::testing::TempDir() + "plans_merge_" + std::to_string(::getpid()) + "_";
-  const PartitionPlans want = two_devices();
+  const PartitionPlan want = two_devices();
   {
-    std::ofstream(dir + "0.json") << json_of(want.devices[0].plan);
-    std::ofstream(dir + "1.json") << json_of(want.devices[1].plan);
-    std::ofstream(dir + "both.json") << plans_json(want);
+    DevicePlan zero = want.devices[0];
+    zero.device = kAnyDevice;
+    DevicePlan one = want.devices[1];
+    one.device = kAnyDevice;
+    std::ofstream(dir + "0.json") << json_of(zero);
+    std::ofstream(dir + "1.json") << json_of(one);
+    std::ofstream(dir + "both.json") << json_of(want);
     std::ofstream(dir + "bad.json") << edited("\"sms\": 16", "\"sms\": 9");
   }
   auto merged = merge_partition_plans({{1, dir + "1.json"}, {0, dir + "0.json"}});  // any order
   ASSERT_TRUE(merged.ok()) << merged.error().message();
-  EXPECT_EQ(plans_json(*merged), plans_json(want));
-  auto read = read_partition_plans(dir + "both.json");
+  EXPECT_EQ(json_of(*merged), json_of(want));
+  auto read = read_partition_plan(dir + "both.json");
   ASSERT_TRUE(read.ok()) << read.error().message();
-  EXPECT_EQ(plans_json(*read), plans_json(want));
+  EXPECT_EQ(json_of(*read), json_of(want));
 
   auto refused = [](const std::vector<std::pair<int, std::string>>& files, const std::string& part) {
     auto m = merge_partition_plans(files);
@@ -460,95 +530,95 @@ TEST(PlansFile, MergedFromOneDevicePlanFiles) {
   refused({{64, dir + "0.json"}}, "device 64 (" + dir + "0.json): a device index is 0 to 63");
   refused({{-1, dir + "0.json"}}, "device -1");
   refused({{0, dir + "0.json"}, {1, dir + "missing.json"}}, "cannot open " + dir + "missing.json");
-  refused({{0, dir + "bad.json"}}, dir + "bad.json: partition plan: partition 'latency' has 9 SMs");
-  refused({{0, dir + "both.json"}}, "is a several-GPU plan; merging takes one-device plans");
+  refused({{0, dir + "bad.json"}}, dir + "bad.json: partition plan: devices[0]: partition 'latency' has 9 SMs");
+  refused({{0, dir + "both.json"}}, "names GPUs 0, 1 itself; merging takes plans for any device");
   for (const char* f : {"0.json", "1.json", "both.json", "bad.json"}) std::remove((dir + f).c_str());
-  TRTET_EXPECT_ERROR_SAYS(read_partition_plans(dir + "both.json"), "cannot open");
+  TRTET_EXPECT_ERROR_SAYS(read_partition_plan(dir + "both.json"), "cannot open");
 }
 
-TEST(PlansFile, CheckedAgainstEveryDeviceOfTheMachine) {
-  const PartitionPlans plans = two_devices();
-  auto counts = check_partition_plans(plans, {h200(), h200(120)});
+PlanGpu on_device(PlanGpu gpu, int device) {
+  gpu.device = device;
+  return gpu;
+}
+
+TEST(PlansFile, CheckedAgainstEachGpuItIsFor) {
+  const PartitionPlan plan = two_devices();
+  auto counts = check_partition_plan(plan, {h200(), on_device(h200(120), 1)});
   ASSERT_TRUE(counts.ok()) << counts.error().message();
   EXPECT_EQ(*counts, (std::vector<std::vector<unsigned>>{{16, 24, 32}, {32, 8}}));
-
-  // Fewer GPUs than the plans name.
-  for (const std::vector<PlanGpu>& gpus : {std::vector<PlanGpu>{}, std::vector<PlanGpu>{h200()}}) {
-    auto fewer = check_partition_plans(plans, gpus);
-    ASSERT_FALSE(fewer.ok());
-    TRTET_EXPECT_ERROR(fewer, GreenContextErrc::kInvalidArgument,
-                       "the plans are for GPUs 0, 1 (2 GPUs at least); this machine has " +
-                           std::to_string(gpus.size()) + " GPU");
-  }
+  // A GPU the plan has no entry for.
+  TRTET_EXPECT_ERROR(check_partition_plan(plan, {on_device(h200(), 2)}), GreenContextErrc::kInvalidArgument,
+                     "the plan has no entry for GPU 2 (it splits GPUs 0, 1)");
   // Device 1 of another shape: refused naming device 1, whatever device 0 is.
-  PlanGpu other = h200();
+  PlanGpu other = on_device(h200(), 1);
   other.name = "NVIDIA H100 PCIe";
   other.sm_count = 114;
   other.max_partitioned_sms = 112;
-  auto shape = check_partition_plans(plans, {h200(), other});
+  auto shape = check_partition_plan(plan, {h200(), other});
   ASSERT_FALSE(shape.ok());
   TRTET_EXPECT_ERROR_SAYS(shape, "partition plan: device 1: it was made on 'NVIDIA H200'",
                           "but this GPU is 'NVIDIA H100 PCIe'");
   EXPECT_EQ(shape.error().limits().device, 1);
   EXPECT_EQ(shape.error().limits().sm_count, 114u);
   // Device 1 of the same kind whose split hands out fewer SMs than its plan's total.
-  PartitionPlans big = plans;
-  big.devices[1].plan.partitions = {{"a", 64, 100, 0, 0, 0, ""}, {"b", 64, 100, 0, 0, 0, ""}};
-  auto smaller = check_partition_plans(big, {h200(), h200(120)});
+  PartitionPlan big = plan;
+  big.devices[1].partitions = {{"a", 64, 100, 0, 0, 0, ""}, {"b", 64, 100, 0, 0, 0, ""}};
+  auto smaller = check_partition_plan(big, {h200(), on_device(h200(120), 1)});
   ASSERT_FALSE(smaller.ok());
   TRTET_EXPECT_ERROR_SAYS(smaller, "device 1: the partitions ask for 128 SMs in all (64,64)");
   EXPECT_EQ(smaller.error().closest_valid(), (std::vector<unsigned>{56, 64}));
-  // A device the plans skip is never read (a GPU of any shape there).
-  PartitionPlans skip;
-  skip.devices = {{1, three_models()}};
-  EXPECT_TRUE(check_partition_plans(skip, {other, h200()}).ok());
+  // Only the GPUs given are checked (a GPU of any shape elsewhere).
+  EXPECT_TRUE(check_partition_plan(plan, {on_device(h200(), 1)}).ok());
+  // A plan for any device against several GPUs: each of them.
+  auto any = check_partition_plan(PartitionPlan::of(three_models()), {h200(), on_device(h200(), 5)});
+  ASSERT_TRUE(any.ok()) << any.error().message();
+  EXPECT_EQ(any->size(), 2u);
 }
 
 // The machine's device count is checked first, through cudaGetDeviceCount alone: on a machine with
-// fewer GPUs (CI has none) the plans are refused naming the count, and nothing is split.
+// fewer GPUs (CI has none) the plan is refused naming the count, and nothing is split.
 TEST(PlansFile, ApplyRefusesAMachineWithFewerGpusNamingItsCount) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
   (void)cudaGetLastError();
-  PartitionPlans plans = two_devices();
-  plans.devices[1].device = std::max(1, count);  // one device more than the machine has
-  auto applied = apply_partition_plans(plans);
+  PartitionPlan plan = two_devices();
+  plan.devices[1].device = std::max(1, count);  // one device more than the machine has
+  auto applied = apply_partition_plan(plan);
   ASSERT_FALSE(applied.ok());
   TRTET_EXPECT_ERROR(applied, count == 0 ? GreenContextErrc::kNoDevice : GreenContextErrc::kInvalidArgument,
-                     "partition plan: the plans are for GPUs 0, " + std::to_string(std::max(1, count)) + " (",
+                     "partition plan: the plan is for GPUs 0, " + std::to_string(std::max(1, count)) + " (",
                      "this machine has " + std::to_string(count) + " GPU" + (count == 1 ? "" : "s"));
-  // A plan for just the first device the machine lacks (device 0 on CI): the same refusal.
-  PartitionPlans next;
-  next.devices = {{count, three_models()}};
-  auto lacking = apply_partition_plans(next);
+  // A plan for any device, applied on the first device the machine lacks (device 0 on CI).
+  auto lacking = apply_partition_plan(PartitionPlan::of(three_models()), count);
   ASSERT_FALSE(lacking.ok());
   TRTET_EXPECT_ERROR_SAYS(lacking,
-                          "the plans are for GPUs " + std::to_string(count) + " (" + std::to_string(count + 1) + " GPU",
+                          "the plan is applied on GPU " + std::to_string(count) + " (" + std::to_string(count + 1) + " GPU",
                           "this machine has " + std::to_string(count) + " GPU");
-  // A malformed set of plans is refused before the device count.
-  PartitionPlans bad = two_devices();
-  bad.devices[0].plan.partitions[0].sms = 7;
-  auto refused = apply_partition_plans(bad);
+  // A device the plan has no entry for.
+  TRTET_EXPECT_ERROR(apply_partition_plan(two_devices(), 7), GreenContextErrc::kInvalidArgument,
+                     "the plan has no entry for GPU 7 (it splits GPUs 0, 1)");
+  // A malformed plan is refused before the device count.
+  PartitionPlan bad = two_devices();
+  bad.devices[0].partitions[0].sms = 7;
+  auto refused = apply_partition_plan(bad);
   ASSERT_FALSE(refused.ok());
   TRTET_EXPECT_ERROR(refused, GreenContextErrc::kInvalidArgument,
                      "devices[0] (device 0): partition 'latency' has 7 SMs");
 }
 
 TEST(PlansFile, PartitionsAreFoundByDeviceAndName) {
-  PlannedDevicePartitions none;
-  EXPECT_EQ(none.on(0), nullptr);
-  TRTET_EXPECT_ERROR_SAYS(none.get(0, "chat"), "the plans split no GPU 0; they split GPUs none");
-  std::vector<PlannedPartitions> planned;
-  planned.emplace_back(std::vector<std::string>{"chat"}, std::vector<GreenContext>(1));
-  planned.emplace_back(std::vector<std::string>{"vision", "headroom"}, std::vector<GreenContext>(2));
-  PlannedDevicePartitions two({0, 1}, std::move(planned));
+  PlannedPartitions none;
+  EXPECT_TRUE(none.devices().empty());
+  TRTET_EXPECT_ERROR_SAYS(none.get(0, "chat"), "the plan split no GPU 0; it split none");
+  PlannedPartitions two({0, 1, 1}, {"chat", "vision", "headroom"}, std::vector<GreenContext>(3));
+  EXPECT_EQ(two.devices(), (std::vector<int>{0, 1}));
   ASSERT_TRUE(two.get(1, "headroom").ok());
-  EXPECT_EQ(*two.get(1, "headroom"), &two.on(1)->partitions()[1]);
+  EXPECT_EQ(*two.get(1, "headroom"), &two.partitions()[2]);
   EXPECT_FALSE(two.get(0, "vision").ok());
   ASSERT_TRUE(two.get(0, "chat").ok());
-  TRTET_EXPECT_ERROR_SAYS(two.get(1, "chat"),
-                          "GPU 1: no partition named 'chat' in the plan; it has 'vision', 'headroom'");
-  TRTET_EXPECT_ERROR_SAYS(two.get(2, "chat"), "the plans split no GPU 2; they split GPUs 0, 1");
+  TRTET_EXPECT_ERROR_SAYS(two.get(1, "chat"), "no partition named 'chat' in the plan on GPU 1; it has 'vision', 'headroom'");
+  TRTET_EXPECT_ERROR_SAYS(two.get(2, "chat"), "the plan split no GPU 2; it split GPUs 0, 1");
+  TRTET_EXPECT_ERROR_SAYS(two.get("chat"), "the plan split GPUs 0, 1: name the device too");
 }
 
 }  // namespace

@@ -99,8 +99,8 @@ TEST_F(PlannerGpu, FindsTheKnownBestPlan) {
   EXPECT_TRUE(r->met) << "a spinning engine should not slow its neighbour";
   EXPECT_EQ(r->exit_code, kPlanOk);
   ASSERT_TRUE(r->plan.has_value());
-  EXPECT_EQ(r->plan->partitions[0].sms, a);
-  EXPECT_EQ(r->plan->partitions[1].sms, b);
+  EXPECT_EQ(r->plan->devices[0].partitions[0].sms, a);
+  EXPECT_EQ(r->plan->devices[0].partitions[1].sms, b);
   for (const VerifyRow& row : r->final_rows) EXPECT_LE(row.p99_beside_us, row.p99_target_us) << row.model;
 }
 
@@ -137,10 +137,11 @@ TEST_F(PlannerGpu, TheCommandLineWritesAPlanThatApplies) {
   EXPECT_CONTAINS(ran.output, "plan written to " + plan_path);
   auto plan = et::read_partition_plan(plan_path);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
-  EXPECT_EQ(plan->partitions[0].sms, known(64, 2));
-  EXPECT_EQ(plan->partitions[1].sms, known(16, 1));
-  EXPECT_EQ(plan->remainder_name, "headroom");
-  auto parts = et::apply_partition_plan(0, *plan);
+  ASSERT_TRUE(plan->any_device());
+  EXPECT_EQ(plan->devices[0].partitions[0].sms, known(64, 2));
+  EXPECT_EQ(plan->devices[0].partitions[1].sms, known(16, 1));
+  EXPECT_EQ(plan->devices[0].remainder_name, "headroom");
+  auto parts = et::apply_partition_plan(*plan, 0);
   ASSERT_TRUE(parts.ok()) << parts.error().message();
   ASSERT_TRUE(parts->get("A").ok());
   EXPECT_EQ((*parts->get("A"))->sm_count(), known(64, 2));

@@ -106,10 +106,10 @@ TEST(Planner, APlanMetAtOnce) {
   EXPECT_TRUE(gpu.keep_[0]);  // the remainder is named "headroom" by default
   EXPECT_FALSE(gpu.load_[0]);
   ASSERT_TRUE(r->plan.has_value());
-  EXPECT_EQ(r->plan->remainder_name, "headroom");
-  EXPECT_EQ(r->plan->partitions[0].program, "A.pte");
-  EXPECT_DOUBLE_EQ(r->plan->partitions[0].p99_alone_us, 210);
-  EXPECT_DOUBLE_EQ(r->plan->partitions[0].p99_beside_us, 210);
+  EXPECT_EQ(r->plan->devices[0].remainder_name, "headroom");
+  EXPECT_EQ(r->plan->devices[0].partitions[0].program, "A.pte");
+  EXPECT_DOUBLE_EQ(r->plan->devices[0].partitions[0].p99_alone_us, 210);
+  EXPECT_DOUBLE_EQ(r->plan->devices[0].partitions[0].p99_beside_us, 210);
   EXPECT_TRUE(r->exhaustive_ran);
   EXPECT_EQ(r->exhaustive.total_sms, 40u);
   EXPECT_TRUE(et::partition_plan_json(*r->plan).ok());
@@ -131,8 +131,8 @@ TEST(Planner, AMissBesideTheOthersMovesThatModelAndIsVerifiedAgain) {
   EXPECT_NEAR(r->models[0].interference, 1.3 * 1.02, 1e-9);
   EXPECT_DOUBLE_EQ(r->models[1].interference, 1.0);
   ASSERT_TRUE(r->plan.has_value());
-  EXPECT_EQ(r->plan->partitions[0].sms, 64u);
-  EXPECT_NEAR(r->plan->partitions[0].p99_beside_us, 143, 1e-9);
+  EXPECT_EQ(r->plan->devices[0].partitions[0].sms, 64u);
+  EXPECT_NEAR(r->plan->devices[0].partitions[0].p99_beside_us, 143, 1e-9);
   // The search before verification is what the exhaustive search is compared with.
   EXPECT_EQ(r->first.total_sms, 40u);
 }
@@ -185,7 +185,7 @@ TEST(Planner, RemainderAndLoadAsAsked) {
   auto r = run_planner(o, none, nullptr);
   ASSERT_TRUE(r.ok() && r->plan.has_value());
   EXPECT_FALSE(none.keep_[0]);
-  EXPECT_TRUE(r->plan->remainder_name.empty());
+  EXPECT_TRUE(r->plan->devices[0].remainder_name.empty());
 
   FakeMeasurer loaded({{64, 100}});
   o.load_remainder = true;

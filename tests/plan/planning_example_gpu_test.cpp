@@ -20,12 +20,12 @@ namespace {
 namespace et = torch_tensorrt::executorch_backend;
 
 std::string write_plan(const et::PlanGpu& gpu, unsigned latency_sms, const std::string& file) {
-  et::PartitionPlan plan;
+  et::DevicePlan plan;  // for any device
   plan.gpu = gpu;
   plan.partitions = {{"latency", latency_sms, 25000, 0, 0, 0, "elementwise_device.pte"},
                      {"other", gpu.granularity, 1000, 0, 0, 0, ""}};
   plan.remainder_name = "headroom";
-  auto text = et::partition_plan_json(plan);
+  auto text = et::partition_plan_json(et::PartitionPlan::of(plan));
   EXPECT_TRUE(text.ok()) << (text.ok() ? "" : text.error().message());
   const std::string path = ::testing::TempDir() + file;
   std::ofstream(path) << (text.ok() ? *text : "");

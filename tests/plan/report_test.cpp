@@ -62,18 +62,21 @@ TEST(PlanReport, MeetsTargets) {
 
 TEST(PlanReport, PlanFileFromTheLastVerification) {
   et::PlanGpu gpu{0, "NVIDIA H200", 132, 8, 8, 8, 128};
-  const et::PartitionPlan plan = make_plan(rows(), {"latency.pte", "compute.pte"}, gpu, "headroom");
+  const et::PartitionPlan made = make_plan(rows(), {"latency.pte", "compute.pte"}, gpu, "headroom");
+  ASSERT_TRUE(made.any_device());
+  const et::DevicePlan& plan = made.devices[0];
   ASSERT_EQ(plan.partitions.size(), 2u);
   EXPECT_EQ(plan.partitions[1].name, "compute");
   EXPECT_EQ(plan.partitions[1].sms, 32u);
   EXPECT_DOUBLE_EQ(plan.partitions[1].p99_beside_us, 260);
   EXPECT_EQ(plan.partitions[0].program, "latency.pte");
-  auto text = et::partition_plan_json(plan);
+  auto text = et::partition_plan_json(made);
   ASSERT_TRUE(text.ok()) << text.error().message();
   auto back = et::parse_partition_plan(*text);
   ASSERT_TRUE(back.ok()) << back.error().message();
-  EXPECT_EQ(back->total_sms(), 48u);
-  EXPECT_EQ(back->remainder_name, "headroom");
+  ASSERT_TRUE(back->any_device());
+  EXPECT_EQ(back->devices[0].total_sms(), 48u);
+  EXPECT_EQ(back->devices[0].remainder_name, "headroom");
 }
 
 }  // namespace

@@ -197,7 +197,7 @@ bool is_subset(const std::vector<int>& subset, const std::vector<int>& set) {
                      [&](int id) { return std::binary_search(set.begin(), set.end(), id); });
 }
 
-ScopedCurrentContext::ScopedCurrentContext(const ex::green::GreenContext& context) {
+ScopedCurrentContext::ScopedCurrentContext(const ex::green::DriverGreenContext& context) {
   auto api = ex::cuda::driver();
   auto ctx = context.as_context();
   if (!api.ok() || !ctx.ok()) {

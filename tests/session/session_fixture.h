@@ -136,7 +136,7 @@ bool is_subset(const std::vector<int>& subset, const std::vector<int>& set);
 /// the previous current context.
 class ScopedCurrentContext {
  public:
-  explicit ScopedCurrentContext(const ex::green::GreenContext& context);
+  explicit ScopedCurrentContext(const ex::green::DriverGreenContext& context);
   ~ScopedCurrentContext();
   ScopedCurrentContext(const ScopedCurrentContext&) = delete;  // one restore per scope
   ScopedCurrentContext& operator=(const ScopedCurrentContext&) = delete;

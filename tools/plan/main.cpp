@@ -36,24 +36,24 @@ int exit_for(const ex::Status& status) {
                                                           : kPlanFailed;
 }
 
-// --merge: one-device plans into one several-GPU plan file, without a GPU.
+// --merge: any-device plans into one plan that names each device, without a GPU.
 int merge(const PlanOptions& o) {
   auto plans = et::merge_partition_plans(o.merge);
   if (!plans.ok()) {
     std::fprintf(stderr, "trtet-plan: --merge: %s\n", plans.error().message().c_str());
     return kPlanUsage;
   }
-  auto text = et::partition_plans_json(*plans);
+  auto text = et::partition_plan_json(*plans);
   if (!text.ok()) {
     std::fprintf(stderr, "trtet-plan: --merge: %s\n", text.error().message().c_str());
     return kPlanFailed;
   }
   if (!write_file(o.out, *text)) return kPlanFailed;
   for (const auto& d : plans->devices) {
-    std::printf("GPU %d: %s, %zu partition%s, %u SMs\n", d.device, d.plan.gpu.name.c_str(), d.plan.partitions.size(),
-                d.plan.partitions.size() == 1 ? "" : "s", d.plan.total_sms());
+    std::printf("GPU %d: %s, %zu partition%s, %u SMs\n", d.device, d.gpu.name.c_str(), d.partitions.size(),
+                d.partitions.size() == 1 ? "" : "s", d.total_sms());
   }
-  std::printf("plans for %zu GPUs written to %s. Apply it with apply_partition_plans "
+  std::printf("plans for %zu GPUs written to %s. Apply it with apply_partition_plan "
               "(torch_tensorrt/executorch/PartitionPlan.h) or name it in the Triton backend's plan_file.\n",
               plans->devices.size(), o.out.c_str());
   return kPlanOk;

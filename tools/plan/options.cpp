@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "green/partition_plan_rules.h"
+#include "plan/rules.h"
 #include "run/stats.h"
 
 namespace trtet_plan {
@@ -31,7 +31,7 @@ constexpr char kDescription[] =
     "input, repeated), method (default forward).\n"
     "\n"
     "Several GPUs: plan each device (--device D --out planD.json), then merge the plans into the one file\n"
-    "that names each model's device and partition (apply_partition_plans, the Triton backend's plan_file):\n"
+    "that names each model's device and partition (apply_partition_plan, the Triton backend's plan_file):\n"
     "  trtet-plan --merge 0=plan0.json --merge 1=plan1.json --out plans.json\n"
     "\n"
     "Exit status: 0 a plan that meets every target beside the others; 1 bad arguments; 2 no GPU;\n"
@@ -85,7 +85,7 @@ const char* to_string(Io io) {
   return "?";
 }
 
-bool valid_name(const std::string& name) { return ex::green::plan_rules::valid_name(name); }
+bool valid_name(const std::string& name) { return ex::plan::valid_name(name); }
 
 ex::Result<ModelSpec> parse_model_spec(const std::string& text) {
   ModelSpec spec;
@@ -149,8 +149,8 @@ PlanParse parse_plan_options(int argc, const char* const* argv, bool have_test_e
   std::vector<std::string> merges;
   app.add_option("-m,--model", models, "a model to plan (repeat): name=NAME,program=FILE,p99_us=US[,...]")
       ->allow_extra_args(false);
-  app.add_option("--merge", merges, "DEVICE=FILE (repeat): merge one-device plan files into one several-GPU plan "
-                                    "file (--out); plans nothing, needs no GPU")
+  app.add_option("--merge", merges, "DEVICE=FILE (repeat): merge plan files for any device into one plan that names "
+                                    "each device (--out); plans nothing, needs no GPU")
       ->allow_extra_args(false);
   app.add_option("--device", o.device, "the CUDA device")->capture_default_str()->check(CLI::Range(0, 1023));
   app.add_option("-n,--iterations", o.iterations, "calls per measured point, and per model beside the others")

@@ -42,8 +42,8 @@ struct PlanOptions {
   std::string csv_prefix;          ///< PREFIX_curves.csv and PREFIX_verify.csv (for tools/plot_plan.py); empty: none
   bool test_engines = false;
   unsigned long long exhaustive_limit = 20000000;  ///< combinations the quality check may try
-  /// --merge DEVICE=FILE (repeat): no planning; the one-device plan files merged into one
-  /// several-GPU plan file (--out). Needs no GPU.
+  /// --merge DEVICE=FILE (repeat): no planning; the plan files for any device merged into one
+  /// plan naming each device (--out). Needs no GPU.
   std::vector<std::pair<int, std::string>> merge;
 };
 

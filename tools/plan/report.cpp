@@ -1,10 +1,10 @@
 #include "plan/report.h"
 
-#include "green/partition_plan_rules.h"
+#include "plan/rules.h"
 
 namespace trtet_plan {
 
-using torch_tensorrt::executorch_backend::green::plan_rules::format;
+using torch_tensorrt::executorch_backend::plan::format;
 
 bool meets_targets(double p99_us, double calls_per_s, double p99_target_us, double min_calls_per_s) {
   return p99_us > 0 && p99_us <= p99_target_us && (min_calls_per_s <= 0 || calls_per_s >= min_calls_per_s);
@@ -72,7 +72,7 @@ torch_tensorrt::executorch_backend::PartitionPlan make_plan(const std::vector<Ve
                                                              const std::vector<std::string>& programs,
                                                              const torch_tensorrt::executorch_backend::PlanGpu& gpu,
                                                              const std::string& remainder_name) {
-  torch_tensorrt::executorch_backend::PartitionPlan plan;
+  torch_tensorrt::executorch_backend::DevicePlan plan;  // for whichever device applies it
   plan.gpu = gpu;
   plan.remainder_name = remainder_name;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -86,7 +86,7 @@ torch_tensorrt::executorch_backend::PartitionPlan make_plan(const std::vector<Ve
     if (i < programs.size()) p.program = programs[i];
     plan.partitions.push_back(std::move(p));
   }
-  return plan;
+  return torch_tensorrt::executorch_backend::PartitionPlan::of(std::move(plan));
 }
 
 }  // namespace trtet_plan

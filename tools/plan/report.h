@@ -43,7 +43,7 @@ std::string search_table(const std::vector<ModelNeeds>& models, const SearchResu
 std::string final_table(const std::vector<VerifyRow>& rows, const GpuShape& gpu, const std::string& remainder_name);
 
 /// The plan file's contents: `rows` (the last verification, one per model, in split order) and
-/// the GPU; `programs` per model (informational).
+/// the GPU; `programs` per model (informational). A plan for any device (one entry, kAnyDevice).
 torch_tensorrt::executorch_backend::PartitionPlan make_plan(const std::vector<VerifyRow>& rows,
                                                              const std::vector<std::string>& programs,
                                                              const torch_tensorrt::executorch_backend::PlanGpu& gpu,

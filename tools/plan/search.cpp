@@ -6,14 +6,14 @@
 #include <limits>
 #include <optional>
 
-#include "green/partition_plan_rules.h"
+#include "plan/rules.h"
 
 namespace trtet_plan {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-using torch_tensorrt::executorch_backend::green::plan_rules::format;
+using torch_tensorrt::executorch_backend::plan::format;
 
 bool valid_size(const GpuShape& gpu, unsigned sms) {
   return gpu.unit > 0 && sms >= gpu.unit && sms % gpu.unit == 0 && sms <= gpu.capacity;

@@ -7,7 +7,7 @@
 // method metadata against the config's inputs and outputs (or the config auto-completed from them),
 // the GPU (none: refused), the instance groups (KIND_GPU only, device indices against the machine),
 // then the partitions: one split per device, shared by every model of the server that names the same
-// plan file (a several-GPU plan file is checked against every GPU it names first), or one split of
+// plan file (a plan file naming its devices is checked against every GPU it names first), or one split of
 // the model's own from its `sms` parameters.
 // Each instance (TRITONBACKEND_ModelInstanceInitialize) takes its partition, makes its stream there
 // and loads its own ExecuTorch Module; every execute runs under a CudaStreamGuard on that stream.

@@ -40,7 +40,7 @@ struct ModelState {
   struct Plan {
     std::string path;  // resolved
     std::string text;
-    et::PartitionPlans plans;  // one_device(): a one-device plan, for every device that names it
+    et::PartitionPlan plan;  // any_device(): for every device the model is on
   };
   std::map<std::string, Plan> plans;  // by the parameter's value, read and checked before the GPU
   std::mutex mutex;                                      // places' `taken` (instances load in parallel)

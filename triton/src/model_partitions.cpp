@@ -56,37 +56,46 @@ TRITONSERVER_Error* read_plans(ModelState& state, const std::string& model_dir) 
     std::string why;
     std::string text = read_file_text(path.string(), why);
     if (!why.empty()) return error(TRITONSERVER_ERROR_INVALID_ARG, "plan_file: " + why);
-    // A one-device plan ("trtet-partition-plan") or a plan for several GPUs ("trtet-partition-plans").
-    auto plans = et::parse_partition_plans(text);
-    if (!plans.ok()) {
-      return error(TRITONSERVER_ERROR_INVALID_ARG, format("plan file %s: %s", path.c_str(), plans.error().message().c_str()));
+    // A plan for any device or one naming each device (every format parse_partition_plan reads).
+    auto plan = et::parse_partition_plan(text);
+    if (!plan.ok()) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("plan file %s: %s", path.c_str(), plan.error().message().c_str()));
     }
-    state.plans[name] = ModelState::Plan{path.string(), std::move(text), std::move(*plans)};
+    state.plans[name] = ModelState::Plan{path.string(), std::move(text), std::move(*plan)};
   }
   return nullptr;
 }
 
-// Every several-GPU plan file the model names, against the whole machine before any split: the
-// machine has every GPU the file names (checked with the device count alone, so a machine with no
-// GPU hears the file's reason), and each of those GPUs has the shape its plan was made on.
+// Every plan file naming its devices that the model names, against the whole machine before any
+// split: the machine has every GPU the file names (checked with the device count alone, so a machine
+// with no GPU hears the file's reason), and each of those GPUs has the shape its plan was made on.
 TRITONSERVER_Error* check_device_plans(const ModelState& state, int gpus, const std::string& why) {
   for (const auto& [name, read] : state.plans) {
-    if (read.plans.one_device()) continue;
-    std::vector<et::PlanGpu> machine(static_cast<std::size_t>(gpus));
-    if (read.plans.devices.back().device < gpus) {
-      for (const et::DevicePartitionPlan& d : read.plans.devices) {
+    if (read.plan.any_device()) continue;
+    const int highest = read.plan.devices.back().device;
+    std::string problem;
+    if (highest >= gpus) {
+      std::string named;
+      for (int d : read.plan.device_indices()) named += (named.empty() ? "" : ", ") + std::to_string(d);
+      problem = format("partition plan: the plan is for GPU%s %s (%d GPU%s at least); this machine has %d GPU%s",
+                       read.plan.devices.size() == 1 ? "" : "s", named.c_str(), highest + 1, highest == 0 ? "" : "s",
+                       gpus, gpus == 1 ? "" : "s");
+    } else {
+      std::vector<et::PlanGpu> machine;
+      for (const et::DevicePlan& d : read.plan.devices) {
         auto gpu = et::plan_gpu(d.device);
         if (!gpu.ok()) {
           return error(triton_code(gpu.error().code()),
                        format("plan file %s: reading GPU %d: %s", read.path.c_str(), d.device, gpu.error().message().c_str()));
         }
-        machine[static_cast<std::size_t>(d.device)] = std::move(*gpu);
+        machine.push_back(std::move(*gpu));
       }
+      auto checked = et::check_partition_plan(read.plan, machine);
+      if (!checked.ok()) problem = split_message(checked.error());
     }
-    auto checked = et::check_partition_plans(read.plans, machine);
-    if (!checked.ok()) {
+    if (!problem.empty()) {
       return error(gpus == 0 ? TRITONSERVER_ERROR_UNSUPPORTED : TRITONSERVER_ERROR_INVALID_ARG,
-                   format("plan file %s: %s%s", read.path.c_str(), split_message(checked.error()).c_str(),
+                   format("plan file %s: %s%s", read.path.c_str(), problem.c_str(),
                           gpus == 0 ? (" (" + why + ")").c_str() : ""));
     }
   }
@@ -109,10 +118,10 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
       const ModelState::Plan& read = state.plans.at(*plan_path);
       const std::filesystem::path path(read.path);
       const std::string& text = read.text;
-      const et::PartitionPlan* plan = read.plans.find(device);
+      const et::DevicePlan* plan = read.plan.find(device);
       if (plan == nullptr) {
         std::string named;
-        for (int d : read.plans.device_indices()) named += (named.empty() ? "" : ", ") + std::to_string(d);
+        for (int d : read.plan.device_indices()) named += (named.empty() ? "" : ", ") + std::to_string(d);
         return error(TRITONSERVER_ERROR_INVALID_ARG,
                      format("plan file %s has no plan for GPU %d, where model '%s' has instances (it has plans for "
                             "GPU%s %s)",
@@ -146,7 +155,7 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
                               device, split->owner.c_str()));
         }
       } else {
-        auto parts = et::apply_partition_plan(device, *plan);
+        auto parts = et::apply_partition_plan(read.plan, device);
         if (!parts.ok()) {
           return error(triton_code(parts.error().code()),
                        format("plan file %s on GPU %d: %s", path.c_str(), device, split_message(parts.error()).c_str()));

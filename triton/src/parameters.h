@@ -22,10 +22,10 @@ using Json = nlohmann::json;
 //   sms.<group>         the same for the instance group named <group> (overrides `sms`)
 //   plan_file           a trtet-plan plan file (docs/PLANNING.md), relative to the model's directory:
 //                       every device the model's instances are on is split as it says, once for the
-//                       whole server; models naming the same plan share that split. A one-device plan
-//                       ("trtet-partition-plan") is applied to each of those devices; a several-GPU
-//                       plan ("trtet-partition-plans", trtet-plan --merge) gives each device its own,
-//                       and is checked against every GPU it names (count and shape) before any split
+//                       whole server; models naming the same plan share that split. A plan for any
+//                       device (trtet-plan's) is applied to each of those devices; a plan naming its
+//                       devices (trtet-plan --merge) gives each device its own, and is checked
+//                       against every GPU it names (count and shape) before any split
 //   plan_file.<d>       the plan for device <d> (overrides plan_file there)
 //   plan_partition      the plan's partition this model's instances take (default: the model's name);
 //                       with several instances on one device, <name>_<k> for the k-th (0, 1, ...)

@@ -230,7 +230,7 @@ def test_a_plan_for_more_gpus_than_the_machine_has_is_refused_naming_the_count(s
                         {0: harness.plan_dict([("plans_more", 16)], gpu=gpu),
                          last: harness.plan_dict([("plans_more", 16)], gpu=gpu)})
     message = refused(server, "plans_more")
-    assert "torchtrt_executorch: plan file" in message and "plans.json: partition plan: the plans are for GPUs 0, " \
+    assert "torchtrt_executorch: plan file" in message and "plans.json: partition plan: the plan is for GPUs 0, " \
         f"{last} ({last + 1} GPUs at least); this machine has {GPUS} GPU" in message, message
     if GPUS == 0:
         assert "Unsupported: torchtrt_executorch: plan file" in message, message

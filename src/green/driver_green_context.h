@@ -15,20 +15,20 @@ namespace torch_tensorrt::executorch_backend::green {
 /// Destruction waits for the work queued on its own streams (never the device, never another green
 /// context), destroys those streams, then the context: cuGreenCtxDestroy does not destroy a green
 /// context's streams, and a stream outliving its context can no longer even be destroyed.
-/// Not thread-safe: one thread at a time may create or destroy streams on one GreenContext.
-class GreenContext {
+/// Not thread-safe: one thread at a time may create or destroy streams on one DriverGreenContext.
+class DriverGreenContext {
  public:
-  GreenContext() noexcept = default;  ///< empty: owns nothing
-  ~GreenContext() { reset(); }
-  GreenContext(const GreenContext&) = delete;             // one owner per green context and its streams
-  GreenContext& operator=(const GreenContext&) = delete;
-  GreenContext(GreenContext&& other) noexcept;
-  GreenContext& operator=(GreenContext&& other) noexcept;
+  DriverGreenContext() noexcept = default;  ///< empty: owns nothing
+  ~DriverGreenContext() { reset(); }
+  DriverGreenContext(const DriverGreenContext&) = delete;             // one owner per green context and its streams
+  DriverGreenContext& operator=(const DriverGreenContext&) = delete;
+  DriverGreenContext(DriverGreenContext&& other) noexcept;
+  DriverGreenContext& operator=(DriverGreenContext&& other) noexcept;
 
   /// A green context on runtime device `device` with the resources of `desc` (from
   /// cuDevResourceGenerateDesc). The device's primary context must be initialised (split_device()
   /// does it). kInvalidArgument for a bad device index; kInternal for a driver failure.
-  static Result<GreenContext> create(int device, CUdevResourceDesc desc);
+  static Result<DriverGreenContext> create(int device, CUdevResourceDesc desc);
 
   /// A new non-blocking stream (CU_STREAM_NON_BLOCKING) on this green context, owned by it: valid
   /// until destroy_stream() or this object's destruction. `priority`: lower is higher, clamped by
@@ -63,7 +63,7 @@ class GreenContext {
   void reset() noexcept;
 
  private:
-  GreenContext(CUgreenCtx context, int device, unsigned sm_count) noexcept
+  DriverGreenContext(CUgreenCtx context, int device, unsigned sm_count) noexcept
       : context_(context), device_(device), sm_count_(sm_count) {}
 
   CUgreenCtx context_ = nullptr;

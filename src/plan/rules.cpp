@@ -1,11 +1,11 @@
-#include "green/partition_plan_rules.h"
+#include "plan/rules.h"
 
 #include <cstdarg>
 #include <cstdio>
 #include <set>
 #include <utility>
 
-namespace torch_tensorrt::executorch_backend::green::plan_rules {
+namespace torch_tensorrt::executorch_backend::plan {
 
 std::string format(const char* fmt, ...) {
   char text[1024];
@@ -76,13 +76,13 @@ std::string describe(const PlanGpu& gpu) {
                 gpu.max_partitioned_sms);
 }
 
-std::vector<unsigned> counts_of(const PartitionPlan& plan) {
+std::vector<unsigned> counts_of(const DevicePlan& plan) {
   std::vector<unsigned> counts;
   for (const PlanPartition& p : plan.partitions) counts.push_back(p.sms);
   return counts;
 }
 
-std::string plan_problem(const PartitionPlan& plan) {
+std::string device_plan_problem(const DevicePlan& plan) {
   const PlanGpu& g = plan.gpu;
   if (g.name.empty() || g.name.size() > kMaxGpuName || !printable(g.name)) {
     return format("gpu.name must be 1 to %zu printable characters", kMaxGpuName);
@@ -149,4 +149,64 @@ std::string plan_problem(const PartitionPlan& plan) {
   return "";
 }
 
-}  // namespace torch_tensorrt::executorch_backend::green::plan_rules
+std::string plan_problem(const PartitionPlan& plan) {
+  if (plan.devices.empty() || plan.devices.size() > static_cast<std::size_t>(kMaxPlanDevices)) {
+    return format("a plan names 1 to %d devices, this one %zu", kMaxPlanDevices, plan.devices.size());
+  }
+  if (plan.any_device()) return device_plan_problem(plan.devices[0]);
+  int last = -1;
+  for (std::size_t i = 0; i < plan.devices.size(); ++i) {
+    const int device = plan.devices[i].device;
+    if (device == kAnyDevice) {
+      return format("devices[%zu] names no device; only a plan of one entry may be for any device", i);
+    }
+    if (device < 0 || device >= kMaxPlanDevices) {
+      return format("devices[%zu].device is %d; it must be 0 to %d", i, device, kMaxPlanDevices - 1);
+    }
+    if (device <= last) {
+      return device == last ? format("device %d has two plans", device)
+                            : format("devices[%zu] is device %d after device %d: devices are listed in ascending order",
+                                     i, device, last);
+    }
+    last = device;
+    const std::string problem = device_plan_problem(plan.devices[i]);
+    if (!problem.empty()) return format("devices[%zu] (device %d): %s", i, device, problem.c_str());
+  }
+  return "";
+}
+
+std::string device_list(const PartitionPlan& plan) {
+  std::string text;
+  for (const DevicePlan& d : plan.devices) text += (text.empty() ? "" : ", ") + std::to_string(d.device);
+  return text;
+}
+
+Result<std::vector<unsigned>> check_on_gpu(const DevicePlan& planned, const PlanGpu& gpu) {
+  const PlanGpu& made = planned.gpu;
+  const GreenContextLimits here = limits_of(gpu, gpu.device);
+  if (made.name != gpu.name || made.sm_count != gpu.sm_count || made.min_partition != gpu.min_partition ||
+      made.alignment != gpu.alignment) {
+    return invalid(format("it was made on %s, but this GPU is %s: the latencies it was planned on do not hold "
+                          "here; make a plan on this GPU (trtet-plan)",
+                          describe(made).c_str(), describe(gpu).c_str()),
+                   here);
+  }
+  const std::vector<unsigned> counts = counts_of(planned);
+  const unsigned total = planned.total_sms();
+  if (total > gpu.max_partitioned_sms) {
+    const green::SmGranularity g = granularity_of(gpu);
+    return invalid(format("the partitions ask for %u SMs in all (%s); one split handed out %u on the GPU the plan was "
+                          "made on, but only %u on this one (%s; the driver keeps each %u-SM group inside one GPC, so "
+                          "GPUs of one kind can differ); closest valid request: %s",
+                          total, green::format_counts(counts).c_str(), made.max_partitioned_sms,
+                          gpu.max_partitioned_sms, describe(gpu).c_str(), gpu.granularity,
+                          green::format_counts(green::closest_valid_counts(g, counts)).c_str()),
+                   here, green::closest_valid_counts(g, counts));
+  }
+  if (!planned.remainder_name.empty() && total >= gpu.sm_count) {
+    return invalid("a remainder is named, but the partitions take every SM of this GPU", here);
+  }
+  return counts;
+}
+
+}  // namespace torch_tensorrt::executorch_backend::plan

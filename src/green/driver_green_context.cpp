@@ -1,4 +1,4 @@
-#include "green/green_context.h"
+#include "green/driver_green_context.h"
 
 #include <algorithm>
 #include <utility>
@@ -25,7 +25,7 @@ void drop_stream(const cuda::DriverApi& api, CUstream stream) noexcept {
 
 }  // namespace
 
-GreenContext::GreenContext(GreenContext&& other) noexcept
+DriverGreenContext::DriverGreenContext(DriverGreenContext&& other) noexcept
     : context_(std::exchange(other.context_, nullptr)),
       device_(std::exchange(other.device_, -1)),
       sm_count_(std::exchange(other.sm_count_, 0u)),
@@ -33,7 +33,7 @@ GreenContext::GreenContext(GreenContext&& other) noexcept
   other.streams_.clear();
 }
 
-GreenContext& GreenContext::operator=(GreenContext&& other) noexcept {
+DriverGreenContext& DriverGreenContext::operator=(DriverGreenContext&& other) noexcept {
   if (this != &other) {
     reset();
     context_ = std::exchange(other.context_, nullptr);
@@ -45,7 +45,7 @@ GreenContext& GreenContext::operator=(GreenContext&& other) noexcept {
   return *this;
 }
 
-Result<GreenContext> GreenContext::create(int device, CUdevResourceDesc desc) {
+Result<DriverGreenContext> DriverGreenContext::create(int device, CUdevResourceDesc desc) {
   TRTET_CHECK_OR_RETURN(desc != nullptr, kInvalidArgument, "a green context needs a resource descriptor (got null)");
   TRTET_RETURN_IF_ERROR(cuda::check_device_index(device));
   TRTET_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
@@ -53,15 +53,15 @@ Result<GreenContext> GreenContext::create(int device, CUdevResourceDesc desc) {
   TRTET_CU_CHECK(api->cuDeviceGet(&dev, device));
   CUgreenCtx context = nullptr;
   TRTET_CU_CHECK(api->cuGreenCtxCreate(&context, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
-  GreenContext owner(context, device, 0);  // owns it from here: destroyed on every error path below
+  DriverGreenContext owner(context, device, 0);  // owns it from here: destroyed on every error path below
   CUdevResource granted{};
   TRTET_CU_CHECK(api->cuGreenCtxGetDevResource(context, &granted, CU_DEV_RESOURCE_TYPE_SM));
   owner.sm_count_ = granted.sm.smCount;
-  return Result<GreenContext>(std::move(owner));
+  return Result<DriverGreenContext>(std::move(owner));
 }
 
-Result<cudaStream_t> GreenContext::make_stream(int priority) {
-  TRTET_CHECK_OR_RETURN(context_ != nullptr, kInvalidState, "make_stream on an empty GreenContext");
+Result<cudaStream_t> DriverGreenContext::make_stream(int priority) {
+  TRTET_CHECK_OR_RETURN(context_ != nullptr, kInvalidState, "make_stream on an empty DriverGreenContext");
   TRTET_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
   streams_.reserve(streams_.size() + 1);  // so that recording the stream below cannot fail
   CUstream stream = nullptr;
@@ -70,7 +70,7 @@ Result<cudaStream_t> GreenContext::make_stream(int priority) {
   return reinterpret_cast<cudaStream_t>(stream);
 }
 
-Status GreenContext::destroy_stream(cudaStream_t stream) {
+Status DriverGreenContext::destroy_stream(cudaStream_t stream) {
   const auto it = std::find(streams_.begin(), streams_.end(), reinterpret_cast<CUstream>(stream));
   TRTET_CHECK_OR_RETURN(stream != nullptr && it != streams_.end(), kNotFound,
                         "stream %p was not made by this green context", static_cast<void*>(stream));
@@ -82,15 +82,15 @@ Status GreenContext::destroy_stream(cudaStream_t stream) {
   return Status::Ok();
 }
 
-Result<CUcontext> GreenContext::as_context() const {
-  TRTET_CHECK_OR_RETURN(context_ != nullptr, kInvalidState, "as_context on an empty GreenContext");
+Result<CUcontext> DriverGreenContext::as_context() const {
+  TRTET_CHECK_OR_RETURN(context_ != nullptr, kInvalidState, "as_context on an empty DriverGreenContext");
   TRTET_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::driver());
   CUcontext context = nullptr;
   TRTET_CU_CHECK(api->cuCtxFromGreenCtx(&context, context_));
   return context;
 }
 
-GreenContext::Released GreenContext::release() noexcept {
+DriverGreenContext::Released DriverGreenContext::release() noexcept {
   Released released;
   released.context = std::exchange(context_, nullptr);
   released.streams = std::move(streams_);
@@ -100,7 +100,7 @@ GreenContext::Released GreenContext::release() noexcept {
   return released;
 }
 
-void GreenContext::reset() noexcept {
+void DriverGreenContext::reset() noexcept {
   if (context_ == nullptr) return;
   auto api = cuda::driver();  // loaded when the context was made, so this cannot fail now
   if (api.ok()) {

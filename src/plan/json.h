@@ -1,26 +1,32 @@
-// The JSON side of the partition-plan files, shared by the one-device file (partition_plan.cpp,
-// which defines these) and the several-GPU file (partition_plans.cpp): the limits every plan file
-// has, a reader that checks each value's type and range before use, and one plan to and from JSON.
+// The JSON side of the plan files (PartitionPlan.h, PlanSet.h): the limits every plan file has, a
+// reader that checks each value's type and range before use, and the pieces every format shares
+// (a GPU, a list of partitions, a remainder) to and from JSON. Defined in json.cpp.
 #pragma once
 
 #include <torch_tensorrt/executorch/PartitionPlan.h>
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "green/partition_plan_rules.h"
+#include "plan/rules.h"
 
-namespace torch_tensorrt::executorch_backend::green::plan_json {
+namespace torch_tensorrt::executorch_backend::plan {
 
 using json = nlohmann::json;
-using namespace green::plan_rules;
+/// What the writers build: keys in the order written, so a file starts with its format and version.
+using ordered_json = nlohmann::ordered_json;
 
 inline constexpr char kFormat[] = "trtet-partition-plan";
-inline constexpr char kPlansFormat[] = "trtet-partition-plans";
+/// Version 1's several-device file, still read.
+inline constexpr char kLegacyPlansFormat[] = "trtet-partition-plans";
+inline constexpr std::size_t kMaxPlanBytes = 1 << 20;
+inline constexpr int kMaxDepth = 8;
 
 /// Returns invalid(problem) from the enclosing function when `expr` (a problem, empty when none) names one.
 #define TRTET_PLAN_TRY(expr)                         \
@@ -93,9 +99,21 @@ Result<json> parse_checked(std::string_view text);
 Result<std::string> read_text(const std::string& path);
 /// `e` with `where` put after the "partition plan: " its message starts with.
 Error within(const Error& e, const std::string& where);
-/// One "trtet-partition-plan" object, every field checked (parse_partition_plan's rules).
-Result<PartitionPlan> plan_from_json(const json& root);
-/// The plan as the JSON object plan_from_json reads back.
-json plan_to_json(const PartitionPlan& plan);
+/// `e` with "<path>: " before its message.
+Error in_file(const Error& e, const std::string& path);
 
-}  // namespace torch_tensorrt::executorch_backend::green::plan_json
+/// The object "gpu" (every field required). The problem, or "" (then stored in `out`).
+std::string read_gpu(const json& gpu, PlanGpu& out);
+/// The array "partitions": 1 to kMaxPartitions entries, each read (not yet checked against the GPU).
+std::string read_partitions(const json& partitions, std::vector<PlanPartition>& out);
+/// The optional key "remainder" of `object`: null, absent, or a name.
+std::string read_remainder(const json& object, std::string& out);
+ordered_json gpu_to_json(const PlanGpu& gpu);
+ordered_json partitions_to_json(const std::vector<PlanPartition>& partitions);
+
+/// A plan in any format PartitionPlan.h reads, every field checked (parse_partition_plan's rules).
+Result<PartitionPlan> plan_from_json(const json& root);
+/// The plan in the current format, as plan_from_json reads it back.
+ordered_json plan_to_json(const PartitionPlan& plan);
+
+}  // namespace torch_tensorrt::executorch_backend::plan
