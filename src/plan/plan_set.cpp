@@ -3,6 +3,7 @@
 // plan_set_partitions.cpp.
 #include <torch_tensorrt/executorch/PlanSet.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <utility>
@@ -23,6 +24,51 @@ std::set<std::string> models_of(const SetPlan& p) {
   for (const PlanPartition& part : p.partitions) names.insert(part.name);
   if (!p.remainder_name.empty()) names.insert(p.remainder_name);
   return names;
+}
+
+// The optional "curves" object of a plan: model -> [{"rate_per_s", "p99_us"}, ...].
+std::string read_curves(const json& plan, const std::string& where, std::vector<ModelCurve>& out) {
+  if (!plan.contains("curves")) return "";
+  const json& curves = plan["curves"];
+  if (!curves.is_object()) return format("%s.curves must be an object of model: curve", where.c_str());
+  if (curves.size() > kMaxPartitions + 1) return format("%s.curves names %zu models; at most %zu", where.c_str(), curves.size(), kMaxPartitions + 1);
+  for (auto it = curves.begin(); it != curves.end(); ++it) {
+    ModelCurve curve;
+    const std::string at = where + ".curves";
+    std::string problem = Reader::text(json(it.key()), at + " key", 64, curve.model);
+    if (!problem.empty()) return problem;
+    if (!valid_name(curve.model)) return format("%s: a model name must be 1 to 64 of A-Z a-z 0-9 _ . -", at.c_str());
+    const json& points = it.value();
+    const std::string of = at + "." + curve.model;
+    if (!points.is_array() || points.empty() || points.size() > kMaxCurvePoints) {
+      return format("%s must be an array of 1 to %zu points", of.c_str(), kMaxCurvePoints);
+    }
+    curve.points.reserve(points.size());
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      const std::string point = format("%s[%zu]", of.c_str(), k);
+      problem = Reader::keys(points[k], point.c_str(), {"rate_per_s", "p99_us"}, {});
+      slo::CurvePoint cp;
+      if (problem.empty()) problem = Reader::number(points[k]["rate_per_s"], point + ".rate_per_s", cp.rate_per_s);
+      if (problem.empty()) problem = Reader::number(points[k]["p99_us"], point + ".p99_us", cp.p99_us);
+      if (problem.empty() && k > 0 && cp.rate_per_s <= curve.points.back().rate_per_s) {
+        problem = format("%s: rates must rise from point to point", of.c_str());
+      }
+      if (!problem.empty()) return problem;
+      curve.points.push_back(cp);
+    }
+    out.push_back(std::move(curve));
+  }
+  return "";
+}
+
+ordered_json curves_to_json(const std::vector<ModelCurve>& curves) {
+  ordered_json object = ordered_json::object();
+  for (const ModelCurve& c : curves) {
+    ordered_json points = ordered_json::array();
+    for (const slo::CurvePoint& p : c.points) points.push_back({{"rate_per_s", p.rate_per_s}, {"p99_us", p.p99_us}});
+    object[c.model] = std::move(points);
+  }
+  return object;
 }
 
 std::string quoted(const std::set<std::string>& names) {
@@ -46,6 +92,24 @@ std::string set_problem(const PlanSet& set) {
     const std::string problem = device_plan_problem(set.device_plan(i));
     if (!problem.empty()) return format("plan '%s': %s", p.name.c_str(), problem.c_str());
     const std::set<std::string> models = models_of(p);
+    std::set<std::string> curved;
+    for (const ModelCurve& c : p.curves) {
+      if (models.count(c.model) == 0) {
+        return format("plan '%s' has a curve for '%s', which it does not name", p.name.c_str(), c.model.c_str());
+      }
+      if (!curved.insert(c.model).second) return format("plan '%s' has two curves for '%s'", p.name.c_str(), c.model.c_str());
+      if (c.points.empty() || c.points.size() > kMaxCurvePoints) {
+        return format("plan '%s': the curve of '%s' holds 1 to %zu points", p.name.c_str(), c.model.c_str(), kMaxCurvePoints);
+      }
+      for (std::size_t k = 0; k < c.points.size(); ++k) {
+        const slo::CurvePoint& q = c.points[k];
+        if (!std::isfinite(q.rate_per_s) || !std::isfinite(q.p99_us) || q.rate_per_s < 0 || q.p99_us < 0 ||
+            (k > 0 && q.rate_per_s <= c.points[k - 1].rate_per_s)) {
+          return format("plan '%s': the curve of '%s' needs finite, non-negative values and rising rates", p.name.c_str(),
+                        c.model.c_str());
+        }
+      }
+    }
     if (i == 0) {
       first_models = models;
       continue;
@@ -101,11 +165,12 @@ Result<PlanSet> set_from_json(const json& root) {
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const json& entry = plans[i];
     const std::string where = format("plans[%zu]", i);
-    TRTET_PLAN_TRY(Reader::keys(entry, where.c_str(), {"name", "partitions"}, {"remainder"}));
+    TRTET_PLAN_TRY(Reader::keys(entry, where.c_str(), {"name", "partitions"}, {"remainder", "curves"}));
     SetPlan p;
     TRTET_PLAN_TRY(Reader::text(entry["name"], where + ".name", 64, p.name));
     std::string problem = read_partitions(entry["partitions"], p.partitions);
     if (problem.empty()) problem = read_remainder(entry, p.remainder_name);
+    if (problem.empty()) problem = read_curves(entry, where, p.curves);
     if (!problem.empty()) return invalid(format("%s: %s", where.c_str(), problem.c_str()));
     set.plans.push_back(std::move(p));
   }
@@ -132,9 +197,11 @@ Result<std::string> set_json(const PlanSet& set) {
     root["gpu"] = gpu_to_json(set.gpu);
     ordered_json plans = ordered_json::array();
     for (const SetPlan& p : set.plans) {
-      plans.push_back({{"name", p.name},
-                       {"partitions", partitions_to_json(p.partitions)},
-                       {"remainder", p.remainder_name.empty() ? ordered_json(nullptr) : ordered_json(p.remainder_name)}});
+      ordered_json plan = {{"name", p.name},
+                           {"partitions", partitions_to_json(p.partitions)},
+                           {"remainder", p.remainder_name.empty() ? ordered_json(nullptr) : ordered_json(p.remainder_name)}};
+      if (!p.curves.empty()) plan["curves"] = curves_to_json(p.curves);
+      plans.push_back(std::move(plan));
     }
     root["plans"] = std::move(plans);
     return root.dump(2) + "\n";
@@ -195,6 +262,37 @@ Result<std::string> plan_set_json(const PlanSet& set) {
   auto text = set_json(set);
   if (!text.ok()) return set_error(text.error());
   return text;
+}
+
+Result<slo::Ladder> plan_set_ladder(const PlanSet& set) {
+  const std::string problem = set_problem(set);
+  if (!problem.empty()) return set_error(invalid(problem));
+  std::vector<slo::LadderPlan> plans;
+  for (const SetPlan& p : set.plans) {
+    slo::LadderPlan plan{p.name, {}};
+    unsigned taken = 0;
+    for (const PlanPartition& part : p.partitions) taken += part.sms;
+    std::vector<std::pair<std::string, unsigned>> shares;
+    for (const PlanPartition& part : p.partitions) shares.emplace_back(part.name, part.sms);
+    if (!p.remainder_name.empty()) shares.emplace_back(p.remainder_name, set.gpu.sm_count > taken ? set.gpu.sm_count - taken : 0);
+    for (const auto& [model, sms] : shares) {
+      const ModelCurve* curve = nullptr;
+      for (const ModelCurve& c : p.curves) {
+        if (c.model == model) curve = &c;
+      }
+      if (curve == nullptr) {
+        return Error(ErrorCode::kInvalidArgument,
+                     "plan set: plan '" + p.name + "' has no curve for '" + model +
+                         "': the SLO controller predicts from each model's measured curve on each plan (trtet-plan "
+                         "measures them)");
+      }
+      plan.models.push_back(slo::ModelShare{model, sms, curve->points});
+    }
+    plans.push_back(std::move(plan));
+  }
+  auto ladder = slo::Ladder::make(std::move(plans), set.gpu.sm_count);
+  if (!ladder.ok()) return Error(ladder.error().code(), "plan set: " + ladder.error().message());
+  return ladder;
 }
 
 Result<std::vector<std::vector<unsigned>>> check_plan_set(const PlanSet& set, const PlanGpu& gpu) {

@@ -216,5 +216,79 @@ TEST(PlanSet, AnEmptyAppliedSetOwnsNothing) {
   EXPECT_FALSE(moved);
 }
 
+// The ladder with each model's curve on each plan: more SMs, a lower p99 and a longer curve.
+PlanSet ladder_with_curves() {
+  PlanSet set = ladder();
+  for (SetPlan& p : set.plans) {
+    const double sms = p.partitions[0].sms;
+    p.curves = {{"latency", {{100, 4000 / sms}, {1000, 8000 / sms}, {100 * sms, 20000 / sms}}},
+                {"batch", {{10, 900}, {200, 1400}}},
+                {"others", {{10, 500}}}};
+  }
+  return set;
+}
+
+TEST(PlanSetCurves, WrittenAndReadBackAsTheControllersLadder) {
+  auto text = plan_set_json(ladder_with_curves());
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  EXPECT_CONTAINS(*text, "\"curves\"");
+  EXPECT_CONTAINS(*text, "\"rate_per_s\"");
+  auto set = parse_plan_set(*text);
+  ASSERT_TRUE(set.ok()) << set.error().message();
+  ASSERT_EQ(set->plans[3].curves.size(), 3u);
+  EXPECT_EQ(set->plans[3].curves[0].model, "batch");  // written as an object: keys come back sorted
+  auto made = plan_set_ladder(*set);
+  ASSERT_TRUE(made.ok()) << made.error().message();
+  ASSERT_EQ(made->size(), 4u);
+  EXPECT_EQ(made->device_sms(), 132u);
+  const std::size_t latency = *made->find_model("latency");
+  const std::size_t others = *made->find_model("others");
+  // The remainder's SMs are what the partitions leave: 132 - 48 - 32 on the last plan.
+  EXPECT_EQ(made->plan(3).models[others].sms, 52u);
+  EXPECT_EQ(made->plan(0).models[latency].sms, 16u);
+  // 48 SMs at 1000 calls/s predict 8000/48 µs; beyond the last point, infeasible.
+  EXPECT_NEAR(*made->predict(3, latency, 1000), 8000.0 / 48, 1e-9);
+  EXPECT_FALSE(made->predict(0, latency, 100 * 16 + 1).has_value());
+  // A set written without curves has none, and no ladder.
+  auto bare = plan_set_ladder(ladder());
+  ASSERT_FALSE(bare.ok());
+  TRTET_EXPECT_ERROR(bare, kInvalid, "plan set: plan 'latency-16' has no curve for 'latency'");
+}
+
+TEST(PlanSetCurves, BadCurvesAreRefusedWithThePlanAndModel) {
+  const std::string good = json_of(ladder_with_curves());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return parse_plan_set(text);
+  };
+  TRTET_EXPECT_ERROR(with("\"batch\": [", "\"nobody\": ["), kInvalid, "has a curve for 'nobody', which it does not name");
+  TRTET_EXPECT_ERROR(with("\"rate_per_s\": 200.0", "\"rate_per_s\": 5.0"), kInvalid, "plans[0].curves.batch: rates must rise");
+  TRTET_EXPECT_ERROR(with("\"p99_us\": 900.0", "\"p99_us\": -1"), kInvalid, "plans[0].curves.batch[0].p99_us must be a number");
+  TRTET_EXPECT_ERROR(with("\"curves\": {", "\"curves\": 7, \"x\": {"), kInvalid, "has an unknown key \"x\"");
+  TRTET_EXPECT_ERROR(parse_plan_set(edited("\"remainder\": \"others\"", "\"remainder\": \"others\", \"curves\": 7")), kInvalid,
+                     "plans[0].curves must be an object");
+  TRTET_EXPECT_ERROR(with("\"p99_us\": 900.0", "\"p99_us\": 900.0, \"extra\": 1"), kInvalid, "has an unknown key \"extra\"");
+  // A curve longer than the limit is refused before its points are read.
+  std::string points = "[";
+  for (std::size_t i = 0; i <= kMaxCurvePoints; ++i) points += (i ? ", " : "") + std::string("{\"rate_per_s\": ") + std::to_string(i + 1) + ", \"p99_us\": 1}";
+  points += "]";
+  std::string text = good;
+  const std::size_t at = text.find("\"others\": [");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t end = text.find(']', at);
+  text.replace(at, end - at + 1, "\"others\": " + points);
+  TRTET_EXPECT_ERROR(parse_plan_set(text), kInvalid, "plans[0].curves.others must be an array of 1 to 64 points");
+  // The same rules hold for a set built in code.
+  PlanSet set = ladder_with_curves();
+  set.plans[1].curves.push_back(set.plans[1].curves[0]);
+  TRTET_EXPECT_ERROR(plan_set_json(set), kInvalid, "plan 'latency-24' has two curves for 'latency'");
+  set = ladder_with_curves();
+  set.plans[2].curves[0].points[1].rate_per_s = 50;
+  TRTET_EXPECT_ERROR(plan_set_ladder(set), kInvalid, "plan 'latency-32': the curve of 'latency' needs finite, non-negative values and rising rates");
+}
+
 }  // namespace
 }  // namespace torch_tensorrt::executorch_backend

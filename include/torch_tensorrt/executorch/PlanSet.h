@@ -14,6 +14,7 @@
 #pragma once
 
 #include <torch_tensorrt/executorch/PartitionPlan.h>
+#include <torch_tensorrt/executorch/SloController.h>
 
 #include <cuda_runtime_api.h>
 
@@ -25,11 +26,20 @@
 
 namespace torch_tensorrt::executorch_backend {
 
+/// A model's measured latency on its partition of one plan: p99 (µs) against calls/s, rates rising.
+struct ModelCurve {
+  std::string model;                   ///< a model the plan names (a partition or the remainder)
+  std::vector<slo::CurvePoint> points;  ///< 1 to kMaxCurvePoints, rates strictly increasing
+};
+
 /// One plan of a set: its name and what one split of the device makes.
 struct SetPlan {
   std::string name;                       ///< 1 to 64 of [A-Za-z0-9_.-], unique in the set
   std::vector<PlanPartition> partitions;  ///< in split order; at least one
   std::string remainder_name;             ///< non-empty: one more partition of the SMs the others leave
+  /// Optional: each model's measured curve on this plan (trtet-plan writes them), which the SLO
+  /// controller predicts from (plan_set_ladder). At most one per model.
+  std::vector<ModelCurve> curves;
 };
 
 /// Several plans of one GPU. Every plan names the same models: its partitions' names and its
@@ -45,8 +55,12 @@ struct PlanSet {
 };
 
 /// The format written and read: {"format": "trtet-plan-set", "version": 1, "gpu": {...},
-/// "plans": [{"name": "...", "partitions": [...], "remainder": null}, ...]}.
+/// "plans": [{"name": "...", "partitions": [...], "remainder": null,
+///            "curves": {"<model>": [{"rate_per_s": 100, "p99_us": 80}, ...], ...}}, ...]}
+/// ("curves" optional).
 inline constexpr int kPlanSetVersion = 1;
+/// The most points one model's curve holds in a plan set file.
+inline constexpr std::size_t kMaxCurvePoints = 64;
 /// The most plans a set holds (each is a driver split of its own, about 8 MiB of device memory).
 inline constexpr std::size_t kMaxSetPlans = 16;
 
@@ -64,6 +78,12 @@ Result<std::string> plan_set_json(const PlanSet& set);
 /// one (the same GPU kind; the plan's total within what one split hands out there). The SM counts to
 /// split, one list per plan; kInvalidArgument naming the plan and both GPUs.
 Result<std::vector<std::vector<unsigned>>> check_plan_set(const PlanSet& set, const PlanGpu& gpu);
+
+/// The set as the SLO controller's ladder (SloController.h): each plan's models with their SMs (a
+/// partition's, or for the remainder the GPU's SMs the partitions leave) and their curves.
+/// kInvalidArgument naming the plan and model whose curve the set does not hold, or what
+/// slo::Ladder::make refuses.
+Result<slo::Ladder> plan_set_ladder(const PlanSet& set);
 
 /// A plan set made on a device: every plan's split, each partition with its stream, and the current
 /// plan. Made once (apply_plan_set); nothing is split afterwards.
