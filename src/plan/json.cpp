@@ -68,15 +68,21 @@ Result<DevicePlan> v1_plan_from_json(const json& root) {
   return device_plan_from_json(root);
 }
 
+// "devices": an array of 1 to kMaxPlanDevices entries (counted before any is read); the problem or "".
+std::string device_list_problem(const json& devices) {
+  if (!devices.is_array()) return "\"devices\" must be an array";
+  if (devices.empty() || devices.size() > static_cast<std::size_t>(kMaxPlanDevices)) {
+    return format("a plan names 1 to %d devices, this one %zu", kMaxPlanDevices, devices.size());
+  }
+  return "";
+}
+
 // Version 1, several devices: {"format": "trtet-partition-plans", "version": 1, "devices": [{"device", "plan"}]}.
 Result<PartitionPlan> v1_plans_from_json(const json& root) {
   TRTET_PLAN_TRY(Reader::keys(root, "the file", {"format", "version", "devices"}, {}));
   TRTET_PLAN_TRY(read_version(root, kLegacyPlansFormat, 1));
   const json& devices = root["devices"];
-  if (!devices.is_array()) return invalid("\"devices\" must be an array");
-  if (devices.empty() || devices.size() > static_cast<std::size_t>(kMaxPlanDevices)) {
-    return invalid(format("a plan names 1 to %d devices, this one %zu", kMaxPlanDevices, devices.size()));
-  }
+  TRTET_PLAN_TRY(device_list_problem(devices));
   PartitionPlan plan;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const json& entry = devices[i];
@@ -99,10 +105,7 @@ Result<PartitionPlan> v1_plans_from_json(const json& root) {
 Result<PartitionPlan> v2_plan_from_json(const json& root) {
   TRTET_PLAN_TRY(Reader::keys(root, "the plan", {"format", "version", "devices"}, {}));
   const json& devices = root["devices"];
-  if (!devices.is_array()) return invalid("\"devices\" must be an array");
-  if (devices.empty() || devices.size() > static_cast<std::size_t>(kMaxPlanDevices)) {
-    return invalid(format("a plan names 1 to %d devices, this one %zu", kMaxPlanDevices, devices.size()));
-  }
+  TRTET_PLAN_TRY(device_list_problem(devices));
   PartitionPlan plan;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const json& entry = devices[i];
