@@ -10,6 +10,7 @@
 
 #include "plan/measure.h"
 #include "plan/options.h"
+#include "plan/plan_set_select.h"
 #include "plan/planner.h"
 #include "plan/report.h"
 #include "run/engines.h"
@@ -59,6 +60,69 @@ int merge(const PlanOptions& o) {
   return kPlanOk;
 }
 
+// --plan-set: each model measured alone on every size (as the planner measures), then the few plans
+// that cover the mixes of the --rate ranges (Note [plan set selection]), written as one plan set.
+// The curve of a model on a size is the point measured there, one call at a time: its p99 up to the
+// calls/s it sustained; beyond that rate the SLO controller predicts nothing (infeasible).
+int plan_set(const PlanOptions& o) {
+  auto measurer = GpuMeasurer::create(o);
+  if (!measurer.ok()) {
+    std::fprintf(stderr, "trtet-plan: %s\n", measurer.status().message().c_str());
+    return exit_for(measurer.status());
+  }
+  auto gpu = (*measurer)->gpu();
+  if (!gpu.ok()) {
+    std::fprintf(stderr, "trtet-plan: %s\n", gpu.status().message().c_str());
+    return exit_for(gpu.status());
+  }
+  SetInput in;
+  in.gpu = GpuShape{gpu->sm_count, gpu->granularity, gpu->max_partitioned_sms};
+  in.max_plans = static_cast<std::size_t>(o.max_plans);
+  in.levels = static_cast<unsigned>(o.rate_levels);
+  auto sizes = sizes_to_measure(o.sizes, in.gpu, stdout);
+  auto curves = sizes.ok() ? (*measurer)->curves(*sizes, stdout) : ex::Result<Curves>(sizes.status());
+  if (!curves.ok()) {
+    std::fprintf(stderr, "trtet-plan: %s\n", curves.status().message().c_str());
+    return exit_for(curves.status());
+  }
+  in.sizes = *sizes;
+  for (std::size_t m = 0; m < o.models.size(); ++m) {
+    SetModel model{o.models[m].name, o.models[m].p99_target_us, 0, 0, o.models[m].program, {}};
+    for (const auto& [name, range] : o.rates) {
+      if (name == model.name) model.low_per_s = range.first, model.high_per_s = range.second;
+    }
+    for (std::size_t s = 0; s < in.sizes.size(); ++s) {
+      std::vector<ex::slo::CurvePoint> curve;
+      for (const CurvePoint& point : curves->points[m]) {
+        if (point.sms == in.sizes[s] && point.calls_per_s > 0) curve.push_back({point.calls_per_s, point.p99_us});
+      }
+      model.curves.push_back(curve);
+    }
+    in.models.push_back(std::move(model));
+  }
+  auto selection = select_plan_set(in);
+  if (!selection.ok()) {
+    std::fprintf(stderr, "trtet-plan: %s\n", selection.status().message().c_str());
+    return exit_for(selection.status());
+  }
+  std::printf("\n%s", selection_report(in, *selection).c_str());
+  if (selection->plans.empty()) {
+    std::printf("no plan set written: no mix of load can be met\n");
+    return kPlanInfeasible;
+  }
+  auto set = make_plan_set(in, *selection, *gpu);
+  auto text = set.ok() ? et::plan_set_json(*set) : ex::Result<std::string>(set.status());
+  if (!text.ok()) {
+    std::fprintf(stderr, "trtet-plan: the plan set cannot be written: %s\n", text.status().message().c_str());
+    return kPlanFailed;
+  }
+  if (!write_file(o.plan_set_out, *text)) return kPlanFailed;
+  std::printf("plan set of %zu plans written to %s. Apply it with apply_plan_set and follow the load with "
+              "plan_set_ladder (torch_tensorrt/executorch/PlanSet.h).\n",
+              set->plans.size(), o.plan_set_out.c_str());
+  return selection->infeasible + selection->uncovered == 0 ? kPlanOk : kPlanInfeasible;
+}
+
 int run(const PlanOptions& o) {
   if (!o.merge.empty()) return merge(o);
   int devices = 0;
@@ -72,6 +136,7 @@ int run(const PlanOptions& o) {
     std::fprintf(stderr, "trtet-plan: --device %d: only %d device(s) visible\n", o.device, devices);
     return kPlanUsage;
   }
+  if (!o.plan_set_out.empty()) return plan_set(o);
   auto result = run_planner_on_gpu(o, stdout);
   if (!result.ok()) {
     std::fprintf(stderr, "trtet-plan: %s\n", result.status().message().c_str());

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "plan/plan_set_select.h"
 #include "plan/rules.h"
 #include "run/stats.h"
 
@@ -33,6 +34,11 @@ constexpr char kDescription[] =
     "Several GPUs: plan each device (--device D --out planD.json), then merge the plans into the one file\n"
     "that names each model's device and partition (apply_partition_plan, the Triton backend's plan_file):\n"
     "  trtet-plan --merge 0=plan0.json --merge 1=plan1.json --out plans.json\n"
+    "\n"
+    "Partitions that follow the load: --plan-set FILE writes a plan set (a few plans made up front, each\n"
+    "model's curve on each) covering every mix of the models' expected rates, one --rate each:\n"
+    "  trtet-plan --model name=chat,... --model name=vision,... --rate chat=500:4000 --rate vision=50:400 \\\n"
+    "             --plans 4 --plan-set ladder.json\n"
     "\n"
     "Exit status: 0 a plan that meets every target beside the others; 1 bad arguments; 2 no GPU;\n"
     "3 a program failed to load or run, or a file could not be written; 4 no plan meets every target\n"
@@ -172,6 +178,13 @@ PlanParse parse_plan_options(int argc, const char* const* argv, bool have_test_e
       ->check(CLI::Range(1, 1000000));
   app.add_option("-o,--out", o.out, "the plan file to write")->capture_default_str();
   app.add_option("--csv", o.csv_prefix, "write PREFIX_curves.csv and PREFIX_verify.csv (tools/plot_plan.py)");
+  std::vector<std::string> rates;
+  app.add_option("--plan-set", o.plan_set_out, "write a plan set covering the --rate mixes to FILE (instead of --out)");
+  app.add_option("--rate", rates, "MODEL=LOW:HIGH calls/s (repeat, one per model): the rates expected (--plan-set)")
+      ->allow_extra_args(false);
+  app.add_option("--plans", o.max_plans, "the most plans of the set (--plan-set)")->capture_default_str();
+  app.add_option("--rate-levels", o.rate_levels, "rates sampled in each model's range (--plan-set)")
+      ->capture_default_str();
   app.add_flag("--test-engines", o.test_engines,
                "build engines with the project's test-engine factory (the programs tests/ generates)");
   app.add_option("--exhaustive-limit", o.exhaustive_limit,
@@ -187,7 +200,11 @@ PlanParse parse_plan_options(int argc, const char* const* argv, bool have_test_e
     outcome.message = code == 0 ? out.str() : "trtet-plan: " + err.str();
     return outcome;
   }
+  if (o.plan_set_out.empty() && (!rates.empty() || app.count("--plans") || app.count("--rate-levels"))) {
+    return usage_error("--rate, --plans and --rate-levels are for --plan-set");
+  }
   if (!merges.empty()) {
+    if (!o.plan_set_out.empty()) return usage_error("--merge merges plan files; it writes no plan set");
     if (!models.empty()) return usage_error("--merge merges plan files; it plans nothing: give no --model with it");
     std::set<int> devices;
     for (const std::string& m : merges) {
@@ -232,6 +249,26 @@ PlanParse parse_plan_options(int argc, const char* const* argv, bool have_test_e
     if (!counts.ok()) return usage_error("--sizes: " + counts.status().message());
   }
   if (o.out.empty()) return usage_error("--out: a file name is needed");
+  if (!o.plan_set_out.empty()) {
+    if (app.count("--remainder") && o.remainder != "none") {
+      return usage_error("--remainder: a plan set has no remainder (the SLO controller needs a curve for every "
+                         "partition, and none is measured on the SMs the models leave); leave it out");
+    }
+    o.remainder = "none";
+    if (o.max_plans < 1 || o.max_plans > 16) return usage_error("--plans: 1 to 16");
+    if (o.rate_levels < 2 || o.rate_levels > 16) return usage_error("--rate-levels: 2 to 16");
+    std::set<std::string> rated;
+    for (const std::string& text : rates) {
+      auto range = parse_rate_range(text);
+      if (!range.ok()) return usage_error(range.status().message());
+      if (names.count(range->model) == 0) return usage_error("--rate '" + text + "': no --model is named '" + range->model + "'");
+      if (!rated.insert(range->model).second) return usage_error("--rate: model '" + range->model + "' is given twice");
+      o.rates.push_back({range->model, {range->low_per_s, range->high_per_s}});
+    }
+    for (const ModelSpec& m : o.models) {
+      if (rated.count(m.name) == 0) return usage_error("--plan-set: model '" + m.name + "' has no --rate LOW:HIGH");
+    }
+  }
   PlanParse outcome;
   outcome.run = true;
   outcome.options = std::move(o);

@@ -45,6 +45,12 @@ struct PlanOptions {
   /// --merge DEVICE=FILE (repeat): no planning; the plan files for any device merged into one
   /// plan naming each device (--out). Needs no GPU.
   std::vector<std::pair<int, std::string>> merge;
+  /// --plan-set FILE: write a plan set (PlanSet.h) of at most `max_plans` plans covering the mixes
+  /// of the models' --rate ranges (Note [plan set selection], plan/plan_set_select.h) instead of one plan.
+  std::string plan_set_out;
+  std::vector<std::pair<std::string, std::pair<double, double>>> rates;  ///< per model: its --rate LOW, HIGH
+  int max_plans = 4;
+  int rate_levels = 4;
 };
 
 /// What parse_plan_options decided (as trtet-run's ParseOutcome): run, or exit with exit_code after
