@@ -211,6 +211,7 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
     std::atomic<bool> done{false};
     std::atomic<int> seq{0};     // the last switch whose switch_to returned
     std::atomic<int> served{0};  // the last switch a latency call has started after
+    std::atomic<bool> latency_stopped{false};  // its thread has left its loop (a failure, or done)
     std::vector<std::thread> threads;
     for (std::size_t m = 1; m < 3; ++m) {
       threads.emplace_back([&, m] {
@@ -264,6 +265,7 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
         samples.push_back({k, p, at});
         served.store(k, std::memory_order_release);
       }
+      latency_stopped.store(true);
     });
     for (int k = 1; k <= kSwitches && switch_failure.empty(); ++k) {
       target[k] = (k % 2 == 1) ? large : small;
@@ -278,14 +280,14 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
       returned[k] = t1;
       seq.store(k, std::memory_order_release);
       const Clock::time_point deadline = t1 + std::chrono::seconds(5);
-      while (served.load(std::memory_order_acquire) < k && failures[0].empty()) {
+      while (served.load(std::memory_order_acquire) < k && !latency_stopped.load()) {
         if (Clock::now() > deadline) {
           switch_failure = "no latency call in 5 s after switch " + std::to_string(k);
           break;
         }
         std::this_thread::yield();
       }
-      if (!failures[0].empty()) break;
+      if (latency_stopped.load()) break;
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     done.store(true);
