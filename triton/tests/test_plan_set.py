@@ -170,7 +170,8 @@ def test_a_target_on_a_set_without_curves_is_refused(server, repo):
 
 def test_a_target_no_plan_meets_is_logged_naming_the_model(server, repo):
     # 40 ms at 80 calls/s: lat8 measured nothing beyond 50 calls/s, lat32 predicts 50 ms.
-    set_model(repo, "too_tight", {"plan_set_model": "latency", "slo_p99_us": "40000", "slo_min_rate": "80"})
+    set_model(repo, "too_tight", {"plan_set_model": "latency", "slo_p99_us": "40000", "slo_min_rate": "80"},
+              gpu=harness.gpu_plan_fields() if GPUS > 0 else None)
     message = server.load("too_tight")
     log = server.log()
     assert "model 'too_tight': no plan of plan set" in log, log[-3000:]
