@@ -26,6 +26,7 @@
 #include "gpu_time.h"
 #include "instance.h"
 #include "model.h"
+#include "plan_set_serving.h"
 #include "trtet_triton/triton_api.h"
 
 // The entry points use the backend's parts by their names.
@@ -47,6 +48,7 @@ TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
   etr::register_pal(etr::PalImpl::create(&executorch_log, __FILE__));
   etr::runtime_init();
   make_metric_families();
+  make_plan_set_metric_families();
   log(TRITONSERVER_LOG_INFO, format("backend '%s' ready (backend API %u.%u; runtime %s)", name, major, minor,
                                     "torchtrt-executorch " TRTET_TRITON_VERSION));
   return nullptr;
@@ -55,6 +57,7 @@ TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
 TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend*) {
   finish_fault_domain();
   delete_metric_families();  // every instance (and its series) is finalized before the backend
+  delete_plan_set_metric_families();  // and every model (its plan set's series)
   return nullptr;
 }
 
@@ -170,6 +173,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
         TRITONBACKEND_ModelInstanceReportStatistics(instance, request, ok, exec_start, compute_start, compute_end, exec_end);
     if (stats != nullptr) TRITONSERVER_ErrorDelete(stats);
     if (ok) {
+      // The plan set's controller takes the request's compute time (Note [following the load]).
+      if (state.set != nullptr) state.set->add_sample(state.set_index, (compute_end - compute_start) / 1e3, compute_end / 1e9);
       account_gpu_time(state);  // after the response is sent and its statistics taken
       if (served == 0) batch_compute_start = compute_start;
       batch_compute_end = compute_end;

@@ -196,6 +196,13 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     if (set != etr::Error::Ok) return error(TRITONSERVER_ERROR_INVALID_ARG, executorch_failure("setting output '" + spec.name + "'", set));
   }
 
+  // A model following a plan set takes its stream now, at the call: the set's current plan's
+  // (a switch moves this model's next call; this one keeps the stream it took).
+  if (state.set != nullptr) {
+    auto stream = state.set->stream(state.set_model);
+    if (!stream.ok()) return error(TRITONSERVER_ERROR_INTERNAL, "the plan set's stream: " + stream.error().message());
+    state.stream = *stream;
+  }
   compute_start = now_ns();
   take_executorch_errors();
   // One request in gpu_time_every has its GPU time measured; the others run with the tracer at

@@ -68,7 +68,15 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
   if (split != model.splits.end()) {
     std::lock_guard<std::mutex> lock(g_splits_mutex);  // GreenContext::make_stream: one thread at a time
     DeviceSplit& s = *split->second;
-    if (!place->plan_partition.empty()) {
+    if (s.set != nullptr) {
+      // The set's stream for the model is taken again at every call (run_request): a switch moves the next one.
+      state.set = s.set.get();
+      state.set_model = *model.parameters.set.model;
+      state.set_index = state.set->model_index(state.set_model);
+      auto stream = state.set->stream(state.set_model);
+      if (!stream.ok()) return error(TRITONSERVER_ERROR_INTERNAL, "the plan set's stream: " + stream.error().message());
+      state.stream = *stream;
+    } else if (!place->plan_partition.empty()) {
       auto planned = s.planned.get(place->plan_partition);  // the name was checked against the plan at load
       if (!planned.ok()) return error(TRITONSERVER_ERROR_INTERNAL, "the plan's partition: " + planned.error().message());
       state.partition = *planned;
@@ -137,7 +145,11 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
   }
   log(TRITONSERVER_LOG_INFO,
       format("model '%s' instance '%s' on GPU %d, %s; stream_wait %s", model.name.c_str(), name, device,
-             state.partition != nullptr
+             state.set != nullptr
+                 ? format("following plan set %s as '%s' (now %s)", state.set->path().c_str(), state.set_model.c_str(),
+                          state.set->where(state.set_model).c_str())
+                       .c_str()
+             : state.partition != nullptr
                  ? format("a green-context partition of %u SMs%s", state.partition->sm_count(),
                           place->plan_partition.empty() ? "" : (" (plan partition '" + place->plan_partition + "')").c_str())
                        .c_str()

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,11 @@ struct InstanceState {
   ModelState* model = nullptr;
   std::string name;
   int device = 0;
-  et::GreenContext* partition = nullptr;  // null: the whole GPU
-  cudaStream_t stream = nullptr;
+  et::GreenContext* partition = nullptr;  // null: the whole GPU (or a plan set's)
+  cudaStream_t stream = nullptr;           // with a plan set: the stream of the call now or last
+  SetServing* set = nullptr;               // the plan set the model follows here (its split holds it)
+  std::string set_model;                   // the model's name in the set
+  std::optional<std::size_t> set_index;    // the same, as the set's controller counts models
   bool own_stream = false;
   std::unique_ptr<Module> module;
   GpuTimes* gpu_times = nullptr;  // the Module's tracer (it owns it); null without the server's metrics

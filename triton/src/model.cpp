@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "model_partitions.h"
+#include "model_plan_set.h"
 
 namespace trtet_triton {
 
@@ -192,6 +193,7 @@ TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& sta
   }
 
   TRTET_TRITON_RETURN_IF_ERROR(read_plans(state, location));
+  TRTET_TRITON_RETURN_IF_ERROR(read_plan_set_file(state, location));
 
   // 4. The GPU.
   std::string why;

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <torch_tensorrt/executorch/PartitionPlan.h>
+#include <torch_tensorrt/executorch/PlanSet.h>
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,11 +45,20 @@ struct ModelState {
     et::PartitionPlan plan;  // any_device(): for every device the model is on
   };
   std::map<std::string, Plan> plans;  // by the parameter's value, read and checked before the GPU
+  struct SetFile {
+    std::string path;  // resolved
+    std::string text;
+    et::PlanSet set;
+  };
+  std::optional<SetFile> plan_set;  // plan_set_file, read and checked before the GPU
   std::mutex mutex;                                      // places' `taken` (instances load in parallel)
   std::map<int, std::vector<std::string>> partitions_taken;  // plan partitions by device, released with the model
 
   ~ModelState() {
-    for (auto& [device, split] : splits) release_split(split, partitions_taken[device]);
+    for (auto& [device, split] : splits) {
+      if (split->set != nullptr) split->set->leave(name);  // its target and series go first
+      release_split(split, partitions_taken[device]);
+    }
   }
 };
 

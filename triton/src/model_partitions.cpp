@@ -1,5 +1,7 @@
 #include "model_partitions.h"
 
+#include "model_plan_set.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +11,18 @@
 namespace trtet_triton {
 
 namespace {
+
+std::string split_message(const et::Error& e) {
+  std::string text = e.message();
+  if (!e.closest_valid().empty()) {
+    text += " (closest request the GPU accepts:";
+    for (unsigned v : e.closest_valid()) text += " " + std::to_string(v);
+    text += ")";
+  }
+  return text;
+}
+
+}  // namespace
 
 std::string read_file_text(const std::string& path, std::string& why) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -30,18 +44,6 @@ std::string read_file_text(const std::string& path, std::string& why) {
   std::fclose(f);
   return text;
 }
-
-std::string split_message(const et::Error& e) {
-  std::string text = e.message();
-  if (!e.closest_valid().empty()) {
-    text += " (closest request the GPU accepts:";
-    for (unsigned v : e.closest_valid()) text += " " + std::to_string(v);
-    text += ")";
-  }
-  return text;
-}
-
-}  // namespace
 
 // Reads and checks every plan file the parameters name (no GPU needed): a missing file or a plan that
 // does not parse is refused here, on any machine.
@@ -104,6 +106,7 @@ TRITONSERVER_Error* check_device_plans(const ModelState& state, int gpus, const 
 
 // Takes (or makes) each device's split for the model's instances.
 TRITONSERVER_Error* acquire_partitions(ModelState& state) {
+  if (state.plan_set.has_value()) return acquire_plan_set(state);  // model_plan_set.cpp
   std::map<int, std::vector<InstancePlace*>> by_device;
   for (InstancePlace& place : state.places) by_device[place.device].push_back(&place);
   const Parameters& params = state.parameters;
@@ -148,7 +151,7 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
       auto existing = g_splits.find(device);
       if (existing != g_splits.end()) {
         split = existing->second;
-        if (split->plan_text != text || split->plan_text.empty()) {
+        if (split->plan_text != text || split->plan_text.empty() || split->set != nullptr) {
           return error(TRITONSERVER_ERROR_INVALID_ARG,
                        format("GPU %d is already split by %s; one split per device: every model on it must name the "
                               "same plan file (a second split would share SMs)",

@@ -31,6 +31,7 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
   if (it == config.end() || it->is_null()) return nullptr;
   if (!it->is_object()) return error(TRITONSERVER_ERROR_INVALID_ARG, "the config's 'parameters' is not a map");
   std::vector<std::string> unknown;
+  bool partition_named = false;
   for (const auto& [key, entry] : it->items()) {
     if (!entry.is_object() || !entry.contains("string_value") || !entry["string_value"].is_string()) {
       return error(TRITONSERVER_ERROR_INVALID_ARG, format("parameter '%s' has no string_value", key.c_str()));
@@ -58,6 +59,7 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
       out.device_plan_file[std::stoi(device)] = value;
     } else if (key == "plan_partition") {
       out.plan_partition = value;
+      partition_named = true;
     } else if (key == "method") {
       out.method = value;
     } else if (key == "stream_wait") {
@@ -76,7 +78,12 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
                           "in the server's environment (docs/SERVING.md)",
                           key.c_str()));
     } else {
-      unknown.push_back(key);
+      std::string why;
+      if (!read_set_parameter(key, value, out.set, why)) {
+        unknown.push_back(key);
+      } else if (!why.empty()) {
+        return error(TRITONSERVER_ERROR_INVALID_ARG, why);
+      }
     }
   }
   if (!unknown.empty()) {
@@ -84,10 +91,18 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
     for (const std::string& k : unknown) names += (names.empty() ? "'" : ", '") + k + "'";
     return error(TRITONSERVER_ERROR_INVALID_ARG,
                  format("unknown parameter%s %s; the backend takes sms, sms.<group>, plan_file, plan_file.<device>, "
-                        "plan_partition, method, gpu_time_every, stream_wait, use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, "
-                        "weight_streaming_budget",
+                        "plan_partition, plan_set_file, plan_set_model, slo_p99_us, slo_min_rate, slo_window_s, slo_interval_ms, "
+                        "slo_margin, slo_confirm, slo_dwell_s, slo_min_samples, method, gpu_time_every, stream_wait, "
+                        "use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, weight_streaming_budget",
                         unknown.size() > 1 ? "s" : "", names.c_str()));
   }
+  std::string other;
+  if (out.plan_file.has_value() || !out.device_plan_file.empty()) other = "a plan file (plan_file)";
+  else if (out.sms.has_value() || !out.group_sms.empty()) other = "SM counts (sms)";
+  else if (partition_named) other = "a plan partition (plan_partition)";
+  const std::string set_problem = check_set_parameters(out.set, other);
+  if (!set_problem.empty()) return error(TRITONSERVER_ERROR_INVALID_ARG, set_problem);
+  if (out.set.file.has_value() && !out.set.model.has_value()) out.set.model = model_name;
   if (out.sms.has_value() || !out.group_sms.empty()) {
     if (out.plan_file.has_value() || !out.device_plan_file.empty()) {
       return error(TRITONSERVER_ERROR_INVALID_ARG,

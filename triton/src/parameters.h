@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "set_parameters.h"
 #include "trtet_triton/triton_api.h"
 #include "wait.h"
 
@@ -29,6 +30,9 @@ using Json = nlohmann::json;
 //   plan_file.<d>       the plan for device <d> (overrides plan_file there)
 //   plan_partition      the plan's partition this model's instances take (default: the model's name);
 //                       with several instances on one device, <name>_<k> for the k-th (0, 1, ...)
+//   plan_set_file, plan_set_model, slo_*
+//                       a plan set the model's instances follow, its name there, its p99 target and
+//                       the set's controller (Note [plan set parameters], set_parameters.h)
 //   method              the program's method (default "forward")
 //   gpu_time_every      one request in N has its engine's GPU time measured (CUDA events around the
 //                       engine and its copies; Note [engine GPU time]), the first included: 1 times
@@ -49,6 +53,7 @@ struct Parameters {
   std::optional<std::string> plan_file;
   std::map<int, std::string> device_plan_file;
   std::string plan_partition;
+  SetParameters set;  // plan_set_file and the keys that go with it
   std::string method = "forward";
   unsigned gpu_time_every = 16;
   StreamWait stream_wait = StreamWait::kSync;

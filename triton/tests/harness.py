@@ -135,13 +135,13 @@ class Server:
             time.sleep(0.05)
         raise RuntimeError(f"{name} still loaded after 30 s")
 
-    def metric(self, family, model):
+    def metric(self, family, model=None):
         """The value of `family`'s series for `model` on the server's /metrics endpoint (summed over its
-        instances); None when there is no such series."""
+        instances; every series of the family when `model` is None); None when there is no such series."""
         import urllib.request
         text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=30).read().decode()
         values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                  if line.startswith(family + "{") and f'model="{model}"' in line]
+                  if line.startswith(family + "{") and (model is None or f'model="{model}"' in line)]
         return sum(values) if values else None
 
     def stop(self):
@@ -191,6 +191,27 @@ def plan_dict(partitions, remainder="", gpu=None):
     if remainder:
         plan["remainder"] = remainder
     return plan
+
+
+def plan_set_dict(plans, gpu=None):
+    """A trtet-plan-set (docs/PLANNING.md, "Plan sets") as a dict: `plans` is a list of (name,
+    partitions as (model, sms), remainder or "", curves: {model: [(rate_per_s, p99_us), ...]} or None)."""
+    gpu = gpu or plan_dict([])["gpu"]
+    out = {"format": "trtet-plan-set", "version": 1, "gpu": gpu, "plans": []}
+    for name, partitions, remainder, curves in plans:
+        plan = {"name": name, "partitions": plan_dict(partitions)["partitions"]}
+        if remainder:
+            plan["remainder"] = remainder
+        if curves:
+            plan["curves"] = {m: [{"rate_per_s": r, "p99_us": p} for r, p in points] for m, points in curves.items()}
+        out["plans"].append(plan)
+    return out
+
+
+def write_plan_set(path, plans, gpu=None):
+    """A trtet-plan-set file (plan_set_dict's)."""
+    with open(path, "w") as f:
+        json.dump(plan_set_dict(plans, gpu), f)
 
 
 def write_plans(path, devices):

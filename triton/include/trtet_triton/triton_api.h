@@ -124,6 +124,8 @@ TRITONSERVER_Error* TRITONSERVER_MetricNew(TRITONSERVER_Metric** metric, TRITONS
                                            const TRITONSERVER_Parameter** labels, const std::uint64_t label_count);
 TRITONSERVER_Error* TRITONSERVER_MetricDelete(TRITONSERVER_Metric* metric);
 TRITONSERVER_Error* TRITONSERVER_MetricIncrement(TRITONSERVER_Metric* metric, double value);
+// A gauge's value (a counter refuses it).
+TRITONSERVER_Error* TRITONSERVER_MetricSet(TRITONSERVER_Metric* metric, double value);
 
 // ---- backend API functions the backend calls ----
 TRITONSERVER_Error* TRITONBACKEND_ApiVersion(std::uint32_t* major, std::uint32_t* minor);
