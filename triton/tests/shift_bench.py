@@ -150,6 +150,22 @@ def request_times(traces):
     return out
 
 
+def served_rate(traces, model, start_ns, end_ns):
+    """Calls/s the server carried for `model`'s requests that started in [start_ns, end_ns]: their count
+    over the span from the first one's REQUEST_START to the last COMPUTE_END (a backlog stretches the
+    span: an open-loop load the partition cannot carry shows a rate below the one offered). nan for
+    fewer than two requests. perf_analyzer's own Inferences/Second is not used for this: over a short
+    run it counts its start-up and varies from run to run."""
+    starts, ends = [], []
+    for t in traces.values():
+        if t.get("model") == model and "COMPUTE_END" in t and start_ns <= t.get("REQUEST_START", -1) <= end_ns:
+            starts.append(t["REQUEST_START"])
+            ends.append(t["COMPUTE_END"])
+    if len(starts) < 2 or max(ends) <= min(starts):
+        return float("nan")
+    return len(starts) / ((max(ends) - min(starts)) / 1e9)
+
+
 def windows_of(samples, start_ns, window_s, count):
     """`count` windows of `window_s` from `start_ns`: [{"n", "calls_per_s", "p99_us"}] of the samples
     ((start ns, us)) that started in each."""
@@ -197,9 +213,9 @@ def phase_summary(samples, start_ns, phase_s, settle_s):
 
 
 def curve_from_points(points, sustained=SUSTAINED):
-    """A curve [(rate, p99_us)] from calibration points ({"rate", "throughput", "p99_us"}), in rate
-    order, ending before the first rate not sustained (throughput under `sustained` x rate) or
-    without a p99."""
+    """A curve [(rate, p99_us)] from calibration points ({"rate", "throughput", "p99_us"}: throughput
+    the rate the server carried, served_rate), in rate order, ending before the first rate not
+    sustained (throughput under `sustained` x rate) or without a p99."""
     out = []
     for p in sorted(points, key=lambda p: p["rate"]):
         if not (p["throughput"] >= sustained * p["rate"]) or not p["p99_us"] == p["p99_us"]:
@@ -444,10 +460,26 @@ def probe_problems(probe, tag):
     problems = []
     for m in MODELS:
         other = probe[MODELS[1 - MODELS.index(m)]]
-        same_plan = other["plan"] == probe[m]["plan"] and probe[m]["size"]
+        if not probe[m]["size"]:
+            problems.append(f"{tag}: model {m}: its plan is not known (no trtet_plan_set_plan on /metrics)")
+            continue
+        same_plan = other["plan"] == probe[m]["plan"]
         for p in sms_ok(probe[m]["sms"], probe[m]["size"], other["sms"] if same_plan else None):
             problems.append(f"{tag}: model {m} on plan {probe[m]['plan']}: {p}")
     return problems
+
+
+def warm_up(server, models, args, work, tag):
+    """--warmup-s of calls at the lowest rate of the run, untraced and unmeasured: the first calls of a
+    model (its engine's first launches, the server's first requests) are slower than the rest."""
+    if args.warmup_s <= 0:
+        return
+    rate = max(10.0, min(args.cal_rates) * args.rate)
+    count = max(int(rate), int(rate * args.warmup_s))
+    _, errors = Load({f"{tag}_warmup_{m}": pa_command(server, m, work, f"{tag}_warmup_{m}", rate=rate, count=count)
+                      for m in models}, work, args.warmup_s * 4 + 60).wait()
+    if errors:
+        raise RuntimeError("warm-up: " + "; ".join(errors))
 
 
 def calibrate(args, programs, sizes, gpu, work):
@@ -466,6 +498,7 @@ def calibrate(args, programs, sizes, gpu, work):
             runs = []
             try:
                 perf_bench.check_values(server, "a")
+                warm_up(server, ["a"], args, work, f"cal-{program}-{sms}")
                 perf_bench.enable_trace(server, "a")
                 for mult in args.cal_rates:
                     rate = mult * args.rate
@@ -476,22 +509,31 @@ def calibrate(args, programs, sizes, gpu, work):
                     figures, errors = load.wait()
                     if errors:
                         raise RuntimeError("; ".join(errors))
+                    figures[tag]["pa_throughput"] = figures[tag].pop("throughput")
                     runs.append({"rate": rate, "start_ns": load.t0, "end_ns": time.monotonic_ns(), **figures[tag]})
-                    print(f"  calibration {program} on {sms} SMs at {rate:g}/s: {figures[tag]['throughput']:.0f}/s, "
-                          f"client p99 {figures[tag]['client_p99_us']:.0f} us", flush=True)
-                    if figures[tag]["throughput"] < SUSTAINED * rate:
-                        break  # not sustained: higher rates would not be either
+                    print(f"  calibration {program} on {sms} SMs at {rate:g}/s: perf_analyzer "
+                          f"{figures[tag]['pa_throughput']:.0f}/s, client p99 {figures[tag]['client_p99_us']:.0f} us",
+                          flush=True)
+                    # perf_analyzer waits for every answer: a backlog stretches its run. One far past
+                    # the schedule was not carried (higher rates would not be either); the traces
+                    # judge the others (served_rate, below).
+                    if (runs[-1]["end_ns"] - runs[-1]["start_ns"]) / 1e9 > 1.5 * count / rate + 2.0:
+                        break
                 perf_bench.check_values(server, "a")
                 # TRACE_BATCH calls more, not measured, so the last point's traces are written.
                 Load({f"cal_flush_{program}_{sms}": pa_command(server, "a", work, f"cal_flush_{program}_{sms}", rate=200,
                                                                count=perf_bench.TRACE_BATCH)}, work, 120).wait()
             finally:
                 server.stop()
-            samples = request_times(perf_bench.read_traces(trace)).get("a", [])
+            traces = perf_bench.read_traces(trace)
+            samples = request_times(traces).get("a", [])
             for r in runs:
                 values = [us for t, us in samples if r["start_ns"] <= t <= r["end_ns"]]
                 r["p99_us"] = percentile(values, 99)
                 r["traced"] = len(values)
+                r["throughput"] = served_rate(traces, "a", r["start_ns"], r["end_ns"])
+                print(f"  calibration {program} on {sms} SMs at {r['rate']:g}/s: served {r['throughput']:.0f}/s, "
+                      f"p99 {r['p99_us']:.0f} us (queue + compute, {len(values)} traced)", flush=True)
             points.setdefault(program, {})[sms] = runs
     return points
 
@@ -500,12 +542,13 @@ def run_layout(name, params, args, phases, targets, work, plan_info=None):
     """One server with both models (`params`: {model: parameters}), both phases; the result dict."""
     import harness
     import perf_bench
-    repo = tempfile.mkdtemp(prefix=f"repo-{name}-", dir=work)
+    slug = re.sub(r"[^A-Za-z0-9_.-]", "-", name)  # no space in a path or a tag
+    repo = tempfile.mkdtemp(prefix=f"repo-{slug}-", dir=work)
     programs = {"a": args.program_a, "b": args.program_b}
     for m in MODELS:
         harness.make_model(repo, m, pte=programs[m], parameters=params[m], extra=ONE_GPU)
     sms_file = os.path.join(repo, "sms.txt")
-    trace = os.path.join(work, f"trace-{name}.json")
+    trace = os.path.join(work, f"trace-{slug}.json")
     out = {"layout": name, "checks": [], "problems": []}
     plan_info = plan_info or {"sizes": {}, "names": {}}
     server = start_server(repo, MODELS, sms_file, trace)
@@ -518,6 +561,7 @@ def run_layout(name, params, args, phases, targets, work, plan_info=None):
         if plan_info["sizes"]:
             out["probe_before"] = probe_models(server, sms_file, plan_info["sizes"], plan_info["names"], poller)
             out["problems"] += probe_problems(out["probe_before"], "before the load")
+        warm_up(server, MODELS, args, work, slug)
         counts_before = {m: inference_counts(server, m) for m in MODELS}
         for m in MODELS:
             perf_bench.enable_trace(server, m)
@@ -527,15 +571,15 @@ def run_layout(name, params, args, phases, targets, work, plan_info=None):
             commands = {}
             for m in MODELS:
                 iv = intervals_us(phases, args.phase_s, m)
-                commands[f"{name}_{m}"] = pa_command(server, m, work, f"{name}_{m}", intervals=iv, count=len(iv))
+                commands[f"{slug}_{m}"] = pa_command(server, m, work, f"{slug}_{m}", intervals=iv, count=len(iv))
             load = Load(commands, work, total_s * 3 + 60)
             launches = [load.t0]
             figures, errors = load.wait()
         else:
             figures, errors, launches = {}, [], []
             for i, rates in enumerate(phases):
-                commands = {f"{name}_{m}_p{i + 1}": pa_command(
-                    server, m, work, f"{name}_{m}_p{i + 1}", rate=rates[m],
+                commands = {f"{slug}_{m}_p{i + 1}": pa_command(
+                    server, m, work, f"{slug}_{m}_p{i + 1}", rate=rates[m],
                     count=max(int(rates[m]), int(round(rates[m] * args.phase_s)))) for m in MODELS}
                 load = Load(commands, work, args.phase_s * 3 + 60)
                 launches.append(load.t0)
@@ -558,7 +602,7 @@ def run_layout(name, params, args, phases, targets, work, plan_info=None):
         if poller:
             out["switches_metric"] = poller.read()[1] - switches_before
         # A flush: TRACE_BATCH calls more, not measured, so the last window's traces are written.
-        flush = Load({f"{name}_flush_{m}": pa_command(server, m, work, f"{name}_flush_{m}", rate=200,
+        flush = Load({f"{slug}_flush_{m}": pa_command(server, m, work, f"{slug}_flush_{m}", rate=200,
                                                       count=perf_bench.TRACE_BATCH) for m in MODELS}, work, 120)
         flush.wait()
         if plan_info["sizes"]:
@@ -655,6 +699,8 @@ def main():
     parser.add_argument("--cal-s", type=float, default=3.0, help="seconds per calibration point")
     parser.add_argument("--curves", help="the curves from a file instead of calibrating: "
                         '{"a": {"<sms>": [[rate, p99_us], ...]}, "b": {...}}')
+    parser.add_argument("--warmup-s", type=float, default=2.0,
+                        help="seconds of calls at the lowest calibration rate before each measurement, not measured")
     parser.add_argument("--slo-interval-ms", type=int, default=100)
     parser.add_argument("--slo-window-s", type=float, default=0.5)
     parser.add_argument("--no-goal", dest="goal", action="store_false", help="report the goal, do not fail on it")

@@ -151,3 +151,15 @@ def test_worst_ratio_and_sm_checks():
     assert "41 SMs on a partition of 40" in sb.sms_ok(list(range(41)), 40, None)[0]
     assert "shares SMs [39]" in sb.sms_ok(list(range(40)), 40, [39, 40])[0]
     assert sb.sms_ok([], 40, None) == ["no SMs recorded"]
+
+
+def test_served_rate_counts_the_backlog():
+    s = 1_000_000_000
+    # 10 calls offered at 10/s, each done 1 ms after it starts: carried.
+    carried = {k: {"model": "a", "REQUEST_START": k * s // 10, "COMPUTE_END": k * s // 10 + s // 1000} for k in range(10)}
+    assert sb.served_rate(carried, "a", 0, s) == pytest.approx(10 / 0.901)
+    # The same offered to a server that does 5/s: the last one done at 2 s.
+    backlog = {k: {"model": "a", "REQUEST_START": k * s // 10, "COMPUTE_END": (k + 1) * s // 5} for k in range(10)}
+    assert sb.served_rate(backlog, "a", 0, s) == pytest.approx(5.0)
+    assert sb.served_rate(backlog, "b", 0, s) != sb.served_rate(backlog, "b", 0, s)  # nan: no request
+    assert sb.served_rate(backlog, "a", 0, 0) != sb.served_rate(backlog, "a", 0, 0)  # one request
