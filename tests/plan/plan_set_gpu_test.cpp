@@ -23,36 +23,11 @@
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "green/probe.h"
+#include "plan/plan_set_ladder.h"
 #include "session/session_fixture.h"
 
 namespace trtet_test {
 namespace {
-
-// The ladder on this GPU: the latency model on 2, 3, 4 and 6 granules (16, 24, 32 and 48 SMs on the
-// H200), batch on 4, the rest for the others. Nothing where one split here cannot hand out the top plan.
-std::optional<ex::PlanSet> ladder_here(const ex::PlanGpu& gpu) {
-  const unsigned u = gpu.granularity;
-  if (10 * u > gpu.max_partitioned_sms || 10 * u >= gpu.sm_count) return std::nullopt;
-  ex::PlanSet set;
-  set.gpu = gpu;
-  set.gpu.device = -1;
-  for (unsigned granules : {2u, 3u, 4u, 6u}) {
-    ex::SetPlan p;
-    p.name = "latency-" + std::to_string(granules * u);
-    p.partitions = {{"latency", granules * u, 250, 0, 0, 0, ""}, {"batch", 4 * u, 2000, 0, 0, 0, ""}};
-    p.remainder_name = "others";
-    set.plans.push_back(p);
-  }
-  return set;
-}
-
-std::size_t free_bytes() {
-  std::size_t free = 0, total = 0;
-  if (cudaMemGetInfo(&free, &total) != cudaSuccess) (void)cudaGetLastError();
-  return free;
-}
-
-double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 class PlanSetGpu : public ::testing::Test {
  protected:
