@@ -160,9 +160,12 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
   ASSERT_EQ(cudaEventCreateWithFlags(&started, cudaEventDisableTiming), cudaSuccess);
 
   constexpr int kSwitches = 1000;
+  // Per latency call: the last switch it saw, its plan, when it was issued (just before the event
+  // that marks its start on its stream) and when that event was seen reached (it started running).
   struct Sample {
     int seq;
     std::size_t plan;
+    Clock::time_point issued;
     Clock::time_point started;
   };
   std::vector<Sample> samples;
@@ -213,6 +216,7 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
           failure = "stream() gave a stream of no partition of the latency model";
           break;
         }
+        const Clock::time_point issued = Clock::now();
         if (cudaEventRecord(started, *stream) != cudaSuccess) {
           failure = "cudaEventRecord failed";
           break;
@@ -237,7 +241,7 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
           failure = "a call ran outside plan '" + parts->plans()[p] + "''s partition";
         }
         if (failure.empty() && !s.cuda_engine()->clear_recorded_sms().ok()) failure = "clear_recorded_sms failed";
-        samples.push_back({k, p, at});
+        samples.push_back({k, p, issued, at});
         served.store(k, std::memory_order_release);
       }
       latency_stopped.store(true);
@@ -275,14 +279,25 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
   const char* names[] = {"latency", "batch", "others"};
   for (std::size_t m = 0; m < 3; ++m) EXPECT_TRUE(failures[m].empty()) << names[m] << ": " << failures[m];
 
-  // Per switch, the first latency call issued after it: on the plan switched to.
-  std::vector<double> first_us, switches_us;
+  // Per switch, the first latency call issued after it: on the plan switched to. Three times each:
+  // from switch_to's return until that call started on the GPU (first_us), which holds the latency
+  // thread finishing the call it was in (checks and the next inputs included: the test's loop, not
+  // the switch); from the call's issue until it started (first_issue_us), the switch's cost to the
+  // call (the wait on the previous call's completion on the old plan's stream); and the same for
+  // the calls that came after no switch (steady_issue_us), the baseline.
+  std::vector<double> first_us, first_issue_us, steady_issue_us, switches_us;
   std::vector<bool> seen(kSwitches + 1, false);
+  auto us = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
   for (const Sample& sample : samples) {
-    if (sample.seq < 1 || sample.seq > kSwitches || seen[sample.seq]) continue;
+    if (sample.seq < 1 || sample.seq > kSwitches || seen[sample.seq]) {
+      if (sample.seq >= 1) steady_issue_us.push_back(us(sample.started - sample.issued));
+      continue;
+    }
     seen[sample.seq] = true;
     EXPECT_EQ(sample.plan, target[sample.seq]) << "the first call after switch " << sample.seq << " ran on another plan";
-    first_us.push_back(std::chrono::duration<double, std::micro>(sample.started - returned[sample.seq]).count());
+    EXPECT_GE(sample.issued, returned[sample.seq]) << "switch " << sample.seq;
+    first_us.push_back(us(sample.started - returned[sample.seq]));
+    first_issue_us.push_back(us(sample.started - sample.issued));
   }
   for (int k = 1; k <= kSwitches; ++k) {
     if (seen[k]) switches_us.push_back(switch_us[k]);
@@ -291,10 +306,14 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
   EXPECT_GT(load_calls[1], 0);
   EXPECT_GT(load_calls[2], 0);
   std::printf("plan_set.switch_cost gpu='%s' switches=%zu switch_to_us_p50=%.3f switch_to_us_p99=%.3f "
-              "first_call_started_us_p50=%.1f first_call_started_us_p99=%.1f load_calls=%d "
+              "first_call_issue_to_start_us_p50=%.1f first_call_issue_to_start_us_p99=%.1f "
+              "steady_call_issue_to_start_us_p50=%.1f steady_call_issue_to_start_us_p99=%.1f steady_calls=%zu "
+              "switch_return_to_first_start_us_p50=%.1f switch_return_to_first_start_us_p99=%.1f load_calls=%d "
               "plans=%zu set_mib=%.1f per_plan_mib=%.1f given_back_mib=%.1f\n",
               gpu_.name.c_str(), first_us.size(), percentile(switches_us, 0.5), percentile(switches_us, 0.99),
-              percentile(first_us, 0.5), percentile(first_us, 0.99), load_calls[1] + load_calls[2], set_.plans.size(),
+              percentile(first_issue_us, 0.5), percentile(first_issue_us, 0.99), percentile(steady_issue_us, 0.5),
+              percentile(steady_issue_us, 0.99), steady_issue_us.size(), percentile(first_us, 0.5),
+              percentile(first_us, 0.99), load_calls[1] + load_calls[2], set_.plans.size(),
               mib(static_cast<double>(before) - static_cast<double>(made)),
               mib((static_cast<double>(before) - static_cast<double>(made)) / static_cast<double>(set_.plans.size())),
               mib(static_cast<double>(after) - static_cast<double>(held)));

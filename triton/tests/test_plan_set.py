@@ -269,11 +269,14 @@ def test_the_models_switch_plans_under_load_with_correct_values(server, repo):
     assert server.load("bulk") is None, server.log()[-3000:]
     assert server.metric("trtet_plan_set_plan", "latency") == 0
     assert server.metric("trtet_plan_set_plan", "bulk") == 0
+    # The counter is the GPU's over the server's life: earlier sets on this GPU (a target no plan
+    # meets moves to the best plan) have counted already.
+    switches_before = server.metric("trtet_plan_set_switches") or 0
     # A light load (about 10 calls/s) keeps lat8.
     for _ in range(10):
         infer(server.client, "latency")
         time.sleep(0.1)
-    assert server.metric("trtet_plan_set_switches") == 0
+    assert (server.metric("trtet_plan_set_switches") or 0) == switches_before
     # A heavy one (4 threads, well over 50 calls/s) moves both models to lat32; every value checked.
     stop = threading.Event()
     failures = []
@@ -298,7 +301,7 @@ def test_the_models_switch_plans_under_load_with_correct_values(server, repo):
     assert not failures, failures[:3]
     assert server.metric("trtet_plan_set_plan", "latency") == 1, server.log()[-3000:]
     assert server.metric("trtet_plan_set_plan", "bulk") == 1
-    assert server.metric("trtet_plan_set_switches") >= 1
+    assert (server.metric("trtet_plan_set_switches") or 0) >= switches_before + 1
     log = server.log()
     assert f"plan set {path} on GPU 0: switched to plan 'lat32' (index 1): switch from plan \"lat8\" to \"lat32\"" in log
     # Idle: lat8 is better again and wins after 3 decisions in a row.
