@@ -132,17 +132,17 @@ std::size_t checked_call(const ex::PlanSetPartitions& parts, const Probed& probe
 
 // The switch's cost under load: batch and others called continuously from two threads (each call
 // checked), the latency model from a third, and 1000 switches alternating between the smallest and the
-// largest plan. Two numbers per switch:
+// largest plan, after 200 latency calls without a switch (the baseline). Per switch:
 //  - switch_to: the host time of the call itself;
-//  - first call started: host time from switch_to's return until the latency model's first call
-//    issued after it (the first call whose thread read the switch's sequence number, published after
-//    switch_to returned, before it called stream()) has started on the GPU. "Started" is a CUDA event
-//    recorded on the call's stream just before execute, polled by the calling thread from execute's
-//    return until it completes: the time the host sees the GPU reach the call. The caller waits for
-//    each of its calls, so nothing of its own is queued before the event; the number includes what
-//    remained of the model's call in flight on the old plan when the switch came (its caller issues
-//    the next call once that one is done), the host's issue of the call and the event's observation
-//    (about a microsecond of polling).
+//  - the first call after it: the latency model's first call issued after switch_to returned (its
+//    thread read the switch's sequence number, published after the return, before it called
+//    stream()), from its issue until its work is done on the GPU (a CUDA event recorded on the
+//    call's stream right after execute, polled until it completes). Its plan is the new one, and
+//    what it waits for that a call without a switch does not is the move to the new plan's stream
+//    (the wait on the model's last call on the old one). Against the same time of the baseline's
+//    calls, it is what a switch costs the call that follows it;
+//  - switch return to the first call's end: the above plus the latency thread finishing the call it
+//    was in when the switch came (and its checks): the time until the new plan has carried a call.
 // Also the device memory of the four plans (cudaMemGetInfo before and after apply, after destroy).
 TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan) {
   std::vector<SessionUnderTest> sessions;
@@ -156,17 +156,18 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
     ASSERT_NE(sessions.back().cuda_engine(), nullptr);
     ios.push_back(std::make_unique<AxpbyIo>(Memory::kDevice, Memory::kDevice, Shape{64, 4096}));
   }
-  cudaEvent_t started = nullptr;
-  ASSERT_EQ(cudaEventCreateWithFlags(&started, cudaEventDisableTiming), cudaSuccess);
+  cudaEvent_t finished = nullptr;
+  ASSERT_EQ(cudaEventCreateWithFlags(&finished, cudaEventDisableTiming), cudaSuccess);
+  constexpr int kBaselineCalls = 200;
 
   constexpr int kSwitches = 1000;
-  // Per latency call: the last switch it saw, its plan, when it was issued (just before the event
-  // that marks its start on its stream) and when that event was seen reached (it started running).
+  // Per latency call: the last switch it saw, its plan, when it was issued (before execute) and when
+  // the event recorded after it was seen reached (its work done).
   struct Sample {
     int seq;
     std::size_t plan;
     Clock::time_point issued;
-    Clock::time_point started;
+    Clock::time_point done;
   };
   std::vector<Sample> samples;
   std::vector<double> switch_us(kSwitches + 1, 0);
@@ -189,6 +190,7 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
     std::atomic<bool> done{false};
     std::atomic<int> seq{0};     // the last switch whose switch_to returned
     std::atomic<int> served{0};  // the last switch a latency call has started after
+    std::atomic<int> latency_calls{0};
     std::atomic<bool> latency_stopped{false};  // its thread has left its loop (a failure, or done)
     std::vector<std::thread> threads;
     for (std::size_t m = 1; m < 3; ++m) {
@@ -217,17 +219,17 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
           break;
         }
         const Clock::time_point issued = Clock::now();
-        if (cudaEventRecord(started, *stream) != cudaSuccess) {
-          failure = "cudaEventRecord failed";
-          break;
-        }
         const ex::Status st = execute_on(*stream, *s.session, io.args());
         if (!st.ok()) {
           failure = "call: " + st.message();
           break;
         }
+        if (cudaEventRecord(finished, *stream) != cudaSuccess) {
+          failure = "cudaEventRecord failed";
+          break;
+        }
         cudaError_t e = cudaErrorNotReady;
-        while ((e = cudaEventQuery(started)) == cudaErrorNotReady) {
+        while ((e = cudaEventQuery(finished)) == cudaErrorNotReady) {
         }
         const Clock::time_point at = Clock::now();
         if (e != cudaSuccess || cudaStreamSynchronize(*stream) != cudaSuccess) {
@@ -243,9 +245,15 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
         if (failure.empty() && !s.cuda_engine()->clear_recorded_sms().ok()) failure = "clear_recorded_sms failed";
         samples.push_back({k, p, issued, at});
         served.store(k, std::memory_order_release);
+        latency_calls.fetch_add(1, std::memory_order_release);
       }
       latency_stopped.store(true);
     });
+    const Clock::time_point baseline_deadline = Clock::now() + std::chrono::seconds(30);
+    while (latency_calls.load(std::memory_order_acquire) < kBaselineCalls && !latency_stopped.load() &&
+           Clock::now() < baseline_deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     for (int k = 1; k <= kSwitches && switch_failure.empty(); ++k) {
       target[k] = (k % 2 == 1) ? large : small;
       const Clock::time_point t0 = Clock::now();
@@ -274,31 +282,27 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
     held = free_bytes();
   }
   const std::size_t after = free_bytes();
-  EXPECT_EQ(cudaEventDestroy(started), cudaSuccess);
+  EXPECT_EQ(cudaEventDestroy(finished), cudaSuccess);
   EXPECT_TRUE(switch_failure.empty()) << switch_failure;
   const char* names[] = {"latency", "batch", "others"};
   for (std::size_t m = 0; m < 3; ++m) EXPECT_TRUE(failures[m].empty()) << names[m] << ": " << failures[m];
 
-  // Per switch, the first latency call issued after it: on the plan switched to. Three times each:
-  // from switch_to's return until that call started on the GPU (first_us), which holds the latency
-  // thread finishing the call it was in (checks and the next inputs included: the test's loop, not
-  // the switch); from the call's issue until it started (first_issue_us), the switch's cost to the
-  // call (the wait on the previous call's completion on the old plan's stream); and the same for
-  // the calls that came after no switch (steady_issue_us), the baseline.
-  std::vector<double> first_us, first_issue_us, steady_issue_us, switches_us;
+  // Per switch, the first latency call issued after it: on the plan switched to, issued after the
+  // switch returned. Its issue-to-done time against the baseline's (the calls before any switch), and
+  // the time from the switch's return to its end.
+  std::vector<double> first_us, first_call_us, baseline_us, switches_us;
   std::vector<bool> seen(kSwitches + 1, false);
   auto us = [](Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); };
   for (const Sample& sample : samples) {
-    if (sample.seq < 1 || sample.seq > kSwitches || seen[sample.seq]) {
-      if (sample.seq >= 1) steady_issue_us.push_back(us(sample.started - sample.issued));
-      continue;
-    }
+    if (sample.seq == 0) baseline_us.push_back(us(sample.done - sample.issued));
+    if (sample.seq < 1 || sample.seq > kSwitches || seen[sample.seq]) continue;
     seen[sample.seq] = true;
     EXPECT_EQ(sample.plan, target[sample.seq]) << "the first call after switch " << sample.seq << " ran on another plan";
     EXPECT_GE(sample.issued, returned[sample.seq]) << "switch " << sample.seq;
-    first_us.push_back(us(sample.started - returned[sample.seq]));
-    first_issue_us.push_back(us(sample.started - sample.issued));
+    first_us.push_back(us(sample.done - returned[sample.seq]));
+    first_call_us.push_back(us(sample.done - sample.issued));
   }
+  EXPECT_GE(baseline_us.size(), static_cast<std::size_t>(kBaselineCalls)) << "latency calls before the first switch";
   for (int k = 1; k <= kSwitches; ++k) {
     if (seen[k]) switches_us.push_back(switch_us[k]);
   }
@@ -306,13 +310,13 @@ TEST_F(PlanSetSwitchGpu, SwitchCostUnderLoadIsMeasuredAndEveryCallRunsOnItsPlan)
   EXPECT_GT(load_calls[1], 0);
   EXPECT_GT(load_calls[2], 0);
   std::printf("plan_set.switch_cost gpu='%s' switches=%zu switch_to_us_p50=%.3f switch_to_us_p99=%.3f "
-              "first_call_issue_to_start_us_p50=%.1f first_call_issue_to_start_us_p99=%.1f "
-              "steady_call_issue_to_start_us_p50=%.1f steady_call_issue_to_start_us_p99=%.1f steady_calls=%zu "
-              "switch_return_to_first_start_us_p50=%.1f switch_return_to_first_start_us_p99=%.1f load_calls=%d "
+              "first_call_after_switch_us_p50=%.1f first_call_after_switch_us_p99=%.1f "
+              "call_without_switch_us_p50=%.1f call_without_switch_us_p99=%.1f baseline_calls=%zu "
+              "switch_return_to_first_call_done_us_p50=%.1f switch_return_to_first_call_done_us_p99=%.1f load_calls=%d "
               "plans=%zu set_mib=%.1f per_plan_mib=%.1f given_back_mib=%.1f\n",
               gpu_.name.c_str(), first_us.size(), percentile(switches_us, 0.5), percentile(switches_us, 0.99),
-              percentile(first_issue_us, 0.5), percentile(first_issue_us, 0.99), percentile(steady_issue_us, 0.5),
-              percentile(steady_issue_us, 0.99), steady_issue_us.size(), percentile(first_us, 0.5),
+              percentile(first_call_us, 0.5), percentile(first_call_us, 0.99), percentile(baseline_us, 0.5),
+              percentile(baseline_us, 0.99), baseline_us.size(), percentile(first_us, 0.5),
               percentile(first_us, 0.99), load_calls[1] + load_calls[2], set_.plans.size(),
               mib(static_cast<double>(before) - static_cast<double>(made)),
               mib((static_cast<double>(before) - static_cast<double>(made)) / static_cast<double>(set_.plans.size())),

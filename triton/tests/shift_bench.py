@@ -668,6 +668,14 @@ def print_layout(r, targets, window_s):
                          f"{targets[m]:.0f}, {'met' if x['met'] else 'MISSED'}) {x['steady']['calls_per_s']:.0f}/s; "
                          f"first {x['settling']['n']} calls p99 {x['settling']['p99_us']:.0f}")
         print(f"  {r['layout']:<22} phase {phase['phase']}: {'; '.join(parts)}; settled after {settle}")
+        # Windows over a target after the first (the shift's own), per model: isolated misses that
+        # keep "settled" from coming, told apart from a plan that stays wrong.
+        late = []
+        for m, x in phase["models"].items():
+            over = [f"{i}: {w['p99_us']:.0f}" for i, w in enumerate(x.get("windows", []))
+                    if i > 0 and w.get("p99_us") is not None and w["p99_us"] > targets[m]]
+            late.append(f"{m} {len(over)} of {max(len(x.get('windows', [])) - 1, 0)}" + (f" ({', '.join(over[:6])} us)" if over else ""))
+        print(f"  {'':<22}   windows after the first over the target: {'; '.join(late)}")
         if "plan_per_window" in phase:
             plans = phase["plan_per_window"]
             print(f"  {'':<22}   plan per {window_s:g} s window (a/b): "
