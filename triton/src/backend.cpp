@@ -133,11 +133,15 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
   std::uint64_t served = 0;
   // Every request gets its response and is released here, success or not: the backend owns them
   // once this function is called, and one request's failure leaves the instance serving the next.
+  std::uint64_t previous_end = exec_start;
   for (std::uint32_t r = 0; r < request_count; ++r) {
     TRITONBACKEND_Request* request = requests[r];
     TRITONBACKEND_Response* response = nullptr;
+    state.points = RequestPoints{};
+    state.points.start = previous_end;
     TRITONSERVER_Error* e = TRITONBACKEND_ResponseNew(&response, request);
     std::uint64_t compute_start = now_ns();
+    state.points.response_new = compute_start;
     std::uint64_t compute_end = compute_start;
     if (e == nullptr && poisoned) {
       e = error(TRITONSERVER_ERROR_UNAVAILABLE,
@@ -169,6 +173,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
       TRITONSERVER_ErrorDelete(e);
     }
     const std::uint64_t exec_end = now_ns();
+    state.points.send = exec_end;
     TRITONSERVER_Error* stats =
         TRITONBACKEND_ModelInstanceReportStatistics(instance, request, ok, exec_start, compute_start, compute_end, exec_end);
     if (stats != nullptr) TRITONSERVER_ErrorDelete(stats);
@@ -182,6 +187,11 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     }
     TRITONSERVER_Error* released = TRITONBACKEND_RequestRelease(request, kTritonRequestReleaseAll);
     if (released != nullptr) TRITONSERVER_ErrorDelete(released);
+    previous_end = now_ns();
+    if (ok) {  // every point set: the request got through run_request (Note [request phases])
+      state.points.release = previous_end;
+      state.metrics.add_phases(state.points);
+    }
   }
   if (served > 0) {
     TRITONSERVER_Error* stats = TRITONBACKEND_ModelInstanceReportBatchStatistics(

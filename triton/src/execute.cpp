@@ -118,6 +118,8 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     if (set != etr::Error::Ok) return error(TRITONSERVER_ERROR_INVALID_ARG, executorch_failure("setting input '" + spec.name + "'", set));
   }
 
+  state.points.inputs = now_ns();
+
   // Outputs: the ones the client asked for (all when it named none). A static output is written into
   // its response buffer in place; a dynamic one (its shape known only once the call ran) into a
   // scratch of its bound, and a planned one into the program's memory: both are copied into a
@@ -204,6 +206,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     state.stream = *stream;
   }
   compute_start = now_ns();
+  state.points.outputs = compute_start;
   take_executorch_errors();
   // One request in gpu_time_every has its GPU time measured; the others run with the tracer at
   // kProfileMethodOnly, where the delegate records no events (Note [engine GPU time]).
@@ -220,6 +223,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     called.emplace(state.module->execute(model.parameters.method));
   }
   etr::Result<std::vector<etr::EValue>>& result = *called;
+  state.points.execute = now_ns();
   if (!result.ok()) {
     // What the call left on the stream settles first: a sticky error there poisons the process
     // (Note [the fault domain]); any other stays this request's.
@@ -237,6 +241,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     return error(code, what);
   }
   const cudaError_t synced = state.waiter->wait(state.stream);  // Note [waiting for the stream]
+  state.points.stream_wait = now_ns();
   if (synced != cudaSuccess) {
     compute_end = now_ns();
     const std::string what = format("model '%s' instance '%s': the call's stream failed", model.name.c_str(), state.name.c_str());
@@ -311,6 +316,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     return failed;
   }
   compute_end = now_ns();
+  state.points.late_outputs = compute_end;
   return nullptr;
 }
 

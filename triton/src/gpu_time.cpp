@@ -10,13 +10,16 @@ struct Metrics {
   TRITONSERVER_MetricFamily* engine_us = nullptr;
   TRITONSERVER_MetricFamily* staging_us = nullptr;
   TRITONSERVER_MetricFamily* requests = nullptr;
+  TRITONSERVER_MetricFamily* phase_us = nullptr;
+  TRITONSERVER_MetricFamily* phase_requests = nullptr;
 };
 Metrics g_metrics;  // made in TRITONBACKEND_Initialize, deleted in TRITONBACKEND_Finalize
 
 }  // namespace
 
 void delete_metric_families() {
-  for (TRITONSERVER_MetricFamily** f : {&g_metrics.engine_us, &g_metrics.staging_us, &g_metrics.requests}) {
+  for (TRITONSERVER_MetricFamily** f : {&g_metrics.engine_us, &g_metrics.staging_us, &g_metrics.requests,
+                                         &g_metrics.phase_us, &g_metrics.phase_requests}) {
     if (*f == nullptr) continue;
     TRITONSERVER_Error* e = TRITONSERVER_MetricFamilyDelete(*f);
     if (e != nullptr) TRITONSERVER_ErrorDelete(e);
@@ -38,6 +41,11 @@ void make_metric_families() {
        "Cumulative GPU time of the delegate's host<->device staging copies of successful requests, in microseconds"},
       {&g_metrics.requests, "trtet_engine_gpu_requests",
        "Successful requests whose GPU times are in trtet_engine_gpu_duration_us and trtet_staging_gpu_duration_us"},
+      {&g_metrics.phase_us, "trtet_request_phase_duration_us",
+       "Cumulative host time of successful requests in each phase of the backend (label phase: response_new, inputs, "
+       "outputs, execute, stream_wait, late_outputs, send, release), in microseconds"},
+      {&g_metrics.phase_requests, "trtet_request_phase_requests",
+       "Successful requests whose phases are in trtet_request_phase_duration_us"},
   };
   for (const auto& f : families) {
     TRITONSERVER_Error* e = TRITONSERVER_MetricFamilyNew(f.family, TRITONSERVER_METRIC_KIND_COUNTER, f.name, f.help);
@@ -64,14 +72,59 @@ TRITONSERVER_Error* InstanceMetrics::make(const std::string& model, std::uint64_
   for (const auto& [key, value] : pairs) labels.push_back(TRITONSERVER_ParameterNew(key, TRITONSERVER_PARAMETER_STRING, value));
   TRITONSERVER_Error* e = nullptr;
   const std::pair<TRITONSERVER_Metric**, TRITONSERVER_MetricFamily*> made[] = {
-      {&engine_us, g_metrics.engine_us}, {&staging_us, g_metrics.staging_us}, {&requests, g_metrics.requests}};
+      {&engine_us, g_metrics.engine_us},
+      {&staging_us, g_metrics.staging_us},
+      {&requests, g_metrics.requests},
+      {&phase_requests, g_metrics.phase_requests}};
   for (const auto& [metric, family] : made) {
     if (e == nullptr) e = TRITONSERVER_MetricNew(metric, family, labels.data(), labels.size());
+  }
+  for (std::size_t p = 0; p < kPhases && e == nullptr; ++p) {
+    labels.push_back(TRITONSERVER_ParameterNew("phase", TRITONSERVER_PARAMETER_STRING, phase_name(static_cast<Phase>(p))));
+    e = TRITONSERVER_MetricNew(&phase_us[p], g_metrics.phase_us, labels.data(), labels.size());
+    TRITONSERVER_ParameterDelete(const_cast<TRITONSERVER_Parameter*>(labels.back()));
+    labels.pop_back();
   }
   for (const TRITONSERVER_Parameter* label : labels) {
     TRITONSERVER_ParameterDelete(const_cast<TRITONSERVER_Parameter*>(label));
   }
   return e;
+}
+
+// ---- where a request's time goes (Note [request phases], gpu_time.h) ----
+
+const char* phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::kResponseNew: return "response_new";
+    case Phase::kInputs: return "inputs";
+    case Phase::kOutputs: return "outputs";
+    case Phase::kExecute: return "execute";
+    case Phase::kStreamWait: return "stream_wait";
+    case Phase::kLateOutputs: return "late_outputs";
+    case Phase::kSend: return "send";
+    case Phase::kRelease: return "release";
+    case Phase::kCount: break;
+  }
+  return "?";
+}
+
+void InstanceMetrics::add_phases(const RequestPoints& p) {
+  const std::uint64_t points[] = {p.start,       p.response_new, p.inputs, p.outputs, p.execute,
+                                  p.stream_wait, p.late_outputs, p.send,   p.release};
+  for (std::size_t i = 0; i < kPhases; ++i) {
+    phase_ns_[i] += points[i + 1] >= points[i] ? points[i + 1] - points[i] : 0;
+  }
+  if (++phase_count_ >= kPhaseFlushEvery) flush_phases();
+}
+
+void InstanceMetrics::flush_phases() {
+  if (phase_count_ == 0) return;
+  for (std::size_t i = 0; i < kPhases; ++i) {
+    increment(phase_us[i], static_cast<double>(phase_ns_[i]) / 1e3);
+    phase_ns_[i] = 0;
+  }
+  increment(phase_requests, static_cast<double>(phase_count_));
+  phase_count_ = 0;
 }
 
 }  // namespace trtet_triton

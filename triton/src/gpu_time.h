@@ -40,31 +40,80 @@ void make_metric_families();
 void delete_metric_families();
 bool have_metrics();
 
-// One instance's series of the three counters.
+// Note [request phases]
+// ---------------------
+// Where a request's time in the backend goes, on the host clock, every successful request, in the
+// order the backend spends it. Triton's compute input is response_new + inputs + outputs, compute
+// infer is execute + stream_wait + late_outputs, compute output is send; release comes after the
+// end the backend reports (statistics, the controller's sample, the GPU-time flush, the request's
+// release): outside Triton's figures, but the instance serves nothing else meanwhile.
+//   response_new   from the batch's start (the first request) or the previous request's end
+//   inputs         each input checked and bound to the method
+//   outputs        each output's buffer (the response's, or a scratch) bound; the plan set's stream
+//   execute        Module::execute under the stream guard (with host I/O it returns with outputs
+//                  written, so this holds the GPU work too)
+//   stream_wait    the instance's wait for its stream (stream_wait)
+//   late_outputs   dynamic and planned outputs copied into the response, and their wait
+//   send           TRITONBACKEND_ResponseSend (the frontend's work on the response, in this thread)
+//   release        statistics reported, the controller's sample, the request released
+// Sums are kept per instance and added to the counters every kPhaseFlushEvery requests (one
+// increment per phase then, not per request): trtet_request_phase_duration_us{phase} and
+// trtet_request_phase_requests, labels model, version, instance and gpu as the GPU times'.
+enum class Phase : std::size_t { kResponseNew, kInputs, kOutputs, kExecute, kStreamWait, kLateOutputs, kSend, kRelease, kCount };
+constexpr std::size_t kPhases = static_cast<std::size_t>(Phase::kCount);
+constexpr std::uint64_t kPhaseFlushEvery = 32;
+const char* phase_name(Phase phase);
+
+// The host-clock points of one request (ns, now_ns()): each phase ends at its point; zero where
+// the request did not get that far.
+struct RequestPoints {
+  std::uint64_t start = 0, response_new = 0, inputs = 0, outputs = 0, execute = 0, stream_wait = 0, late_outputs = 0,
+                send = 0, release = 0;
+};
+
+// One instance's series of the counters.
 struct InstanceMetrics {
   TRITONSERVER_Metric* engine_us = nullptr;
   TRITONSERVER_Metric* staging_us = nullptr;
   TRITONSERVER_Metric* requests = nullptr;
+  TRITONSERVER_Metric* phase_us[kPhases] = {};
+  TRITONSERVER_Metric* phase_requests = nullptr;
 
   ~InstanceMetrics() {
-    for (TRITONSERVER_Metric* m : {engine_us, staging_us, requests}) {
-      if (m == nullptr) continue;
-      TRITONSERVER_Error* e = TRITONSERVER_MetricDelete(m);
-      if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-    }
+    flush_phases();
+    for (TRITONSERVER_Metric* m : {engine_us, staging_us, requests, phase_requests}) release(m);
+    for (TRITONSERVER_Metric* m : phase_us) release(m);
   }
 
   TRITONSERVER_Error* make(const std::string& model, std::uint64_t version, const std::string& instance, int gpu);
+
+  // A successful request's points (every point set): its phases added to the sums, flushed to the
+  // counters every kPhaseFlushEvery requests.
+  void add_phases(const RequestPoints& p);
+  void flush_phases();
 
   void add(double engine_ns, double staging_ns) {
     for (const auto& [metric, value] : {std::pair<TRITONSERVER_Metric*, double>{engine_us, engine_ns / 1e3},
                                         {staging_us, staging_ns / 1e3},
                                         {requests, 1.0}}) {
-      if (metric == nullptr) continue;
-      TRITONSERVER_Error* e = TRITONSERVER_MetricIncrement(metric, value);
-      if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+      increment(metric, value);
     }
   }
+
+ private:
+  static void increment(TRITONSERVER_Metric* metric, double value) {
+    if (metric == nullptr) return;
+    TRITONSERVER_Error* e = TRITONSERVER_MetricIncrement(metric, value);
+    if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+  }
+  static void release(TRITONSERVER_Metric* metric) {
+    if (metric == nullptr) return;
+    TRITONSERVER_Error* e = TRITONSERVER_MetricDelete(metric);
+    if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+  }
+
+  std::uint64_t phase_ns_[kPhases] = {};
+  std::uint64_t phase_count_ = 0;
 };
 
 // An ExecuTorch EventTracer that keeps the delegate's GPU durations of the current request and

@@ -100,13 +100,14 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
   // The instance's own Module and method, loaded with the model's load-time options.
   take_executorch_errors();
   std::unique_ptr<GpuTimes> tracer;
-  if (have_metrics() && model.parameters.gpu_time_every > 0) {
+  if (have_metrics()) {  // the series of GPU times and of request phases (Note [request phases])
     TRITONSERVER_Error* made = state.metrics.make(model.name, model.version, state.name, device);
-    if (made == nullptr) {
+    if (made == nullptr && model.parameters.gpu_time_every > 0) {
       tracer = std::make_unique<GpuTimes>();
       state.gpu_times = tracer.get();
-    } else {
-      log(TRITONSERVER_LOG_WARN, format("instance '%s': engine GPU time not reported: %s", name, TRITONSERVER_ErrorMessage(made)));
+    } else if (made != nullptr) {
+      log(TRITONSERVER_LOG_WARN, format("instance '%s': engine GPU time and request phases not reported: %s", name,
+                                        TRITONSERVER_ErrorMessage(made)));
       TRITONSERVER_ErrorDelete(made);
     }
   }

@@ -37,6 +37,7 @@ struct InstanceState {
   bool timed = false;              // the request being served has its GPU time measured
   std::unique_ptr<StreamWaiter> waiter;  // how it waits for its stream (stream_wait)
   InstanceMetrics metrics;
+  RequestPoints points;            // the request being served (Note [request phases])
   std::vector<bool> wanted_outputs;          // per request: the outputs the client asked for
   std::vector<std::vector<unsigned char>> input_scratch;   // per input: given in pieces, or on the GPU for a planned input
   std::vector<std::vector<unsigned char>> output_scratch;  // per output: dynamic, or not asked for

@@ -144,6 +144,16 @@ class Server:
                   if line.startswith(family + "{") and (model is None or f'model="{model}"' in line)]
         return sum(values) if values else None
 
+    def metric_series(self, family, model, **labels):
+        """The value of `family`'s one series for `model` whose labels include `labels` (summed over
+        instances); None when there is none."""
+        import urllib.request
+        text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=30).read().decode()
+        wanted = [f'model="{model}"'] + [f'{k}="{v}"' for k, v in labels.items()]
+        values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                  if line.startswith(family + "{") and all(w in line for w in wanted)]
+        return sum(values) if values else None
+
     def stop(self):
         """SIGTERM to the server's pid, a bounded wait, then SIGKILL. Returns the exit status."""
         if self.process.poll() is None:

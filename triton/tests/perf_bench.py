@@ -194,6 +194,29 @@ class AggressorLoad:
         self.log.close()
 
 
+PHASES = ("response_new", "inputs", "outputs", "execute", "stream_wait", "late_outputs", "send", "release")
+
+
+def phase_sums(server, model="latency"):
+    """The backend's request phases on /metrics (Note [request phases] in triton/src/gpu_time.h):
+    ({phase: cumulative us}, requests), or None where the server reports none."""
+    try:
+        requests = server.metric("trtet_request_phase_requests", model)
+        if not requests:
+            return None
+        return {p: server.metric_series("trtet_request_phase_duration_us", model, phase=p) or 0.0 for p in PHASES}, requests
+    except OSError:
+        return None
+
+
+def phase_means(before, after):
+    """Mean us per request of each phase between two phase_sums; {} when either is missing."""
+    if before is None or after is None or after[1] <= before[1]:
+        return {}
+    n = after[1] - before[1]
+    return {p: (after[0][p] - before[0][p]) / n for p in PHASES}
+
+
 def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
     """One perf_analyzer window on the latency model: open loop at `rate` (asynchronous calls, so a
     slow response delays no later send), rate x window requests."""
@@ -209,9 +232,11 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
                "--shape", f"input_0:{','.join(map(str, SHAPE))}", "--shape", f"input_1:{','.join(map(str, SHAPE))}",
                "--input-data", "random", "--percentile", "99", "-f", csv_path,
                "--shared-memory", "cuda" if io == "cuda" else "none", "--output-shared-memory-size", str(4 * SHAPE[1])]
+    phases_before = phase_sums(server)
     t0 = time.monotonic_ns()
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=window_s * 4 + 60)
     t1 = time.monotonic_ns()
+    phases = phase_means(phases_before, phase_sums(server))
     if done.returncode != 0 or not os.path.exists(csv_path):
         said = done.stdout + done.stderr
         if "Usage:" in said:  # a refused argument: its error comes before the usage text
@@ -231,6 +256,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
            "compute_infer_us": server_us("Server Compute Infer"), "compute_output_us": server_us("Server Compute Output")}
     out["server_us"] = out["queue_us"] + out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
     out["compute_us"] = out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
+    out["phases_us"] = phases  # the backend's own split of compute input, infer and output (and after)
     return out
 
 
@@ -464,7 +490,8 @@ def summarize(results, args):
                        "server_mean_ratio": [ratio(w, "server_us") for w in ws],
                        "server_p99_ratio": [ratio(w, "server_p99_us") for w in ws],
                        "aggressor": statistics.median(w["aggressor_calls_per_s"] for w in ws),
-                       "delayed": sum(len(w[s]["delayed"]) for w in ws for s in ("alone", "beside"))}
+                       "delayed": sum(len(w[s]["delayed"]) for w in ws for s in ("alone", "beside")),
+                       "windows": ws}
                 rows.append(row)
                 if args.bound and r["layout"] == "partitioned" and max(row["client_ratio"]) > args.bound:
                     failures.append(f"partitioned {protocol} {io}: client p99 beside / alone "
@@ -546,6 +573,16 @@ def main():
         compute = med("alone", "compute_input_us") + med("alone", "compute_infer_us") + med("alone", "compute_output_us")
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {parts} | compute in+infer+out alone "
               f"{compute:.0f} | server {server}")
+    print("\nThe backend's phases of the latency model's requests alone, means in us (trtet_request_phase_duration_us;"
+          " compute input = response_new + inputs + outputs, infer = execute + stream_wait + late_outputs, output ="
+          " send; release follows the reported end): " + ", ".join(PHASES))
+    for row in rows:
+        means = [w["alone"].get("phases_us") or {} for w in row["windows"]]
+        if not any(means):
+            print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} (not reported)")
+            continue
+        text = " ".join(f"{percentile([m[p] for m in means if p in m], 50):.1f}" for p in PHASES)
+        print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {text}")
     print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
           f"{args.rate:.0f}/s (stream_wait {args.wait}), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
           f"ratios per pair, beside / alone); aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "

@@ -377,6 +377,25 @@ def test_serves_host_io_with_statistics_and_survives_a_bad_request(server, repo)
     engine_us = server.metric("trtet_engine_gpu_duration_us", "elementwise")
     assert 0 < engine_us * 1e3 < int(stats["inference_stats"]["compute_infer"]["ns"]), engine_us
     assert server.metric("trtet_staging_gpu_duration_us", "elementwise") > 0
+    # Where the backend's time goes (Note [request phases]): the sums reach the counters every 32
+    # successful requests. Before the 32nd, none; after it, the phases of Triton's three compute
+    # figures add up to them (one request per execute: the backend reported those very points).
+    assert not server.metric("trtet_request_phase_requests", "elementwise")
+    for _ in range(32 - 6):
+        infer(server.client, "elementwise", x, y)
+    assert server.metric("trtet_request_phase_requests", "elementwise") == 32
+    phase = {p: server.metric_series("trtet_request_phase_duration_us", "elementwise", phase=p)
+             for p in ("response_new", "inputs", "outputs", "execute", "stream_wait", "late_outputs", "send", "release")}
+    assert all(v is not None and v >= 0 for v in phase.values()), phase
+    assert phase["execute"] > 0 and phase["inputs"] > 0, phase
+    stats = server.client.get_inference_statistics("elementwise")["model_stats"][0]["inference_stats"]
+    assert int(stats["success"]["count"]) == 32
+    for figure, parts in (("compute_input", ("response_new", "inputs", "outputs")),
+                          ("compute_infer", ("execute", "stream_wait", "late_outputs")),
+                          ("compute_output", ("send",))):
+        triton_us = int(stats[figure]["ns"]) / 1e3
+        ours = sum(phase[p] for p in parts)
+        assert abs(ours - triton_us) <= max(0.02 * triton_us, 5.0), (figure, ours, triton_us, phase)
     server.unload("elementwise")
 
 
