@@ -199,12 +199,13 @@ PHASES = ("response_new", "inputs", "outputs", "execute", "stream_wait", "late_o
 
 def phase_sums(server, model="latency"):
     """The backend's request phases on /metrics (Note [request phases] in triton/src/gpu_time.h):
-    ({phase: cumulative us}, requests), or None where the server reports none."""
+    ({phase: cumulative us}, requests); None where /metrics cannot be read."""
     try:
         requests = server.metric("trtet_request_phase_requests", model)
-        if not requests:
-            return None
-        return {p: server.metric_series("trtet_request_phase_duration_us", model, phase=p) or 0.0 for p in PHASES}, requests
+        # Before the first flush (32 requests) the series are not there yet: zero so far (a server
+        # without the backend's metrics stays at zero, and phase_means gives nothing).
+        return {p: server.metric_series("trtet_request_phase_duration_us", model, phase=p) or 0.0
+                for p in PHASES}, requests or 0
     except OSError:
         return None
 
