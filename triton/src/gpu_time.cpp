@@ -43,7 +43,8 @@ void make_metric_families() {
        "Successful requests whose GPU times are in trtet_engine_gpu_duration_us and trtet_staging_gpu_duration_us"},
       {&g_metrics.phase_us, "trtet_request_phase_duration_us",
        "Cumulative host time of successful requests in each phase of the backend (label phase: response_new, inputs, "
-       "outputs, execute, stream_wait, late_outputs, send, release), in microseconds"},
+       "outputs, execute, stream_wait, late_outputs, send, release; and method, ExecuTorch's Method::execute "
+       "within execute), in microseconds"},
       {&g_metrics.phase_requests, "trtet_request_phase_requests",
        "Successful requests whose phases are in trtet_request_phase_duration_us"},
   };
@@ -103,6 +104,7 @@ const char* phase_name(Phase phase) {
     case Phase::kLateOutputs: return "late_outputs";
     case Phase::kSend: return "send";
     case Phase::kRelease: return "release";
+    case Phase::kMethod: return "method";
     case Phase::kCount: break;
   }
   return "?";
@@ -111,9 +113,10 @@ const char* phase_name(Phase phase) {
 void InstanceMetrics::add_phases(const RequestPoints& p) {
   const std::uint64_t points[] = {p.start,       p.response_new, p.inputs, p.outputs, p.execute,
                                   p.stream_wait, p.late_outputs, p.send,   p.release};
-  for (std::size_t i = 0; i < kPhases; ++i) {
+  for (std::size_t i = 0; i + 1 < sizeof points / sizeof points[0]; ++i) {
     phase_ns_[i] += points[i + 1] >= points[i] ? points[i + 1] - points[i] : 0;
   }
+  phase_ns_[static_cast<std::size_t>(Phase::kMethod)] += p.method_ns;
   if (++phase_count_ >= kPhaseFlushEvery) flush_phases();
 }
 

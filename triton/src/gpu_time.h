@@ -5,10 +5,12 @@
 #include <executorch/runtime/core/event_tracer.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -56,10 +58,17 @@ bool have_metrics();
 //   late_outputs   dynamic and planned outputs copied into the response, and their wait
 //   send           TRITONBACKEND_ResponseSend (the frontend's work on the response, in this thread)
 //   release        statistics reported, the controller's sample, the request released
+// and, not in that sequence but a part of execute:
+//   method         ExecuTorch's Method::execute (the program's instructions, the delegate's call
+//                  among them), timed by the instance's tracer from the event ExecuTorch opens
+//                  for it at every profiling level; execute - method is Module::execute's own
+//                  work and the stream guard. 0 where the instance has no tracer (gpu_time_every 0).
 // Sums are kept per instance and added to the counters every kPhaseFlushEvery requests (one
 // increment per phase then, not per request): trtet_request_phase_duration_us{phase} and
 // trtet_request_phase_requests, labels model, version, instance and gpu as the GPU times'.
-enum class Phase : std::size_t { kResponseNew, kInputs, kOutputs, kExecute, kStreamWait, kLateOutputs, kSend, kRelease, kCount };
+enum class Phase : std::size_t {
+  kResponseNew, kInputs, kOutputs, kExecute, kStreamWait, kLateOutputs, kSend, kRelease, kMethod, kCount
+};
 constexpr std::size_t kPhases = static_cast<std::size_t>(Phase::kCount);
 constexpr std::uint64_t kPhaseFlushEvery = 32;
 const char* phase_name(Phase phase);
@@ -69,6 +78,7 @@ const char* phase_name(Phase phase);
 struct RequestPoints {
   std::uint64_t start = 0, response_new = 0, inputs = 0, outputs = 0, execute = 0, stream_wait = 0, late_outputs = 0,
                 send = 0, release = 0;
+  std::uint64_t method_ns = 0;  // Method::execute's duration (the method phase), not a point
 };
 
 // One instance's series of the counters.
@@ -149,11 +159,31 @@ class GpuTimes final : public etr::EventTracer {
     }
   }
 
+  // Method::execute's host time (Note [request phases]): ExecuTorch opens one event for it per
+  // call, at every profiling level, and closes it with the entry returned here.
+  std::uint64_t take_method_ns() noexcept {
+    const std::uint64_t ns = method_ns_;
+    method_ns_ = 0;
+    return ns;
+  }
+
   void create_event_block(const char*) override {}
-  etr::EventTracerEntry start_profiling(const char*, etr::ChainID, etr::DebugHandle) override { return {}; }
+  etr::EventTracerEntry start_profiling(const char* name, etr::ChainID, etr::DebugHandle) override {
+    etr::EventTracerEntry entry{};
+    if (name != nullptr && std::strcmp(name, "Method::execute") == 0) {
+      entry.event_id = kMethodEvent;
+      entry.start_time = static_cast<et_timestamp_t>(steady_ns());
+    }
+    return entry;
+  }
   etr::EventTracerEntry start_profiling_delegate(const char*, etr::DelegateDebugIntId) override { return {}; }
   void end_profiling_delegate(etr::EventTracerEntry, const void*, size_t) override {}
-  void end_profiling(etr::EventTracerEntry) override {}
+  void end_profiling(etr::EventTracerEntry entry) override {
+    if (entry.event_id != kMethodEvent) return;
+    const std::uint64_t end = steady_ns();
+    const auto start = static_cast<std::uint64_t>(entry.start_time);
+    if (end >= start) method_ns_ += end - start;
+  }
   void track_allocation(etr::AllocatorID, size_t) override {}
   etr::AllocatorID track_allocator(const char*) override { return 0; }
   etr::Result<bool> log_evalue(const etr::EValue&, etr::LoggedEValueType) override { return false; }
@@ -177,6 +207,13 @@ class GpuTimes final : public etr::EventTracer {
   void set_delegation_intermediate_output_filter(etr::EventTracerFilterBase*) override {}
 
  private:
+  static constexpr std::int64_t kMethodEvent = 0x7472746574;  // an id no ExecuTorch event takes here
+  static std::uint64_t steady_ns() noexcept {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+  }
+
+  std::uint64_t method_ns_ = 0;
   double engine_ns_ = 0;
   double staging_ns_ = 0;
   int engine_spans_ = 0;
