@@ -92,42 +92,17 @@ TRITONSERVER_Error* InstanceMetrics::make(const std::string& model, std::uint64_
   return e;
 }
 
-// ---- where a request's time goes (Note [request phases], gpu_time.h) ----
-
-const char* phase_name(Phase phase) {
-  switch (phase) {
-    case Phase::kResponseNew: return "response_new";
-    case Phase::kInputs: return "inputs";
-    case Phase::kOutputs: return "outputs";
-    case Phase::kExecute: return "execute";
-    case Phase::kStreamWait: return "stream_wait";
-    case Phase::kLateOutputs: return "late_outputs";
-    case Phase::kSend: return "send";
-    case Phase::kRelease: return "release";
-    case Phase::kMethod: return "method";
-    case Phase::kCount: break;
-  }
-  return "?";
-}
+// ---- where a request's time goes (Note [request phases], request_phases.h) ----
 
 void InstanceMetrics::add_phases(const RequestPoints& p) {
-  const std::uint64_t points[] = {p.start,       p.response_new, p.inputs, p.outputs, p.execute,
-                                  p.stream_wait, p.late_outputs, p.send,   p.release};
-  for (std::size_t i = 0; i + 1 < sizeof points / sizeof points[0]; ++i) {
-    phase_ns_[i] += points[i + 1] >= points[i] ? points[i + 1] - points[i] : 0;
-  }
-  phase_ns_[static_cast<std::size_t>(Phase::kMethod)] += p.method_ns;
-  if (++phase_count_ >= kPhaseFlushEvery) flush_phases();
+  if (phases_.add(p)) flush_phases();
 }
 
 void InstanceMetrics::flush_phases() {
-  if (phase_count_ == 0) return;
-  for (std::size_t i = 0; i < kPhases; ++i) {
-    increment(phase_us[i], static_cast<double>(phase_ns_[i]) / 1e3);
-    phase_ns_[i] = 0;
-  }
-  increment(phase_requests, static_cast<double>(phase_count_));
-  phase_count_ = 0;
+  const PhaseFlush flush = phases_.take();
+  if (flush.requests == 0) return;
+  for (std::size_t i = 0; i < kPhases; ++i) increment(phase_us[i], flush.us[i]);
+  increment(phase_requests, static_cast<double>(flush.requests));
 }
 
 }  // namespace trtet_triton

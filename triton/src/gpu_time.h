@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "request_phases.h"
 #include "trtet_triton/triton_api.h"
 
 namespace trtet_triton {
@@ -41,45 +42,6 @@ namespace trtet_triton {
 void make_metric_families();
 void delete_metric_families();
 bool have_metrics();
-
-// Note [request phases]
-// ---------------------
-// Where a request's time in the backend goes, on the host clock, every successful request, in the
-// order the backend spends it. Triton's compute input is response_new + inputs + outputs, compute
-// infer is execute + stream_wait + late_outputs, compute output is send; release comes after the
-// end the backend reports (statistics, the controller's sample, the GPU-time flush, the request's
-// release): outside Triton's figures, but the instance serves nothing else meanwhile.
-//   response_new   from the batch's start (the first request) or the previous request's end
-//   inputs         each input checked and bound to the method
-//   outputs        each output's buffer (the response's, or a scratch) bound; the plan set's stream
-//   execute        Module::execute under the stream guard (with host I/O it returns with outputs
-//                  written, so this holds the GPU work too)
-//   stream_wait    the instance's wait for its stream (stream_wait)
-//   late_outputs   dynamic and planned outputs copied into the response, and their wait
-//   send           TRITONBACKEND_ResponseSend (the frontend's work on the response, in this thread)
-//   release        statistics reported, the controller's sample, the request released
-// and, not in that sequence but a part of execute:
-//   method         ExecuTorch's Method::execute (the program's instructions, the delegate's call
-//                  among them), timed by the instance's tracer from the event ExecuTorch opens
-//                  for it at every profiling level; execute - method is Module::execute's own
-//                  work and the stream guard. 0 where the instance has no tracer (gpu_time_every 0).
-// Sums are kept per instance and added to the counters every kPhaseFlushEvery requests (one
-// increment per phase then, not per request): trtet_request_phase_duration_us{phase} and
-// trtet_request_phase_requests, labels model, version, instance and gpu as the GPU times'.
-enum class Phase : std::size_t {
-  kResponseNew, kInputs, kOutputs, kExecute, kStreamWait, kLateOutputs, kSend, kRelease, kMethod, kCount
-};
-constexpr std::size_t kPhases = static_cast<std::size_t>(Phase::kCount);
-constexpr std::uint64_t kPhaseFlushEvery = 32;
-const char* phase_name(Phase phase);
-
-// The host-clock points of one request (ns, now_ns()): each phase ends at its point; zero where
-// the request did not get that far.
-struct RequestPoints {
-  std::uint64_t start = 0, response_new = 0, inputs = 0, outputs = 0, execute = 0, stream_wait = 0, late_outputs = 0,
-                send = 0, release = 0;
-  std::uint64_t method_ns = 0;  // Method::execute's duration (the method phase), not a point
-};
 
 // One instance's series of the counters.
 struct InstanceMetrics {
@@ -122,8 +84,7 @@ struct InstanceMetrics {
     if (e != nullptr) TRITONSERVER_ErrorDelete(e);
   }
 
-  std::uint64_t phase_ns_[kPhases] = {};
-  std::uint64_t phase_count_ = 0;
+  PhaseSums phases_;
 };
 
 // An ExecuTorch EventTracer that keeps the delegate's GPU durations of the current request and
