@@ -4,12 +4,15 @@
 // measured overlapped, and the same call pattern in raw CUDA without the delegate.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
@@ -71,7 +74,9 @@ void pipelined_host_io(const Config& config, std::vector<Row>& rows) {
   constexpr std::size_t kBytes = 1u << 20;
   const std::size_t n = kBytes / sizeof(float);
   const SpinOptions options{132, 128, 0, 20'000, 1, static_cast<std::int64_t>(n)};  // about 20 us
-  auto session = spin_session(options);
+  ex::delegate::SessionOptions timed_lock;
+  timed_lock.time_the_lock = true;  // SessionStats::lock_wait_ns, lock_held_ns: what the lock costs a call
+  auto session = spin_session(options, timed_lock);
   cudaStream_t streams[kMaxThreads] = {};
   for (cudaStream_t& stream : streams) require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   std::vector<std::unique_ptr<ThreadIo>> ios;
@@ -151,13 +156,17 @@ void pipelined_host_io(const Config& config, std::vector<Row>& rows) {
   for (int t = 0; t < kMaxThreads; ++t) raw_ios.push_back(std::make_unique<RawPipelineIo>(n));
   std::mutex engine_order;
   cudaEvent_t last_engine_done = nullptr;  // the event of the latest engine queued, under engine_order
+  std::uint64_t raw_lock_wait_ns = 0, raw_lock_held_ns = 0;  // as the session's, under engine_order
   auto raw_call = [&](int t) {
     RawPipelineIo& raw = *raw_ios[t];
     const cudaStream_t stream = streams[t];
     require_cuda(cudaMemcpyAsync(raw.device_in.data(), ios[t]->in.data(), kBytes, cudaMemcpyHostToDevice, stream),
                  "h2d");
     {
+      const auto asked = Clock::now();
       const std::lock_guard<std::mutex> lock(engine_order);
+      const auto taken = Clock::now();
+      raw_lock_wait_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(taken - asked).count());
       if (last_engine_done != nullptr) require_cuda(cudaStreamWaitEvent(stream, last_engine_done, 0), "wait");
       require(
           launch_spin_scale(raw.device_in.data(), raw.device_out.data(), static_cast<std::int64_t>(n), options, stream),
@@ -167,6 +176,7 @@ void pipelined_host_io(const Config& config, std::vector<Row>& rows) {
       require_cuda(cudaMemcpyAsync(ios[t]->out.data(), raw.device_out.data(), kBytes, cudaMemcpyDeviceToHost, stream),
                    "d2h");
       require_cuda(cudaEventRecord(raw.call_done, stream), "record");
+      raw_lock_held_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(Clock::now() - taken).count());
     }
     require_cuda(cudaEventSynchronize(raw.call_done), "sync");
   };
@@ -195,13 +205,23 @@ void pipelined_host_io(const Config& config, std::vector<Row>& rows) {
   const int total = std::max(840, 2 * config.calls) / 840 * 840;  // divisible by 1 to 8 threads
   // Per thread count 1 to 8, the time per call of `one_call` after a warm-up (threads' streams
   // used; for the delegate also staging slots sized, events pooled); `best` is set to the thread
-  // count with the least.
-  auto run_thread_counts = [&](auto&& one_call, int& best) {
+  // count with the least. `lock_ns` reads the lock's (wait, hold) nanoseconds so far; `lock_us`
+  // gets each thread count's per call.
+  struct LockUs {
+    double wait = 0, held = 0;
+  };
+  auto run_thread_counts = [&](auto&& one_call, int& best, auto&& lock_ns, std::vector<LockUs>& lock_us) {
     std::vector<double> per_call(kMaxThreads + 1, 0.0);
+    lock_us.assign(kMaxThreads + 1, LockUs{});
     best = 1;
     for (int threads = 1; threads <= kMaxThreads; ++threads) {
       run(one_call, threads, 12 * threads);
+      const std::pair<std::uint64_t, std::uint64_t> before = lock_ns();
       per_call[threads] = run(one_call, threads, total);
+      const std::pair<std::uint64_t, std::uint64_t> after = lock_ns();
+      const int calls = total / threads * threads;
+      lock_us[threads] = {static_cast<double>(after.first - before.first) / 1e3 / calls,
+                          static_cast<double>(after.second - before.second) / 1e3 / calls};
       if (per_call[threads] < per_call[best]) best = threads;
     }
     return per_call;
@@ -220,11 +240,19 @@ void pipelined_host_io(const Config& config, std::vector<Row>& rows) {
     }
   };
   int raw_best = 1;
-  const std::vector<double> raw_per_call = run_thread_counts(raw_call, raw_best);
+  std::vector<LockUs> raw_lock_us, lock_us;
+  const std::vector<double> raw_per_call = run_thread_counts(
+      raw_call, raw_best, [&] { return std::make_pair(raw_lock_wait_ns, raw_lock_held_ns); }, raw_lock_us);
   check_outputs(raw_call, "raw pipeline");
 
   int best = 1;
-  const std::vector<double> per_call = run_thread_counts(call, best);
+  const std::vector<double> per_call = run_thread_counts(
+      call, best,
+      [&] {
+        const ex::delegate::SessionStats now = session->stats();
+        return std::make_pair(now.lock_wait_ns, now.lock_held_ns);
+      },
+      lock_us);
   check_outputs(call, "the default's 3 staging slots");
   const ex::delegate::SessionStats stats = session->stats();
   const double share = bound / per_call[best];
@@ -259,13 +287,17 @@ void pipelined_host_io(const Config& config, std::vector<Row>& rows) {
   csv.push_back(format("serial_sum,,%.3f,%.4f", serial, bound / serial));
   csv.push_back(format("overlapped_bound,,%.3f,%.4f", overlapped, bound / overlapped));
   for (int threads = 1; threads <= kMaxThreads; ++threads) {
-    std::printf("    %d thread(s) on their own streams: %8.2f us/call, share of the bound %5.1f %%%s\n", threads,
-                per_call[threads], 100 * bound / per_call[threads], threads == best ? "  (best)" : "");
+    std::printf("    %d thread(s) on their own streams: %8.2f us/call, share of the bound %5.1f %%; lock held %.2f, "
+                "waited %.2f us/call%s\n",
+                threads, per_call[threads], 100 * bound / per_call[threads], lock_us[threads].held,
+                lock_us[threads].wait, threads == best ? "  (best)" : "");
     csv.push_back(format("threads,%d,%.3f,%.4f", threads, per_call[threads], bound / per_call[threads]));
   }
   for (int threads = 1; threads <= kMaxThreads; ++threads) {
-    std::printf("    raw pipeline (no delegate), %d thread(s): %8.2f us/call, share of the bound %5.1f %%%s\n", threads,
-                raw_per_call[threads], 100 * bound / raw_per_call[threads], threads == raw_best ? "  (best)" : "");
+    std::printf("    raw pipeline (no delegate), %d thread(s): %8.2f us/call, share of the bound %5.1f %%; lock held "
+                "%.2f, waited %.2f us/call%s\n",
+                threads, raw_per_call[threads], 100 * bound / raw_per_call[threads], raw_lock_us[threads].held,
+                raw_lock_us[threads].wait, threads == raw_best ? "  (best)" : "");
     csv.push_back(format("raw_pipeline,%d,%.3f,%.4f", threads, raw_per_call[threads], bound / raw_per_call[threads]));
   }
   std::printf("    delegate best %.2f us/call (%d thr): %.1f %% of the overlapped bound; delegate / raw pipeline best "

@@ -2,6 +2,9 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include <chrono>
+#include <optional>
+
 #include "common/log.h"
 #include "cuda/check.h"
 #include "cuda/device.h"
@@ -19,6 +22,31 @@ class NvtxRange {
   NvtxRange& operator=(const NvtxRange&) = delete;
 };
 
+using LockClock = std::chrono::steady_clock;
+
+// SessionOptions::time_the_lock: made right after the lock is taken (`asked` is when execute asked
+// for it; nullopt when the option is off, and then no clock is read), it adds the wait at once and
+// the hold when it ends, which is before the lock is released (declared after the lock_guard).
+class LockTimer {
+ public:
+  LockTimer(std::optional<LockClock::time_point> asked, SessionStats& stats) noexcept : stats_(stats) {
+    if (!asked) return;
+    taken_ = LockClock::now();
+    stats_.lock_wait_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(*taken_ - *asked).count());
+  }
+  ~LockTimer() {
+    if (taken_) {
+      stats_.lock_held_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(LockClock::now() - *taken_).count());
+    }
+  }
+  LockTimer(const LockTimer&) = delete;  // one hold
+  LockTimer& operator=(const LockTimer&) = delete;
+
+ private:
+  SessionStats& stats_;
+  std::optional<LockClock::time_point> taken_;
+};
+
 }  // namespace
 
 Status Session::execute(TensorView* args, std::size_t count, CallRecord* record) {
@@ -27,7 +55,10 @@ Status Session::execute(TensorView* args, std::size_t count, CallRecord* record)
   NvtxRange range("trtet::execute");
   SharedEvent wait_unlocked;  // the call's own event, waited on once the lock is released
   {
+    const std::optional<LockClock::time_point> asked =
+        options_.time_the_lock ? std::optional<LockClock::time_point>(LockClock::now()) : std::nullopt;
     std::lock_guard<std::mutex> lock(mutex_);
+    const LockTimer timer(asked, stats_);  // ends (and adds the hold) before the lock is released
     TRTET_CHECK_OR_RETURN(initialized_ && engine_ != nullptr, kInvalidState,
                           "execute on a session that is not initialized or already destroyed");
     TRTET_CHECK_OR_RETURN(args != nullptr || count == 0, kInvalidArgument, "execute got a null argument array");

@@ -39,6 +39,10 @@ struct SessionStats {
   /// Calls that waited for their own outputs (or host inputs) after releasing the session's lock, so
   /// other threads' calls were queued meanwhile (Note [pipelined calls]).
   std::uint64_t unlocked_waits = 0;
+  /// With SessionOptions::time_the_lock: host nanoseconds execute() waited for the session's lock,
+  /// and held it, over every call that took it (0 otherwise).
+  std::uint64_t lock_wait_ns = 0;
+  std::uint64_t lock_held_ns = 0;
   std::uint64_t captures = 0;          ///< calls recorded into a caller's graph capture
   std::uint64_t profile_switches = 0;  ///< calls that selected another optimization profile
   int last_profile = 0;                ///< the optimization profile of the last successful call
@@ -93,6 +97,10 @@ struct SessionOptions {
   /// waits a call's slack (docs/PERFORMANCE.md, pipelined_host_io). A session used from one stream
   /// uses one slot whatever this says.
   int staging_slots = 3;
+  /// Time every execute()'s wait for the session's lock and its hold of it, into
+  /// SessionStats::lock_wait_ns and lock_held_ns (two clock reads a call): what the lock costs
+  /// calls from several threads (docs/PERFORMANCE.md, pipelined_host_io). Off: no clock is read.
+  bool time_the_lock = false;
 };
 
 /// Runs one engine under the execute contract (docs/DESIGN.md, "The execute contract").
