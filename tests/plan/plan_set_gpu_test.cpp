@@ -29,24 +29,7 @@
 namespace trtet_test {
 namespace {
 
-class PlanSetGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    TRTET_SKIP_IF_GREEN_UNSUPPORTED();
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-    auto gpu = ex::plan_gpu(0);
-    ASSERT_TRUE(gpu.ok()) << gpu.error().message();
-    gpu_ = *gpu;
-    auto set = ladder_here(gpu_);
-    if (!set) GTEST_SKIP() << "one split of '" << gpu_.name << "' hands out too few SMs for the ladder";
-    set_ = std::move(*set);
-    (void)free_bytes();  // the primary context exists before anything is measured
-  }
-
-  ex::PlanGpu gpu_;
-  ex::PlanSet set_;
-};
+class PlanSetGpu : public PlanSetGpuFixture {};
 
 TEST_F(PlanSetGpu, FourPlansAreMadeUpFrontWithTheirMemoryPrinted) {
   const unsigned u = gpu_.granularity;

@@ -1,13 +1,18 @@
-// What the plan-set GPU tests share: the ladder they make on this GPU and the device's free memory.
+// What the plan-set GPU tests share: the ladder they make on this GPU, the device's free memory and
+// the fixture that makes both ready.
 #pragma once
 
 #include <torch_tensorrt/executorch/PlanSet.h>
 
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "common/gpu.h"
 
 namespace trtet_test {
 
@@ -38,5 +43,26 @@ inline std::size_t free_bytes() {
 }
 
 inline double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+// A GPU with green contexts, device 0 current, its plan facts in gpu_ and the ladder in set_
+// (skipped where one split cannot hand out the ladder's top plan).
+class PlanSetGpuFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TRTET_REQUIRE_GPU();
+    TRTET_SKIP_IF_GREEN_UNSUPPORTED();
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    auto gpu = torch_tensorrt::executorch_backend::plan_gpu(0);
+    ASSERT_TRUE(gpu.ok()) << gpu.error().message();
+    gpu_ = *gpu;
+    auto set = ladder_here(gpu_);
+    if (!set) GTEST_SKIP() << "one split of '" << gpu_.name << "' hands out too few SMs for the ladder";
+    set_ = std::move(*set);
+    (void)free_bytes();  // the primary context exists before anything is measured
+  }
+
+  torch_tensorrt::executorch_backend::PlanGpu gpu_;
+  torch_tensorrt::executorch_backend::PlanSet set_;
+};
 
 }  // namespace trtet_test

@@ -80,24 +80,7 @@ Probed probe_all(const ex::PlanSetPartitions& parts) {
   return probed;
 }
 
-class PlanSetSwitchGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    TRTET_REQUIRE_GPU();
-    TRTET_SKIP_IF_GREEN_UNSUPPORTED();
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-    auto gpu = ex::plan_gpu(0);
-    ASSERT_TRUE(gpu.ok()) << gpu.error().message();
-    gpu_ = *gpu;
-    auto set = ladder_here(gpu_);
-    if (!set) GTEST_SKIP() << "one split of '" << gpu_.name << "' hands out too few SMs for the ladder";
-    set_ = std::move(*set);
-    (void)free_bytes();  // the primary context exists before anything is measured
-  }
-
-  ex::PlanGpu gpu_;
-  ex::PlanSet set_;
-};
+class PlanSetSwitchGpu : public PlanSetGpuFixture {};
 
 // One call of a model on the stream stream() gives it, checked: the stream is a partition of that
 // model, the result is right, and the kernels ran inside that plan's partition (the engine records

@@ -20,10 +20,7 @@ Metrics g_metrics;  // made in TRITONBACKEND_Initialize, deleted in TRITONBACKEN
 void delete_metric_families() {
   for (TRITONSERVER_MetricFamily** f : {&g_metrics.engine_us, &g_metrics.staging_us, &g_metrics.requests,
                                          &g_metrics.phase_us, &g_metrics.phase_requests}) {
-    if (*f == nullptr) continue;
-    TRITONSERVER_Error* e = TRITONSERVER_MetricFamilyDelete(*f);
-    if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-    *f = nullptr;
+    drop(*f);
   }
 }
 
@@ -65,12 +62,8 @@ bool have_metrics() { return g_metrics.engine_us != nullptr; }
 
 TRITONSERVER_Error* InstanceMetrics::make(const std::string& model, std::uint64_t version, const std::string& instance,
                                            int gpu) {
-  const std::string version_text = std::to_string(version);
-  const std::string gpu_text = std::to_string(gpu);
-  const std::pair<const char*, const char*> pairs[] = {
-      {"model", model.c_str()}, {"version", version_text.c_str()}, {"instance", instance.c_str()}, {"gpu", gpu_text.c_str()}};
-  std::vector<const TRITONSERVER_Parameter*> labels;
-  for (const auto& [key, value] : pairs) labels.push_back(TRITONSERVER_ParameterNew(key, TRITONSERVER_PARAMETER_STRING, value));
+  MetricLabels labels = {
+      {"model", model}, {"version", std::to_string(version)}, {"instance", instance}, {"gpu", std::to_string(gpu)}};
   TRITONSERVER_Error* e = nullptr;
   const std::pair<TRITONSERVER_Metric**, TRITONSERVER_MetricFamily*> made[] = {
       {&engine_us, g_metrics.engine_us},
@@ -78,16 +71,12 @@ TRITONSERVER_Error* InstanceMetrics::make(const std::string& model, std::uint64_
       {&requests, g_metrics.requests},
       {&phase_requests, g_metrics.phase_requests}};
   for (const auto& [metric, family] : made) {
-    if (e == nullptr) e = TRITONSERVER_MetricNew(metric, family, labels.data(), labels.size());
+    if (e == nullptr) e = new_series(metric, family, labels);
   }
+  labels.emplace_back("phase", "");
   for (std::size_t p = 0; p < kPhases && e == nullptr; ++p) {
-    labels.push_back(TRITONSERVER_ParameterNew("phase", TRITONSERVER_PARAMETER_STRING, phase_name(static_cast<Phase>(p))));
-    e = TRITONSERVER_MetricNew(&phase_us[p], g_metrics.phase_us, labels.data(), labels.size());
-    TRITONSERVER_ParameterDelete(const_cast<TRITONSERVER_Parameter*>(labels.back()));
-    labels.pop_back();
-  }
-  for (const TRITONSERVER_Parameter* label : labels) {
-    TRITONSERVER_ParameterDelete(const_cast<TRITONSERVER_Parameter*>(label));
+    labels.back().second = phase_name(static_cast<Phase>(p));
+    e = new_series(&phase_us[p], g_metrics.phase_us, labels);
   }
   return e;
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "metrics.h"
 #include "request_phases.h"
 #include "trtet_triton/triton_api.h"
 
@@ -53,8 +54,8 @@ struct InstanceMetrics {
 
   ~InstanceMetrics() {
     flush_phases();
-    for (TRITONSERVER_Metric* m : {engine_us, staging_us, requests, phase_requests}) release(m);
-    for (TRITONSERVER_Metric* m : phase_us) release(m);
+    for (TRITONSERVER_Metric** m : {&engine_us, &staging_us, &requests, &phase_requests}) drop(*m);
+    for (TRITONSERVER_Metric*& m : phase_us) drop(m);
   }
 
   TRITONSERVER_Error* make(const std::string& model, std::uint64_t version, const std::string& instance, int gpu);
@@ -73,17 +74,6 @@ struct InstanceMetrics {
   }
 
  private:
-  static void increment(TRITONSERVER_Metric* metric, double value) {
-    if (metric == nullptr) return;
-    TRITONSERVER_Error* e = TRITONSERVER_MetricIncrement(metric, value);
-    if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-  }
-  static void release(TRITONSERVER_Metric* metric) {
-    if (metric == nullptr) return;
-    TRITONSERVER_Error* e = TRITONSERVER_MetricDelete(metric);
-    if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-  }
-
   PhaseSums phases_;
 };
 

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <utility>
 
+#include "metrics.h"
+
 namespace trtet_triton {
 
 // ---- a plan set served on one device (plan_set_serving.h) ----
@@ -16,52 +18,21 @@ struct SetFamilies {
 };
 SetFamilies g_families;  // made in TRITONBACKEND_Initialize, deleted in TRITONBACKEND_Finalize
 
-// A series of `family` with `labels` (key, value); null without the family or where the server refuses.
-TRITONSERVER_Metric* series(TRITONSERVER_MetricFamily* family, const std::vector<std::pair<std::string, std::string>>& labels) {
-  if (family == nullptr) return nullptr;
-  std::vector<const TRITONSERVER_Parameter*> made;
-  for (const auto& [key, value] : labels) {
-    made.push_back(TRITONSERVER_ParameterNew(key.c_str(), TRITONSERVER_PARAMETER_STRING, value.c_str()));
-  }
+// A series of `family` with `labels`; null without the family or where the server refuses (logged).
+TRITONSERVER_Metric* series(TRITONSERVER_MetricFamily* family, const MetricLabels& labels) {
   TRITONSERVER_Metric* metric = nullptr;
-  TRITONSERVER_Error* e = TRITONSERVER_MetricNew(&metric, family, made.data(), made.size());
-  for (const TRITONSERVER_Parameter* p : made) TRITONSERVER_ParameterDelete(const_cast<TRITONSERVER_Parameter*>(p));
+  TRITONSERVER_Error* e = new_series(&metric, family, labels);
   if (e != nullptr) {
     log(TRITONSERVER_LOG_WARN, std::string("plan set metric not made: ") + TRITONSERVER_ErrorMessage(e));
     TRITONSERVER_ErrorDelete(e);
-    return nullptr;
   }
   return metric;
-}
-
-void drop(TRITONSERVER_Metric*& metric) {
-  if (metric == nullptr) return;
-  TRITONSERVER_Error* e = TRITONSERVER_MetricDelete(metric);
-  if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-  metric = nullptr;
-}
-
-void set_value(TRITONSERVER_Metric* metric, double value) {
-  if (metric == nullptr) return;
-  TRITONSERVER_Error* e = TRITONSERVER_MetricSet(metric, value);
-  if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-}
-
-void increment(TRITONSERVER_Metric* metric) {
-  if (metric == nullptr) return;
-  TRITONSERVER_Error* e = TRITONSERVER_MetricIncrement(metric, 1.0);
-  if (e != nullptr) TRITONSERVER_ErrorDelete(e);
 }
 
 }  // namespace
 
 void delete_plan_set_metric_families() {
-  for (TRITONSERVER_MetricFamily** f : {&g_families.plan, &g_families.switches, &g_families.infeasible}) {
-    if (*f == nullptr) continue;
-    TRITONSERVER_Error* e = TRITONSERVER_MetricFamilyDelete(*f);
-    if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-    *f = nullptr;
-  }
+  for (TRITONSERVER_MetricFamily** f : {&g_families.plan, &g_families.switches, &g_families.infeasible}) drop(*f);
 }
 
 void make_plan_set_metric_families() {

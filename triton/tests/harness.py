@@ -66,6 +66,15 @@ def make_model(repo, name, pte=None, config=None, parameters=None, extra=""):
         f.write(text)
 
 
+def metric_value(text, family, model=None, **labels):
+    """The sum of `family`'s series in a /metrics page whose labels include model=`model` (any model
+    when None) and `labels`; None when there is none."""
+    wanted = ([f'model="{model}"'] if model is not None else []) + [f'{k}="{v}"' for k, v in labels.items()]
+    values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+              if line.startswith(family + "{") and all(w in line for w in wanted)]
+    return sum(values) if values else None
+
+
 class Server:
     """One tritonserver process in explicit model-control mode (models are loaded by the tests)."""
 
@@ -135,24 +144,16 @@ class Server:
             time.sleep(0.05)
         raise RuntimeError(f"{name} still loaded after 30 s")
 
-    def metric(self, family, model=None):
-        """The value of `family`'s series for `model` on the server's /metrics endpoint (summed over its
-        instances; every series of the family when `model` is None); None when there is no such series."""
+    def metrics_text(self):
+        """The server's /metrics page, as text."""
         import urllib.request
-        text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=30).read().decode()
-        values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                  if line.startswith(family + "{") and (model is None or f'model="{model}"' in line)]
-        return sum(values) if values else None
+        return urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=30).read().decode()
 
-    def metric_series(self, family, model, **labels):
-        """The value of `family`'s one series for `model` whose labels include `labels` (summed over
-        instances); None when there is none."""
-        import urllib.request
-        text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=30).read().decode()
-        wanted = [f'model="{model}"'] + [f'{k}="{v}"' for k, v in labels.items()]
-        values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                  if line.startswith(family + "{") and all(w in line for w in wanted)]
-        return sum(values) if values else None
+    def metric(self, family, model=None, text=None, **labels):
+        """The value of `family`'s series for `model` whose labels include `labels`, on the server's
+        /metrics endpoint (or in `text`, a page read before), summed over the model's instances (every
+        series of the family when `model` is None); None when there is no such series."""
+        return metric_value(self.metrics_text() if text is None else text, family, model, **labels)
 
     def stop(self):
         """SIGTERM to the server's pid, a bounded wait, then SIGKILL. Returns the exit status."""

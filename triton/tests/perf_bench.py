@@ -201,13 +201,14 @@ def phase_sums(server, model="latency"):
     """The backend's request phases on /metrics (Note [request phases] in triton/src/gpu_time.h):
     ({phase: cumulative us}, requests); None where /metrics cannot be read."""
     try:
-        requests = server.metric("trtet_request_phase_requests", model)
-        # Before the first flush (32 requests) the series are not there yet: zero so far (a server
-        # without the backend's metrics stays at zero, and phase_means gives nothing).
-        return {p: server.metric_series("trtet_request_phase_duration_us", model, phase=p) or 0.0
-                for p in PHASES}, requests or 0
+        text = server.metrics_text()  # one page for every phase: the sums as of one moment
     except OSError:
         return None
+    requests = server.metric("trtet_request_phase_requests", model, text=text)
+    # Before the first flush (32 requests) the series are not there yet: zero so far (a server
+    # without the backend's metrics stays at zero, and phase_means gives nothing).
+    return {p: server.metric("trtet_request_phase_duration_us", model, text=text, phase=p) or 0.0
+            for p in PHASES}, requests or 0
 
 
 def phase_means(before, after):
