@@ -131,15 +131,20 @@ Result<Decision> SloController::decide(double now_s) {
   prune(now_s);
 
   Decision decision;
-  const double span = std::min(options_.window_s, now_s - *first_time_);
-  const double window = span > 0 ? span : options_.window_s;
+  // A model's rate is its calls in the window over the window. In the first window (since the first
+  // call or decision) the span so far stands for the window once it holds min_samples calls of the
+  // model: before that, too few calls to tell a rate from a burst (two calls a millisecond apart at
+  // start-up read as 1000 calls/s and moved the plan at the lightest load), and they count over the
+  // whole window.
+  const double span = now_s - *first_time_;
   std::vector<double> rates(samples_.size(), 0);
   bool observed_miss = false;
   for (std::size_t m = 0; m < samples_.size(); ++m) {
     ModelWindow seen;
     seen.model = ladder_.models()[m];
     seen.samples = samples_[m].size();
-    seen.rate_per_s = static_cast<double>(seen.samples) / window;
+    const bool early = span > 0 && span < options_.window_s && seen.samples >= std::max<std::size_t>(options_.min_samples, 1);
+    seen.rate_per_s = static_cast<double>(seen.samples) / (early ? span : options_.window_s);
     if (seen.samples > 0 && seen.samples >= options_.min_samples) {
       std::vector<double> latencies;
       latencies.reserve(seen.samples);

@@ -390,6 +390,23 @@ TEST(SloController, EveryBadInputIsRefusedAndLeavesTheStateAsItWas) {
   EXPECT_EQ(clean->switches(), 1u);
 }
 
+TEST(SloController, AtStartUpTwoCallsAMillisecondApartAreTwoCallsAWindowNotAThousandASecond) {
+  // A-small carries A up to 304 calls/s; at 400 it cannot. Two calls at start-up, then decisions
+  // 5 and 10 ms on: the rate is 2 calls over the 1 s window, and nothing misses. (Counted over the
+  // 5 ms since the first call, it read 400/s and moved the plan at once.)
+  auto controller = SloController::make(shift_ladder(), kShiftTargets, "A-small");
+  TRTET_ASSERT_OK(controller);
+  TRTET_ASSERT_OK(controller->add_sample("A", 300, 0.0));
+  TRTET_ASSERT_OK(controller->add_sample("A", 300, 0.001));
+  for (double t : {0.005, 0.010}) {
+    auto d = controller->decide(t);
+    TRTET_ASSERT_OK(d);
+    EXPECT_DOUBLE_EQ(d->models[0].rate_per_s, 2.0) << "at " << t << " s";
+    EXPECT_FALSE(d->switched) << d->message;
+    EXPECT_EQ(d->plan_name, "A-small") << d->message;
+  }
+}
+
 TEST(SloController, ReportsEachModelsWindowedP99AndRate) {
   ControllerOptions options;
   options.window_s = 1.0;

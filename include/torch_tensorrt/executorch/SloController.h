@@ -17,8 +17,10 @@
 // caller's (a plan set's switch_to, PlanSet.h). Both are pure: no GPU, no clock of their own.
 //
 // The rule (decide(now)):
-//   rate(m)     = samples of m in the window (now - window_s, now] / window length, raised to the
-//                 target's min_rate_per_s;
+//   rate(m)     = samples of m in the window (now - window_s, now] / window_s, raised to the
+//                 target's min_rate_per_s; within window_s of the first sample or decision, once
+//                 the window holds min_samples samples of m, over the time since then instead
+//                 (fewer are a burst, not a rate);
 //   headroom(p) = min over models with a target of target_p99(m) / predicted_p99(p, m, rate(m))
 //                 (0 where the rate is beyond p's measured curve);
 //   p meets every target when headroom(p) >= 1. The candidate is the plan with the largest headroom
