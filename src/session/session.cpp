@@ -57,7 +57,7 @@ Status Session::execute(TensorView* args, std::size_t count, CallRecord* record)
   {
     const std::optional<LockClock::time_point> asked =
         options_.time_the_lock ? std::optional<LockClock::time_point>(LockClock::now()) : std::nullopt;
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<SpinningMutex> lock(mutex_);
     const LockTimer timer(asked, stats_);  // ends (and adds the hold) before the lock is released
     TRTET_CHECK_OR_RETURN(initialized_ && engine_ != nullptr, kInvalidState,
                           "execute on a session that is not initialized or already destroyed");

@@ -13,12 +13,15 @@
 namespace torch_tensorrt::executorch_backend::delegate {
 
 Session::Session(engine::EnginePtr engine, SessionOptions options) noexcept
-    : engine_(std::move(engine)), options_(options), runner_(options.use_cuda_graphs, options.graph_cache_size) {}
+    : mutex_(std::chrono::microseconds(options.lock_spin_us)),
+      engine_(std::move(engine)),
+      options_(options),
+      runner_(options.use_cuda_graphs, options.graph_cache_size) {}
 
 Session::~Session() { destroy(); }
 
 Status Session::initialize() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinningMutex> lock(mutex_);
   TRTET_CHECK_OR_RETURN(engine_ != nullptr, kInvalidState, "session has no engine");
   TRTET_CHECK_OR_RETURN(!initialized_, kInvalidState, "session is already initialized");
   engine::Engine& engine = *engine_;
@@ -83,7 +86,7 @@ std::string describe_memory(const SessionStats& stats) {
 }
 
 SessionStats Session::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinningMutex> lock(mutex_);
   SessionStats stats = stats_;
   stats.staging_grows = staging_.grows();
   stats.budgeted_staging_bytes = staging_.budgeted_bytes();
@@ -107,7 +110,7 @@ SessionStats Session::stats() const {
 }
 
 Status Session::release_unused_memory() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinningMutex> lock(mutex_);
   if (engine_ == nullptr || !initialized_) return Status::Ok();
   last_call_.forget();  // the next call takes the full path
   cuda::DeviceGuard device(engine_->device());
@@ -117,7 +120,7 @@ Status Session::release_unused_memory() {
 
 void Session::destroy() noexcept {
   closing_.store(true, std::memory_order_release);
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinningMutex> lock(mutex_);
   free_resources();
 }
 

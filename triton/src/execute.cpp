@@ -224,7 +224,10 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   }
   etr::Result<std::vector<etr::EValue>>& result = *called;
   state.points.execute = now_ns();
-  if (state.gpu_times != nullptr) state.points.method_ns = state.gpu_times->take_method_ns();
+  if (state.gpu_times != nullptr) {
+    state.points.method_ns = state.gpu_times->take_method_ns();
+    state.points.delegate_ns = state.gpu_times->take_delegate_ns();
+  }
   if (!result.ok()) {
     // What the call left on the stream settles first: a sticky error there poisons the process
     // (Note [the fault domain]); any other stays this request's.

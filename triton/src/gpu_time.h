@@ -3,6 +3,7 @@
 #pragma once
 
 #include <executorch/runtime/core/event_tracer.h>
+#include <executorch/runtime/platform/platform.h>
 
 #include <algorithm>
 #include <chrono>
@@ -90,10 +91,16 @@ class GpuTimes final : public etr::EventTracer {
   double staging_ns() const noexcept { return staging_ns_; }
   int engine_spans() const noexcept { return engine_spans_; }
 
-  void log_profiling_delegate(const char*, etr::DelegateDebugIntId, et_timestamp_t, et_timestamp_t,
+  void log_profiling_delegate(const char*, etr::DelegateDebugIntId, et_timestamp_t start, et_timestamp_t end,
                               const void* metadata, size_t length) override {
     if (metadata == nullptr || length == 0) return;
     const std::string_view text(static_cast<const char*>(metadata), std::min<size_t>(length, 512));
+    if (text.find(" kind=host") != std::string_view::npos) {
+      // The delegate's call on the host (Note [request phases], the delegate phase), logged on every
+      // call, timed or not; its ticks are ExecuTorch's PAL clock's.
+      if (end >= start) delegate_ns_ += static_cast<std::uint64_t>(static_cast<double>(end - start) * ticks_to_ns());
+      return;
+    }
     const bool engine = text.find(" kind=gpu_engine") != std::string_view::npos;
     const bool staging = text.find(" kind=gpu_copy_in") != std::string_view::npos ||
                          text.find(" kind=gpu_copy_out") != std::string_view::npos;
@@ -115,6 +122,12 @@ class GpuTimes final : public etr::EventTracer {
   std::uint64_t take_method_ns() noexcept {
     const std::uint64_t ns = method_ns_;
     method_ns_ = 0;
+    return ns;
+  }
+  // The delegate's host time within it since the last take.
+  std::uint64_t take_delegate_ns() noexcept {
+    const std::uint64_t ns = delegate_ns_;
+    delegate_ns_ = 0;
     return ns;
   }
 
@@ -164,7 +177,13 @@ class GpuTimes final : public etr::EventTracer {
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
   }
 
+  static double ticks_to_ns() noexcept {
+    const et_tick_ratio_t ratio = et_pal_ticks_to_ns_multiplier();
+    return static_cast<double>(ratio.numerator) / static_cast<double>(ratio.denominator);
+  }
+
   std::uint64_t method_ns_ = 0;
+  std::uint64_t delegate_ns_ = 0;
   double engine_ns_ = 0;
   double staging_ns_ = 0;
   int engine_spans_ = 0;

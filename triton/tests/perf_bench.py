@@ -194,7 +194,8 @@ class AggressorLoad:
         self.log.close()
 
 
-PHASES = ("response_new", "inputs", "outputs", "execute", "stream_wait", "late_outputs", "send", "release", "method")
+PHASES = ("response_new", "inputs", "outputs", "execute", "stream_wait", "late_outputs", "send", "release", "method",
+          "delegate")
 
 
 def phase_sums(server, model="latency"):
@@ -577,7 +578,8 @@ def main():
               f"{compute:.0f} | server {server}")
     print("\nThe backend's phases of the latency model's requests alone, means in us (trtet_request_phase_duration_us;"
           " compute input = response_new + inputs + outputs, infer = execute + stream_wait + late_outputs, output ="
-          " send; release follows the reported end; method is Method::execute, a part of execute): " + ", ".join(PHASES))
+          " send; release follows the reported end; method is Method::execute, a part of execute; delegate is the TensorRT"
+          " delegate's calls, a part of method): " + ", ".join(PHASES))
     for row in rows:
         means = [w["alone"].get("phases_us") or {} for w in row["windows"]]
         if not any(means):

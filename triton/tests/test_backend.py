@@ -387,10 +387,11 @@ def test_serves_host_io_with_statistics_and_survives_a_bad_request(server, repo)
     text = server.metrics_text()
     phase = {p: server.metric("trtet_request_phase_duration_us", "elementwise", text=text, phase=p)
              for p in ("response_new", "inputs", "outputs", "execute", "stream_wait", "late_outputs", "send", "release",
-                       "method")}
+                       "method", "delegate")}
     assert all(v is not None and v >= 0 for v in phase.values()), phase
     assert phase["execute"] > 0 and phase["inputs"] > 0, phase
     assert 0 < phase["method"] <= phase["execute"], phase  # Method::execute, within Module::execute
+    assert 0 < phase["delegate"] <= phase["method"], phase  # the delegate's call, within Method::execute
     stats = server.client.get_inference_statistics("elementwise")["model_stats"][0]["inference_stats"]
     assert int(stats["success"]["count"]) == 32
     for figure, parts in (("compute_input", ("response_new", "inputs", "outputs")),
