@@ -282,11 +282,17 @@ def test_the_models_switch_plans_under_load_with_correct_values(server, repo):
     failures = []
 
     def drive(model):
+        # A client of the thread's own: tritonclient's HTTP client is not thread-safe (one shared by
+        # four threads hung this test on the H200, S41), and a request that does not come back fails.
+        from tritonclient import http as httpclient
+        client = httpclient.InferenceServerClient(server.url, network_timeout=30.0, connection_timeout=30.0)
         try:
             while not stop.is_set():
-                infer(server.client, model, rows=int(np.random.default_rng().integers(1, 9)))
+                infer(client, model, rows=int(np.random.default_rng().integers(1, 9)))
         except Exception as e:  # noqa: BLE001 - reported below
             failures.append(repr(e))
+        finally:
+            client.close()
 
     threads = [threading.Thread(target=drive, args=(m,)) for m in ("latency", "latency", "latency", "bulk")]
     for t in threads:
@@ -297,7 +303,8 @@ def test_the_models_switch_plans_under_load_with_correct_values(server, repo):
     time.sleep(1.0)  # serving on the new plan
     stop.set()
     for t in threads:
-        t.join()
+        t.join(timeout=90)
+    assert not any(t.is_alive() for t in threads), "a client thread's request did not come back in 90 s"
     assert not failures, failures[:3]
     assert server.metric("trtet_plan_set_plan", "latency") == 1, server.log()[-3000:]
     assert server.metric("trtet_plan_set_plan", "bulk") == 1
