@@ -52,8 +52,10 @@ once and the probe cannot tell their SMs apart: what runs under load is checked 
 gauge and the log, not the probe.
 
 The goal, printed and checked (--no-goal leaves it a report): the controller meets every target in
-both phases with at most --settle-s of settling per shift, while the best static plan misses a target
-in one phase. The summary is printed last; --json keeps everything. Exit status 1 when a check fails.
+both phases with at most --settle-s of settling per shift (each phase's p99 after --settle-s within its
+target, and every model on the plan it ends the phase on from --settle-s on, by the plan gauge), while
+the best static plan misses a target in one phase. The settling time by every window's own p99 is
+printed beside it: a window of a few hundred calls goes over on one slow call, static plans too. The summary is printed last; --json keeps everything. Exit status 1 when a check fails.
 """
 
 import argparse
@@ -194,6 +196,22 @@ def settling_windows(met):
         return None
     k = len(met)
     while k > 0 and met[k - 1]:
+        k -= 1
+    return k
+
+
+def plan_settling_windows(plans):
+    """From {model: [plan index at the end of each window]}: the windows from the phase's start until
+    every model's plan is, in every later window, the one it ends the phase on (0 when it never
+    changes); None when a window's plan is unknown (no sample yet) from there on, or nothing was sampled."""
+    lists = list(plans.values())
+    if not lists or not all(lists) or any(len(x) != len(lists[0]) for x in lists):
+        return None
+    finals = [x[-1] for x in lists]
+    if any(f is None for f in finals):
+        return None
+    k = len(lists[0])
+    while k > 0 and all(x[k - 1] == f for x, f in zip(lists, finals)):
         k -= 1
     return k
 
@@ -638,6 +656,8 @@ def run_layout(name, params, args, phases, targets, work, plan_info=None):
         if poller:
             phase["plan_per_window"] = {m: plan_per_window(poller.samples, start, args.window_s, count, m)
                                         for m in MODELS}
+            settled = plan_settling_windows(phase["plan_per_window"])
+            phase["plan_settling_s"] = None if settled is None else settled * args.window_s
         for m in MODELS:
             steady, early = phase_summary(samples[m], start, args.phase_s, args.settle_s)
             phase["models"][m] = {"steady": steady, "settling": early, "windows": windows[m],
@@ -667,7 +687,11 @@ def print_layout(r, targets, window_s):
             parts.append(f"{m} {phase['rates'][m]:g}/s: p99 {x['steady']['p99_us']:.0f} us (target "
                          f"{targets[m]:.0f}, {'met' if x['met'] else 'MISSED'}) {x['steady']['calls_per_s']:.0f}/s; "
                          f"first {x['settling']['n']} calls p99 {x['settling']['p99_us']:.0f}")
-        print(f"  {r['layout']:<22} phase {phase['phase']}: {'; '.join(parts)}; settled after {settle}")
+        plan_settle = phase.get("plan_settling_s")
+        plan_text = "" if "plan_per_window" not in phase else (
+            "; plan final after " + ("never" if plan_settle is None else f"{plan_settle:g} s"))
+        print(f"  {r['layout']:<22} phase {phase['phase']}: {'; '.join(parts)}{plan_text}; every window's p99 within "
+              f"its target after {settle}")
         # Windows over a target after the first (the shift's own), per model: isolated misses that
         # keep "settled" from coming, told apart from a plan that stays wrong.
         late = []
@@ -808,9 +832,14 @@ def main():
     controller = next((r for r in done if r["layout"] == "controller"), None)
     if best is not None and controller is not None:
         ctl_ok = all(x["met"] for p in controller["phases"] for x in p["models"].values())
-        settled = all(p["settling_s"] is not None and p["settling_s"] <= args.settle_s for p in controller["phases"])
+        # Settled: every model on the plan it ends the phase on from --settle-s into the phase (the plan
+        # gauge per window). The latency side is ctl_ok: each phase's p99 after --settle-s meets its
+        # target. Every single window's p99 (settling_s) is printed beside it, a diagnostic (docs/SERVING.md,
+        # "How settling is judged").
+        settled = all(p.get("plan_settling_s") is not None and p["plan_settling_s"] <= args.settle_s
+                      for p in controller["phases"])
         static_misses = any(not all(x["met"] for x in p["models"].values()) for p in best["phases"])
-        goal = {"controller_meets_every_target": ctl_ok, "controller_settled_within_s": settled,
+        goal = {"controller_meets_every_target": ctl_ok, "controller_plan_settled_within_s": settled,
                 "best_static": best["layout"], "best_static_misses_a_phase": static_misses,
                 "met": ctl_ok and settled and static_misses}
         result["goal"] = goal
@@ -838,7 +867,7 @@ def main():
               f"p99 / target: {worst_ratio(best, targets):.2f})")
     if goal:
         print(f"goal: the controller meets every target in both phases: {goal['controller_meets_every_target']}, "
-              f"settled within {args.settle_s:g} s after each shift: {goal['controller_settled_within_s']}; the best "
+              f"on its final plan within {args.settle_s:g} s of each shift: {goal['controller_plan_settled_within_s']}; the best "
               f"static plan ({goal['best_static'][7:]}) misses a phase: {goal['best_static_misses_a_phase']} -> "
               f"{'MET' if goal['met'] else 'NOT MET'}")
     print(f"shift bench on {gpu['name']}: rate {args.rate:g}/s x {args.factor:g}, {args.phase_s:g} s phases, "

@@ -133,6 +133,17 @@ def test_metrics_and_switch_lines():
     assert [(n, i) for n, i, _ in lines] == [("a80-b40", 1)]
 
 
+def test_plan_settling_from_the_plan_per_window():
+    assert sb.plan_settling_windows({"a": [0, 1, 1, 1], "b": [0, 1, 1, 1]}) == 1
+    assert sb.plan_settling_windows({"a": [1, 1], "b": [1, 1]}) == 0
+    assert sb.plan_settling_windows({"a": [0, 1, 1, 1], "b": [0, 0, 1, 1]}) == 2  # the later model counts
+    assert sb.plan_settling_windows({"a": [0, 1, 0, 1]}) == 3  # a flap: final only from the last window
+    assert sb.plan_settling_windows({"a": [None, 1, 1]}) == 1
+    assert sb.plan_settling_windows({"a": [1, None]}) is None
+    assert sb.plan_settling_windows({"a": []}) is None
+    assert sb.plan_settling_windows({}) is None
+
+
 def test_plan_per_window_from_the_metrics_timeline():
     s = 1_000_000_000
     timeline = [(s // 2, {"a": 0, "b": 0}), (int(1.5 * s), {"a": 1, "b": 1}), (int(3.5 * s), {"a": 0})]
