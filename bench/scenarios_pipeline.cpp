@@ -245,14 +245,13 @@ void pipelined_host_io(const Config& config, std::vector<Row>& rows) {
       raw_call, raw_best, [&] { return std::make_pair(raw_lock_wait_ns, raw_lock_held_ns); }, raw_lock_us);
   check_outputs(raw_call, "raw pipeline");
 
+  // The session's lock so far (SessionStats), for whichever session `call` uses.
+  auto session_lock_ns = [&] {
+    const ex::delegate::SessionStats now = session->stats();
+    return std::make_pair(now.lock_wait_ns, now.lock_held_ns);
+  };
   int best = 1;
-  const std::vector<double> per_call = run_thread_counts(
-      call, best,
-      [&] {
-        const ex::delegate::SessionStats now = session->stats();
-        return std::make_pair(now.lock_wait_ns, now.lock_held_ns);
-      },
-      lock_us);
+  const std::vector<double> per_call = run_thread_counts(call, best, session_lock_ns, lock_us);
   check_outputs(call, "the default's 3 staging slots");
   const ex::delegate::SessionStats stats = session->stats();
   const double share = bound / per_call[best];
@@ -266,13 +265,7 @@ void pipelined_host_io(const Config& config, std::vector<Row>& rows) {
   session = spin_session(options, sleeping_lock);  // `call` uses it from here on
   int sleeping_best = 1;
   std::vector<LockUs> sleeping_lock_us;
-  const std::vector<double> per_call_sleeping = run_thread_counts(
-      call, sleeping_best,
-      [&] {
-        const ex::delegate::SessionStats now = session->stats();
-        return std::make_pair(now.lock_wait_ns, now.lock_held_ns);
-      },
-      sleeping_lock_us);
+  const std::vector<double> per_call_sleeping = run_thread_counts(call, sleeping_best, session_lock_ns, sleeping_lock_us);
   check_outputs(call, "a lock that sleeps at once");
 
   // The same with two staging slots (SessionOptions::staging_slots; the default is 3), at 2 to 6
