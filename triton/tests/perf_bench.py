@@ -375,7 +375,10 @@ def run_layout(layout, args, plan_gpu, work):
         plan = os.path.join(repo, "plan.json")
         harness.write_plan(plan, [("latency", LAT_SMS)], remainder="aggressor", gpu=plan_gpu)
         params = {"plan_file": plan}
-    harness.make_model(repo, "latency", pte="triton_latency", parameters=dict(params, stream_wait=args.wait), extra=group)
+    # The latency model's instances (--instances): each its own Module and stream, on the same partition.
+    latency_group = group.replace("count: 1", f"count: {args.instances}")
+    harness.make_model(repo, "latency", pte="triton_latency", parameters=dict(params, stream_wait=args.wait),
+                       extra=latency_group)
     harness.make_model(repo, "aggressor", pte="triton_aggressor", parameters=params, extra=group)
     sms_file = os.path.join(repo, "sms.txt")
     env = {"TRTET_TEST_ENGINES_SMS_FILE": sms_file, "TRTET_TEST_ENGINES_AUTOINSTALL": "1"}
@@ -518,6 +521,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3, help="alone/beside pairs per protocol and I/O")
     parser.add_argument("--layouts", default="partitioned,whole,mps")
     parser.add_argument("--wait", default="sync", help="the latency model's stream_wait: sync, spin, yield, callback")
+    parser.add_argument("--instances", type=int, default=1, choices=range(1, 9), metavar="1..8",
+                        help="the latency model's instance count (instance_group count)")
     parser.add_argument("--no-trace", dest="trace", action="store_false",
                         help="no Triton request traces (no server-side percentiles)")
     parser.add_argument("--bound", type=float, default=0.0, help="fail above this partitioned client p99 ratio (0: off)")
@@ -588,7 +593,7 @@ def main():
         text = " ".join(f"{percentile([m[p] for m in means if p in m], 50):.1f}" for p in PHASES)
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {text}")
     print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
-          f"{args.rate:.0f}/s (stream_wait {args.wait}), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
+          f"{args.rate:.0f}/s (stream_wait {args.wait}, {args.instances} instance(s)), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
           f"ratios per pair, beside / alone); aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")
     print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'srv p99.9 al->bes':>19}"
