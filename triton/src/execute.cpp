@@ -224,10 +224,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   }
   etr::Result<std::vector<etr::EValue>>& result = *called;
   state.points.execute = now_ns();
-  if (state.gpu_times != nullptr) {
-    state.points.method_ns = state.gpu_times->take_method_ns();
-    state.points.delegate_ns = state.gpu_times->take_delegate_ns();
-  }
+  if (state.gpu_times != nullptr) state.points.method_ns = state.gpu_times->take_method_ns();
   if (!result.ok()) {
     // What the call left on the stream settles first: a sticky error there poisons the process
     // (Note [the fault domain]); any other stays this request's.
@@ -331,7 +328,7 @@ void account_gpu_time(InstanceState& state) {
   state.timed = false;
   auto pending = et::flush_profiling(state.gpu_times);
   if (pending.ok() && *pending == 0 && state.gpu_times->engine_spans() > 0) {
-    state.metrics.add(state.gpu_times->engine_ns(), state.gpu_times->staging_ns());
+    state.metrics.add(state.gpu_times->engine_ns(), state.gpu_times->staging_ns(), state.gpu_times->delegate_ns());
   }
 }
 

@@ -9,6 +9,7 @@ namespace {
 struct Metrics {
   TRITONSERVER_MetricFamily* engine_us = nullptr;
   TRITONSERVER_MetricFamily* staging_us = nullptr;
+  TRITONSERVER_MetricFamily* delegate_host_us = nullptr;
   TRITONSERVER_MetricFamily* requests = nullptr;
   TRITONSERVER_MetricFamily* phase_us = nullptr;
   TRITONSERVER_MetricFamily* phase_requests = nullptr;
@@ -18,8 +19,8 @@ Metrics g_metrics;  // made in TRITONBACKEND_Initialize, deleted in TRITONBACKEN
 }  // namespace
 
 void delete_metric_families() {
-  for (TRITONSERVER_MetricFamily** f : {&g_metrics.engine_us, &g_metrics.staging_us, &g_metrics.requests,
-                                         &g_metrics.phase_us, &g_metrics.phase_requests}) {
+  for (TRITONSERVER_MetricFamily** f : {&g_metrics.engine_us, &g_metrics.staging_us, &g_metrics.delegate_host_us,
+                                         &g_metrics.requests, &g_metrics.phase_us, &g_metrics.phase_requests}) {
     drop(*f);
   }
 }
@@ -36,8 +37,12 @@ void make_metric_families() {
        "torchtrt_executorch delegate with CUDA events on the instance's stream"},
       {&g_metrics.staging_us, "trtet_staging_gpu_duration_us",
        "Cumulative GPU time of the delegate's host<->device staging copies of successful requests, in microseconds"},
+      {&g_metrics.delegate_host_us, "trtet_delegate_host_duration_us",
+       "Cumulative host time of the torchtrt_executorch delegate's calls in the requests whose GPU times are measured "
+       "(their CUDA events included), in microseconds"},
       {&g_metrics.requests, "trtet_engine_gpu_requests",
-       "Successful requests whose GPU times are in trtet_engine_gpu_duration_us and trtet_staging_gpu_duration_us"},
+       "Successful requests whose GPU times are in trtet_engine_gpu_duration_us and trtet_staging_gpu_duration_us, "
+       "and whose delegate host time is in trtet_delegate_host_duration_us"},
       {&g_metrics.phase_us, "trtet_request_phase_duration_us",
        "Cumulative host time of successful requests in each phase of the backend (label phase: response_new, inputs, "
        "outputs, execute, stream_wait, late_outputs, send, release; and method, ExecuTorch's Method::execute "
@@ -68,6 +73,7 @@ TRITONSERVER_Error* InstanceMetrics::make(const std::string& model, std::uint64_
   const std::pair<TRITONSERVER_Metric**, TRITONSERVER_MetricFamily*> made[] = {
       {&engine_us, g_metrics.engine_us},
       {&staging_us, g_metrics.staging_us},
+      {&delegate_host_us, g_metrics.delegate_host_us},
       {&requests, g_metrics.requests},
       {&phase_requests, g_metrics.phase_requests}};
   for (const auto& [metric, family] : made) {

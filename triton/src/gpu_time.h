@@ -33,7 +33,10 @@ namespace trtet_triton {
 // series per instance (labels model, version, instance, gpu):
 //   trtet_engine_gpu_duration_us    the engines' GPU time of the requests that succeeded
 //   trtet_staging_gpu_duration_us   the GPU time of the delegate's copies between host and device
-//   trtet_engine_gpu_requests       how many requests those sums cover
+//   trtet_delegate_host_duration_us the delegate's calls on the host (its session's execute: checks,
+//                                   queued work, and with host I/O the wait), from the host event it
+//                                   logs for a timed call; with the timing's event records in it
+//   trtet_engine_gpu_requests       how many requests those sums cover (the timed ones)
 // Triton's own statistics (TRITONBACKEND_ModelInstanceReportStatistics) stay host times: compute_infer
 // is the host time from before execute to after the stream synchronize (binding, execute, the GPU
 // work, output copies). Those statistics take points on the host clock, and a GPU duration is none,
@@ -49,13 +52,14 @@ bool have_metrics();
 struct InstanceMetrics {
   TRITONSERVER_Metric* engine_us = nullptr;
   TRITONSERVER_Metric* staging_us = nullptr;
+  TRITONSERVER_Metric* delegate_host_us = nullptr;
   TRITONSERVER_Metric* requests = nullptr;
   TRITONSERVER_Metric* phase_us[kPhases] = {};
   TRITONSERVER_Metric* phase_requests = nullptr;
 
   ~InstanceMetrics() {
     flush_phases();
-    for (TRITONSERVER_Metric** m : {&engine_us, &staging_us, &requests, &phase_requests}) drop(*m);
+    for (TRITONSERVER_Metric** m : {&engine_us, &staging_us, &delegate_host_us, &requests, &phase_requests}) drop(*m);
     for (TRITONSERVER_Metric*& m : phase_us) drop(m);
   }
 
@@ -66,9 +70,10 @@ struct InstanceMetrics {
   void add_phases(const RequestPoints& p);
   void flush_phases();
 
-  void add(double engine_ns, double staging_ns) {
+  void add(double engine_ns, double staging_ns, double delegate_host_ns) {
     for (const auto& [metric, value] : {std::pair<TRITONSERVER_Metric*, double>{engine_us, engine_ns / 1e3},
                                         {staging_us, staging_ns / 1e3},
+                                        {delegate_host_us, delegate_host_ns / 1e3},
                                         {requests, 1.0}}) {
       increment(metric, value);
     }
@@ -85,9 +90,13 @@ class GpuTimes final : public etr::EventTracer {
   void reset() noexcept {
     engine_ns_ = 0;
     staging_ns_ = 0;
+    delegate_ns_ = 0;
     engine_spans_ = 0;
   }
   double engine_ns() const noexcept { return engine_ns_; }
+  // The delegate's calls on the host, from the host event a timed call logs (untimed calls, at
+  // kProfileMethodOnly, log none).
+  double delegate_ns() const noexcept { return delegate_ns_; }
   double staging_ns() const noexcept { return staging_ns_; }
   int engine_spans() const noexcept { return engine_spans_; }
 
@@ -96,9 +105,8 @@ class GpuTimes final : public etr::EventTracer {
     if (metadata == nullptr || length == 0) return;
     const std::string_view text(static_cast<const char*>(metadata), std::min<size_t>(length, 512));
     if (text.find(" kind=host") != std::string_view::npos) {
-      // The delegate's call on the host (Note [request phases], the delegate phase), logged on every
-      // call, timed or not; its ticks are ExecuTorch's PAL clock's.
-      if (end >= start) delegate_ns_ += static_cast<std::uint64_t>(static_cast<double>(end - start) * ticks_to_ns());
+      // The delegate's call on the host; its ticks are ExecuTorch's PAL clock's.
+      if (end >= start) delegate_ns_ += static_cast<double>(end - start) * ticks_to_ns();
       return;
     }
     const bool engine = text.find(" kind=gpu_engine") != std::string_view::npos;
@@ -122,12 +130,6 @@ class GpuTimes final : public etr::EventTracer {
   std::uint64_t take_method_ns() noexcept {
     const std::uint64_t ns = method_ns_;
     method_ns_ = 0;
-    return ns;
-  }
-  // The delegate's host time within it since the last take.
-  std::uint64_t take_delegate_ns() noexcept {
-    const std::uint64_t ns = delegate_ns_;
-    delegate_ns_ = 0;
     return ns;
   }
 
@@ -183,7 +185,7 @@ class GpuTimes final : public etr::EventTracer {
   }
 
   std::uint64_t method_ns_ = 0;
-  std::uint64_t delegate_ns_ = 0;
+  double delegate_ns_ = 0;
   double engine_ns_ = 0;
   double staging_ns_ = 0;
   int engine_spans_ = 0;

@@ -15,7 +15,6 @@ const char* phase_name(Phase phase) {
     case Phase::kSend: return "send";
     case Phase::kRelease: return "release";
     case Phase::kMethod: return "method";
-    case Phase::kDelegate: return "delegate";
     case Phase::kCount: break;
   }
   return "?";
@@ -28,7 +27,6 @@ bool PhaseSums::add(const RequestPoints& p) noexcept {
     ns_[i] += points[i + 1] >= points[i] ? points[i + 1] - points[i] : 0;
   }
   ns_[static_cast<std::size_t>(Phase::kMethod)] += p.method_ns;
-  ns_[static_cast<std::size_t>(Phase::kDelegate)] += p.delegate_ns;
   return ++count_ >= kPhaseFlushEvery;
 }
 

@@ -29,15 +29,11 @@ namespace trtet_triton {
 //                  among them), timed by the instance's tracer from the event ExecuTorch opens
 //                  for it at every profiling level; execute - method is Module::execute's own
 //                  work and the stream guard. 0 where the instance has no tracer (gpu_time_every 0).
-//   delegate       the TensorRT delegate's own call within method (its session's execute: the
-//                  checks, the queued work and, with host I/O, the wait for it), from the host event
-//                  the delegate logs to the tracer on every call; method - delegate is ExecuTorch's
-//                  interpreter around it. 0 without a tracer, as method.
 // Sums are kept per instance and added to the counters every kPhaseFlushEvery requests (one
 // increment per phase then, not per request): trtet_request_phase_duration_us{phase} and
 // trtet_request_phase_requests, labels model, version, instance and gpu as the GPU times'.
 enum class Phase : std::size_t {
-  kResponseNew, kInputs, kOutputs, kExecute, kStreamWait, kLateOutputs, kSend, kRelease, kMethod, kDelegate, kCount
+  kResponseNew, kInputs, kOutputs, kExecute, kStreamWait, kLateOutputs, kSend, kRelease, kMethod, kCount
 };
 constexpr std::size_t kPhases = static_cast<std::size_t>(Phase::kCount);
 constexpr std::uint64_t kPhaseFlushEvery = 32;
@@ -48,8 +44,7 @@ const char* phase_name(Phase phase);
 struct RequestPoints {
   std::uint64_t start = 0, response_new = 0, inputs = 0, outputs = 0, execute = 0, stream_wait = 0, late_outputs = 0,
                 send = 0, release = 0;
-  std::uint64_t method_ns = 0;    // Method::execute's duration (the method phase), not a point
-  std::uint64_t delegate_ns = 0;  // the delegate's calls within it (the delegate phase), not a point
+  std::uint64_t method_ns = 0;  // Method::execute's duration (the method phase), not a point
 };
 
 // What one flush adds to the counters: microseconds per phase and the requests they cover.

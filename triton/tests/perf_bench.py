@@ -194,8 +194,9 @@ class AggressorLoad:
         self.log.close()
 
 
-PHASES = ("response_new", "inputs", "outputs", "execute", "stream_wait", "late_outputs", "send", "release", "method",
-          "delegate")
+PHASES = ("response_new", "inputs", "outputs", "execute", "stream_wait", "late_outputs", "send", "release", "method")
+# The timed requests' figures (one in gpu_time_every): the engines' and the copies' GPU time, the delegate's host time.
+TIMED = ("trtet_engine_gpu_duration_us", "trtet_staging_gpu_duration_us", "trtet_delegate_host_duration_us")
 
 
 def phase_sums(server, model="latency"):
@@ -207,9 +208,12 @@ def phase_sums(server, model="latency"):
         return None
     requests = server.metric("trtet_request_phase_requests", model, text=text)
     # Before the first flush (32 requests) the series are not there yet: zero so far (a server
-    # without the backend's metrics stays at zero, and phase_means gives nothing).
-    return {p: server.metric("trtet_request_phase_duration_us", model, text=text, phase=p) or 0.0
-            for p in PHASES}, requests or 0
+    # without the backend's metrics stays at zero, and phase_means gives nothing). The timed
+    # requests' sums are kept beside the phases under their family names, with their own count.
+    sums = {p: server.metric("trtet_request_phase_duration_us", model, text=text, phase=p) or 0.0 for p in PHASES}
+    sums.update({f: server.metric(f, model, text=text) or 0.0 for f in TIMED})
+    sums["timed_requests"] = server.metric("trtet_engine_gpu_requests", model, text=text) or 0.0
+    return sums, requests or 0
 
 
 def phase_means(before, after):
@@ -217,7 +221,11 @@ def phase_means(before, after):
     if before is None or after is None or after[1] <= before[1]:
         return {}
     n = after[1] - before[1]
-    return {p: (after[0][p] - before[0][p]) / n for p in PHASES}
+    means = {p: (after[0][p] - before[0][p]) / n for p in PHASES}
+    timed = after[0]["timed_requests"] - before[0]["timed_requests"]
+    if timed > 0:
+        means.update({f: (after[0][f] - before[0][f]) / timed for f in TIMED})
+    return means
 
 
 def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
@@ -583,14 +591,17 @@ def main():
               f"{compute:.0f} | server {server}")
     print("\nThe backend's phases of the latency model's requests alone, means in us (trtet_request_phase_duration_us;"
           " compute input = response_new + inputs + outputs, infer = execute + stream_wait + late_outputs, output ="
-          " send; release follows the reported end; method is Method::execute, a part of execute; delegate is the TensorRT"
-          " delegate's calls, a part of method): " + ", ".join(PHASES))
+          " send; release follows the reported end; method is Method::execute, a part of execute): " + ", ".join(PHASES)
+          + "; then, of the timed requests (one in 16, their CUDA events included): engine GPU, copies GPU, the"
+          " delegate's host time")
     for row in rows:
         means = [w["alone"].get("phases_us") or {} for w in row["windows"]]
         if not any(means):
             print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} (not reported)")
             continue
         text = " ".join(f"{percentile([m[p] for m in means if p in m], 50):.1f}" for p in PHASES)
+        if all(f in m for m in means if m for f in TIMED):
+            text += " | " + " ".join(f"{percentile([m[f] for m in means if f in m], 50):.1f}" for f in TIMED)
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {text}")
     print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
           f"{args.rate:.0f}/s (stream_wait {args.wait}, {args.instances} instance(s)), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "

@@ -1,5 +1,5 @@
 // The backend's request phases (triton/src/request_phases.h, Note [request phases]): each phase is the
-// time between its point and the one before, the method and delegate phases are added as given, the sums are due
+// time between its point and the one before, the method phase is added as given, the sums are due
 // every 32 requests and start over once taken. No server and no GPU: the arithmetic alone.
 #include "request_phases.h"
 
@@ -16,8 +16,7 @@ using trtet_triton::PhaseFlush;
 using trtet_triton::PhaseSums;
 using trtet_triton::RequestPoints;
 
-// A request starting at `t0` ns whose phases take 1, 2, ... 8 us in order, 3.5 us of it in Method::execute
-// and 2.25 us of that in the delegate.
+// A request starting at `t0` ns whose phases take 1, 2, ... 8 us in order, 3.5 us of it in Method::execute.
 RequestPoints request(std::uint64_t t0) {
   RequestPoints p;
   p.start = t0;
@@ -30,7 +29,6 @@ RequestPoints request(std::uint64_t t0) {
   p.send = p.late_outputs + 7000;
   p.release = p.send + 8000;
   p.method_ns = 3500;
-  p.delegate_ns = 2250;
   return p;
 }
 
@@ -45,7 +43,6 @@ TEST(RequestPhases, EachPhaseIsTheTimeFromThePointBefore) {
                          Phase::kStreamWait,  Phase::kLateOutputs, Phase::kSend, Phase::kRelease};
   for (int i = 0; i < 8; ++i) EXPECT_DOUBLE_EQ(us(f, order[i]), i + 1.0) << trtet_triton::phase_name(order[i]);
   EXPECT_DOUBLE_EQ(us(f, Phase::kMethod), 3.5);
-  EXPECT_DOUBLE_EQ(us(f, Phase::kDelegate), 2.25);
 }
 
 TEST(RequestPhases, TritonsThreeFiguresAreSumsOfPhases) {
@@ -86,7 +83,7 @@ TEST(RequestPhases, APointBeforeTheOneItFollowsCountsZero) {
 
 TEST(RequestPhases, EveryPhaseHasItsMetricLabel) {
   const std::string names[] = {"response_new", "inputs", "outputs", "execute", "stream_wait",
-                               "late_outputs", "send",   "release", "method", "delegate"};
+                               "late_outputs", "send",   "release", "method"};
   ASSERT_EQ(sizeof names / sizeof names[0], kPhases);
   for (std::size_t i = 0; i < kPhases; ++i) EXPECT_EQ(trtet_triton::phase_name(static_cast<Phase>(i)), names[i]);
 }
