@@ -43,6 +43,7 @@ Status CudaTestEngine::init_resources(std::size_t scratch_bytes, int scratch_cou
 
 Status CudaTestEngine::mark_sms(cudaStream_t stream) {
   if (!options_.record_sms) return Status::Ok();
+  if (options_.marker_on_request && !probing_.load(std::memory_order_acquire)) return Status::Ok();
   return launch_mark_sms(sm_flags(), 4 * device_sms_, 5000, stream);
 }
 
@@ -51,11 +52,13 @@ Status CudaTestEngine::clear_recorded_sms() {
   ex::cuda::DeviceGuard guard(device_);
   TRTET_CUDA_CHECK(cudaMemsetAsync(flags_.data(), 0, kSmFlagCount * sizeof(int), private_stream_));
   TRTET_CUDA_CHECK(cudaStreamSynchronize(private_stream_));
+  probing_.store(true, std::memory_order_release);
   return Status::Ok();
 }
 
 Result<std::vector<int>> CudaTestEngine::recorded_sms() const {
   TRTET_CHECK_OR_RETURN(options_.record_sms, kInvalidState, "this engine does not record SMs (record_sms=0)");
+  probing_.store(false, std::memory_order_release);  // the probe's calls are done (the caller synchronized)
   ex::cuda::DeviceGuard guard(device_);
   std::vector<int> host(kSmFlagCount, 0);
   TRTET_CUDA_CHECK(

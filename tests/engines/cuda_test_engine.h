@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct KernelOptions {
   std::int64_t spin_us = 0;    ///< each kernel launch lasts at least this long (block 0 spins)
   int kernels = 1;             ///< kernel launches per enqueue on the main stream (idempotent repeats)
   bool record_sms = false;     ///< kernels record %smid; each enqueue also launches a saturating marker
+  /// With record_sms: the marker only while a probe is on (from clear_recorded_sms() to the next
+  /// recorded_sms()), so calls outside a probe run the engine's own kernels alone.
+  bool marker_on_request = false;
   bool fault = false;          ///< elementwise: fault_if given (an illegal write when x[0] == fault_if)
   float fault_if = 0.0f;       ///< the value of x[0] that makes the enqueue's last kernel fault
 };
@@ -34,10 +38,12 @@ class CudaTestEngine : public TestEngine {
 
   const KernelOptions& options() const noexcept { return options_; }
   bool records_sms() const noexcept { return options_.record_sms; }
-  /// Forgets the SMs recorded so far. The engine must be idle (its streams synchronized).
+  /// Forgets the SMs recorded so far, and starts a probe (marker_on_request). The engine must be
+  /// idle (its streams synchronized).
   Status clear_recorded_sms();
-  /// The SM ids (sorted, unique) the engine's kernels ran on since the last clear. The engine's
-  /// work must be complete (synchronize the stream first). kInvalidState without record_sms.
+  /// The SM ids (sorted, unique) the engine's kernels ran on since the last clear, and ends a probe
+  /// (marker_on_request). The engine's work must be complete (synchronize the stream first).
+  /// kInvalidState without record_sms.
   Result<std::vector<int>> recorded_sms() const;
   /// The device's SM count (for tests sizing things).
   int device_sm_count() const noexcept { return device_sms_; }
@@ -61,6 +67,7 @@ class CudaTestEngine : public TestEngine {
 
  private:
   ex::cuda::DeviceBuffer flags_;
+  mutable std::atomic<bool> probing_{false};  ///< marker_on_request: a probe is on
   std::vector<ex::cuda::DeviceBuffer> scratch_;
 };
 

@@ -150,8 +150,9 @@ Result<TestEngineSpec> parse_test_engine_spec(std::string_view text) {
       TRTET_ASSIGN_OR_RETURN(spec.options.fault_if, parse_float(value, word));
       spec.options.fault = true;
     } else if (key == "record_sms") {
-      if (value != "0" && value != "1") return bad("record_sms takes 0 or 1:", word);
-      spec.options.record_sms = value == "1";
+      if (value != "0" && value != "1" && value != "probe") return bad("record_sms takes 0, 1 or probe:", word);
+      spec.options.record_sms = value != "0";
+      spec.options.marker_on_request = value == "probe";
     } else if (key == "profiles") {
       // MIN:MAX{,MIN:MAX}: profiles 1, 2, ... after profile 0 (min..max), each for every input.
       std::size_t start = 0;

@@ -18,7 +18,10 @@
 //                                           waves: each of its blocks spins INT us
 //   blocks=INT   waves                      blocks per launch, 1..65536           (default 64)
 //   kernels=INT  all but fake               launches per enqueue, >= 1            (default 1)
-//   record_sms=0|1  all but fake            record %smid of every block           (default 0)
+//   record_sms=0|1|probe  all but fake      record %smid of every block           (default 0);
+//                                           1 also launches a saturating marker kernel every
+//                                           enqueue (the stream's whole partition is recorded);
+//                                           probe only during a probe: from a clear to the next read
 //   fault_if=FLOAT  elementwise             each enqueue ends with a one-thread kernel that writes
 //                                           to an illegal address when x[0] == FLOAT: a sticky CUDA
 //                                           error on request (default: no such kernel)

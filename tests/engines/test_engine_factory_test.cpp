@@ -21,6 +21,18 @@ TEST(TestEngineSpec, ParsesElementwiseWithEveryKey) {
   EXPECT_EQ(spec->options.spin_us, 50000);
   EXPECT_EQ(spec->options.kernels, 3);
   EXPECT_TRUE(spec->options.record_sms);
+  EXPECT_FALSE(spec->options.marker_on_request);
+}
+
+TEST(TestEngineSpec, RecordSmsProbeRecordsWithTheMarkerOnlyDuringAProbe) {
+  auto spec = parse_test_engine_spec("waves blocks=32 spin_us=25 record_sms=probe");
+  TRTET_ASSERT_OK(spec);
+  EXPECT_TRUE(spec->options.record_sms);
+  EXPECT_TRUE(spec->options.marker_on_request);
+  auto off = parse_test_engine_spec("waves blocks=32 record_sms=0");
+  TRTET_ASSERT_OK(off);
+  EXPECT_FALSE(off->options.record_sms);
+  EXPECT_FALSE(off->options.marker_on_request);
 }
 
 TEST(TestEngineSpec, FaultIfAsksForTheFaultingKernel) {

@@ -84,6 +84,39 @@ TEST_F(TestEnginesGpu, ElementwiseComputesAxpbyAndRecordsSms) {
   EXPECT_TRUE(cleared->empty());
 }
 
+// record_sms=probe: the saturating marker runs only from a clear to the next read, so outside a probe
+// an enqueue runs the engine's own kernel alone. One block of the waves kernel runs on one SM; the
+// marker covers every SM the stream may use.
+TEST_F(TestEnginesGpu, AProbeEngineMarksItsSmsOnlyDuringAProbe) {
+  auto engine_or = make_test_engine("waves blocks=1 spin_us=0 min=1x4 max=1x1024 record_sms=probe", 0);
+  TRTET_ASSERT_OK(engine_or);
+  auto* engine = dynamic_cast<CudaTestEngine*>(engine_or->get());
+  ASSERT_NE(engine, nullptr);
+  DeviceFloats dx(random_floats(1024, 5)), dy(random_floats(1024, 6)), dout(std::vector<float>(1024));
+  ASSERT_NO_FATAL_FAILURE(set_input_shapes(**engine_or, Shape{1, 1024}, 2));
+  TRTET_ASSERT_OK((*engine_or)->infer_shapes());
+  ASSERT_NO_FATAL_FAILURE(set_addresses(**engine_or, {&dx, &dy, &dout}));
+  auto call_and_read = [&]() -> std::vector<int> {
+    EXPECT_TRUE((*engine_or)->enqueue(stream_).ok());
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    auto sms = engine->recorded_sms();
+    EXPECT_TRUE(sms.ok()) << sms.status().to_string();
+    return sms.ok() ? *sms : std::vector<int>{};
+  };
+  // No probe yet: the one block's SM only.
+  EXPECT_LE(call_and_read().size(), 1u);
+  // A probe: the marker saturates the device.
+  TRTET_ASSERT_OK(engine->clear_recorded_sms());
+  EXPECT_GT(call_and_read().size(), static_cast<std::size_t>(engine->device_sm_count() / 2));
+  // That read ended the probe. Another clear starts one and its read (nothing called between: no
+  // SM) ends it: a call after it runs the one block alone again.
+  TRTET_ASSERT_OK(engine->clear_recorded_sms());
+  auto none = engine->recorded_sms();
+  TRTET_ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+  EXPECT_LE(call_and_read().size(), 1u);
+}
+
 TEST_F(TestEnginesGpu, SpinMakesA50MsEngine) {
   TRTET_SKIP_TIMING_UNDER_SANITIZER();
   auto engine_or = make_test_engine("elementwise n=256 spin_us=50000", 0);

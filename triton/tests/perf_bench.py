@@ -1,7 +1,8 @@
 """Two models served at once, measured the way Triton's users measure it: with Triton's perf_analyzer
 (scripts/gpu-triton on the H200). The models are the serving bench's (serving_bench.py):
 
-  latency    triton_latency.pte: one wave of 32 blocks of 25 us (test engine "waves", records its SMs)
+  latency    triton_latency.pte: one wave of 32 blocks of 25 us (test engine "waves", records its SMs;
+             its SM marker kernel runs only during an SM probe, record_sms=probe)
   aggressor  triton_aggressor.pte: 2048 blocks of 50 us (about 1 ms a call on 100 SMs)
 
 Three layouts:

@@ -3,7 +3,8 @@ measure (perf_bench.py is, with perf_analyzer; a closed-loop Python client on th
 measures the host more than the GPU): scripts/gpu-triton runs perf_bench.py, which uses this file's
 Io (value checks through CUDA shared memory) and SM probe. It still runs by hand.
 
-  latency    triton_latency.pte: one wave of 32 blocks of 25 us (test engine "waves", records its SMs)
+  latency    triton_latency.pte: one wave of 32 blocks of 25 us (test engine "waves", records its SMs;
+             its SM marker kernel runs only during an SM probe, record_sms=probe)
   aggressor  triton_aggressor.pte: 2048 blocks of 50 us (about 1 ms a call on 100 SMs)
 
 Two layouts, each in a server of its own:
