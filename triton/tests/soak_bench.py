@@ -8,10 +8,11 @@ partitions of one server, driven open loop for --minutes, with 1 % of one model'
                100 is malformed (request_mix): a wrong data type, a shape over the bound, a missing
                input, a truncated body. Each must be refused (HTTP 400) with its reason, and the next
                request served right
-  aggressor    triton_aggressor.pte on the remainder: perf_analyzer at concurrency 2 throughout
+  aggressor    triton_aggressor.pte on the remainder: perf_analyzer at concurrency 4 throughout
 
-Memory is sampled every 10 s: the server's RSS (/proc) and its device memory (nvidia-smi); after the
-first --warmup-s seconds both must stay flat (within --rss-slack-mib and --device-slack-mib).
+Memory is sampled every 10 s: the server's RSS (/proc) and its device memory (nvidia-smi's figure for
+the server's process, or the GPU's used memory where nvidia-smi lists no process, as in some
+containers); after the first --warmup-s seconds both must stay flat (within --rss-slack-mib and --device-slack-mib).
 Prints the samples and a summary line last; exit status 1 when a check fails.
 """
 
@@ -218,8 +219,8 @@ def main():
         client.start()
 
         def sample():
-            _, per = perf_bench.device_memory_mib()
-            samples.append((time.monotonic() - t0, rss_mib(server.process.pid), per.get(server.process.pid, -1)))
+            used, per = perf_bench.device_memory_mib()
+            samples.append((time.monotonic() - t0, rss_mib(server.process.pid), per.get(server.process.pid, used)))
 
         sampler_stop = threading.Event()
 
@@ -263,6 +264,8 @@ def main():
         if len(settled) >= 2:
             rss = [s[1] for s in settled]
             dev = [s[2] for s in settled]
+            if min(rss) < 0 or min(dev) < 0:
+                failures.append("host RSS or device memory could not be read")
             if max(rss) - min(rss) > args.rss_slack_mib:
                 failures.append(f"host RSS moved {min(rss):.0f} to {max(rss):.0f} MiB after warm-up")
             if max(dev) - min(dev) > args.device_slack_mib:
