@@ -371,6 +371,19 @@ class Mps:
         return text
 
 
+def latency_partitions(instances, plan_gpu):
+    """The plan's partitions for the latency model's `instances`: one named 'latency' of LAT_SMS SMs, or
+    'latency_<k>' for each of several (the backend gives instance k the partition <name>_<k>), splitting
+    LAT_SMS SMs evenly in the GPU's granularity, so that the model's share stays the same."""
+    if instances == 1:
+        return [("latency", LAT_SMS)]
+    step = max(int(plan_gpu.get("granularity", 8)), int(plan_gpu.get("min_partition", 8)))
+    each = LAT_SMS // instances // step * step
+    if each < step:
+        raise ValueError(f"{instances} instances cannot split {LAT_SMS} SMs into partitions of at least {step}")
+    return [(f"latency_{k}", each) for k in range(instances)]
+
+
 def sms_probe(server, sms_file):
     import serving_bench
     return serving_bench.sms_of(server, sms_file, "latency"), serving_bench.sms_of(server, sms_file, "aggressor", calls=5)
@@ -382,9 +395,10 @@ def run_layout(layout, args, plan_gpu, work):
     params = {}
     if layout == "partitioned":
         plan = os.path.join(repo, "plan.json")
-        harness.write_plan(plan, [("latency", LAT_SMS)], remainder="aggressor", gpu=plan_gpu)
+        harness.write_plan(plan, latency_partitions(args.instances, plan_gpu), remainder="aggressor", gpu=plan_gpu)
         params = {"plan_file": plan}
-    # The latency model's instances (--instances): each its own Module and stream, on the same partition.
+    # The latency model's instances (--instances): each its own Module and stream; partitioned, each on a
+    # partition of its own (latency_<k>), the same LAT_SMS SMs in all; otherwise all on the whole GPU.
     latency_group = group.replace("count: 1", f"count: {args.instances}")
     harness.make_model(repo, "latency", pte="triton_latency", parameters=dict(params, stream_wait=args.wait),
                        extra=latency_group)

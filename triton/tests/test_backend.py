@@ -299,6 +299,20 @@ def test_the_soaks_request_mix_is_one_in_a_hundred_malformed_of_every_kind():
             assert np.array_equal(np.frombuffer(body[:x.nbytes], np.float32).reshape(shape), x)
 
 
+def test_the_perf_benchs_instances_each_get_a_partition_named_as_the_backend_asks():
+    # Several instances of a model on a plan take <partition>_<k> each (model_partitions.cpp); the perf
+    # bench's --instances wrote one 'latency' partition for two instances, and the load was refused.
+    import perf_bench
+    gpu = harness.plan_dict([])["gpu"]
+    assert perf_bench.latency_partitions(1, gpu) == [("latency", perf_bench.LAT_SMS)]
+    two = perf_bench.latency_partitions(2, gpu)
+    assert [n for n, _ in two] == ["latency_0", "latency_1"], two
+    assert sum(s for _, s in two) == perf_bench.LAT_SMS and all(s % gpu["granularity"] == 0 for _, s in two), two
+    assert [n for n, _ in perf_bench.latency_partitions(4, gpu)] == [f"latency_{k}" for k in range(4)]
+    with pytest.raises(ValueError, match="cannot split 32 SMs"):
+        perf_bench.latency_partitions(8, gpu)
+
+
 def test_the_server_stays_ready_after_the_refusals(server):
     assert server.client.is_server_live() and server.client.is_server_ready()
 
