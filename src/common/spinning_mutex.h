@@ -26,8 +26,6 @@ class SpinningMutex {
   SpinningMutex(const SpinningMutex&) = delete;
   SpinningMutex& operator=(const SpinningMutex&) = delete;
 
-  void set_spin(std::chrono::microseconds spin) noexcept { spin_ = spin; }
-
   void lock() {
     if (try_lock()) return;
     if (spin_.count() > 0) {
@@ -66,7 +64,7 @@ class SpinningMutex {
 
   std::mutex mutex_;
   std::atomic<bool> held_{false};  ///< a hint for spinners only; the mutex decides
-  std::chrono::microseconds spin_;
+  const std::chrono::microseconds spin_;
 };
 
 }  // namespace torch_tensorrt::executorch_backend

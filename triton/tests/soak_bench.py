@@ -237,8 +237,7 @@ def main():
                 w = perf_bench.measure(server, "grpc", "host", args.rate, args.window, work, f"soak_{k}")
                 # (s, client p99, calls/s, client p50, server queue + compute mean): the last two tell a
                 # window whose p99 rose at the client from one whose server side rose with it.
-                windows.append((time.monotonic() - t0, w["p99_us"], w["throughput"], w.get("p50_us", float("nan")),
-                                w.get("server_us", float("nan"))))
+                windows.append((time.monotonic() - t0, w["p99_us"], w["throughput"], w["p50_us"], w["server_us"]))
                 print(f"  {windows[-1][0]:6.0f} s: latency p50 {windows[-1][3]:.0f}, p99 {w['p99_us']:.0f} us, server "
                       f"mean {windows[-1][4]:.0f} us, {w['throughput']:.0f}/s; dynamic "
                       f"{client.counts['good']} good, {sum(client.counts[m] for m in MALFORMED)} malformed refused",
