@@ -9,7 +9,10 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/gpu.h"
 #include "common/shell.h"
@@ -34,6 +37,26 @@ ModelSpec model(const std::string& name, const std::string& file, double p99_us)
   m.p99_target_us = p99_us;
   m.shapes = {"1x1024"};
   return m;
+}
+
+// Per model of a curves file (model,sms,p50_us,p99_us,...,p99_target_us,...), the fewest SMs whose
+// measured p99 meets the model's target; a model that meets it nowhere is left out.
+std::map<std::string, unsigned> smallest_meeting(const std::string& path) {
+  std::map<std::string, unsigned> out;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) f.push_back(cell);
+    if (f.size() < 6) continue;
+    const unsigned sms = static_cast<unsigned>(std::stoul(f[1]));
+    if (std::stod(f[3]) > std::stod(f[5])) continue;
+    auto it = out.find(f[0]);
+    if (it == out.end() || sms < it->second) out[f[0]] = sms;
+  }
+  return out;
 }
 
 class PlannerGpu : public ::testing::Test {
@@ -153,13 +176,29 @@ TEST_F(PlannerGpu, TheCommandLineWritesAPlanThatApplies) {
   auto plan = et::read_partition_plan(plan_path);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   ASSERT_TRUE(plan->any_device());
-  EXPECT_EQ(plan->devices[0].partitions[0].sms, known(64, 2));
-  EXPECT_EQ(plan->devices[0].partitions[1].sms, known(16, 1));
+  // Each model's partition is the smallest of its measured curve that meets its target: the file
+  // the command line wrote holds the search over the curves it measured. The engines' nominal costs
+  // (known(64, 2) and known(16, 1)) are FindsTheKnownBestPlan's to check; here one slow p99 at one
+  // size moves the pick, as it did on a busy host (B's p99 at 16 SMs read 3615 us where it ran
+  // 216 us at 8 and 24).
+  const std::map<std::string, unsigned> smallest = smallest_meeting(csv + "_curves.csv");
+  ASSERT_EQ(smallest.size(), 2u) << "curves of models A and B in " << csv << "_curves.csv";
+  const bool one_round = ran.output.find("-- round 2") == std::string::npos;
+  ASSERT_EQ(plan->devices[0].partitions.size(), 2u);
+  for (const auto& partition : plan->devices[0].partitions) {
+    ASSERT_TRUE(smallest.count(partition.name)) << partition.name;
+    const unsigned from_curve = smallest.at(partition.name);
+    if (one_round) {
+      EXPECT_EQ(partition.sms, from_curve) << partition.name;
+    } else {  // a model that missed beside the others was given more
+      EXPECT_GE(partition.sms, from_curve) << partition.name;
+    }
+  }
   EXPECT_EQ(plan->devices[0].remainder_name, "headroom");
   auto parts = et::apply_partition_plan(*plan, 0);
   ASSERT_TRUE(parts.ok()) << parts.error().message();
   ASSERT_TRUE(parts->get("A").ok());
-  EXPECT_EQ((*parts->get("A"))->sm_count(), known(64, 2));
+  EXPECT_EQ((*parts->get("A"))->sm_count(), plan->devices[0].partitions[0].sms);
   EXPECT_TRUE(parts->get("headroom").ok());
   std::ifstream curves(csv + "_curves.csv"), verify(csv + "_verify.csv");
   std::string header;
