@@ -10,9 +10,12 @@ partitions of one server, driven open loop for --minutes, with 1 % of one model'
                request served right
   aggressor    triton_aggressor.pte on the remainder: perf_analyzer at concurrency 4 throughout
 
-Memory is sampled every 10 s: the server's RSS (/proc) and its device memory (nvidia-smi's figure for
-the server's process, or the GPU's used memory where nvidia-smi lists no process, as in some
-containers); after the first --warmup-s seconds both must stay flat (within --rss-slack-mib and --device-slack-mib).
+Memory is sampled as the soak runs: the server's RSS (/proc) every 10 s, and its device memory
+(nvidia-smi's figure for the server's process, or the GPU's used memory where nvidia-smi lists no
+process, as in some containers) between two latency windows, never inside one: nvidia-smi's queries
+take the driver's lock, which can stall the CUDA calls of every process on the GPU for milliseconds,
+so a reading inside a window would put its own stall into the p99 it measures. After the first
+--warmup-s seconds both must stay flat (within --rss-slack-mib and --device-slack-mib).
 Prints the samples and a summary line last; exit status 1 when a check fails.
 """
 
@@ -180,6 +183,21 @@ def rss_mib(pid):
     return -1.0
 
 
+def memory_failures(rss, device, warmup_s, rss_slack_mib, device_slack_mib):
+    """What the memory samples fail, after the warm-up: rss and device are [(s, MiB)]; a reading of -1
+    is one that could not be made."""
+    failures = []
+    for name, samples, slack in (("host RSS", rss, rss_slack_mib), ("device memory", device, device_slack_mib)):
+        settled = [mib for t, mib in samples if t >= warmup_s]
+        if len(settled) < 2:
+            failures.append(f"{name}: {len(settled)} sample(s) after the {warmup_s:g} s warm-up; 2 at least")
+        elif min(settled) < 0:
+            failures.append(f"{name} could not be read")
+        elif max(settled) - min(settled) > slack:
+            failures.append(f"{name} moved {min(settled):.0f} to {max(settled):.0f} MiB after warm-up (slack {slack:g})")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=float, default=10.0)
@@ -203,7 +221,8 @@ def main():
         harness.make_model(repo, name, pte=pte, parameters={"plan_file": plan}, extra=group)
     server = harness.Server(repo)
     failures = []
-    samples = []
+    rss_samples = []  # (s, MiB), every 10 s
+    device_samples = []  # (s, MiB), between latency windows
     windows = []
     out = {}
     try:
@@ -218,22 +237,28 @@ def main():
         t0 = time.monotonic()
         client.start()
 
-        def sample():
+        def sample_rss():
+            rss_samples.append((time.monotonic() - t0, rss_mib(server.process.pid)))
+
+        def sample_device():  # only between latency windows (the module's docstring says why)
             used, per = perf_bench.device_memory_mib()
-            samples.append((time.monotonic() - t0, rss_mib(server.process.pid), per.get(server.process.pid, used)))
+            device_samples.append((time.monotonic() - t0, per.get(server.process.pid, used)))
 
         sampler_stop = threading.Event()
 
         def sampler():
             while not sampler_stop.wait(10.0):
-                sample()
+                sample_rss()
 
-        sample()
+        sample_rss()
+        sample_device()
         sampling = threading.Thread(target=sampler)
         sampling.start()
         try:
             k = 0
             while time.monotonic() - t0 < args.minutes * 60:
+                if k:
+                    sample_device()
                 w = perf_bench.measure(server, "grpc", "host", args.rate, args.window, work, f"soak_{k}")
                 # (s, client p99, calls/s, client p50, server queue + compute mean): the last two tell a
                 # window whose p99 rose at the client from one whose server side rose with it.
@@ -249,10 +274,11 @@ def main():
             client.join(timeout=60)
             sampling.join(timeout=30)
             aggressor.stop()
-        sample()
+        sample_rss()
+        sample_device()
         perf_bench.check_values(server, "latency")
         out = {"counts": client.counts, "errors": client.errors[:20], "refusals": client.refusals,
-               "samples": samples, "windows": windows}
+               "rss_samples": rss_samples, "device_samples": device_samples, "windows": windows}
         if client.errors:
             failures.append(f"{len(client.errors)} dynamic-client errors, first: {client.errors[0][:300]}")
         if client.counts["wrong"]:
@@ -263,18 +289,8 @@ def main():
         over = [w for w in windows if w[1] > args.p99_bound_us]
         if over:
             failures.append(f"latency p99 above {args.p99_bound_us:.0f} us in {len(over)} of {len(windows)} windows")
-        settled = [s for s in samples if s[0] >= args.warmup_s]
-        if len(settled) >= 2:
-            rss = [s[1] for s in settled]
-            dev = [s[2] for s in settled]
-            if min(rss) < 0 or min(dev) < 0:
-                failures.append("host RSS or device memory could not be read")
-            if max(rss) - min(rss) > args.rss_slack_mib:
-                failures.append(f"host RSS moved {min(rss):.0f} to {max(rss):.0f} MiB after warm-up")
-            if max(dev) - min(dev) > args.device_slack_mib:
-                failures.append(f"device memory moved {min(dev)} to {max(dev)} MiB after warm-up")
-        else:
-            failures.append("too short for memory samples after the warm-up")
+        failures += memory_failures(rss_samples, device_samples, args.warmup_s, args.rss_slack_mib,
+                                    args.device_slack_mib)
     except Exception as e:
         failures.append(str(e)[-1500:])
     finally:
@@ -283,8 +299,9 @@ def main():
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
     print("\n== soak summary ==")
-    print("memory samples (s, host RSS MiB, device MiB): " +
-          ", ".join(f"{t:.0f}:{r:.0f}/{d}" for t, r, d in samples))
+    print("host RSS samples (s: MiB): " + ", ".join(f"{t:.0f}:{r:.0f}" for t, r in rss_samples))
+    print("device memory samples, between latency windows (s: MiB): " +
+          ", ".join(f"{t:.0f}:{d}" for t, d in device_samples))
     if windows:
         p99s = [w[1] for w in windows]
         print(f"latency p99 per {args.window:g} s window: min {min(p99s):.0f}, max {max(p99s):.0f} us (bound "

@@ -299,6 +299,23 @@ def test_the_soaks_request_mix_is_one_in_a_hundred_malformed_of_every_kind():
             assert np.array_equal(np.frombuffer(body[:x.nbytes], np.float32).reshape(shape), x)
 
 
+def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
+    # soak_bench.memory_failures: flat after the warm-up passes whatever the warm-up did; a move past
+    # the slack, a reading that failed (-1) or too few samples fail, each naming what.
+    import soak_bench
+    flat_rss = [(0, 300.0), (10, 420.0), (70, 424.0), (80, 425.0), (90, 424.5)]
+    flat_dev = [(1, 500), (35, 638), (66, 638), (97, 638)]
+    assert soak_bench.memory_failures(flat_rss, flat_dev, 60, 32, 4) == []
+    grown = soak_bench.memory_failures(flat_rss + [(100, 470.0)], flat_dev, 60, 32, 4)
+    assert len(grown) == 1 and grown[0].startswith("host RSS moved 424 to 470 MiB"), grown
+    leaked = soak_bench.memory_failures(flat_rss, flat_dev + [(128, 650)], 60, 32, 4)
+    assert len(leaked) == 1 and leaked[0].startswith("device memory moved 638 to 650 MiB"), leaked
+    unread = soak_bench.memory_failures(flat_rss, flat_dev + [(128, -1)], 60, 32, 4)
+    assert unread == ["device memory could not be read"], unread
+    short = soak_bench.memory_failures(flat_rss, [(1, 500), (66, 638)], 60, 32, 4)
+    assert short == ["device memory: 1 sample(s) after the 60 s warm-up; 2 at least"], short
+
+
 def test_the_perf_benchs_instances_each_get_a_partition_named_as_the_backend_asks():
     # Several instances of a model on a plan take <partition>_<k> each (model_partitions.cpp); the perf
     # bench's --instances wrote one 'latency' partition for two instances, and the load was refused.
