@@ -30,7 +30,9 @@ values checked through the server (host I/O; CUDA shared memory where cupy is in
 after the load, and (one-server layouts) the SMs each engine ran on (the SM probe).
 
 Ratios beside / alone per pair: the client's p99, the server's p99 of queue + compute, and the
-server's mean of queue + compute. The summary is printed last; --json keeps every window. Exit status
+server's mean of queue + compute; and per row, pooled over its pairs, the p99 of queue + compute of
+every traced request beside / that of every one alone (one percentile over all the pairs' requests,
+steadier than any one window's). The summary is printed last; --json keeps every window. Exit status
 1 when a check fails: a wrong value, perf_analyzer failing, an engine off its partition's SMs, or
 (with --bound) a partitioned client p99 ratio above the bound.
 """
@@ -486,8 +488,35 @@ def run_layout(layout, args, plan_gpu, work):
             print(f"  {layout}: the traces could not be read: {e}", flush=True)
         for w in out["windows"]:
             for side in ("alone", "beside"):
-                add_server_percentiles(w[side], server_times_us(traces, "latency", w[side]["start_ns"], w[side]["end_ns"]))
+                rows = server_times_us(traces, "latency", w[side]["start_ns"], w[side]["end_ns"])
+                add_server_percentiles(w[side], rows)
+                w[side][SERVER_TIMES] = [r[0] for r in rows]  # for the pooled p99 (summarize); not in the JSON
     return out
+
+
+SERVER_TIMES = "_server_us"  # a window's queue + compute per traced request, µs
+
+
+def pooled_server_p99_ratio(ws):
+    """The p99 of every traced request of the beside windows ÷ that of the alone windows: with several
+    pairs, one percentile over all their requests (each pair's p99 rests on one window's; a stall in one
+    window moves it by its own length)."""
+    alone = [t for w in ws for t in w["alone"].get(SERVER_TIMES, [])]
+    beside = [t for w in ws for t in w["beside"].get(SERVER_TIMES, [])]
+    if not alone or not beside:
+        return float("nan")
+    return percentile(beside, 99) / percentile(alone, 99)
+
+
+def without_server_times(results):
+    """results without the per-request lists (the JSON keeps the windows' percentiles)."""
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k != SERVER_TIMES}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+    return strip(results)
 
 
 def ratio(w, key):
@@ -518,6 +547,7 @@ def summarize(results, args):
                        "client_ratio": [ratio(w, "p99_us") for w in ws],
                        "server_mean_ratio": [ratio(w, "server_us") for w in ws],
                        "server_p99_ratio": [ratio(w, "server_p99_us") for w in ws],
+                       "server_p99_pooled_ratio": pooled_server_p99_ratio(ws),
                        "aggressor": statistics.median(w["aggressor_calls_per_s"] for w in ws),
                        "delayed": sum(len(w[s]["delayed"]) for w in ws for s in ("alone", "beside")),
                        "windows": ws}
@@ -569,7 +599,7 @@ def main():
             print(f"  {layout} FAILED: {str(e)[-3000:]}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump(without_server_times(results), f, indent=1)
     rows, failures = summarize(results, args)
 
     print("\n== perf bench summary ==")
@@ -623,7 +653,7 @@ def main():
           f"ratios per pair, beside / alone); aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")
     print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'srv p99.9 al->bes':>19}"
-          f"{'client p99 ratio':>18}{'srv p99 ratio':>16}{'srv mean ratio':>16}{'lat/s al/bes':>14}{'aggr/s':>8}")
+          f"{'client p99 ratio':>18}{'srv p99 ratio':>16}{'pooled':>8}{'srv mean ratio':>16}{'lat/s al/bes':>14}{'aggr/s':>8}")
     for row in rows:
         med = row["med"]
         print(f"{row['layout']:<12}{row['protocol']:<6}{row['io']:<5}"
@@ -631,6 +661,7 @@ def main():
               f"{med('alone', 'p99_us'):>6.0f}->{med('beside', 'p99_us'):<5.0f}"
               f"{med('alone', 'server_p999_us'):>9.0f}->{med('beside', 'server_p999_us'):<7.0f}"
               f"{ratios_text(row['client_ratio']):>18}{ratios_text(row['server_p99_ratio']):>16}"
+              f"{ratios_text([row['server_p99_pooled_ratio']]):>8}"
               f"{ratios_text(row['server_mean_ratio']):>16}"
               f"{med('alone', 'throughput'):>7.0f}/{med('beside', 'throughput'):<6.0f}{row['aggressor']:>8.0f}"
               + (f"  ({row['delayed']} windows where perf_analyzer fell behind the rate)" if row["delayed"] else ""))

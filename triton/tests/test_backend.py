@@ -299,6 +299,26 @@ def test_the_soaks_request_mix_is_one_in_a_hundred_malformed_of_every_kind():
             assert np.array_equal(np.frombuffer(body[:x.nbytes], np.float32).reshape(shape), x)
 
 
+def test_the_perf_benchs_pooled_server_p99_is_one_percentile_over_every_pairs_requests():
+    # perf_bench.pooled_server_p99_ratio: the requests of all alone windows against those of all
+    # beside windows, not a pair's ratio; the per-request lists stay out of the JSON.
+    import json as json_
+    import perf_bench
+    alone_1, beside_1 = [100.0] * 99 + [1000.0], [100.0] * 100  # a stall in one alone window
+    alone_2, beside_2 = [100.0] * 100, [110.0] * 100
+    ws = [{"alone": {perf_bench.SERVER_TIMES: alone_1, "server_p99_us": 991.0},
+           "beside": {perf_bench.SERVER_TIMES: beside_1, "server_p99_us": 100.0}},
+          {"alone": {perf_bench.SERVER_TIMES: alone_2, "server_p99_us": 100.0},
+           "beside": {perf_bench.SERVER_TIMES: beside_2, "server_p99_us": 110.0}}]
+    pooled = perf_bench.pooled_server_p99_ratio(ws)
+    expected = perf_bench.percentile(beside_1 + beside_2, 99) / perf_bench.percentile(alone_1 + alone_2, 99)
+    assert abs(pooled - expected) < 1e-12 and abs(pooled - 1.1) < 0.01, pooled
+    assert [round(perf_bench.ratio(w, "server_p99_us"), 2) for w in ws] == [0.1, 1.1]  # the pairs' own
+    assert perf_bench.pooled_server_p99_ratio([{"alone": {}, "beside": {}}]) != perf_bench.pooled_server_p99_ratio(ws)
+    stripped = perf_bench.without_server_times([{"layout": "p", "windows": ws}])
+    assert perf_bench.SERVER_TIMES not in json_.dumps(stripped) and stripped[0]["windows"][0]["alone"] == {"server_p99_us": 991.0}
+
+
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
     # soak_bench.memory_failures: flat after the warm-up passes whatever the warm-up did; a move past
     # the slack, a reading that failed (-1) or too few samples fail, each naming what.
