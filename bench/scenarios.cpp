@@ -232,6 +232,93 @@ void host_overhead(const Config& config, std::vector<Row>& rows) {
   require_cuda(cudaStreamDestroy(stream), "destroy");
 }
 
+// ---- after_idle ---------------------------------------------------------------------------------
+// One call after the calling thread slept, as a served model's instance thread sleeps between
+// requests (about 400 us at 2,000 requests/s), against the same call made with no sleep before it:
+// the host time of execute (every call prepared in full, as a server's new buffers make it) and of
+// the engine driven directly, each call timed alone with the stream empty before it. What the sleep
+// adds to both is the platform's (cold caches, a core woken from idle); what it adds to execute
+// alone is the delegate's. Measured, no goal.
+void after_idle(const Config& config, std::vector<Row>& rows) {
+  auto direct_or = trtet_test::make_test_engine("elementwise n=256", 0);
+  auto owned_or = trtet_test::make_test_engine("elementwise n=256", 0);
+  require(direct_or.status(), "make_test_engine");
+  require(owned_or.status(), "make_test_engine");
+  ex::engine::Engine* engine = direct_or->get();
+  Buffer x(Memory::kDevice, 256), y(Memory::kDevice, 256), out(Memory::kDevice, 256);
+  Buffer x2(Memory::kDevice, 256), y2(Memory::kDevice, 256), out2(Memory::kDevice, 256);
+  TensorView sets[2][3] = {{x.view(256), y.view(256), out.view(256)}, {x2.view(256), y2.view(256), out2.view(256)}};
+  cudaStream_t stream = nullptr;
+  require_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  auto engine_call = [&](TensorView* args) {
+    require(engine->set_input_shape(0, ex::Shape{256}), "shape");
+    require(engine->set_input_shape(1, ex::Shape{256}), "shape");
+    require(engine->infer_shapes().status(), "infer");
+    require(engine->output_shape(2).status(), "output shape");
+    for (int i = 0; i < 3; ++i) require(engine->set_tensor_address(i, args[i].data), "addr");
+    require(engine->enqueue(stream), "enqueue");
+  };
+  Session session(std::move(owned_or).value());
+  require(session.initialize(), "initialize");
+  auto execute = [&](TensorView* args) {
+    ex::CudaStreamGuard guard(stream);
+    require(session.execute(args, 3), "execute");
+  };
+  int turn = 0;
+  for (int i = 0; i < 200; ++i) {  // warm-up, both ways
+    engine_call(sets[turn++ & 1]);
+    execute(sets[turn++ & 1]);
+  }
+  require_cuda(cudaStreamSynchronize(stream), "drain");
+  const int samples = std::max(100, std::min(config.calls, 2000));
+  constexpr int kSleepUs = 500;
+  // [sleep?][execute?]: host microseconds of one call each.
+  std::vector<double> times[2][2];
+  for (int i = 0; i < samples; ++i) {
+    for (int slept = 0; slept < 2; ++slept) {
+      for (int through = 0; through < 2; ++through) {
+        require_cuda(cudaStreamSynchronize(stream), "drain");
+        if (slept) std::this_thread::sleep_for(std::chrono::microseconds(kSleepUs));
+        TensorView* args = sets[turn++ & 1];
+        const auto start = Clock::now();
+        if (through) {
+          execute(args);
+        } else {
+          engine_call(args);
+        }
+        times[slept][through].push_back(micros_since(start));
+      }
+    }
+  }
+  require_cuda(cudaStreamSynchronize(stream), "drain");
+  require_cuda(cudaStreamDestroy(stream), "destroy");
+  Percentiles p[2][2];
+  std::vector<std::string> csv;
+  for (int slept = 0; slept < 2; ++slept) {
+    for (int through = 0; through < 2; ++through) {
+      p[slept][through] = percentiles(times[slept][through]);
+      csv.push_back(format("%s,%s,%.3f,%.3f,%.3f", slept ? "after_sleep" : "no_sleep", through ? "execute" : "engine",
+                           p[slept][through].p50, p[slept][through].p99, p[slept][through].mean));
+    }
+  }
+  append_csv(config.out_dir + "/after_idle.csv", "before,call,p50_us,p99_us,mean_us", csv);
+  std::printf("after_idle: %d calls each, every call prepared in full, timed alone with its stream empty; host us "
+              "p50 / p99: engine directly %.2f / %.2f with no sleep, %.2f / %.2f after %d us asleep; execute %.2f / "
+              "%.2f with no sleep, %.2f / %.2f after the sleep\n",
+              samples, p[0][0].p50, p[0][0].p99, p[1][0].p50, p[1][0].p99, kSleepUs, p[0][1].p50, p[0][1].p99,
+              p[1][1].p50, p[1][1].p99);
+  const double hot_overhead = p[0][1].p50 - p[0][0].p50, idle_overhead = p[1][1].p50 - p[1][0].p50;
+  rows.push_back({"after_idle.execute", "host time of one execute after a 500 us sleep / with no sleep (p50s)",
+                  format("%.2f us", p[1][1].p50), format("%.2f us with no sleep", p[0][1].p50),
+                  p[1][1].p50 / p[0][1].p50, "(measured)", true});
+  rows.push_back({"after_idle.engine", "the engine driven directly, the same: after the sleep / with no sleep",
+                  format("%.2f us", p[1][0].p50), format("%.2f us with no sleep", p[0][0].p50),
+                  p[1][0].p50 / p[0][0].p50, "(measured)", true});
+  rows.push_back({"after_idle.overhead", "execute minus the engine directly (p50s), after the sleep / with none",
+                  format("%.2f us", idle_overhead), format("%.2f us with no sleep", hot_overhead),
+                  hot_overhead > 0 ? idle_overhead / hot_overhead : 0.0, "(measured)", true});
+}
+
 // ---- back_to_back -------------------------------------------------------------------------------
 void back_to_back(const Config& config, std::vector<Row>& rows) {
   SpinOptions options{132, 128, 0, 20'000, 1, 1 << 20};
@@ -573,7 +660,7 @@ int main(int argc, char** argv) {
       config.calls = std::atoi(argv[++i]);
     } else {
       std::printf("usage: trtet-scenarios [--only NAME,...] [--out DIR] [--calls N]\n"
-                  "  NAME: isolation isolation_host_io isolation_memory_bound host_overhead back_to_back\n"
+                  "  NAME: isolation isolation_host_io isolation_memory_bound host_overhead after_idle back_to_back\n"
                   "        pipelined_host_io host_staging cross_partition first_calls caller_graph\n"
                   "        session_memory delegate_graphs profile_switch (default: all)\n");
       return arg == "--help" ? 0 : 1;
@@ -589,6 +676,7 @@ int main(int argc, char** argv) {
   if (config.wants("isolation_host_io")) isolation_host_io(config, rows);
   if (config.wants("isolation_memory_bound")) isolation_memory_bound(config, rows);
   if (config.wants("host_overhead")) host_overhead(config, rows);
+  if (config.wants("after_idle")) after_idle(config, rows);
   if (config.wants("back_to_back")) back_to_back(config, rows);
   if (config.wants("pipelined_host_io")) pipelined_host_io(config, rows);
   if (config.wants("host_staging")) host_staging(config, rows);
