@@ -89,10 +89,27 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
       state.stream = *stream;
     }
   }
+  const StreamPriority priority = model.parameters.priority;
   if (state.stream == nullptr) {
-    const cudaError_t made = cudaStreamCreateWithFlags(&state.stream, cudaStreamNonBlocking);
+    // The whole GPU: a stream of the instance's own, of the priority the config asks for (CUDA's
+    // numbers run from `greatest`, the highest, up to `least`, the default).
+    int least = 0, greatest = 0;
+    if (priority != StreamPriority::kDefault) {
+      const cudaError_t range = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+      if (range != cudaSuccess) {
+        return error(TRITONSERVER_ERROR_INTERNAL, format("cudaDeviceGetStreamPriorityRange: %s", cudaGetErrorString(range)));
+      }
+    }
+    const int value = priority == StreamPriority::kMax ? greatest : least;
+    const cudaError_t made = cudaStreamCreateWithPriority(&state.stream, cudaStreamNonBlocking, value);
     if (made != cudaSuccess) return error(TRITONSERVER_ERROR_INTERNAL, format("cudaStreamCreate: %s", cudaGetErrorString(made)));
     state.own_stream = true;
+    state.stream_priority = value;
+  } else if (priority != StreamPriority::kDefault) {
+    log(TRITONSERVER_LOG_WARN,
+        format("model '%s' instance '%s': optimization.priority %s is not applied on a partition's stream (the "
+               "partition's SMs are the model's own); it applies to instances on the whole GPU",
+               model.name.c_str(), name, stream_priority_name(priority)));
   }
 
   state.waiter = std::make_unique<StreamWaiter>(model.parameters.stream_wait);
@@ -155,7 +172,10 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
                           place->plan_partition.empty() ? "" : (" (plan partition '" + place->plan_partition + "')").c_str())
                        .c_str()
                  : "the whole GPU (no partition asked for)",
-             stream_wait_name(model.parameters.stream_wait)));
+             stream_wait_name(model.parameters.stream_wait)) +
+          (state.own_stream && priority != StreamPriority::kDefault
+               ? format("; %s (stream priority %d)", stream_priority_name(priority), state.stream_priority)
+               : std::string()));
   return nullptr;
 }
 

@@ -31,6 +31,7 @@ struct InstanceState {
   std::string set_model;                   // the model's name in the set
   std::optional<std::size_t> set_index;    // the same, as the set's controller counts models
   bool own_stream = false;
+  int stream_priority = 0;  // CUDA's number for the instance's own stream (0: the default)
   std::unique_ptr<Module> module;
   GpuTimes* gpu_times = nullptr;  // the Module's tracer (it owns it); null without the server's metrics
   std::uint64_t calls = 0;         // requests executed, for gpu_time_every

@@ -25,8 +25,37 @@ TRITONSERVER_Error* parse_unsigned(const std::string& key, const std::string& te
 
 }  // namespace
 
+bool parse_stream_priority(const std::string& text, StreamPriority& out) {
+  if (text == "PRIORITY_MAX") out = StreamPriority::kMax;
+  else if (text == "PRIORITY_MIN") out = StreamPriority::kMin;
+  else if (text == "PRIORITY_DEFAULT") out = StreamPriority::kDefault;
+  else return false;
+  return true;
+}
+
+const char* stream_priority_name(StreamPriority priority) {
+  switch (priority) {
+    case StreamPriority::kMax: return "PRIORITY_MAX";
+    case StreamPriority::kMin: return "PRIORITY_MIN";
+    default: return "PRIORITY_DEFAULT";
+  }
+}
+
 TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& model_name, Parameters& out) {
   out.plan_partition = model_name;
+  // Triton's own optimization.priority (an enum it has checked; read here as its name).
+  auto optimization = config.find("optimization");
+  if (optimization != config.end() && optimization->is_object()) {
+    auto priority = optimization->find("priority");
+    if (priority != optimization->end() && !priority->is_null()) {
+      const std::string text = priority->is_string() ? priority->get<std::string>() : priority->dump();
+      if (!parse_stream_priority(text, out.priority)) {
+        return error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("optimization.priority is %s; it takes PRIORITY_DEFAULT, PRIORITY_MAX or PRIORITY_MIN",
+                            text.substr(0, 64).c_str()));
+      }
+    }
+  }
   auto it = config.find("parameters");
   if (it == config.end() || it->is_null()) return nullptr;
   if (!it->is_object()) return error(TRITONSERVER_ERROR_INVALID_ARG, "the config's 'parameters' is not a map");

@@ -42,10 +42,21 @@ using Json = nlohmann::json;
 //   use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, weight_streaming_budget
 //                       the delegate's load-time options (docs/DESIGN.md), passed as given: the
 //                       delegate checks their values
+// Besides the map, the config's `optimization { priority: ... }` (Triton's own field):
+// PRIORITY_MAX gives an instance on the whole GPU a stream of CUDA's highest priority, so its
+// kernels' blocks are dispatched ahead of other streams' waiting blocks; PRIORITY_MIN the lowest.
+// A partition's stream keeps the default priority (the partition's SMs are the model's own; the
+// load logs that the setting was not applied there).
 // Anything else fails the load naming the key. The options that choose which code runs
 // (tensorrt_runtime, allow_engine_host_code) are refused here with that reason: the config is
 // untrusted input; they belong to the server's environment.
 // No parameter: every instance runs on the whole GPU (Triton's usual way).
+
+enum class StreamPriority { kDefault, kMax, kMin };
+
+/// "PRIORITY_MAX", "PRIORITY_MIN" or "PRIORITY_DEFAULT" into `out`; false for anything else.
+bool parse_stream_priority(const std::string& text, StreamPriority& out);
+const char* stream_priority_name(StreamPriority priority);
 
 struct Parameters {
   std::optional<unsigned> sms;
@@ -57,6 +68,7 @@ struct Parameters {
   std::string method = "forward";
   unsigned gpu_time_every = 16;
   StreamWait stream_wait = StreamWait::kSync;
+  StreamPriority priority = StreamPriority::kDefault;  // the config's optimization.priority
   std::vector<std::pair<std::string, std::string>> load_options;  // key, value
 };
 

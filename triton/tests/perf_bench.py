@@ -402,6 +402,8 @@ def run_layout(layout, args, plan_gpu, work):
     # The latency model's instances (--instances): each its own Module and stream; partitioned, each on a
     # partition of its own (latency_<k>), the same LAT_SMS SMs in all; otherwise all on the whole GPU.
     latency_group = group.replace("count: 1", f"count: {args.instances}")
+    if args.priority != "default":  # Triton's optimization.priority for the latency model (whole GPU: its stream's)
+        latency_group += f"optimization {{ priority: PRIORITY_{args.priority.upper()} }}\n"
     harness.make_model(repo, "latency", pte="triton_latency", parameters=dict(params, stream_wait=args.wait),
                        extra=latency_group)
     harness.make_model(repo, "aggressor", pte="triton_aggressor", parameters=params, extra=group)
@@ -578,6 +580,8 @@ def main():
                         help="the latency model's instance count (instance_group count)")
     parser.add_argument("--no-trace", dest="trace", action="store_false",
                         help="no Triton request traces (no server-side percentiles)")
+    parser.add_argument("--priority", choices=("default", "max", "min"), default="default",
+                        help="the latency model's optimization.priority (applied to instances on the whole GPU)")
     parser.add_argument("--bound", type=float, default=0.0, help="fail above this partitioned client p99 ratio (0: off)")
     parser.add_argument("--json", help="write every window here")
     parser.add_argument("--work", help="keep perf_analyzer's files and the traces here (default: a temporary directory)")
@@ -649,7 +653,7 @@ def main():
             text += " | " + " ".join(f"{percentile([m[f] for m in means if f in m], 50):.1f}" for f in TIMED)
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {text}")
     print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
-          f"{args.rate:.0f}/s (stream_wait {args.wait}, {args.instances} instance(s)), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
+          f"{args.rate:.0f}/s (stream_wait {args.wait}, {args.instances} instance(s), priority {args.priority}), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
           f"ratios per pair, beside / alone); aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")
     print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'srv p99.9 al->bes':>19}"

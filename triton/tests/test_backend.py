@@ -141,6 +141,15 @@ def test_an_unknown_stream_wait_is_refused(server, repo):
     assert "parameter 'stream_wait' is 'poll'; it takes sync, spin, yield or callback" in refused(server, "bad_wait")
 
 
+@needs_no_gpu
+def test_an_optimization_priority_is_read_before_the_gpu_is_asked_for(server, repo):
+    # Triton's optimization.priority (an enum Triton checks) is the backend's to read: a config with
+    # it gets as far as the GPU, whose absence is the refusal, not the priority.
+    harness.make_model(repo, "prio_cpu", pte="triton_small", extra="optimization { priority: PRIORITY_MAX }\n")
+    message = refused(server, "prio_cpu")
+    assert "needs a CUDA GPU" in message and "priority" not in message, message
+
+
 def test_plan_with_sm_count_off_the_granularity_is_refused(server, repo):
     harness.make_model(repo, "plan_off", pte="triton_small", parameters={"plan_file": "plan.json"})
     harness.write_plan(os.path.join(repo, "plan_off", "plan.json"), [("plan_off", 30)])
@@ -707,6 +716,33 @@ def test_dynamic_shapes_are_served_within_the_bound_and_refused_beyond_it(server
         infer(server.client, "narrow4", np.zeros((3, 33), np.float32), np.zeros((3, 33), np.float32))
     server.unload("dynamic")
     server.unload("narrow4")
+
+
+@needs_gpu
+def test_priority_max_gives_a_whole_gpu_instance_the_highest_stream_priority(server, repo):
+    # optimization.priority PRIORITY_MAX: on the whole GPU the instance's stream is CUDA's highest
+    # priority (a negative number on these GPUs) and serves right values; on a partition the setting
+    # is not applied, and the log says so.
+    rng = np.random.default_rng(11)
+    group = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
+    harness.make_model(repo, "prio_whole", pte="triton_elementwise",
+                       extra=group + "optimization { priority: PRIORITY_MAX }\n")
+    harness.make_model(repo, "prio_part", pte="triton_elementwise", parameters={"sms": "16"},
+                       extra=group + "optimization { priority: PRIORITY_MAX }\n")
+    for name in ("prio_whole", "prio_part"):
+        assert server.load(name) is None, server.log()[-3000:]
+    line = re.search(r"instance 'prio_whole_0_0' on GPU 0, the whole GPU \(no partition asked for\); stream_wait sync; "
+                     r"PRIORITY_MAX \(stream priority (-?\d+)\)", server.log())
+    assert line is not None, server.log()[-3000:]
+    assert int(line.group(1)) < 0, line.group(0)
+    assert ("model 'prio_part' instance 'prio_part_0_0': optimization.priority PRIORITY_MAX is not applied on a "
+            "partition's stream") in server.log()
+    for name in ("prio_whole", "prio_part"):
+        for _ in range(10):
+            x = rng.standard_normal((8, 64), dtype=np.float32)
+            y = rng.standard_normal((8, 64), dtype=np.float32)
+            np.testing.assert_allclose(infer(server.client, name, x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+        server.unload(name)
 
 
 @needs_gpu
