@@ -44,7 +44,8 @@ using Json = nlohmann::json;
 //                       delegate checks their values
 // Besides the map, the config's `optimization { priority: ... }` (Triton's own field):
 // PRIORITY_MAX gives an instance on the whole GPU a stream of CUDA's highest priority, so its
-// kernels' blocks are dispatched ahead of other streams' waiting blocks; PRIORITY_MIN the lowest.
+// kernels' blocks are dispatched ahead of other streams' waiting blocks; PRIORITY_MIN the lowest
+// (CUDA's default).
 // A partition's stream keeps the default priority (the partition's SMs are the model's own; the
 // load logs that the setting was not applied there).
 // Anything else fails the load naming the key. The options that choose which code runs
