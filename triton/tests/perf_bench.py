@@ -160,6 +160,55 @@ def success_count(server, model):
     return int(stats["success"]["count"])
 
 
+def request_counts(server, model):
+    """{"success", "fail", "pending"} for `model` as the server counts them now (pending: received and
+    not yet executed, from /metrics); a count that cannot be read is None."""
+    counts = {"success": None, "fail": None, "pending": None}
+    try:
+        stats = server.client.get_inference_statistics(model)["model_stats"][0]["inference_stats"]
+        counts["success"], counts["fail"] = int(stats["success"]["count"]), int(stats["fail"]["count"])
+    except Exception:  # a server that does not answer is what the caller is diagnosing
+        pass
+    try:
+        pending = server.metric("nv_inference_pending_request_count", model)
+        counts["pending"] = None if pending is None else int(pending)
+    except Exception:
+        pass
+    return counts
+
+
+def stall_verdict(tag, limit_s, requests, before, after, ready, said):
+    """The message for a perf_analyzer window that did not finish in limit_s: which side held the
+    requests. before/after are request_counts around the window; ready is the server's readiness
+    after it (None when it did not answer); said is what perf_analyzer printed before it was stopped."""
+    def delta(key):
+        if before.get(key) is None or after.get(key) is None:
+            return None
+        return after[key] - before[key]
+
+    done, failed = delta("success"), delta("fail")
+    if done is None:
+        where = "the server did not answer its statistics, so which side stalled is unknown"
+    elif done + (failed or 0) >= requests:
+        where = (f"the server completed all {requests} requests ({done} succeeded, {failed or 0} failed): "
+                 "perf_analyzer stalled after the server answered")
+    else:
+        where = (f"the server completed {done + (failed or 0)} of the {requests} requests ({done} succeeded, "
+                 f"{failed or 0} failed), {after.get('pending')} pending at the end: the rest were either "
+                 "never sent or never answered")
+    state = {True: "ready", False: "NOT ready", None: "not answering"}[ready]
+    text = (said or "").strip()
+    return (f"perf_analyzer ({tag}) did not finish in {limit_s:.0f} s; {where}; the server is {state}"
+            + (f"; perf_analyzer had printed: {text[-1500:]}" if text else "; perf_analyzer had printed nothing"))
+
+
+def server_ready(server):
+    try:
+        return bool(server.client.is_server_ready())
+    except Exception:
+        return None
+
+
 class AggressorLoad:
     """perf_analyzer on the aggressor at concurrency 4 over gRPC, running until stopped."""
 
@@ -231,6 +280,13 @@ def phase_means(before, after):
     return means
 
 
+STALL_SLACK_S = 30.0  # beyond twice its window, a perf_analyzer window has stalled
+
+
+class WindowStalled(RuntimeError):
+    """A perf_analyzer window that did not finish; the message says which side held the requests."""
+
+
 def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
     """One perf_analyzer window on the latency model: open loop at `rate` (asynchronous calls, so a
     slow response delays no later send), rate x window requests."""
@@ -247,8 +303,15 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
                "--input-data", "random", "--percentile", "99", "-f", csv_path,
                "--shared-memory", "cuda" if io == "cuda" else "none", "--output-shared-memory-size", str(4 * SHAPE[1])]
     phases_before = phase_sums(server)
+    counts_before = request_counts(server, "latency")
+    limit_s = window_s * 2 + STALL_SLACK_S  # a window takes window_s, and perf_analyzer's start
     t0 = time.monotonic_ns()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=window_s * 4 + 60)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=limit_s)
+    except subprocess.TimeoutExpired as e:  # (run() has killed it)
+        said = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        raise WindowStalled(stall_verdict(tag, limit_s, count, counts_before, request_counts(server, "latency"),
+                                          server_ready(server), said)) from None
     t1 = time.monotonic_ns()
     phases = phase_means(phases_before, phase_sums(server))
     if done.returncode != 0 or not os.path.exists(csv_path):

@@ -224,6 +224,8 @@ def main():
     rss_samples = []  # (s, MiB), every 10 s
     device_samples = []  # (s, MiB), between latency windows
     windows = []
+    stalled = []  # (s, what perf_bench.measure said) for each window that did not finish
+    client = None
     out = {}
     try:
         for name in ("latency", "dynamic", "aggressor"):
@@ -259,7 +261,13 @@ def main():
             while time.monotonic() - t0 < args.minutes * 60:
                 if k:
                     sample_device()
-                w = perf_bench.measure(server, "grpc", "host", args.rate, args.window, work, f"soak_{k}")
+                try:
+                    w = perf_bench.measure(server, "grpc", "host", args.rate, args.window, work, f"soak_{k}")
+                except perf_bench.WindowStalled as e:  # a failed window; the soak goes on and says so
+                    stalled.append((time.monotonic() - t0, str(e)))
+                    print(f"  {stalled[-1][0]:6.0f} s: STALLED: {e}", flush=True)
+                    k += 1
+                    continue
                 # (s, client p99, calls/s, client p50, server queue + compute mean): the last two tell a
                 # window whose p99 rose at the client from one whose server side rose with it.
                 windows.append((time.monotonic() - t0, w["p99_us"], w["throughput"], w["p50_us"], w["server_us"]))
@@ -277,8 +285,9 @@ def main():
         sample_rss()
         sample_device()
         perf_bench.check_values(server, "latency")
-        out = {"counts": client.counts, "errors": client.errors[:20], "refusals": client.refusals,
-               "rss_samples": rss_samples, "device_samples": device_samples, "windows": windows}
+        if stalled:
+            failures.append(f"{len(stalled)} of {len(windows) + len(stalled)} latency windows did not finish, "
+                            f"first at {stalled[0][0]:.0f} s: {stalled[0][1][:600]}")
         if client.errors:
             failures.append(f"{len(client.errors)} dynamic-client errors, first: {client.errors[0][:300]}")
         if client.counts["wrong"]:
@@ -294,6 +303,12 @@ def main():
     except Exception as e:
         failures.append(str(e)[-1500:])
     finally:
+        if client is not None:  # what the dynamic model's client saw, also when the soak stopped early
+            out = {"counts": client.counts, "errors": client.errors[:20], "refusals": client.refusals}
+        out.update({"rss_samples": rss_samples, "device_samples": device_samples, "windows": windows,
+                    "stalled": stalled})
+        if failures or stalled:
+            out["server_log_tail"] = server.log()[-3000:]
         server.stop()
     if args.json:
         with open(args.json, "w") as f:
@@ -306,6 +321,8 @@ def main():
         p99s = [w[1] for w in windows]
         print(f"latency p99 per {args.window:g} s window: min {min(p99s):.0f}, max {max(p99s):.0f} us (bound "
               f"{args.p99_bound_us:.0f}), {len(windows)} windows")
+    for t, what in stalled:
+        print(f"  window at {t:.0f} s did not finish: {what}")
     counts = out.get("counts", {})
     for kind, text in out.get("refusals", {}).items():
         print(f"  {kind} refused: {text}")

@@ -328,6 +328,54 @@ def test_the_perf_benchs_pooled_server_p99_is_one_percentile_over_every_pairs_re
     assert perf_bench.SERVER_TIMES not in json_.dumps(stripped) and stripped[0]["windows"][0]["alone"] == {"server_p99_us": 991.0}
 
 
+def test_a_perf_analyzer_window_that_stalls_is_stopped_and_says_which_side_held_the_requests(tmp_path, monkeypatch):
+    # perf_bench.measure on a window that does not finish: perf_analyzer (here a stand-in that prints
+    # and hangs) is stopped at its limit, and the error says how many of the window's requests (500,
+    # perf_bench.TRACE_BATCH at least) the
+    # server completed, so a stalled client is told from a server that stopped answering.
+    import perf_bench
+    hang = tmp_path / "perf_analyzer"
+    hang.write_text("#!/bin/sh\necho 'Request Rate: 100 inference requests per seconds'\nexec sleep 60\n")
+    hang.chmod(0o755)
+    monkeypatch.setattr(perf_bench, "perf_analyzer_command", lambda extra_env=None: (str(hang), dict(os.environ)))
+    monkeypatch.setattr(perf_bench, "STALL_SLACK_S", 0.0)
+
+    class Client:
+        def __init__(self, served):
+            self.calls, self.served = 0, served
+
+        def get_inference_statistics(self, model):
+            self.calls += 1  # before the window: 500; after it: 500 + served
+            done = 500 + (self.served if self.calls > 1 else 0)
+            return {"model_stats": [{"inference_stats": {"success": {"count": done}, "fail": {"count": 0}}}]}
+
+        def is_server_ready(self):
+            return True
+
+    class Server:
+        grpc_port = http_port = 1
+
+        def __init__(self, served):
+            self.client = Client(served)
+
+        def metrics_text(self):
+            raise OSError("no /metrics here")
+
+        def metric(self, *args, **kwargs):
+            return 3
+
+    started = time.monotonic()
+    with pytest.raises(perf_bench.WindowStalled) as stalled:
+        perf_bench.measure(Server(40), "grpc", "host", 100, 0.5, str(tmp_path), "stall")
+    assert time.monotonic() - started < 20  # stopped at its limit (1 s), not left to hang
+    said = str(stalled.value)
+    assert "did not finish in 1 s" in said and "completed 40 of the 500 requests" in said, said
+    assert "3 pending" in said and "the server is ready" in said and "Request Rate: 100" in said, said
+    with pytest.raises(perf_bench.WindowStalled) as stalled:
+        perf_bench.measure(Server(500), "grpc", "host", 100, 0.5, str(tmp_path), "stall")
+    assert "perf_analyzer stalled after the server answered" in str(stalled.value), str(stalled.value)
+
+
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
     # soak_bench.memory_failures: flat after the warm-up passes whatever the warm-up did; a move past
     # the slack, a reading that failed (-1) or too few samples fail, each naming what.
