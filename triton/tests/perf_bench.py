@@ -93,12 +93,13 @@ def trace_args(path):
 TRACE_BATCH = 500
 
 
-def enable_trace(server, model):
-    """Every request of `model` traced with its timestamps (TIMESTAMPS), written to a file of its own
-    every TRACE_BATCH requests (what the server still holds as it exits is written only on a clean exit,
-    so the bench sends TRACE_BATCH more requests after its last window instead: flush_traces)."""
+def enable_trace(server, model, rate=1, log_frequency=TRACE_BATCH):
+    """One request of `model` in `rate` traced with its timestamps (TIMESTAMPS), written to a file of its
+    own every `log_frequency` traces (what the server still holds as it exits is written only on a clean
+    exit, so the bench sends TRACE_BATCH more requests after its last window instead)."""
     server.client.update_trace_settings(model_name=model, settings={
-        "trace_level": ["TIMESTAMPS"], "trace_rate": "1", "trace_count": "-1", "log_frequency": str(TRACE_BATCH)})
+        "trace_level": ["TIMESTAMPS"], "trace_rate": str(rate), "trace_count": "-1",
+        "log_frequency": str(log_frequency)})
 
 
 def read_traces(path):

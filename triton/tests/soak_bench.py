@@ -2,7 +2,11 @@
 partitions of one server, driven open loop for --minutes, with 1 % of one model's requests malformed.
 
   latency      triton_latency.pte on 32 SMs: perf_analyzer open loop at --rate, one window after another
-               (each window's p99 is checked against --p99-bound-us: "within its bound throughout")
+               (each window's p99 is checked against --p99-bound-us: "within its bound throughout");
+               one request in TRACE_RATE is traced by the server, so each window also has the server's
+               own p99 (queue + compute, the whole request) beside the client's: a window over the
+               bound says which side its time went to. A window whose perf_analyzer does not finish
+               is stopped, counted as failed, and says how many of its requests the server completed
   dynamic      triton_elementwise.pte (DYNAMIC_BOUND [8, 64]) on 16 SMs: a client of its own sends raw
                HTTP/binary requests of random shapes within the bound and checks every output; one in
                100 is malformed (request_mix): a wrong data type, a shape over the bound, a missing
@@ -198,6 +202,26 @@ def memory_failures(rss, device, warmup_s, rss_slack_mib, device_slack_mib):
     return failures
 
 
+TRACE_RATE = 10  # one latency request in 10 traced
+
+
+def add_trace_percentiles(windows, traces):
+    """Each window's server-side percentiles from the traced latency requests that started in it."""
+    for w in windows:
+        perf_bench.add_server_percentiles(w, perf_bench.server_times_us(traces, "latency", w["start_ns"], w["end_ns"]))
+
+
+def window_failures(windows, bound_us):
+    """The latency windows above the bound, each with where its time went: the client's p99 beside the
+    server's (queue + compute, and its whole request) from the traced requests of that window."""
+    over = [w for w in windows if w["p99_us"] > bound_us]
+    if not over:
+        return []
+    said = ", ".join(f"{w['t_s']:.0f} s: client {w['p99_us']:.0f}, server {w.get('server_p99_us', float('nan')):.0f}"
+                     f" (request {w.get('request_p99_us', float('nan')):.0f})" for w in over[:6])
+    return [f"latency p99 above {bound_us:.0f} us in {len(over)} of {len(windows)} windows (p99 us, {said})"]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=float, default=10.0)
@@ -219,7 +243,8 @@ def main():
     group = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
     for name, pte in (("latency", "triton_latency"), ("dynamic", "triton_elementwise"), ("aggressor", "triton_aggressor")):
         harness.make_model(repo, name, pte=pte, parameters={"plan_file": plan}, extra=group)
-    server = harness.Server(repo)
+    trace_path = os.path.join(work, "trace.json")
+    server = harness.Server(repo, args=perf_bench.trace_args(trace_path))
     failures = []
     rss_samples = []  # (s, MiB), every 10 s
     device_samples = []  # (s, MiB), between latency windows
@@ -233,6 +258,9 @@ def main():
             if message is not None:
                 raise RuntimeError(f"{name} did not load: {message}\n{server.log()[-2000:]}")
         perf_bench.check_values(server, "latency")
+        # One latency request in TRACE_RATE traced (Triton's timestamps), for each window's server-side
+        # p99 beside its client p99: which side a window over the bound was spent on.
+        perf_bench.enable_trace(server, "latency", rate=TRACE_RATE, log_frequency=100)
         stop = threading.Event()
         aggressor = perf_bench.AggressorLoad(server, work)
         client = DynamicClient(server.http_port, args.dynamic_rate, stop)
@@ -270,9 +298,11 @@ def main():
                     continue
                 # (s, client p99, calls/s, client p50, server queue + compute mean): the last two tell a
                 # window whose p99 rose at the client from one whose server side rose with it.
-                windows.append((time.monotonic() - t0, w["p99_us"], w["throughput"], w["p50_us"], w["server_us"]))
-                print(f"  {windows[-1][0]:6.0f} s: latency p50 {windows[-1][3]:.0f}, p99 {w['p99_us']:.0f} us, server "
-                      f"mean {windows[-1][4]:.0f} us, {w['throughput']:.0f}/s; dynamic "
+                windows.append({"t_s": time.monotonic() - t0, "p99_us": w["p99_us"], "p50_us": w["p50_us"],
+                                "throughput": w["throughput"], "server_mean_us": w["server_us"],
+                                "start_ns": w["start_ns"], "end_ns": w["end_ns"]})
+                print(f"  {windows[-1]['t_s']:6.0f} s: latency p50 {w['p50_us']:.0f}, p99 {w['p99_us']:.0f} us, server "
+                      f"mean {w['server_us']:.0f} us, {w['throughput']:.0f}/s; dynamic "
                       f"{client.counts['good']} good, {sum(client.counts[m] for m in MALFORMED)} malformed refused",
                       flush=True)
                 k += 1
@@ -295,9 +325,6 @@ def main():
         missing = [m for m in MALFORMED if client.counts[m] == 0]
         if missing:
             failures.append(f"no refused request of kind {', '.join(missing)}")
-        over = [w for w in windows if w[1] > args.p99_bound_us]
-        if over:
-            failures.append(f"latency p99 above {args.p99_bound_us:.0f} us in {len(over)} of {len(windows)} windows")
         failures += memory_failures(rss_samples, device_samples, args.warmup_s, args.rss_slack_mib,
                                     args.device_slack_mib)
     except Exception as e:
@@ -310,6 +337,13 @@ def main():
         if failures or stalled:
             out["server_log_tail"] = server.log()[-3000:]
         server.stop()
+    traces = {}
+    try:  # the traces are complete once the server has exited
+        traces = perf_bench.read_traces(trace_path) if windows else {}
+    except (OSError, ValueError) as e:
+        failures.append(f"the traces could not be read: {e}")
+    add_trace_percentiles(windows, traces)
+    failures += window_failures(windows, args.p99_bound_us)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
@@ -318,7 +352,13 @@ def main():
     print("device memory samples, between latency windows (s: MiB): " +
           ", ".join(f"{t:.0f}:{d}" for t, d in device_samples))
     if windows:
-        p99s = [w[1] for w in windows]
+        print("latency windows (s: client p50 / p99; server p99 of queue + compute, of the whole request, of "
+              "the frontend's span; traced requests), us:")
+        for w in windows:
+            print(f"  {w['t_s']:6.0f}: {w['p50_us']:.0f} / {w['p99_us']:.0f}; "
+                  + "; ".join(f"{w.get(k, float('nan')):.0f}" for k in ("server_p99_us", "request_p99_us", "frontend_p99_us"))
+                  + f"; {w.get('traced', 0)}")
+        p99s = [w["p99_us"] for w in windows]
         print(f"latency p99 per {args.window:g} s window: min {min(p99s):.0f}, max {max(p99s):.0f} us (bound "
               f"{args.p99_bound_us:.0f}), {len(windows)} windows")
     for t, what in stalled:

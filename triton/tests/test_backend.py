@@ -376,6 +376,34 @@ def test_a_perf_analyzer_window_that_stalls_is_stopped_and_says_which_side_held_
     assert "perf_analyzer stalled after the server answered" in str(stalled.value), str(stalled.value)
 
 
+def test_a_soak_window_over_the_bound_is_reported_with_the_servers_own_p99_from_its_traces():
+    # soak_bench: each window's server-side p99 comes from the traced requests that started inside it
+    # (not its neighbour's), and a window over the bound is named with the client's and the server's p99.
+    import soak_bench
+
+    def trace(model, start_ns, queue_us, compute_us):
+        q = start_ns + 10_000
+        c = q + int(queue_us * 1000)
+        e = c + int(compute_us * 1000)
+        return {"model": model, "REQUEST_START": start_ns, "QUEUE_START": q, "COMPUTE_START": c,
+                "COMPUTE_END": e, "REQUEST_END": e + 5_000, "GRPC_WAITREAD_END": start_ns, "GRPC_SEND_END": e + 20_000}
+
+    traces = {}
+    for i in range(200):  # window 1: 100 us at the server; window 2: 1900 us; another model's in window 1
+        traces[f"a{i}"] = trace("latency", 1_000_000 + i * 1000, 20, 80)
+        traces[f"b{i}"] = trace("latency", 5_000_000 + i * 1000, 900, 1000)
+        traces[f"c{i}"] = trace("dynamic", 1_000_000 + i * 1000, 5000, 5000)
+    windows = [{"t_s": 30.0, "p99_us": 900.0, "p50_us": 400.0, "start_ns": 1_000_000, "end_ns": 4_000_000},
+               {"t_s": 61.0, "p99_us": 2600.0, "p50_us": 450.0, "start_ns": 5_000_000, "end_ns": 8_000_000}]
+    soak_bench.add_trace_percentiles(windows, traces)
+    assert windows[0]["traced"] == 200 and abs(windows[0]["server_p99_us"] - 100.0) < 1.0, windows[0]
+    assert abs(windows[1]["server_p99_us"] - 1900.0) < 1.0 and abs(windows[1]["queue_p99_us"] - 900.0) < 1.0, windows[1]
+    failures = soak_bench.window_failures(windows, 2000.0)
+    assert len(failures) == 1 and "in 1 of 2 windows" in failures[0], failures
+    assert "61 s: client 2600, server 1900" in failures[0], failures
+    assert soak_bench.window_failures(windows, 3000.0) == []
+
+
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
     # soak_bench.memory_failures: flat after the warm-up passes whatever the warm-up did; a move past
     # the slack, a reading that failed (-1) or too few samples fail, each naming what.
