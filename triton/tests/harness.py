@@ -21,6 +21,9 @@ import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 BACKEND = "torchtrt_executorch"
+# The host cores every Server started from now on runs on (None: wherever the OS puts it). Set with
+# split_host_cores, which puts this process and the load generators it starts on the others.
+SERVER_CPUS = None
 
 
 def env_path(name):
@@ -75,6 +78,30 @@ def metric_value(text, family, model=None, **labels):
     return sum(values) if values else None
 
 
+def host_core_split(available, client_cores):
+    """(server cores, client cores): the last `client_cores` of the cores this process may use go to
+    the load generators, the rest to the server. At least one core each side."""
+    cores = sorted(available)
+    if client_cores < 1 or client_cores > len(cores) - 1:
+        raise ValueError(f"{client_cores} client cores of {len(cores)}: it takes 1 to {len(cores) - 1}")
+    return set(cores[:-client_cores]), set(cores[-client_cores:])
+
+
+def split_host_cores(client_cores):
+    """Runs this process (the bench, its client threads and every perf_analyzer it starts) on its last
+    `client_cores` cores and every Server started after this on the others, so load generators on the
+    server's machine take no core the server runs on. Returns (server cores, client cores)."""
+    global SERVER_CPUS
+    server, client = host_core_split(os.sched_getaffinity(0), client_cores)
+    os.sched_setaffinity(0, client)
+    SERVER_CPUS = server
+    return server, client
+
+
+def cores_text(cores):
+    return ",".join(str(c) for c in sorted(cores))
+
+
 class Server:
     """One tritonserver process in explicit model-control mode (models are loaded by the tests)."""
 
@@ -90,6 +117,8 @@ class Server:
             "--grpc-address=127.0.0.1", f"--grpc-port={self.grpc_port}", "--metrics-address=127.0.0.1",
             f"--metrics-port={self.metrics_port}", "--allow-gpu-metrics=false", "--exit-timeout-secs=5",
             "--strict-readiness=false", "--log-verbose=0", *args]
+        if SERVER_CPUS is not None:  # (split_host_cores) every thread it makes inherits the cores
+            command = ["taskset", "-c", cores_text(SERVER_CPUS), *command]
         environment = dict(os.environ)
         # Every symbol the backend takes from the server resolves as it loads (a declaration the
         # server lacks fails the load, not a later call).

@@ -400,7 +400,9 @@ class Mps:
                     "CUDA_MPS_LOG_DIRECTORY": os.path.join(self.dir, "log")}
         for d in self.env.values():
             os.makedirs(d)
-        started = subprocess.run([self.control, "-d"], env={**os.environ, **self.env}, capture_output=True, text=True,
+        # On the server's cores where the bench split them: the daemon starts the MPS server the servers use.
+        pin = ["taskset", "-c", harness.cores_text(harness.SERVER_CPUS)] if harness.SERVER_CPUS is not None else []
+        started = subprocess.run([*pin, self.control, "-d"], env={**os.environ, **self.env}, capture_output=True, text=True,
                                  timeout=30)
         if started.returncode != 0:
             raise RuntimeError(f"nvidia-cuda-mps-control -d: {started.returncode} {started.stderr.strip()}")
@@ -646,10 +648,17 @@ def main():
                         help="no Triton request traces (no server-side percentiles)")
     parser.add_argument("--priority", choices=("default", "max", "min"), default="default",
                         help="the latency model's optimization.priority (applied to instances on the whole GPU)")
+    parser.add_argument("--client-cores", type=int, default=0,
+                        help="run perf_analyzer on this many of the host's last cores and the servers on the rest "
+                             "(0: no split)")
     parser.add_argument("--bound", type=float, default=0.0, help="fail above this partitioned client p99 ratio (0: off)")
     parser.add_argument("--json", help="write every window here")
     parser.add_argument("--work", help="keep perf_analyzer's files and the traces here (default: a temporary directory)")
     args = parser.parse_args()
+    if args.client_cores:
+        server_cores, client_cores = harness.split_host_cores(args.client_cores)
+        print(f"host cores: servers {harness.cores_text(server_cores)}, perf_analyzer {harness.cores_text(client_cores)}",
+              flush=True)
     plan_gpu = harness.gpu_plan_fields()
     work = args.work or tempfile.mkdtemp(prefix="trtet-perf-")
     os.makedirs(work, exist_ok=True)
@@ -671,6 +680,9 @@ def main():
     rows, failures = summarize(results, args)
 
     print("\n== perf bench summary ==")
+    if harness.SERVER_CPUS is not None:
+        print(f"host cores: servers {harness.cores_text(harness.SERVER_CPUS)}, perf_analyzer "
+              f"{harness.cores_text(os.sched_getaffinity(0))}")
     for r in results:
         if "error" in r:
             print(f"{r['layout']}: FAILED: {r['error'][-600:]}")

@@ -232,8 +232,15 @@ def main():
     parser.add_argument("--warmup-s", type=float, default=60.0)
     parser.add_argument("--rss-slack-mib", type=float, default=32.0)
     parser.add_argument("--device-slack-mib", type=float, default=4.0)
+    parser.add_argument("--client-cores", type=int, default=0,
+                        help="run the clients (perf_analyzer, the dynamic client) on this many of the host's last "
+                             "cores and the server on the rest (0: no split)")
     parser.add_argument("--json")
     args = parser.parse_args()
+    if args.client_cores:
+        server_cores, client_cores = harness.split_host_cores(args.client_cores)
+        print(f"host cores: server {harness.cores_text(server_cores)}, clients {harness.cores_text(client_cores)}",
+              flush=True)
     plan_gpu = harness.gpu_plan_fields()
     work = tempfile.mkdtemp(prefix="trtet-soak-")
     repo = os.path.join(work, "repo")

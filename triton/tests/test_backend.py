@@ -404,6 +404,37 @@ def test_a_soak_window_over_the_bound_is_reported_with_the_servers_own_p99_from_
     assert soak_bench.window_failures(windows, 3000.0) == []
 
 
+def test_split_host_cores_puts_the_server_and_the_load_generators_on_cores_of_their_own(monkeypatch):
+    # harness.split_host_cores (perf_bench and soak_bench --client-cores): the real server started
+    # after it runs every one of its threads on the server's cores, and this process (with what it
+    # starts: perf_analyzer) on the others. A machine of one core cannot split.
+    available = os.sched_getaffinity(0)
+    assert harness.host_core_split({0, 1, 2, 3}, 1) == ({0, 1, 2}, {3})
+    for bad in (0, 4):
+        with pytest.raises(ValueError, match="it takes 1 to 3"):
+            harness.host_core_split({0, 1, 2, 3}, bad)
+    if len(available) < 2:
+        pytest.skip(f"needs two host cores to split (this process may use {len(available)})")
+    monkeypatch.setattr(harness, "SERVER_CPUS", None)
+    repo = tempfile.mkdtemp(prefix="trtet-triton-cores-")
+    try:
+        server_cores, client_cores = harness.split_host_cores(1)
+        assert os.sched_getaffinity(0) == client_cores and not server_cores & client_cores
+        child = subprocess.run(["python3", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                               capture_output=True, text=True, check=True)
+        assert child.stdout.strip() == str(sorted(client_cores))  # what the bench starts inherits it
+        server = harness.Server(repo)
+        try:
+            tasks = os.listdir(f"/proc/{server.process.pid}/task")
+            assert len(tasks) > 1, tasks
+            for task in tasks:
+                assert os.sched_getaffinity(int(task)) == server_cores, task
+        finally:
+            server.stop()
+    finally:
+        os.sched_setaffinity(0, available)
+
+
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
     # soak_bench.memory_failures: flat after the warm-up passes whatever the warm-up did; a move past
     # the slack, a reading that failed (-1) or too few samples fail, each naming what.
