@@ -9,6 +9,7 @@ failed request leaving the instance serving, partitions shared by plan, device i
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -433,6 +434,95 @@ def test_split_host_cores_puts_the_server_and_the_load_generators_on_cores_of_th
             server.stop()
     finally:
         os.sched_setaffinity(0, available)
+
+
+def test_the_soak_end_to_end_on_stand_ins_reports_each_window_with_its_servers_p99_and_a_stalled_window(
+        tmp_path, monkeypatch, capsys):
+    # soak_bench.main with the server, perf_analyzer and the clients replaced by stand-ins (no GPU):
+    # the traces the server writes as it exits give each window its server p99; a window that stalls
+    # is reported and the soak goes on; the verdict names both failures, and the JSON has the windows.
+    import json as json_
+    import threading
+    import perf_bench
+    import soak_bench
+    measured = []  # (start_ns, end_ns, server us) of each window the stand-in measured
+
+    class Server:
+        def __init__(self, repo, env=None, args=()):
+            self.trace = next(a.split("file=", 1)[1] for a in args if "file=" in a)
+            self.process = type("P", (), {"pid": os.getpid()})()
+            self.http_port = self.grpc_port = 0
+
+        def load(self, name):
+            return None
+
+        def log(self):
+            return "the stand-in server's log"
+
+        def stop(self):  # Triton writes the traces it holds as it exits
+            entries = []
+            for k, (start, end, us) in enumerate(measured):
+                for i in range(100):
+                    t0 = start + i * (end - start) // 100
+                    stamps = {"REQUEST_START": t0, "QUEUE_START": t0, "COMPUTE_START": t0 + 1000,
+                              "COMPUTE_END": t0 + int(us * 1000), "REQUEST_END": t0 + int(us * 1000) + 1000}
+                    entries.append({"id": f"{k}.{i}", "model_name": "latency",
+                                    "timestamps": [{"name": n, "ns": v} for n, v in stamps.items()]})
+            with open(self.trace + ".0", "w") as f:
+                json_.dump(entries, f)
+            return 0
+
+    def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
+        k = int(tag.split("_")[1])
+        start = time.monotonic_ns()
+        time.sleep(0.2)
+        if k == 1:
+            raise perf_bench.WindowStalled("perf_analyzer (soak_1) did not finish in 90 s; the stand-in")
+        slow = k == 2
+        measured.append((start, time.monotonic_ns(), 1900.0 if slow else 100.0))
+        return {"p99_us": 2500.0 if slow else 900.0, "p50_us": 400.0, "throughput": rate, "server_us": 200.0,
+                "start_ns": start, "end_ns": time.monotonic_ns()}
+
+    class Client(threading.Thread):
+        def __init__(self, port, rate, stop, seed=1):
+            super().__init__()
+            self.stop = stop
+            self.counts = {"good": 50, "wrong": 0, "failed_good": 0, **{k: 1 for k in soak_bench.MALFORMED}}
+            self.errors, self.refusals = [], {k: "refused" for k in soak_bench.MALFORMED}
+
+        def run(self):
+            self.stop.wait()
+
+    class Aggressor:
+        def __init__(self, server, work):
+            pass
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(harness, "gpu_plan_fields", lambda device=0: {})
+    monkeypatch.setattr(harness, "write_plan", lambda *a, **k: None)
+    monkeypatch.setattr(harness, "make_model", lambda *a, **k: None)
+    monkeypatch.setattr(harness, "Server", Server)
+    monkeypatch.setattr(perf_bench, "check_values", lambda server, model: None)
+    monkeypatch.setattr(perf_bench, "enable_trace", lambda server, model, rate=1, log_frequency=0: None)
+    monkeypatch.setattr(perf_bench, "device_memory_mib", lambda: (100, {}))
+    monkeypatch.setattr(perf_bench, "AggressorLoad", Aggressor)
+    monkeypatch.setattr(perf_bench, "measure", measure)
+    monkeypatch.setattr(soak_bench, "DynamicClient", Client)
+    out = tmp_path / "soak.json"
+    monkeypatch.setattr(sys, "argv", ["soak_bench.py", "--minutes", "0.015", "--warmup-s", "0", "--json", str(out)])
+    assert soak_bench.main() == 1
+    said = capsys.readouterr().out
+    verdict = said.strip().splitlines()[-1]
+    assert verdict.startswith("soak: 0.015 min, dynamic model 50 served right, 4 malformed refused"), verdict
+    assert "1 of " in verdict and "latency windows did not finish" in verdict, verdict
+    assert "latency p99 above 2000 us in 1 of " in verdict and "client 2500, server 1900" in verdict, verdict
+    assert "window at " in said and "did not finish: perf_analyzer (soak_1)" in said, said
+    kept = json_.loads(out.read_text())
+    assert len(kept["stalled"]) == 1 and len(kept["windows"]) == len(measured) >= 3, kept["windows"]
+    assert [round(w["server_p99_us"]) for w in kept["windows"][:2]] == [100, 1900], kept["windows"]
+    assert all(w["traced"] == 100 for w in kept["windows"])
 
 
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
