@@ -525,6 +525,86 @@ def test_the_soak_end_to_end_on_stand_ins_reports_each_window_with_its_servers_p
     assert all(w["traced"] == 100 for w in kept["windows"])
 
 
+def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp_path, monkeypatch, capsys):
+    # perf_bench.main over the partitioned layout with the server, perf_analyzer and the aggressor replaced
+    # by stand-ins (no GPU), the host cores split: every window is measured, the traces the server writes
+    # as it exits give the server percentiles, and the summary and its table come out whole (a
+    # formatting slip there would lose a GPU run's figures after the run).
+    import json as json_
+    import perf_bench
+    measured = []  # (start_ns, end_ns, server us)
+
+    class Server:
+        def __init__(self, repo, env=None, args=()):
+            self.trace = next((a.split("file=", 1)[1] for a in args if "file=" in a), None)
+            self.process = type("P", (), {"pid": os.getpid()})()
+            self.http_port = self.grpc_port = 0
+
+        def load(self, name):
+            return None
+
+        def stop(self):
+            entries = [{"id": f"{k}.{i}", "model_name": "latency", "timestamps": [
+                {"name": n, "ns": start + i * 1000 + d} for n, d in (
+                    ("REQUEST_START", 0), ("QUEUE_START", 0), ("COMPUTE_START", 1000), ("COMPUTE_END", int(us * 1000)),
+                    ("REQUEST_END", int(us * 1000) + 1000))]}
+                for k, (start, end, us) in enumerate(measured) for i in range(50)]
+            with open(self.trace + ".0", "w") as f:
+                json_.dump(entries, f)
+            return 0
+
+    def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
+        beside = tag.endswith("_beside")
+        start = time.monotonic_ns()
+        measured.append((start, start + 10**6, 150.0 if beside else 100.0))
+        time.sleep(0.002)  # the next window starts after this one's end
+        out = {"requests": 100, "start_ns": start, "end_ns": start + 10**6, "throughput": rate, "delayed": [],
+               "p50_us": 400.0, "p90_us": 500.0, "p95_us": 600.0, "p99_us": 990.0 if beside else 900.0,
+               "phases_us": {p: 1.0 for p in perf_bench.PHASES}}
+        for k in ("client_send_us", "network_us", "client_recv_us", "queue_us", "compute_input_us",
+                  "compute_infer_us", "compute_output_us"):
+            out[k] = 10.0
+        out["server_us"] = out["compute_us"] = 40.0
+        return out
+
+    class Aggressor:
+        def __init__(self, server, work, extra_env=None):
+            pass
+
+        def stop(self):
+            pass
+
+    monkeypatch.setattr(harness, "SERVER_CPUS", None)
+    monkeypatch.setattr(harness, "gpu_plan_fields", lambda device=0: {"name": "a stand-in GPU", "sm_count": 132, "granularity": 8})
+    monkeypatch.setattr(harness, "write_plan", lambda *a, **k: None)
+    monkeypatch.setattr(harness, "make_model", lambda *a, **k: None)
+    monkeypatch.setattr(harness, "Server", Server)
+    for name, stand_in in (("check_values", lambda server, model: None), ("check_device_values", lambda server, model: True),
+                           ("enable_trace", lambda *a, **k: None), ("device_memory_mib", lambda: (100, {})),
+                           ("AggressorLoad", Aggressor), ("measure", measure), ("success_count", lambda server, model: 0),
+                           ("sms_probe", lambda server, sms_file: (list(range(32)), list(range(32, 132))))):
+        monkeypatch.setattr(perf_bench, name, stand_in)
+    available = os.sched_getaffinity(0)
+    argv = ["perf_bench.py", "--layouts", "partitioned", "--repeat", "2", "--window", "0.01", "--work", str(tmp_path),
+            "--json", str(tmp_path / "perf.json")] + (["--client-cores", "1"] if len(available) > 1 else [])
+    monkeypatch.setattr(sys, "argv", argv)
+    try:
+        status = perf_bench.main()
+    finally:
+        os.sched_setaffinity(0, available)
+    said = capsys.readouterr().out
+    assert status == 0, said[-3000:]
+    assert "== perf bench summary ==" in said and "partitioned: SM probe: latency engine on 32 SMs, aggressor on 100, shared 0" in said, said[-3000:]
+    if len(available) > 1:
+        assert "host cores: servers " in said.split("== perf bench summary ==")[1], said[-3000:]
+    kept = json_.loads((tmp_path / "perf.json").read_text())
+    windows = kept[0]["windows"]
+    assert len(windows) == 2 * len(perf_bench.PROTOCOLS) * len(perf_bench.IOS), len(windows)
+    assert all(round(w["alone"]["server_p99_us"]) == 100 and round(w["beside"]["server_p99_us"]) == 150 for w in windows)
+    assert perf_bench.SERVER_TIMES not in json_.dumps(kept)
+    assert "1.50" in said and "1.10" in said, said[-3000:]  # the server's and the client's p99 ratios in the table
+
+
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
     # soak_bench.memory_failures: flat after the warm-up passes whatever the warm-up did; a move past
     # the slack, a reading that failed (-1) or too few samples fail, each naming what.
