@@ -102,6 +102,11 @@ def cores_text(cores):
     return ",".join(str(c) for c in sorted(cores))
 
 
+def server_pin():
+    """The command prefix that runs a program on the server's cores (split_host_cores); [] when unsplit."""
+    return [] if SERVER_CPUS is None else ["taskset", "-c", cores_text(SERVER_CPUS)]
+
+
 class Server:
     """One tritonserver process in explicit model-control mode (models are loaded by the tests)."""
 
@@ -117,8 +122,7 @@ class Server:
             "--grpc-address=127.0.0.1", f"--grpc-port={self.grpc_port}", "--metrics-address=127.0.0.1",
             f"--metrics-port={self.metrics_port}", "--allow-gpu-metrics=false", "--exit-timeout-secs=5",
             "--strict-readiness=false", "--log-verbose=0", *args]
-        if SERVER_CPUS is not None:  # (split_host_cores) every thread it makes inherits the cores
-            command = ["taskset", "-c", cores_text(SERVER_CPUS), *command]
+        command = server_pin() + command  # (split_host_cores) every thread it makes inherits the cores
         environment = dict(os.environ)
         # Every symbol the backend takes from the server resolves as it loads (a declaration the
         # server lacks fails the load, not a later call).

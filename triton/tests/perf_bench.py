@@ -187,15 +187,15 @@ def stall_verdict(tag, limit_s, requests, before, after, ready, said):
             return None
         return after[key] - before[key]
 
-    done, failed = delta("success"), delta("fail")
+    done, failed = delta("success"), delta("fail") or 0
     if done is None:
         where = "the server did not answer its statistics, so which side stalled is unknown"
-    elif done + (failed or 0) >= requests:
-        where = (f"the server completed all {requests} requests ({done} succeeded, {failed or 0} failed): "
+    elif done + failed >= requests:
+        where = (f"the server completed all {requests} requests ({done} succeeded, {failed} failed): "
                  "perf_analyzer stalled after the server answered")
     else:
-        where = (f"the server completed {done + (failed or 0)} of the {requests} requests ({done} succeeded, "
-                 f"{failed or 0} failed), {after.get('pending')} pending at the end: the rest were either "
+        where = (f"the server completed {done + failed} of the {requests} requests ({done} succeeded, "
+                 f"{failed} failed), {after.get('pending')} pending at the end: the rest were either "
                  "never sent or never answered")
     state = {True: "ready", False: "NOT ready", None: "not answering"}[ready]
     text = (said or "").strip()
@@ -401,8 +401,7 @@ class Mps:
         for d in self.env.values():
             os.makedirs(d)
         # On the server's cores where the bench split them: the daemon starts the MPS server the servers use.
-        pin = ["taskset", "-c", harness.cores_text(harness.SERVER_CPUS)] if harness.SERVER_CPUS is not None else []
-        started = subprocess.run([*pin, self.control, "-d"], env={**os.environ, **self.env}, capture_output=True, text=True,
+        started = subprocess.run([*harness.server_pin(), self.control, "-d"], env={**os.environ, **self.env}, capture_output=True, text=True,
                                  timeout=30)
         if started.returncode != 0:
             raise RuntimeError(f"nvidia-cuda-mps-control -d: {started.returncode} {started.stderr.strip()}")

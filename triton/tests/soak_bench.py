@@ -303,8 +303,8 @@ def main():
                     print(f"  {stalled[-1][0]:6.0f} s: STALLED: {e}", flush=True)
                     k += 1
                     continue
-                # (s, client p99, calls/s, client p50, server queue + compute mean): the last two tell a
-                # window whose p99 rose at the client from one whose server side rose with it.
+                # The client's p50 and the server's mean queue + compute tell a window whose p99 rose at
+                # the client from one whose server side rose with it; start/end place its traces.
                 windows.append({"t_s": time.monotonic() - t0, "p99_us": w["p99_us"], "p50_us": w["p50_us"],
                                 "throughput": w["throughput"], "server_mean_us": w["server_us"],
                                 "start_ns": w["start_ns"], "end_ns": w["end_ns"]})
@@ -345,10 +345,11 @@ def main():
             out["server_log_tail"] = server.log()[-3000:]
         server.stop()
     traces = {}
-    try:  # the traces are complete once the server has exited
-        traces = perf_bench.read_traces(trace_path) if windows else {}
-    except (OSError, ValueError) as e:
-        failures.append(f"the traces could not be read: {e}")
+    if windows:
+        try:  # the traces are complete once the server has exited
+            traces = perf_bench.read_traces(trace_path)
+        except (OSError, ValueError) as e:
+            failures.append(f"the traces could not be read: {e}")
     add_trace_percentiles(windows, traces)
     failures += window_failures(windows, args.p99_bound_us)
     if args.json:

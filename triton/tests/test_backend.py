@@ -436,6 +436,22 @@ def test_split_host_cores_puts_the_server_and_the_load_generators_on_cores_of_th
         os.sched_setaffinity(0, available)
 
 
+def write_stand_in_traces(path, measured, per_window):
+    """A trace file as Triton writes it at `path`.0: for each (start_ns, end_ns, server us) in `measured`,
+    `per_window` latency requests spread over the window, each taking that long from queue to compute end."""
+    import json as json_
+    entries = []
+    for k, (start, end, us) in enumerate(measured):
+        for i in range(per_window):
+            t0 = start + i * (end - start) // per_window
+            stamps = {"REQUEST_START": t0, "QUEUE_START": t0, "COMPUTE_START": t0 + 1000,
+                      "COMPUTE_END": t0 + int(us * 1000), "REQUEST_END": t0 + int(us * 1000) + 1000}
+            entries.append({"id": f"{k}.{i}", "model_name": "latency",
+                            "timestamps": [{"name": n, "ns": v} for n, v in stamps.items()]})
+    with open(path + ".0", "w") as f:
+        json_.dump(entries, f)
+
+
 def test_the_soak_end_to_end_on_stand_ins_reports_each_window_with_its_servers_p99_and_a_stalled_window(
         tmp_path, monkeypatch, capsys):
     # soak_bench.main with the server, perf_analyzer and the clients replaced by stand-ins (no GPU):
@@ -460,16 +476,7 @@ def test_the_soak_end_to_end_on_stand_ins_reports_each_window_with_its_servers_p
             return "the stand-in server's log"
 
         def stop(self):  # Triton writes the traces it holds as it exits
-            entries = []
-            for k, (start, end, us) in enumerate(measured):
-                for i in range(100):
-                    t0 = start + i * (end - start) // 100
-                    stamps = {"REQUEST_START": t0, "QUEUE_START": t0, "COMPUTE_START": t0 + 1000,
-                              "COMPUTE_END": t0 + int(us * 1000), "REQUEST_END": t0 + int(us * 1000) + 1000}
-                    entries.append({"id": f"{k}.{i}", "model_name": "latency",
-                                    "timestamps": [{"name": n, "ns": v} for n, v in stamps.items()]})
-            with open(self.trace + ".0", "w") as f:
-                json_.dump(entries, f)
+            write_stand_in_traces(self.trace, measured, 100)
             return 0
 
     def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
@@ -544,13 +551,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
             return None
 
         def stop(self):
-            entries = [{"id": f"{k}.{i}", "model_name": "latency", "timestamps": [
-                {"name": n, "ns": start + i * 1000 + d} for n, d in (
-                    ("REQUEST_START", 0), ("QUEUE_START", 0), ("COMPUTE_START", 1000), ("COMPUTE_END", int(us * 1000)),
-                    ("REQUEST_END", int(us * 1000) + 1000))]}
-                for k, (start, end, us) in enumerate(measured) for i in range(50)]
-            with open(self.trace + ".0", "w") as f:
-                json_.dump(entries, f)
+            write_stand_in_traces(self.trace, measured, 50)
             return 0
 
     def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
