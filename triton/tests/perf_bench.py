@@ -285,7 +285,25 @@ STALL_SLACK_S = 30.0  # beyond twice its window, a perf_analyzer window has stal
 
 
 class WindowStalled(RuntimeError):
-    """A perf_analyzer window that did not finish; the message says which side held the requests."""
+    """A perf_analyzer window that did not finish; the message says which side held the requests.
+    client_side: the server failed none of the window's requests, holds none pending and is ready, so
+    what stopped was the load generator (perf_analyzer's asynchronous gRPC client is known to stop
+    sending and wait forever: triton-inference-server/server issue 2686). start_ns/end_ns: the span
+    of the window, for the server's own traces of it."""
+
+    def __init__(self, message, client_side=False, start_ns=None, end_ns=None):
+        super().__init__(message)
+        self.client_side, self.start_ns, self.end_ns = client_side, start_ns, end_ns
+
+
+def stalled_at_the_client(before, after, ready):
+    """True when a stalled window's server side is clean: its statistics answered, no request of the
+    window failed, none is pending at the end and the server is ready (before/after: request_counts)."""
+    if ready is not True or after.get("pending") != 0:
+        return False
+    if any(side.get(key) is None for side in (before, after) for key in ("success", "fail")):
+        return False
+    return after["fail"] == before["fail"]
 
 
 def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
@@ -311,8 +329,10 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=limit_s)
     except subprocess.TimeoutExpired as e:  # (run() has killed it)
         said = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        raise WindowStalled(stall_verdict(tag, limit_s, count, counts_before, request_counts(server, "latency"),
-                                          server_ready(server), said)) from None
+        counts_after, ready = request_counts(server, "latency"), server_ready(server)
+        raise WindowStalled(stall_verdict(tag, limit_s, count, counts_before, counts_after, ready, said),
+                            client_side=stalled_at_the_client(counts_before, counts_after, ready),
+                            start_ns=t0, end_ns=time.monotonic_ns()) from None
     t1 = time.monotonic_ns()
     phases = phase_means(phases_before, phase_sums(server))
     if done.returncode != 0 or not os.path.exists(csv_path):
@@ -336,6 +356,21 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
     out["compute_us"] = out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
     out["phases_us"] = phases  # the backend's own split of compute input, infer and output (and after)
     return out
+
+
+def measure_once_more(stalls, server, protocol, io, rate, window_s, work, tag, extra_env=None):
+    """measure(), run again once where the window stalled at the load generator with the server clean
+    (WindowStalled.client_side); what the stall said is appended to `stalls`. Any other stall, or a
+    second one, is raised."""
+    try:
+        return measure(server, protocol, io, rate, window_s, work, tag, extra_env)
+    except WindowStalled as e:
+        if not e.client_side:
+            raise
+        stalls.append(str(e))
+        print(f"  {tag}: LOAD GENERATOR STALLED with the server clean, the window runs again: {str(e)[:300]}",
+              flush=True)
+    return measure(server, protocol, io, rate, window_s, work, tag + "_again", extra_env)
 
 
 def device_memory_mib():
@@ -476,7 +511,7 @@ def run_layout(layout, args, plan_gpu, work):
     env = {"TRTET_TEST_ENGINES_SMS_FILE": sms_file, "TRTET_TEST_ENGINES_AUTOINSTALL": "1"}
     trace_path = os.path.join(work, f"trace-{layout}.json")
     traced = trace_args(trace_path) if args.trace else []
-    out = {"layout": layout, "windows": [], "checks": []}
+    out = {"layout": layout, "windows": [], "checks": [], "load_generator_stalls": []}
     memory_before, _ = device_memory_mib()
     mps = None
     pa_env = {}
@@ -514,12 +549,13 @@ def run_layout(layout, args, plan_gpu, work):
             for protocol in PROTOCOLS:
                 for io in IOS:
                     tag = f"{layout}_{protocol}_{io}_{rep}"
-                    alone = measure(lat_server, protocol, io, args.rate, args.window, work, tag + "_alone", pa_env)
+                    alone = measure_once_more(out["load_generator_stalls"], lat_server, protocol, io, args.rate,
+                                              args.window, work, tag + "_alone", pa_env)
                     load = AggressorLoad(agg_server, work, pa_env)
                     try:
                         agg_start, t0 = success_count(agg_server, "aggressor"), time.monotonic()
-                        beside = measure(lat_server, protocol, io, args.rate, args.window, work, tag + "_beside",
-                                         pa_env)
+                        beside = measure_once_more(out["load_generator_stalls"], lat_server, protocol, io,
+                                                   args.rate, args.window, work, tag + "_beside", pa_env)
                         agg_rate = (success_count(agg_server, "aggressor") - agg_start) / (time.monotonic() - t0)
                     finally:
                         load.stop()
@@ -529,7 +565,8 @@ def run_layout(layout, args, plan_gpu, work):
                           f"{alone['server_us']:.0f} -> {beside['server_us']:.0f} us, aggressor {agg_rate:.0f}/s",
                           flush=True)
         if args.trace:  # the last window's traces written: TRACE_BATCH requests more, not measured
-            measure(lat_server, "grpc", "host", args.rate, TRACE_BATCH / args.rate, work, f"{layout}_flush", pa_env)
+            measure_once_more(out["load_generator_stalls"], lat_server, "grpc", "host", args.rate,
+                              TRACE_BATCH / args.rate, work, f"{layout}_flush", pa_env)
         for server, model in ((lat_server, "latency"), (agg_server, "aggressor")):
             check_values(server, model)
         out["checks"].append("values again after the load")
@@ -693,6 +730,9 @@ def main():
             print(f"{r['layout']}: device memory {m['gpu_used_before']} -> {m['gpu_used_loaded']} MiB used on GPU 0 "
                   f"(per server process: {', '.join(f'{v} MiB' for v in m['servers'].values())}){extra}; checked: "
                   f"{', '.join(r['checks'])}")
+        if r.get("load_generator_stalls"):
+            print(f"{r['layout']}: {len(r['load_generator_stalls'])} window(s) run again after perf_analyzer stalled "
+                  f"with the server clean; the first: {r['load_generator_stalls'][0][:400]}")
         if "sms_latency" in r:
             lat, agg = set(r["sms_latency"]), set(r["sms_aggressor"])
             print(f"{r['layout']}: SM probe: latency engine on {len(lat)} SMs, aggressor on {len(agg)}, "

@@ -6,7 +6,11 @@ partitions of one server, driven open loop for --minutes, with 1 % of one model'
                one request in TRACE_RATE is traced by the server, so each window also has the server's
                own p99 (queue + compute, the whole request) beside the client's: a window over the
                bound says which side its time went to. A window whose perf_analyzer does not finish
-               is stopped, counted as failed, and says how many of its requests the server completed
+               is stopped and says how many of its requests the server completed, failed and holds.
+               Where the server failed none, holds none and is ready, the load generator stopped
+               (perf_bench.WindowStalled.client_side): the window is run again once, and the stall is
+               reported with the server's own p99 over its span, from the traces; a stall with the
+               server at fault, or a second stall of the same window, fails the soak
   dynamic      triton_elementwise.pte (DYNAMIC_BOUND [8, 64]) on 16 SMs: a client of its own sends raw
                HTTP/binary requests of random shapes within the bound and checks every output; one in
                100 is malformed (request_mix): a wrong data type, a shape over the bound, a missing
@@ -206,8 +210,11 @@ TRACE_RATE = 10  # one latency request in 10 traced
 
 
 def add_trace_percentiles(windows, traces):
-    """Each window's server-side percentiles from the traced latency requests that started in it."""
+    """Each window's server-side percentiles from the traced latency requests that started in it (a
+    window without a known span has none)."""
     for w in windows:
+        if w.get("start_ns") is None or w.get("end_ns") is None:
+            continue
         perf_bench.add_server_percentiles(w, perf_bench.server_times_us(traces, "latency", w["start_ns"], w["end_ns"]))
 
 
@@ -220,6 +227,22 @@ def window_failures(windows, bound_us):
     said = ", ".join(f"{w['t_s']:.0f} s: client {w['p99_us']:.0f}, server {w.get('server_p99_us', float('nan')):.0f}"
                      f" (request {w.get('request_p99_us', float('nan')):.0f})" for w in over[:6])
     return [f"latency p99 above {bound_us:.0f} us in {len(over)} of {len(windows)} windows (p99 us, {said})"]
+
+
+def client_stall_failures(client_stalls, bound_us):
+    """A window whose load generator stalled is run again, but its span is still served: the server's
+    own p99 over it (the whole request, from the traces) must be within the bound, and it must have
+    traced requests to say so."""
+    failures = []
+    for c in client_stalls:
+        p99 = c.get("request_p99_us")
+        if not c.get("traced") or p99 is None or p99 != p99:
+            failures.append(f"the window at {c['t_s']:.0f} s stalled at the client and the server traced none of "
+                            "its requests, so its span is not measured")
+        elif p99 > bound_us:
+            failures.append(f"the window at {c['t_s']:.0f} s stalled at the client, and the server's p99 over its "
+                            f"span was {p99:.0f} us, above {bound_us:.0f} us")
+    return failures
 
 
 def main():
@@ -256,7 +279,8 @@ def main():
     rss_samples = []  # (s, MiB), every 10 s
     device_samples = []  # (s, MiB), between latency windows
     windows = []
-    stalled = []  # (s, what perf_bench.measure said) for each window that did not finish
+    stalled = []  # (s, what perf_bench.measure said) for each window that did not finish: failures
+    client_stalls = []  # windows whose load generator stopped with the server clean: run again once
     client = None
     out = {}
     try:
@@ -293,16 +317,27 @@ def main():
         sampling.start()
         try:
             k = 0
+            again = False  # this window is the run again of one whose load generator stopped
             while time.monotonic() - t0 < args.minutes * 60:
                 if k:
                     sample_device()
+                tag = f"soak_{k}_again" if again else f"soak_{k}"
                 try:
-                    w = perf_bench.measure(server, "grpc", "host", args.rate, args.window, work, f"soak_{k}")
-                except perf_bench.WindowStalled as e:  # a failed window; the soak goes on and says so
+                    w = perf_bench.measure(server, "grpc", "host", args.rate, args.window, work, tag)
+                except perf_bench.WindowStalled as e:  # the soak goes on and says so
+                    if e.client_side and not again:
+                        client_stalls.append({"t_s": time.monotonic() - t0, "said": str(e),
+                                              "start_ns": e.start_ns, "end_ns": e.end_ns})
+                        print(f"  {client_stalls[-1]['t_s']:6.0f} s: LOAD GENERATOR STALLED, the window runs "
+                              f"again: {e}", flush=True)
+                        again = True
+                        continue
                     stalled.append((time.monotonic() - t0, str(e)))
                     print(f"  {stalled[-1][0]:6.0f} s: STALLED: {e}", flush=True)
+                    again = False
                     k += 1
                     continue
+                again = False
                 # The client's p50 and the server's mean queue + compute tell a window whose p99 rose at
                 # the client from one whose server side rose with it; start/end place its traces.
                 windows.append({"t_s": time.monotonic() - t0, "p99_us": w["p99_us"], "p50_us": w["p50_us"],
@@ -340,18 +375,20 @@ def main():
         if client is not None:  # what the dynamic model's client saw, also when the soak stopped early
             out = {"counts": client.counts, "errors": client.errors[:20], "refusals": client.refusals}
         out.update({"rss_samples": rss_samples, "device_samples": device_samples, "windows": windows,
-                    "stalled": stalled})
-        if failures or stalled:
+                    "stalled": stalled, "client_stalls": client_stalls})
+        if failures or stalled or client_stalls:
             out["server_log_tail"] = server.log()[-3000:]
         server.stop()
     traces = {}
-    if windows:
+    if windows or client_stalls:
         try:  # the traces are complete once the server has exited
             traces = perf_bench.read_traces(trace_path)
         except (OSError, ValueError) as e:
             failures.append(f"the traces could not be read: {e}")
     add_trace_percentiles(windows, traces)
+    add_trace_percentiles(client_stalls, traces)
     failures += window_failures(windows, args.p99_bound_us)
+    failures += client_stall_failures(client_stalls, args.p99_bound_us)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
@@ -371,12 +408,19 @@ def main():
               f"{args.p99_bound_us:.0f}), {len(windows)} windows")
     for t, what in stalled:
         print(f"  window at {t:.0f} s did not finish: {what}")
+    for c in client_stalls:
+        print(f"  window at {c['t_s']:.0f} s: the load generator stalled with the server clean, run again; the "
+              f"server's p99 over its span (queue + compute, the whole request; traced requests): "
+              f"{c.get('server_p99_us', float('nan')):.0f}, {c.get('request_p99_us', float('nan')):.0f} us; "
+              f"{c.get('traced', 0)}: {c['said'][:600]}")
     counts = out.get("counts", {})
     for kind, text in out.get("refusals", {}).items():
         print(f"  {kind} refused: {text}")
     print(f"soak: {args.minutes:g} min, dynamic model {counts.get('good', 0)} served right, "
           f"{sum(counts.get(m, 0) for m in MALFORMED)} malformed refused with their reason "
-          f"({', '.join(f'{m} {counts.get(m, 0)}' for m in MALFORMED)}), wrong outputs {counts.get('wrong', 0)}: "
+          f"({', '.join(f'{m} {counts.get(m, 0)}' for m in MALFORMED)}), wrong outputs {counts.get('wrong', 0)}"
+          + (f", {len(client_stalls)} window(s) run again after the load generator stalled with the server clean"
+             if client_stalls else "") + ": "
           + ("FAILED: " + "; ".join(failures) if failures else "all checks passed"))
     return 1 if failures else 0
 

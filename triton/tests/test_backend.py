@@ -356,14 +356,15 @@ def test_a_perf_analyzer_window_that_stalls_is_stopped_and_says_which_side_held_
     class Server:
         grpc_port = http_port = 1
 
-        def __init__(self, served):
+        def __init__(self, served, pending=3):
             self.client = Client(served)
+            self.pending = pending
 
         def metrics_text(self):
             raise OSError("no /metrics here")
 
         def metric(self, *args, **kwargs):
-            return 3
+            return self.pending
 
     started = time.monotonic()
     with pytest.raises(perf_bench.WindowStalled) as stalled:
@@ -372,9 +373,31 @@ def test_a_perf_analyzer_window_that_stalls_is_stopped_and_says_which_side_held_
     said = str(stalled.value)
     assert "did not finish in 1 s" in said and "completed 40 of the 500 requests" in said, said
     assert "3 pending" in said and "the server is ready" in said and "Request Rate: 100" in said, said
+    # Requests held by the server: not the load generator's stall.
+    assert not stalled.value.client_side and stalled.value.start_ns < stalled.value.end_ns
     with pytest.raises(perf_bench.WindowStalled) as stalled:
         perf_bench.measure(Server(500), "grpc", "host", 100, 0.5, str(tmp_path), "stall")
     assert "perf_analyzer stalled after the server answered" in str(stalled.value), str(stalled.value)
+    # The S45 stall: part of the window served, nothing failed, nothing pending, the server ready.
+    with pytest.raises(perf_bench.WindowStalled) as stalled:
+        perf_bench.measure(Server(375, pending=0), "grpc", "host", 100, 0.5, str(tmp_path), "stall")
+    assert stalled.value.client_side and "0 pending" in str(stalled.value), str(stalled.value)
+
+
+def test_a_stall_is_the_load_generators_only_with_the_server_clean():
+    # perf_bench.stalled_at_the_client: only a server that answered, failed nothing of the window,
+    # holds nothing and is ready lets a stall be put down to the load generator.
+    import perf_bench
+    before = {"success": 100, "fail": 2, "pending": 0}
+    clean = {"success": 300, "fail": 2, "pending": 0}
+    assert perf_bench.stalled_at_the_client(before, clean, True)
+    assert not perf_bench.stalled_at_the_client(before, clean, False)  # not ready
+    assert not perf_bench.stalled_at_the_client(before, clean, None)  # not answering
+    assert not perf_bench.stalled_at_the_client(before, {**clean, "pending": 1}, True)
+    assert not perf_bench.stalled_at_the_client(before, {**clean, "pending": None}, True)
+    assert not perf_bench.stalled_at_the_client(before, {**clean, "fail": 3}, True)  # a request failed
+    assert not perf_bench.stalled_at_the_client(before, {**clean, "success": None}, True)
+    assert not perf_bench.stalled_at_the_client({**before, "fail": None}, clean, True)
 
 
 def test_a_soak_window_over_the_bound_is_reported_with_the_servers_own_p99_from_its_traces():
@@ -452,16 +475,17 @@ def write_stand_in_traces(path, measured, per_window):
         json_.dump(entries, f)
 
 
-def test_the_soak_end_to_end_on_stand_ins_reports_each_window_with_its_servers_p99_and_a_stalled_window(
-        tmp_path, monkeypatch, capsys):
-    # soak_bench.main with the server, perf_analyzer and the clients replaced by stand-ins (no GPU):
-    # the traces the server writes as it exits give each window its server p99; a window that stalls
-    # is reported and the soak goes on; the verdict names both failures, and the JSON has the windows.
+def run_stand_in_soak(tmp_path, monkeypatch, capsys, window):
+    """soak_bench.main for 0.015 min with the server, perf_analyzer and the clients replaced by stand-ins
+    (no GPU). window(k, tag, start_ns) is each latency window: it returns (client p99, server us) or
+    raises perf_bench.WindowStalled; the server traces 100 requests over every span it returns for, and
+    over each span in `served` (the server's side of a stalled window). Returns (exit status, what the
+    soak printed, its JSON)."""
     import json as json_
     import threading
     import perf_bench
     import soak_bench
-    measured = []  # (start_ns, end_ns, server us) of each window the stand-in measured
+    measured = []  # (start_ns, end_ns, server us) of each span the stand-in server served
 
     class Server:
         def __init__(self, repo, env=None, args=()):
@@ -480,14 +504,11 @@ def test_the_soak_end_to_end_on_stand_ins_reports_each_window_with_its_servers_p
             return 0
 
     def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
-        k = int(tag.split("_")[1])
         start = time.monotonic_ns()
         time.sleep(0.2)
-        if k == 1:
-            raise perf_bench.WindowStalled("perf_analyzer (soak_1) did not finish in 90 s; the stand-in")
-        slow = k == 2
-        measured.append((start, time.monotonic_ns(), 1900.0 if slow else 100.0))
-        return {"p99_us": 2500.0 if slow else 900.0, "p50_us": 400.0, "throughput": rate, "server_us": 200.0,
+        p99, server_us = window(int(tag.split("_")[1]), tag, start, measured)
+        measured.append((start, time.monotonic_ns(), server_us))
+        return {"p99_us": p99, "p50_us": 400.0, "throughput": rate, "server_us": 200.0,
                 "start_ns": start, "end_ns": time.monotonic_ns()}
 
     class Client(threading.Thread):
@@ -519,24 +540,90 @@ def test_the_soak_end_to_end_on_stand_ins_reports_each_window_with_its_servers_p
     monkeypatch.setattr(soak_bench, "DynamicClient", Client)
     out = tmp_path / "soak.json"
     monkeypatch.setattr(sys, "argv", ["soak_bench.py", "--minutes", "0.015", "--warmup-s", "0", "--json", str(out)])
-    assert soak_bench.main() == 1
-    said = capsys.readouterr().out
+    rc = soak_bench.main()
+    return rc, capsys.readouterr().out, json_.loads(out.read_text())
+
+
+def test_the_soak_end_to_end_on_stand_ins_reports_each_window_with_its_servers_p99_and_a_stalled_window(
+        tmp_path, monkeypatch, capsys):
+    # soak_bench.main on stand-ins: the traces the server writes as it exits give each window its server
+    # p99; a window that stalls with the server at fault is reported and the soak goes on; the verdict
+    # names both failures, and the JSON has the windows.
+    import perf_bench
+
+    def window(k, tag, start, measured):
+        if k == 1:
+            raise perf_bench.WindowStalled("perf_analyzer (soak_1) did not finish in 90 s; the stand-in")
+        return (2500.0, 1900.0) if k == 2 else (900.0, 100.0)
+
+    rc, said, kept = run_stand_in_soak(tmp_path, monkeypatch, capsys, window)
+    assert rc == 1
     verdict = said.strip().splitlines()[-1]
     assert verdict.startswith("soak: 0.015 min, dynamic model 50 served right, 4 malformed refused"), verdict
     assert "1 of " in verdict and "latency windows did not finish" in verdict, verdict
     assert "latency p99 above 2000 us in 1 of " in verdict and "client 2500, server 1900" in verdict, verdict
     assert "window at " in said and "did not finish: perf_analyzer (soak_1)" in said, said
-    kept = json_.loads(out.read_text())
-    assert len(kept["stalled"]) == 1 and len(kept["windows"]) == len(measured) >= 3, kept["windows"]
+    assert len(kept["stalled"]) == 1 and not kept["client_stalls"] and len(kept["windows"]) >= 3, kept["windows"]
     assert [round(w["server_p99_us"]) for w in kept["windows"][:2]] == [100, 1900], kept["windows"]
     assert all(w["traced"] == 100 for w in kept["windows"])
+
+
+def test_a_soak_window_whose_load_generator_stalls_with_the_server_clean_runs_again_once(
+        tmp_path, monkeypatch, capsys):
+    # The S45 stall (perf_analyzer stopped sending; the server had failed nothing, held nothing and was
+    # ready): the window runs again and the soak passes, saying so, with the server's own p99 over the
+    # stalled span from its traces. A window that stalls so twice fails the soak; so does a clean-server
+    # stall whose span the server served above the bound.
+    import perf_bench
+
+    def stall(tag, start, measured, server_us=300.0):
+        end = time.monotonic_ns()
+        measured.append((start, end, server_us))  # what the server did serve of the stalled window
+        raise perf_bench.WindowStalled(f"perf_analyzer ({tag}) did not finish; the server completed 22500 of "
+                                       "30000 (0 failed), 0 pending", client_side=True, start_ns=start, end_ns=end)
+
+    def once(k, tag, start, measured):
+        if tag == "soak_1":
+            stall(tag, start, measured)
+        return 900.0, 100.0
+
+    rc, said, kept = run_stand_in_soak(tmp_path, monkeypatch, capsys, once)
+    verdict = said.strip().splitlines()[-1]
+    assert rc == 0 and verdict.endswith("1 window(s) run again after the load generator stalled with the server "
+                                        "clean: all checks passed"), verdict
+    assert not kept["stalled"] and len(kept["client_stalls"]) == 1, kept
+    stalled = kept["client_stalls"][0]
+    assert stalled["traced"] == 100 and round(stalled["server_p99_us"]) == 300, stalled
+    assert "LOAD GENERATOR STALLED, the window runs again: perf_analyzer (soak_1)" in said, said
+    assert "the server's p99 over its span (queue + compute, the whole request; traced requests): 300," in said, said
+    assert len(kept["windows"]) >= 2  # soak_1_again measured, and the soak went on
+
+    def twice(k, tag, start, measured):
+        if k == 1:
+            stall(tag, start, measured)
+        return 900.0, 100.0
+
+    rc, said, kept = run_stand_in_soak(tmp_path, monkeypatch, capsys, twice)
+    verdict = said.strip().splitlines()[-1]
+    assert rc == 1 and "1 of " in verdict and "latency windows did not finish" in verdict, verdict
+    assert len(kept["client_stalls"]) == 1 and "(soak_1_again)" in kept["stalled"][0][1], kept
+
+    def slow(k, tag, start, measured):
+        if tag == "soak_1":
+            stall(tag, start, measured, server_us=2600.0)
+        return 900.0, 100.0
+
+    rc, said, kept = run_stand_in_soak(tmp_path, monkeypatch, capsys, slow)
+    verdict = said.strip().splitlines()[-1]
+    assert rc == 1 and "stalled at the client, and the server's p99 over its span was 2" in verdict, verdict
 
 
 def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp_path, monkeypatch, capsys):
     # perf_bench.main over the partitioned layout with the server, perf_analyzer and the aggressor replaced
     # by stand-ins (no GPU), the host cores split: every window is measured, the traces the server writes
     # as it exits give the server percentiles, and the summary and its table come out whole (a
-    # formatting slip there would lose a GPU run's figures after the run).
+    # formatting slip there would lose a GPU run's figures after the run). One window's load generator
+    # stalls with the server clean (as perf_analyzer's did in S45 and S46): it runs again and is reported.
     import json as json_
     import perf_bench
     measured = []  # (start_ns, end_ns, server us)
@@ -555,7 +642,9 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
             return 0
 
     def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
-        beside = tag.endswith("_beside")
+        if tag == "partitioned_grpc_host_1_beside":  # a load generator's stall, the server clean: run again
+            raise perf_bench.WindowStalled("perf_analyzer (stand-in) did not finish", client_side=True)
+        beside = tag.endswith("_beside") or tag.endswith("_beside_again")
         start = time.monotonic_ns()
         measured.append((start, start + 10**6, 150.0 if beside else 100.0))
         time.sleep(0.002)  # the next window starts after this one's end
@@ -604,6 +693,9 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert all(round(w["alone"]["server_p99_us"]) == 100 and round(w["beside"]["server_p99_us"]) == 150 for w in windows)
     assert perf_bench.SERVER_TIMES not in json_.dumps(kept)
     assert "1.50" in said and "1.10" in said, said[-3000:]  # the server's and the client's p99 ratios in the table
+    assert "partitioned: 1 window(s) run again after perf_analyzer stalled with the server clean; the first: " \
+        "perf_analyzer (stand-in)" in said, said[-3000:]
+    assert kept[0]["load_generator_stalls"] == ["perf_analyzer (stand-in) did not finish"]
 
 
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
