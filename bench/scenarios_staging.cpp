@@ -680,9 +680,11 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
                 "pool: %s\n",
                 both.phases.describe().c_str(), pooled.phases.describe().c_str());
     // The host copy alone, 64 MiB pageable -> pinned in 128 KiB slices: a crew of the pool's size
-    // and the caller waiting, against the pool's workers and the caller (begin, then finish).
+    // for such a copy (its workers and wide workers: Note [wide batches]) and the caller waiting,
+    // against the pool's threads and the caller (begin, then finish).
     {
-      const int workers = ex::staging::HostCopyPool::shared().workers();
+      auto& shared = ex::staging::HostCopyPool::shared();
+      const int workers = shared.workers() + shared.wide_workers();
       CopyCrew same(std::max(1, workers));
       CopyJob job(staging.in.data(), io.pageable_in.data(), bytes / 2, kMiB / 8);
       const double crew_rate = gb_per_s(bytes / 2, median_us([&] {
@@ -700,11 +702,11 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
                                           ex::staging::HostCopyPool::shared().begin(batch, tasks.size());
                                           ex::staging::HostCopyPool::shared().finish(batch);
                                         }));
-      std::printf("host_staging.pageable host copy alone, 64 MiB in 128 KiB slices: a crew of %d threads %.1f GB/s, the pool's %d workers "
-                  "and the caller %.1f GB/s\n",
+      std::printf("host_staging.pageable host copy alone, 64 MiB in 128 KiB slices: a crew of %d threads %.1f GB/s, the pool's %d "
+                  "workers for it and the caller %.1f GB/s\n",
                   std::max(1, workers), crew_rate, workers, pool_rate);
     }
-    for (int workers : thread_counts({3, 7, 15})) {
+    for (int workers : thread_counts({3, 7, 11, 15})) {
       ex::staging::HostCopyPool own(workers);
       PoolReferenceCall call(io, staging.in.data(), staging.out.data(), staging.events, own);
       pool_sizes.emplace_back(workers, gb_per_s(bytes, median_us(call)));
@@ -712,11 +714,13 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
   }
   std::string sizes;
   for (const auto& [workers, rate] : pool_sizes) sizes += format(" %d workers: %.1f;", workers, rate);
+  auto& shared_pool = ex::staging::HostCopyPool::shared();
   std::printf("host_staging.pageable the reference one way (its best layout): in %.1f GB/s, out %.1f GB/s; the reference with the "
-              "delegate's copy pool and layout (%zu MiB chunks, %zu KiB slices, %d workers and the caller): %.1f GB/s; "
-              "with a pool of%s\n",
+              "delegate's copy pool and layout (%zu MiB chunks, %zu KiB slices, %d workers, %d wide workers and the caller): %.1f GB/s; "
+              "with a pool of%s; the wide workers copied %llu tasks in this process\n",
               ref_in, ref_out, ex::staging::chunk_bytes(n * sizeof(float)) / kMiB, ex::staging::kCopySlice >> 10,
-              ex::staging::HostCopyPool::shared().workers(), pool_both, sizes.c_str());
+              shared_pool.workers(), shared_pool.wide_workers(), pool_both, sizes.c_str(),
+              static_cast<unsigned long long>(shared_pool.wide_worker_tasks()));
   auto round_rates = [&](const std::vector<double>& samples) {
     std::string rates;
     for (std::size_t first = 0; first + 10 <= samples.size(); first += 10) {

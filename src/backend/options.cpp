@@ -131,13 +131,15 @@ const OptionSpec kTable[] = {
      "about 3 us, so on short calls N = 100 keeps one GPU time per 100 calls at little more than the cost of the "
      "host events (docs/PROFILING.md)."},
     {"copy_workers", kFromEnvironment, OptionType::kWholeNumber, "threads", 0, 64,
-     "the hardware threads less one, at most 7", "HostCopyPool::shared()", kCopyWorkersVariable,
+     "the hardware threads less one, at most 7 (at most 11 for a copy of 16 MiB or more)", "HostCopyPool::shared()",
+     kCopyWorkersVariable,
      "the threads of the process's host copy pool (read once; a bad value is warned about and the default used)",
      nullptr, nullptr,
      "Pageable host tensors are copied through pinned staging by one pool of worker threads per process, shared by "
-     "every model: one thread per hardware thread but one, at most 7, so with the calling thread 8 threads copy. "
-     "The variable is read once, when the pool starts. 0 leaves every copy to the calling thread "
-     "(docs/PERFORMANCE.md, \"The copy pool's size\")."},
+     "every model: one thread per hardware thread but one, at most 7, so with the calling thread 8 threads copy; "
+     "a copy of 16 MiB or more also gets the pool's wide workers, up to 11 threads besides the caller. "
+     "The variable is read once, when the pool starts, and sets the whole pool: N threads for every copy, no wide "
+     "workers. 0 leaves every copy to the calling thread (docs/PERFORMANCE.md, \"The copy pool's size\")."},
     {"cuda_allocator", kFromEnvironment, OptionType::kText, "", 0, 0, "registered",
      "detail::register_cuda_allocator()", kCudaAllocatorVariable,
      "\"off\" registers no CUDA device allocator with ExecuTorch (read as the library loads)", nullptr, nullptr,

@@ -47,16 +47,27 @@ int HostCopyPool::shared_workers(const char* setting, unsigned hardware_threads,
   return std::clamp(static_cast<int>(std::min(hardware_threads, 1024u)) - 1, 0, kDefaultWorkers);
 }
 
+int HostCopyPool::shared_wide_workers(const char* setting, unsigned hardware_threads) noexcept {
+  bool valid = true;
+  const int workers = shared_workers(setting, hardware_threads, &valid);
+  if (setting != nullptr && valid) return 0;  // the setting is the whole pool
+  const int wide = std::clamp(static_cast<int>(std::min(hardware_threads, 1024u)) - 1, 0, kDefaultWideBatchWorkers);
+  return std::max(0, wide - workers);
+}
+
 HostCopyPool& HostCopyPool::shared() {
   static HostCopyPool* pool = [] {
     const char* setting = read_environment(kCopyWorkersVariable);
     bool valid = true;
-    const int workers = shared_workers(setting, std::thread::hardware_concurrency(), &valid);
+    const unsigned hardware = std::thread::hardware_concurrency();
+    const int workers = shared_workers(setting, hardware, &valid);
+    const int wide = shared_wide_workers(setting, hardware);
     if (!valid) {
       log(LogLevel::kWarning, "%s=\"%s\" is not a whole number of threads from 0 to %d; the host copy pool has "
-          "%d workers (docs/OPTIONS.md)", kCopyWorkersVariable, setting, kMostWorkers, workers);
+          "%d workers and %d more for copies of %zu MiB or more (docs/OPTIONS.md)", kCopyWorkersVariable, setting,
+          kMostWorkers, workers, wide, kWideBatchBytes >> 20);
     }
-    return new HostCopyPool(workers);
+    return new HostCopyPool(workers, wide);
   }();
   return *pool;
 }
@@ -66,45 +77,64 @@ HostCopyPool::~HostCopyPool() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_.store(true, std::memory_order_seq_cst);
   }
-  wake_.notify_all();
+  all_.wake.notify_all();
+  wide_.wake.notify_all();
   for (std::thread& thread : threads_) thread.join();
 }
 
 void HostCopyPool::start_locked() noexcept {
   started_.store(true, std::memory_order_release);
-  for (int i = 0; i < max_workers_; ++i) {
+  const int total = max_workers_ + max_wide_workers_;
+  for (int i = 0; i < total; ++i) {
+    const bool wide = i >= max_workers_;
     try {
-      threads_.emplace_back([this] { work(); });
+      threads_.emplace_back([this, wide] { work(wide); });
     } catch (const std::system_error& error) {
       // Fewer workers (or none) only slow pageable staging down: callers copy their own tasks.
       log(LogLevel::kWarning, "host copy pool: started %zu of %d worker threads (%s); callers copy the rest",
-          threads_.size(), max_workers_, error.what());
+          threads_.size(), total, error.what());
       return;
     }
+    if (!wide) ++started_workers_;
   }
 }
 
 int HostCopyPool::workers() noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!started_) start_locked();
-  return static_cast<int>(threads_.size());
+  return started_workers_;
 }
 
-void HostCopyPool::announce() noexcept {
-  // With sleepers_ read after the epoch moves, and a worker's predicate read after it counts
+int HostCopyPool::wide_workers() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!started_) start_locked();
+  return static_cast<int>(threads_.size()) - started_workers_;
+}
+
+void HostCopyPool::announce(bool wide) noexcept {
+  // With the sleepers read after the epoch moves, and a worker's predicate read after it counts
   // itself a sleeper (both sequentially consistent), either the worker sees the new epoch or this
   // thread sees the sleeper and wakes it; the notify under the mutex cannot fall between a
   // worker's check and its wait.
-  epoch_.fetch_add(1, std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+  all_.epoch.fetch_add(1, std::memory_order_seq_cst);
+  if (wide) wide_.epoch.fetch_add(1, std::memory_order_seq_cst);
+  const bool wake_all = all_.sleepers.load(std::memory_order_seq_cst) > 0;
+  const bool wake_wide = wide && wide_.sleepers.load(std::memory_order_seq_cst) > 0;
+  if (wake_all || wake_wide) {
     std::lock_guard<std::mutex> lock(mutex_);
-    wake_.notify_all();
+    if (wake_all) all_.wake.notify_all();
+    if (wake_wide) wide_.wake.notify_all();
   }
 }
 
 void HostCopyPool::begin(CopyBatch& batch, std::size_t ready) noexcept {
   batch.done_.reset(new std::atomic<bool>[batch.tasks_.size()]);
-  for (std::size_t i = 0; i < batch.tasks_.size(); ++i) batch.done_[i].store(false, std::memory_order_relaxed);
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < batch.tasks_.size(); ++i) {
+    batch.done_[i].store(false, std::memory_order_relaxed);
+    bytes += batch.tasks_[i].bytes;
+  }
+  batch.wide_ = max_wide_workers_ > 0 && bytes >= wide_bytes_;
   batch.next_.store(0, std::memory_order_relaxed);
   batch.visitors_.store(0, std::memory_order_relaxed);
   batch.ready_.store(std::min(ready, batch.tasks_.size()), std::memory_order_release);
@@ -118,7 +148,7 @@ void HostCopyPool::begin(CopyBatch& batch, std::size_t ready) noexcept {
   }
   // Also with nothing ready yet: sleeping workers wake now and spin, so they are awake when the
   // first tasks are published (an output batch waits for its first chunk's transfer).
-  announce();
+  announce(batch.wide_);
 }
 
 void HostCopyPool::publish(CopyBatch& batch, std::size_t ready) noexcept {
@@ -126,11 +156,12 @@ void HostCopyPool::publish(CopyBatch& batch, std::size_t ready) noexcept {
   ready = std::min(ready, batch.tasks_.size());
   if (ready <= batch.ready_.load(std::memory_order_relaxed)) return;
   batch.ready_.store(ready, std::memory_order_release);
-  announce();
+  announce(batch.wide_);
 }
 
-CopyBatch* HostCopyPool::visit_locked() noexcept {
+CopyBatch* HostCopyPool::visit_locked(bool wide_only) noexcept {
   for (CopyBatch* batch : batches_) {
+    if (wide_only && !batch->wide_) continue;
     if (batch->next_.load(std::memory_order_relaxed) < batch->ready_.load(std::memory_order_acquire)) {
       batch->visitors_.fetch_add(1, std::memory_order_relaxed);
       return batch;
@@ -139,48 +170,57 @@ CopyBatch* HostCopyPool::visit_locked() noexcept {
   return nullptr;
 }
 
-void HostCopyPool::work() noexcept {
+void HostCopyPool::work(bool wide) noexcept {
+  Watch& watch = wide ? wide_ : all_;
   for (;;) {
-    const std::uint64_t seen = epoch_.load(std::memory_order_seq_cst);
+    const std::uint64_t seen = watch.epoch.load(std::memory_order_seq_cst);
     if (stopping_.load(std::memory_order_acquire)) return;
     CopyBatch* batch = nullptr;
     {
       std::lock_guard<SpinLock> lock(list_lock_);
-      batch = visit_locked();
+      batch = visit_locked(wide);
     }
     if (batch != nullptr) {
-      stay_with(*batch);
+      const std::size_t copied = stay_with(*batch, watch);
+      if (wide) wide_worker_tasks_.fetch_add(copied, std::memory_order_relaxed);
       // The batch is not touched after this: finish() may return once no worker visits.
       batch->visitors_.fetch_sub(1, std::memory_order_acq_rel);
       continue;
     }
     // Nothing to claim: spin a while for the next publish, then sleep until one comes.
     const auto give_up = std::chrono::steady_clock::now() + kSpinBeforeSleep;
-    while (epoch_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < give_up) {
+    while (watch.epoch.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::yield();
     }
-    if (epoch_.load(std::memory_order_acquire) != seen) continue;
+    if (watch.epoch.load(std::memory_order_acquire) != seen) continue;
     std::unique_lock<std::mutex> lock(mutex_);
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    wake_.wait(lock, [&] { return stopping_.load() || epoch_.load(std::memory_order_seq_cst) != seen; });
-    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    watch.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    watch.wake.wait(lock, [&] { return stopping_.load() || watch.epoch.load(std::memory_order_seq_cst) != seen; });
+    watch.sleepers.fetch_sub(1, std::memory_order_relaxed);
     if (stopping_.load()) return;
   }
 }
 
-void HostCopyPool::stay_with(CopyBatch& batch) noexcept {
+std::size_t HostCopyPool::stay_with(CopyBatch& batch, const Watch& watch) noexcept {
   const std::size_t total = batch.tasks_.size();
+  std::size_t copied = 0;
   for (;;) {
     std::size_t index = 0;
-    while (batch.claim(index)) batch.run(index);
-    if (batch.ready_.load(std::memory_order_acquire) >= total) return;  // every task published and claimed
+    while (batch.claim(index)) {
+      batch.run(index);
+      ++copied;
+    }
+    if (batch.ready_.load(std::memory_order_acquire) >= total) return copied;  // every task published and claimed
     // More of the batch is still to come (an output's next chunk): wait for it here, where a
-    // publish is seen without the list lock, unless another batch publishes first or it is late.
-    const std::uint64_t seen = epoch_.load(std::memory_order_acquire);
+    // publish is seen without the list lock, unless another batch this worker may take publishes
+    // first or it is late.
+    const std::uint64_t seen = watch.epoch.load(std::memory_order_acquire);
     const auto give_up = std::chrono::steady_clock::now() + kStayForMore;
     for (;;) {
       if (batch.next_.load(std::memory_order_relaxed) < batch.ready_.load(std::memory_order_acquire)) break;
-      if (epoch_.load(std::memory_order_acquire) != seen || std::chrono::steady_clock::now() >= give_up) return;
+      if (watch.epoch.load(std::memory_order_acquire) != seen || std::chrono::steady_clock::now() >= give_up) {
+        return copied;
+      }
       std::this_thread::yield();
     }
   }

@@ -21,6 +21,14 @@
 // workers awake; callers wait for their own tasks by spinning too. finish() copies the caller's
 // last tasks while the batch is still listed, so the workers take them too: a caller is never left
 // alone with an output's last chunk.
+//
+// Note [wide batches]: how many threads a copy wants depends on its size. A small copy (a 4 MiB
+// tensor) is done sooner by a few threads, and more threads waking for it take cores from the
+// caller and from other sessions; a large one (64 MiB) is bound by how many threads copy. So the
+// pool has two kinds of workers: the workers, which take every batch, and the wide workers, which
+// take only batches of at least `wide_bytes` (wide batches) and watch an epoch of their own, so a
+// small batch's publish never wakes them. A small batch sees exactly the pool it would see without
+// wide workers.
 #pragma once
 
 #include <atomic>
@@ -64,6 +72,7 @@ class CopyBatch {
 
   std::vector<CopyTask>& tasks_;
   std::unique_ptr<std::atomic<bool>[]> done_;
+  bool wide_ = false;                     ///< at least the pool's wide_bytes (Note [wide batches]); set by begin()
   std::atomic<std::size_t> ready_{0};     ///< tasks [0, ready_) may be claimed
   std::atomic<std::size_t> next_{0};      ///< tasks [0, next_) are claimed
   /// Workers claiming from the batch (counted under the pool's list lock). Workers claim only while
@@ -96,8 +105,15 @@ class HostCopyPool {
   /// (Note [copy pool hand-off]).
   static constexpr std::chrono::microseconds kStayForMore{200};
 
-  /// Up to `workers` threads besides the callers (0: callers do everything); they start on first use.
-  explicit HostCopyPool(int workers) noexcept : max_workers_(workers) {}
+  /// A batch of at least this many bytes is wide by default (Note [wide batches]): above the 4 MiB
+  /// tensors of the isolation and first-call benchmarks, below host_staging's 64 MiB.
+  static constexpr std::size_t kWideBatchBytes = std::size_t{16} << 20;
+
+  /// Up to `workers` threads besides the callers (0: callers do everything), and up to
+  /// `wide_workers` more that copy only batches of at least `wide_bytes` (Note [wide batches]);
+  /// they start on first use.
+  explicit HostCopyPool(int workers, int wide_workers = 0, std::size_t wide_bytes = kWideBatchBytes) noexcept
+      : max_workers_(workers), max_wide_workers_(wide_workers), wide_bytes_(wide_bytes) {}
   ~HostCopyPool();
   HostCopyPool(const HostCopyPool&) = delete;             // owns threads
   HostCopyPool& operator=(const HostCopyPool&) = delete;
@@ -112,12 +128,17 @@ class HostCopyPool {
   /// is done, and detaches the batch from the pool. Tasks never published are not run.
   void finish(CopyBatch& batch) noexcept;
 
-  /// Threads that copy for a batch besides its caller (after start; 0 where none could start).
+  /// Threads that copy for every batch besides its caller (after start; 0 where none could start).
   int workers() noexcept;
+  /// Threads that copy for wide batches only (after start).
+  int wide_workers() noexcept;
+  /// Tasks the wide workers have copied so far (what they took on; tests and benchmarks read it).
+  std::uint64_t wide_worker_tasks() const noexcept { return wide_worker_tasks_.load(std::memory_order_relaxed); }
 
   /// The process's pool, shared by every session: sessions start and end without making or
-  /// joining threads. Workers: shared_workers(TRTET_COPY_WORKERS, hardware threads); they sleep
-  /// between batches. Never destroyed (workers may be parked while static destructors run).
+  /// joining threads. Workers: shared_workers(TRTET_COPY_WORKERS, hardware threads), and
+  /// shared_wide_workers(the same); they sleep between batches. Never destroyed (workers may be
+  /// parked while static destructors run).
   static HostCopyPool& shared();
 
   /// Workers of the shared pool by default: one per hardware thread but one, at most this many
@@ -131,26 +152,47 @@ class HostCopyPool {
   /// unset) where it is a whole number from 0 to kMostWorkers, else the default for
   /// `hardware_threads` (0: unknown, then no workers). `valid` says whether a setting given was used.
   static int shared_workers(const char* setting, unsigned hardware_threads, bool* valid = nullptr) noexcept;
+  /// Threads that copy a wide batch besides its caller, by default: one per hardware thread but
+  /// one, at most this many (S45 on the 16-core H200: 11 workers staged 64 MiB closest to the host's
+  /// limit, and 7 and 15 less close; docs/PERFORMANCE.md, "The copy pool's size").
+  static constexpr int kDefaultWideBatchWorkers = 11;
+  /// The shared pool's wide workers: none where TRTET_COPY_WORKERS (`setting`) is given and valid
+  /// (it sets the whole pool), else kDefaultWideBatchWorkers less the workers, for `hardware_threads`.
+  static int shared_wide_workers(const char* setting, unsigned hardware_threads) noexcept;
 
  private:
+  /// What one kind of worker watches (Note [wide batches]): the epoch bumped when tasks it may take
+  /// are published, its sleepers and their condition variable.
+  struct Watch {
+    std::atomic<std::uint64_t> epoch{0};
+    std::atomic<int> sleepers{0};
+    std::condition_variable wake;  ///< the epoch moved, or stop (with mutex_)
+  };
+
   void start_locked() noexcept;
-  void work() noexcept;
-  /// New tasks were published: bumps the epoch idle workers watch, and wakes sleeping ones.
-  void announce() noexcept;
-  /// A batch with a task to claim, its visitors_ counted (list_lock_ held); null when none.
-  CopyBatch* visit_locked() noexcept;
-  /// A worker's visit: copies `batch`'s tasks as they are published, staying while more may come.
-  void stay_with(CopyBatch& batch) noexcept;
+  void work(bool wide) noexcept;
+  /// New tasks of a batch (wide or not) were published: bumps the epochs of the workers that may
+  /// take them, and wakes those asleep.
+  void announce(bool wide) noexcept;
+  /// A batch with a task to claim (a wide one, for a wide worker), its visitors_ counted (list_lock_
+  /// held); null when none.
+  CopyBatch* visit_locked(bool wide_only) noexcept;
+  /// A worker's visit: copies `batch`'s tasks as they are published, staying while more may come
+  /// and nothing else is published that `watch` sees. Returns the tasks it copied.
+  std::size_t stay_with(CopyBatch& batch, const Watch& watch) noexcept;
 
   const int max_workers_;
-  std::mutex mutex_;                   ///< guards started_ and threads_, and pairs with wake_
+  const int max_wide_workers_;
+  const std::size_t wide_bytes_;
+  std::mutex mutex_;                   ///< guards started_, threads_ and started_workers_; pairs with the wakes
   std::atomic<bool> started_{false};  ///< written under mutex_
-  std::vector<std::thread> threads_;
-  std::condition_variable wake_;       ///< the epoch moved, or stop
+  std::vector<std::thread> threads_;  ///< the workers, then the wide workers
+  int started_workers_ = 0;           ///< of threads_, the workers (the rest are wide)
   SpinLock list_lock_;
   std::deque<CopyBatch*> batches_;     ///< batches being run, oldest first (guarded by list_lock_)
-  std::atomic<std::uint64_t> epoch_{0};  ///< bumped whenever tasks are published
-  std::atomic<int> sleepers_{0};       ///< workers waiting on wake_
+  Watch all_;                          ///< every publish: the workers watch it
+  Watch wide_;                         ///< publishes of wide batches: the wide workers watch it
+  std::atomic<std::uint64_t> wide_worker_tasks_{0};
   std::atomic<bool> stopping_{false};
 };
 

@@ -1,7 +1,7 @@
 // The host copy pool (src/staging/host_copy_pool.h; Note [copy pool hand-off]) on the CPU:
 // every published task copied exactly once and waited for, tasks published in steps, unpublished
-// tasks abandoned, several callers' batches at once, a pool with no workers, and workers that slept
-// between batches woken again.
+// tasks abandoned, several callers' batches at once, a pool with no workers, workers that slept
+// between batches woken again, and wide workers that take only wide batches (Note [wide batches]).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -149,6 +149,110 @@ TEST(HostCopyPool, APoolWithWorkersAsleepIsDestroyedPromptly) {
     std::this_thread::sleep_for(HostCopyPool::kSpinBeforeSleep * 2);
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(HostCopyPool, WideWorkersTakeOnlyWideBatchesAndEveryBatchIsCopied) {
+  // Batches of at least 256 KiB are wide here. Small batches, from several callers at once with wide
+  // ones among them: every task copied, and the wide workers take no task of a small batch.
+  constexpr std::size_t kWide = 256 << 10;
+  HostCopyPool pool(1, 4, kWide);
+  EXPECT_EQ(pool.workers(), 1);
+  EXPECT_EQ(pool.wide_workers(), 4);
+  for (int round = 0; round < 30; ++round) {
+    Copy copy(15, 16384, static_cast<std::uint8_t>(round));  // 240 KiB: not wide
+    CopyBatch batch(copy.tasks);
+    pool.begin(batch, copy.tasks.size());
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // time for any worker to take some
+    pool.finish(batch);
+    ASSERT_TRUE(copy.copied_up_to(copy.tasks.size())) << "round " << round;
+  }
+  EXPECT_EQ(pool.wide_worker_tasks(), 0u) << "a wide worker copied a task of a batch below the wide size";
+  // Wide batches, published at once and in steps (an output): the wide workers take part.
+  for (int round = 0; round < 10; ++round) {
+    Copy copy(64, 65536, static_cast<std::uint8_t>(round));  // 4 MiB
+    CopyBatch batch(copy.tasks);
+    const bool stepwise = round % 2 == 1;
+    pool.begin(batch, stepwise ? 0 : copy.tasks.size());
+    if (stepwise) {
+      for (std::size_t ready = 8; ready <= copy.tasks.size(); ready += 8) {
+        pool.publish(batch, ready);
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    pool.finish(batch);
+    ASSERT_TRUE(copy.copied_up_to(copy.tasks.size())) << "round " << round;
+  }
+  EXPECT_GT(pool.wide_worker_tasks(), 0u) << "no wide worker took part in a wide batch";
+}
+
+TEST(HostCopyPool, SmallAndWideBatchesOfSeveralCallersAtOnceEachGetsItsOwnTasksDone) {
+  HostCopyPool pool(2, 3, 128 << 10);
+  constexpr int kCallers = 6, kRounds = 30;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < kRounds; ++round) {
+        const bool wide = (round + c) % 3 == 0;
+        Copy copy(wide ? 40 : 9, wide ? 8192 : 2048, static_cast<std::uint8_t>(c * 17 + round));
+        CopyBatch batch(copy.tasks);
+        const bool stepwise = (round + c) % 2 == 0;
+        pool.begin(batch, stepwise ? 0 : copy.tasks.size());
+        if (stepwise) {
+          for (std::size_t ready = 1; ready <= copy.tasks.size(); ++ready) pool.publish(batch, ready);
+        }
+        pool.help_until_done(batch, copy.tasks.size() - 1);
+        pool.finish(batch);
+        if (!copy.copied_up_to(copy.tasks.size())) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(HostCopyPool, WideWorkersAsleepAreWokenByAWideBatchAndThePoolIsDestroyedPromptly) {
+  const auto start = std::chrono::steady_clock::now();
+  {
+    HostCopyPool pool(0, 2, 64 << 10);  // only wide workers: a small batch is the caller's alone
+    Copy small(4, 4096, 1);
+    CopyBatch small_batch(small.tasks);
+    pool.begin(small_batch, small.tasks.size());
+    pool.finish(small_batch);
+    EXPECT_TRUE(small.copied_up_to(small.tasks.size()));
+    EXPECT_EQ(pool.wide_worker_tasks(), 0u);
+    std::uint64_t taken = 0;
+    for (int round = 0; round < 5 && taken == 0; ++round) {
+      // Long past the wide workers' spin (kSpinBeforeSleep): they are asleep.
+      std::this_thread::sleep_for(HostCopyPool::kSpinBeforeSleep * 200);
+      Copy copy(64, 16384, static_cast<std::uint8_t>(round));
+      CopyBatch batch(copy.tasks);
+      pool.begin(batch, copy.tasks.size());
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the caller leaves them the tasks
+      pool.finish(batch);
+      ASSERT_TRUE(copy.copied_up_to(copy.tasks.size())) << "round " << round;
+      taken = pool.wide_worker_tasks();
+    }
+    EXPECT_GT(taken, 0u) << "the sleeping wide workers were never woken by a wide batch";
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(HostCopyPool, SharedWideWorkersFillUpToTheWideDefaultUnlessTheSettingGivesThePool) {
+  // Unset: the wide batch's threads are one per hardware thread but one, at most
+  // kDefaultWideBatchWorkers, of which shared_workers() are the workers.
+  EXPECT_EQ(HostCopyPool::shared_wide_workers(nullptr, 0), 0);
+  EXPECT_EQ(HostCopyPool::shared_wide_workers(nullptr, 2), 0);
+  EXPECT_EQ(HostCopyPool::shared_wide_workers(nullptr, 8), 0);
+  EXPECT_EQ(HostCopyPool::shared_wide_workers(nullptr, 10), 9 - HostCopyPool::kDefaultWorkers);
+  EXPECT_EQ(HostCopyPool::shared_workers(nullptr, 16) + HostCopyPool::shared_wide_workers(nullptr, 16),
+            HostCopyPool::kDefaultWideBatchWorkers);
+  EXPECT_EQ(HostCopyPool::shared_workers(nullptr, 256) + HostCopyPool::shared_wide_workers(nullptr, 256),
+            HostCopyPool::kDefaultWideBatchWorkers);
+  // A valid TRTET_COPY_WORKERS is the whole pool; an invalid one falls back to the defaults.
+  for (const char* setting : {"0", "7", "15"}) EXPECT_EQ(HostCopyPool::shared_wide_workers(setting, 16), 0) << setting;
+  EXPECT_EQ(HostCopyPool::shared_wide_workers("seven", 16), HostCopyPool::shared_wide_workers(nullptr, 16));
 }
 
 TEST(HostCopyPool, SharedWorkersComeFromTheSettingOrTheHardwareThreads) {
