@@ -103,15 +103,17 @@ TEST(HostCopyPool, WithoutWorkersTheCallerCopiesEverything) {
   EXPECT_TRUE(copy.copied_up_to(copy.tasks.size()));
 }
 
-TEST(HostCopyPool, SeveralCallersBatchesAtOnceEachGetsItsOwnTasksDone) {
-  HostCopyPool pool(3);
-  constexpr int kCallers = 6, kRounds = 40;
+/// `callers` threads, each running `rounds` batches through `pool`, every other one published a task
+/// at a time (an output); copy(c, round) makes caller c's copy of a round. Returns the batches whose
+/// copy came out wrong.
+template <typename MakeCopy>
+int batches_copied_wrong(HostCopyPool& pool, int callers, int rounds, MakeCopy copy_of) {
   std::atomic<int> wrong{0};
-  std::vector<std::thread> callers;
-  for (int c = 0; c < kCallers; ++c) {
-    callers.emplace_back([&, c] {
-      for (int round = 0; round < kRounds; ++round) {
-        Copy copy(17 + static_cast<std::size_t>(c), 2048, static_cast<std::uint8_t>(c * 31 + round));
+  std::vector<std::thread> threads;
+  for (int c = 0; c < callers; ++c) {
+    threads.emplace_back([&, c] {
+      for (int round = 0; round < rounds; ++round) {
+        Copy copy = copy_of(c, round);
         CopyBatch batch(copy.tasks);
         const bool stepwise = (round + c) % 2 == 0;
         pool.begin(batch, stepwise ? 0 : copy.tasks.size());
@@ -124,8 +126,16 @@ TEST(HostCopyPool, SeveralCallersBatchesAtOnceEachGetsItsOwnTasksDone) {
       }
     });
   }
-  for (std::thread& caller : callers) caller.join();
-  EXPECT_EQ(wrong.load(), 0);
+  for (std::thread& thread : threads) thread.join();
+  return wrong.load();
+}
+
+TEST(HostCopyPool, SeveralCallersBatchesAtOnceEachGetsItsOwnTasksDone) {
+  HostCopyPool pool(3);
+  EXPECT_EQ(batches_copied_wrong(pool, 6, 40, [](int c, int round) {
+              return Copy(17 + static_cast<std::size_t>(c), 2048, static_cast<std::uint8_t>(c * 31 + round));
+            }),
+            0);
 }
 
 TEST(HostCopyPool, WorkersThatWentToSleepAreWokenByTheNextBatch) {
@@ -187,29 +197,12 @@ TEST(HostCopyPool, WideWorkersTakeOnlyWideBatchesAndEveryBatchIsCopied) {
 }
 
 TEST(HostCopyPool, SmallAndWideBatchesOfSeveralCallersAtOnceEachGetsItsOwnTasksDone) {
-  HostCopyPool pool(2, 3, 128 << 10);
-  constexpr int kCallers = 6, kRounds = 30;
-  std::atomic<int> wrong{0};
-  std::vector<std::thread> callers;
-  for (int c = 0; c < kCallers; ++c) {
-    callers.emplace_back([&, c] {
-      for (int round = 0; round < kRounds; ++round) {
-        const bool wide = (round + c) % 3 == 0;
-        Copy copy(wide ? 40 : 9, wide ? 8192 : 2048, static_cast<std::uint8_t>(c * 17 + round));
-        CopyBatch batch(copy.tasks);
-        const bool stepwise = (round + c) % 2 == 0;
-        pool.begin(batch, stepwise ? 0 : copy.tasks.size());
-        if (stepwise) {
-          for (std::size_t ready = 1; ready <= copy.tasks.size(); ++ready) pool.publish(batch, ready);
-        }
-        pool.help_until_done(batch, copy.tasks.size() - 1);
-        pool.finish(batch);
-        if (!copy.copied_up_to(copy.tasks.size())) wrong.fetch_add(1);
-      }
-    });
-  }
-  for (std::thread& caller : callers) caller.join();
-  EXPECT_EQ(wrong.load(), 0);
+  HostCopyPool pool(2, 3, 128 << 10);  // a third of the batches wide (320 KiB), the rest 18 KiB
+  EXPECT_EQ(batches_copied_wrong(pool, 6, 30, [](int c, int round) {
+              const bool wide = (round + c) % 3 == 0;
+              return Copy(wide ? 40 : 9, wide ? 8192 : 2048, static_cast<std::uint8_t>(c * 17 + round));
+            }),
+            0);
 }
 
 TEST(HostCopyPool, WideWorkersAsleepAreWokenByAWideBatchAndThePoolIsDestroyedPromptly) {
