@@ -16,6 +16,7 @@
 #include "cuda/check.h"
 #include "cuda/device.h"
 #include "session/session.h"
+#include "staging/host_copy_pool.h"
 #include "engines/test_engine_factory.h"
 #include "green/split.h"
 #include "isolation.h"
@@ -70,6 +71,8 @@ void isolation(const Config& config, std::vector<Row>& rows) {
 // isolation with host I/O: the latency-critical engine with 4 MiB pageable input and output on a
 // 32-SM green context, alone and beside an engine of 100 ms, also with 4 MiB pageable I/O, that
 // runs back to back in another thread on the rest of the GPU. Host staging must not couple them.
+// .wide_neighbour: the same beside the neighbour with 64 MiB pageable I/O, whose copies are wide
+// batches of the copy pool (Note [wide batches]): its wide workers must not couple them either.
 void isolation_host_io(const Config& config, std::vector<Row>& rows) {
   namespace green = ex::green;
   const IsolationOptions defaults;
@@ -80,16 +83,16 @@ void isolation_host_io(const Config& config, std::vector<Row>& rows) {
   require(victim_stream.status(), "isolation_host_io victim stream");
   require(long_stream.status(), "isolation_host_io long-engine stream");
   const std::size_t n = (4u << 20) / sizeof(float);
+  const std::size_t wide_n = (64u << 20) / sizeof(float);
   SpinOptions victim_options = defaults.victim;
   victim_options.max_elements = static_cast<std::int64_t>(n);
   const SpinOptions long_options{static_cast<int>(2 * (*parts)[1].granted_sms()), 128, 0, 100'000'000, 1,
-                                 static_cast<std::int64_t>(n)};
+                                 static_cast<std::int64_t>(wide_n)};
   auto victim = spin_session(victim_options);
   auto long_engine = spin_session(long_options);
   Buffer victim_in(Memory::kPageable, n), victim_out(Memory::kPageable, n);
-  Buffer long_in(Memory::kPageable, n), long_out(Memory::kPageable, n);
+  Buffer long_in(Memory::kPageable, wide_n), long_out(Memory::kPageable, wide_n);
   TensorView victim_args[2] = {victim_in.view(n), victim_out.view(n)};
-  TensorView long_args[2] = {long_in.view(n), long_out.view(n)};
   auto call_victim = [&] {
     ex::CudaStreamGuard guard(*victim_stream);
     require(victim->execute(victim_args, 2), "isolation_host_io victim execute");  // host outputs: written on return
@@ -103,21 +106,29 @@ void isolation_host_io(const Config& config, std::vector<Row>& rows) {
       samples.push_back(micros_since(start));
     }
   };
-  std::vector<double> alone, beside;
+  // The victim measured beside the neighbour running back to back with `elements` of pageable I/O;
+  // returns the neighbour's calls meanwhile.
+  auto measure_beside = [&](std::size_t elements, std::vector<double>& samples) {
+    TensorView long_args[2] = {long_in.view(elements), long_out.view(elements)};
+    std::atomic<bool> stop{false};
+    std::atomic<int> long_calls{0};
+    std::thread load([&] {
+      while (!stop.load()) {
+        ex::CudaStreamGuard guard(*long_stream);
+        require(long_engine->execute(long_args, 2), "isolation_host_io long engine execute");
+        long_calls.fetch_add(1);
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    measure(samples);
+    stop = true;
+    load.join();
+    return long_calls.load();
+  };
+  std::vector<double> alone, beside, beside_wide;
   measure(alone);
-  std::atomic<bool> stop{false};
-  std::atomic<int> long_calls{0};
-  std::thread load([&] {
-    while (!stop.load()) {
-      ex::CudaStreamGuard guard(*long_stream);
-      require(long_engine->execute(long_args, 2), "isolation_host_io long engine execute");
-      long_calls.fetch_add(1);
-    }
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  measure(beside);
-  stop = true;
-  load.join();
+  const int long_calls = measure_beside(n, beside);
+  const int wide_calls = measure_beside(wide_n, beside_wide);
   std::fill(victim_out.data(), victim_out.data() + n, -1.0f);  // poison, then one more call, checked
   call_victim();
   for (std::size_t i = 0; i < n; i += 4093) {
@@ -126,19 +137,25 @@ void isolation_host_io(const Config& config, std::vector<Row>& rows) {
       std::exit(4);
     }
   }
-  const Percentiles pa = percentiles(alone), pb = percentiles(beside);
+  const Percentiles pa = percentiles(alone), pb = percentiles(beside), pw = percentiles(beside_wide);
   const double ratio = pb.p99 / pa.p99;
+  const double wide_ratio = pw.p99 / pa.p99;
   write_latency_samples(config.out_dir + "/isolation_host_io_samples.csv",
-                "isolation_host_io: victim with 4 MiB pageable I/O, alone and beside a 100 ms engine with host I/O",
-                {{"green alone", alone}, {"green beside", beside}});
+                "isolation_host_io: victim with 4 MiB pageable I/O, alone and beside a 100 ms engine with 4 MiB, then 64 MiB, host I/O",
+                {{"green alone", alone}, {"green beside", beside}, {"green beside 64 MiB", beside_wide}});
   append_csv(config.out_dir + "/isolation_host_io.csv", "condition,p50_us,p99_us,mean_us,calls",
              {format("green alone,%.2f,%.2f,%.2f,%zu", pa.p50, pa.p99, pa.mean, pa.n),
-              format("green beside,%.2f,%.2f,%.2f,%zu", pb.p50, pb.p99, pb.mean, pb.n)});
+              format("green beside,%.2f,%.2f,%.2f,%zu", pb.p50, pb.p99, pb.mean, pb.n),
+              format("green beside 64 MiB,%.2f,%.2f,%.2f,%zu", pw.p50, pw.p99, pw.mean, pw.n)});
   std::printf("isolation_host_io: victim %u SMs, 4 MiB pageable in + out: p50 %.1f / p99 %.1f us alone, p50 %.1f / p99 %.1f us beside "
-              "a 100 ms engine with 4 MiB pageable I/O on %u SMs (%d of its calls ran meanwhile)\n",
-              (*parts)[0].granted_sms(), pa.p50, pa.p99, pb.p50, pb.p99, (*parts)[1].granted_sms(), long_calls.load());
+              "a 100 ms engine with 4 MiB pageable I/O on %u SMs (%d of its calls ran meanwhile); p50 %.1f / p99 %.1f us beside it "
+              "with 64 MiB pageable I/O (%d calls; the copy pool's wide workers have copied %llu tasks in this process)\n",
+              (*parts)[0].granted_sms(), pa.p50, pa.p99, pb.p50, pb.p99, (*parts)[1].granted_sms(), long_calls, pw.p50, pw.p99,
+              wide_calls, static_cast<unsigned long long>(ex::staging::HostCopyPool::shared().wide_worker_tasks()));
   rows.push_back({"isolation_host_io.green_p99", "isolation, 4 MiB pageable I/O both sides, green: p99 beside/alone",
                   format("%.1f us", pb.p99), format("%.1f us", pa.p99), ratio, "<= 1.05", ratio <= 1.05});
+  rows.push_back({"isolation_host_io.wide_neighbour", "the same beside a neighbour with 64 MiB pageable I/O: p99 beside/alone",
+                  format("%.1f us", pw.p99), format("%.1f us", pa.p99), wide_ratio, "<= 1.05", wide_ratio <= 1.05});
 }
 
 // ---- host_overhead ------------------------------------------------------------------------------
