@@ -661,6 +661,7 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
   // pool and layout in the crew's place (both directions), measured here after the rounds.
   double ref_in = 0, ref_out = 0, pool_both = 0;
   std::vector<std::pair<int, double>> pool_sizes;  // workers of a pool of the bench's own, rate
+  auto& shared_pool = ex::staging::HostCopyPool::shared();
   {
     ReferenceStaging staging(n * sizeof(float), stream);
     CopyCrew crew(limit.best.first.threads);
@@ -672,8 +673,7 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
     ref_out = gb_per_s(one_way_bytes, median_us(out_only));
     ReferenceCall both(io, staging.in.data(), staging.out.data(), staging.events, crew, limit.best.first);
     (void)median_us(both);
-    PoolReferenceCall pooled(io, staging.in.data(), staging.out.data(), staging.events,
-                             ex::staging::HostCopyPool::shared());
+    PoolReferenceCall pooled(io, staging.in.data(), staging.out.data(), staging.events, shared_pool);
     check(pageable_in, pageable_out, pooled);
     pool_both = gb_per_s(bytes, median_us(pooled));
     std::printf("host_staging.pageable phases (host, medians): the reference at its best layout: %s; the reference with the delegate's "
@@ -683,8 +683,7 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
     // for such a copy (its workers and wide workers: Note [wide batches]) and the caller waiting,
     // against the pool's threads and the caller (begin, then finish).
     {
-      auto& shared = ex::staging::HostCopyPool::shared();
-      const int workers = shared.workers() + shared.wide_workers();
+      const int workers = shared_pool.workers() + shared_pool.wide_workers();
       CopyCrew same(std::max(1, workers));
       CopyJob job(staging.in.data(), io.pageable_in.data(), bytes / 2, kMiB / 8);
       const double crew_rate = gb_per_s(bytes / 2, median_us([&] {
@@ -699,8 +698,8 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
       }
       const double pool_rate = gb_per_s(bytes / 2, median_us([&] {
                                           ex::staging::CopyBatch batch(tasks);
-                                          ex::staging::HostCopyPool::shared().begin(batch, tasks.size());
-                                          ex::staging::HostCopyPool::shared().finish(batch);
+                                          shared_pool.begin(batch, tasks.size());
+                                          shared_pool.finish(batch);
                                         }));
       std::printf("host_staging.pageable host copy alone, 64 MiB in 128 KiB slices: a crew of %d threads %.1f GB/s, the pool's %d "
                   "workers for it and the caller %.1f GB/s\n",
@@ -714,7 +713,6 @@ void host_staging(const Config& config, std::vector<Row>& rows) {
   }
   std::string sizes;
   for (const auto& [workers, rate] : pool_sizes) sizes += format(" %d workers: %.1f;", workers, rate);
-  auto& shared_pool = ex::staging::HostCopyPool::shared();
   std::printf("host_staging.pageable the reference one way (its best layout): in %.1f GB/s, out %.1f GB/s; the reference with the "
               "delegate's copy pool and layout (%zu MiB chunks, %zu KiB slices, %d workers, %d wide workers and the caller): %.1f GB/s; "
               "with a pool of%s; the wide workers copied %llu tasks in this process\n",

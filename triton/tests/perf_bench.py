@@ -358,18 +358,16 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
     return out
 
 
-def measure_once_more(stalls, server, protocol, io, rate, window_s, work, tag, extra_env=None):
+def measure_once_more(on_stall, server, protocol, io, rate, window_s, work, tag, extra_env=None):
     """measure(), run again once where the window stalled at the load generator with the server clean
-    (WindowStalled.client_side); what the stall said is appended to `stalls`. Any other stall, or a
-    second one, is raised."""
+    (WindowStalled.client_side), after on_stall(tag, the WindowStalled) has recorded it. Any other
+    stall, or a second one, is raised."""
     try:
         return measure(server, protocol, io, rate, window_s, work, tag, extra_env)
     except WindowStalled as e:
         if not e.client_side:
             raise
-        stalls.append(str(e))
-        print(f"  {tag}: LOAD GENERATOR STALLED with the server clean, the window runs again: {str(e)[:300]}",
-              flush=True)
+        on_stall(tag, e)
     return measure(server, protocol, io, rate, window_s, work, tag + "_again", extra_env)
 
 
@@ -512,6 +510,12 @@ def run_layout(layout, args, plan_gpu, work):
     trace_path = os.path.join(work, f"trace-{layout}.json")
     traced = trace_args(trace_path) if args.trace else []
     out = {"layout": layout, "windows": [], "checks": [], "load_generator_stalls": []}
+
+    def stalled(tag, e):  # measure_once_more's record of a load generator's stall
+        out["load_generator_stalls"].append(str(e))
+        print(f"  {tag}: LOAD GENERATOR STALLED with the server clean, the window runs again: {str(e)[:300]}",
+              flush=True)
+
     memory_before, _ = device_memory_mib()
     mps = None
     pa_env = {}
@@ -549,12 +553,12 @@ def run_layout(layout, args, plan_gpu, work):
             for protocol in PROTOCOLS:
                 for io in IOS:
                     tag = f"{layout}_{protocol}_{io}_{rep}"
-                    alone = measure_once_more(out["load_generator_stalls"], lat_server, protocol, io, args.rate,
+                    alone = measure_once_more(stalled, lat_server, protocol, io, args.rate,
                                               args.window, work, tag + "_alone", pa_env)
                     load = AggressorLoad(agg_server, work, pa_env)
                     try:
                         agg_start, t0 = success_count(agg_server, "aggressor"), time.monotonic()
-                        beside = measure_once_more(out["load_generator_stalls"], lat_server, protocol, io,
+                        beside = measure_once_more(stalled, lat_server, protocol, io,
                                                    args.rate, args.window, work, tag + "_beside", pa_env)
                         agg_rate = (success_count(agg_server, "aggressor") - agg_start) / (time.monotonic() - t0)
                     finally:
@@ -565,7 +569,7 @@ def run_layout(layout, args, plan_gpu, work):
                           f"{alone['server_us']:.0f} -> {beside['server_us']:.0f} us, aggressor {agg_rate:.0f}/s",
                           flush=True)
         if args.trace:  # the last window's traces written: TRACE_BATCH requests more, not measured
-            measure_once_more(out["load_generator_stalls"], lat_server, "grpc", "host", args.rate,
+            measure_once_more(stalled, lat_server, "grpc", "host", args.rate,
                               TRACE_BATCH / args.rate, work, f"{layout}_flush", pa_env)
         for server, model in ((lat_server, "latency"), (agg_server, "aggressor")):
             check_values(server, model)

@@ -316,28 +316,24 @@ def main():
         sampling = threading.Thread(target=sampler)
         sampling.start()
         try:
+            def record_client_stall(tag, e):  # measure_once_more runs the window again after this
+                client_stalls.append({"t_s": time.monotonic() - t0, "said": str(e),
+                                      "start_ns": e.start_ns, "end_ns": e.end_ns})
+                print(f"  {client_stalls[-1]['t_s']:6.0f} s: LOAD GENERATOR STALLED, the window runs again: {e}",
+                      flush=True)
+
             k = 0
-            again = False  # this window is the run again of one whose load generator stopped
             while time.monotonic() - t0 < args.minutes * 60:
                 if k:
                     sample_device()
-                tag = f"soak_{k}_again" if again else f"soak_{k}"
                 try:
-                    w = perf_bench.measure(server, "grpc", "host", args.rate, args.window, work, tag)
+                    w = perf_bench.measure_once_more(record_client_stall, server, "grpc", "host", args.rate,
+                                                     args.window, work, f"soak_{k}")
                 except perf_bench.WindowStalled as e:  # the soak goes on and says so
-                    if e.client_side and not again:
-                        client_stalls.append({"t_s": time.monotonic() - t0, "said": str(e),
-                                              "start_ns": e.start_ns, "end_ns": e.end_ns})
-                        print(f"  {client_stalls[-1]['t_s']:6.0f} s: LOAD GENERATOR STALLED, the window runs "
-                              f"again: {e}", flush=True)
-                        again = True
-                        continue
                     stalled.append((time.monotonic() - t0, str(e)))
                     print(f"  {stalled[-1][0]:6.0f} s: STALLED: {e}", flush=True)
-                    again = False
                     k += 1
                     continue
-                again = False
                 # The client's p50 and the server's mean queue + compute tell a window whose p99 rose at
                 # the client from one whose server side rose with it; start/end place its traces.
                 windows.append({"t_s": time.monotonic() - t0, "p99_us": w["p99_us"], "p50_us": w["p50_us"],
