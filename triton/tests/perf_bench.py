@@ -19,6 +19,13 @@ constant spacing) for one window of rate x window requests, alone, then again be
 which a second perf_analyzer drives over gRPC at concurrency 4. Each (protocol, I/O) pair is measured
 --repeat times, alone and beside alternating, so host drift hits both sides alike.
 
+Note [warm-up and order]: before a layout's measured windows, each (protocol, I/O) runs one window alone
+and one beside the aggressor, --warmup seconds each, and neither is measured: the first windows of a
+fresh server and machine ran slow (S48's first run: p99 alone 2474 and 2766 us in its first two
+windows, 696 and 813 in the same windows of the next run), and an alone window that is always first
+would carry that into every ratio. For the same reason the order turns over from pair to pair: alone
+then beside in even pairs (0, 2, ...), beside then alone in odd ones.
+
 Per window, for the latency model: p50, p90, p95 and p99 at the client and the throughput (perf_analyzer's
 -f CSV; perf_analyzer 2.51 reports no percentile above p99, and its --profile-export-file writes an
 empty file), the means of where a request's time goes (client send, network + server send/receive,
@@ -547,22 +554,38 @@ def run_layout(layout, args, plan_gpu, work):
         memory_after, per_process = device_memory_mib()
         out["device_memory_mib"] = {"gpu_used_before": memory_before, "gpu_used_loaded": memory_after,
                                     "servers": {str(s.process.pid): per_process.get(s.process.pid, -1) for s in servers}}
+        def alone_window(protocol, io, window_s, tag):
+            return measure_once_more(stalled, lat_server, protocol, io, args.rate, window_s, work, tag, pa_env)
+
+        def beside_window(protocol, io, window_s, tag):  # the window, and the aggressor's calls/s over it
+            load = AggressorLoad(agg_server, work, pa_env)
+            try:
+                agg_start, t0 = success_count(agg_server, "aggressor"), time.monotonic()
+                window = measure_once_more(stalled, lat_server, protocol, io, args.rate, window_s, work, tag, pa_env)
+                return window, (success_count(agg_server, "aggressor") - agg_start) / (time.monotonic() - t0)
+            finally:
+                load.stop()
+
+        if args.warmup > 0:  # Note [warm-up and order]
+            for protocol in PROTOCOLS:
+                for io in IOS:
+                    tag = f"{layout}_{protocol}_{io}_warmup"
+                    alone_window(protocol, io, args.warmup, tag + "_alone")
+                    beside_window(protocol, io, args.warmup, tag + "_beside")
+                    out["warmup_windows"] = out.get("warmup_windows", 0) + 2
+            print(f"  {layout}: warm-up: {out['warmup_windows']} windows of {args.warmup:g} s, not measured", flush=True)
         if args.trace:
             enable_trace(lat_server, "latency")
         for rep in range(args.repeat):
             for protocol in PROTOCOLS:
                 for io in IOS:
                     tag = f"{layout}_{protocol}_{io}_{rep}"
-                    alone = measure_once_more(stalled, lat_server, protocol, io, args.rate,
-                                              args.window, work, tag + "_alone", pa_env)
-                    load = AggressorLoad(agg_server, work, pa_env)
-                    try:
-                        agg_start, t0 = success_count(agg_server, "aggressor"), time.monotonic()
-                        beside = measure_once_more(stalled, lat_server, protocol, io,
-                                                   args.rate, args.window, work, tag + "_beside", pa_env)
-                        agg_rate = (success_count(agg_server, "aggressor") - agg_start) / (time.monotonic() - t0)
-                    finally:
-                        load.stop()
+                    if rep % 2 == 0:  # Note [warm-up and order]: alone first in even pairs, beside first in odd
+                        alone = alone_window(protocol, io, args.window, tag + "_alone")
+                        beside, agg_rate = beside_window(protocol, io, args.window, tag + "_beside")
+                    else:
+                        beside, agg_rate = beside_window(protocol, io, args.window, tag + "_beside")
+                        alone = alone_window(protocol, io, args.window, tag + "_alone")
                     out["windows"].append({"protocol": protocol, "io": io, "rep": rep, "alone": alone,
                                            "beside": beside, "aggressor_calls_per_s": agg_rate})
                     print(f"  {tag}: client p99 {alone['p99_us']:.0f} -> {beside['p99_us']:.0f} us, server mean "
@@ -680,6 +703,9 @@ def main():
     parser.add_argument("--rate", type=float, default=2000.0, help="latency model requests/s (open loop)")
     parser.add_argument("--window", type=float, default=2.0, help="seconds per measurement window")
     parser.add_argument("--repeat", type=int, default=3, help="alone/beside pairs per protocol and I/O")
+    parser.add_argument("--warmup", type=float, default=1.0,
+                        help="seconds of each unmeasured warm-up window (one alone and one beside per protocol and "
+                             "I/O, before a layout's measured windows; 0: none)")
     parser.add_argument("--layouts", default="partitioned,whole,mps")
     parser.add_argument("--wait", default="sync", help="the latency model's stream_wait: sync, spin, yield, callback")
     parser.add_argument("--instances", type=int, default=1, choices=range(1, 9), metavar="1..8",
@@ -773,7 +799,8 @@ def main():
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {text}")
     print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
           f"{args.rate:.0f}/s (stream_wait {args.wait}, {args.instances} instance(s), priority {args.priority}), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
-          f"ratios per pair, beside / alone); aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
+          f"ratios per pair, beside / alone; beside first in odd pairs) after "
+          f"{f'{args.warmup:g} s warm-up windows, alone and beside, per protocol and I/O' if args.warmup > 0 else 'no warm-up'}; aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")
     print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'srv p99.9 al->bes':>19}"
           f"{'client p99 ratio':>18}{'srv p99 ratio':>16}{'pooled':>8}{'srv mean ratio':>16}{'lat/s al/bes':>14}{'aggr/s':>8}")

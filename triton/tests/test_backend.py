@@ -627,6 +627,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     import json as json_
     import perf_bench
     measured = []  # (start_ns, end_ns, server us)
+    tags = []  # every window's tag, in order, and the aggressor's load as "aggressor on" / "aggressor off"
 
     class Server:
         def __init__(self, repo, env=None, args=()):
@@ -642,6 +643,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
             return 0
 
     def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
+        tags.append((tag, window_s))
         if tag == "partitioned_grpc_host_1_beside":  # a load generator's stall, the server clean: run again
             raise perf_bench.WindowStalled("perf_analyzer (stand-in) did not finish", client_side=True)
         beside = tag.endswith("_beside") or tag.endswith("_beside_again")
@@ -659,10 +661,10 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
 
     class Aggressor:
         def __init__(self, server, work, extra_env=None):
-            pass
+            tags.append(("aggressor on", None))
 
         def stop(self):
-            pass
+            tags.append(("aggressor off", None))
 
     monkeypatch.setattr(harness, "SERVER_CPUS", None)
     monkeypatch.setattr(harness, "gpu_plan_fields", lambda device=0: {"name": "a stand-in GPU", "sm_count": 132, "granularity": 8})
@@ -670,12 +672,14 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     monkeypatch.setattr(harness, "make_model", lambda *a, **k: None)
     monkeypatch.setattr(harness, "Server", Server)
     for name, stand_in in (("check_values", lambda server, model: None), ("check_device_values", lambda server, model: True),
-                           ("enable_trace", lambda *a, **k: None), ("device_memory_mib", lambda: (100, {})),
+                           ("enable_trace", lambda *a, **k: tags.append(("trace on", None))),
+                           ("device_memory_mib", lambda: (100, {})),
                            ("AggressorLoad", Aggressor), ("measure", measure), ("success_count", lambda server, model: 0),
                            ("sms_probe", lambda server, sms_file: (list(range(32)), list(range(32, 132))))):
         monkeypatch.setattr(perf_bench, name, stand_in)
     available = os.sched_getaffinity(0)
-    argv = ["perf_bench.py", "--layouts", "partitioned", "--repeat", "2", "--window", "0.01", "--work", str(tmp_path),
+    argv = ["perf_bench.py", "--layouts", "partitioned", "--repeat", "2", "--window", "0.01", "--warmup", "0.02",
+            "--work", str(tmp_path),
             "--json", str(tmp_path / "perf.json")] + (["--client-cores", "1"] if len(available) > 1 else [])
     monkeypatch.setattr(sys, "argv", argv)
     try:
@@ -696,6 +700,29 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert "partitioned: 1 window(s) run again after perf_analyzer stalled with the server clean; the first: " \
         "perf_analyzer (stand-in)" in said, said[-3000:]
     assert kept[0]["load_generator_stalls"] == ["perf_analyzer (stand-in) did not finish"]
+    # Note [warm-up and order]: first one unmeasured window alone and one beside the aggressor per protocol
+    # and I/O, --warmup long, and none of them among the measured windows; then the pairs, alone first in
+    # pair 0 and beside first in pair 1, the aggressor running exactly through each beside window.
+    pairs = [(p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS]
+    warmup = [(f"partitioned_{p}_{io}_warmup_{side}", 0.02) for p, io in pairs for side in ("alone", "beside")]
+    windows_only = [t for t in tags if not t[0].startswith("aggressor") and t[0] != "trace on"]
+    trace_on = [t for t, _ in tags if not t.startswith("aggressor")].index("trace on")
+    assert trace_on == len(warmup), tags  # the warm-up's requests are not traced, every measured one is
+    assert windows_only[:len(warmup)] == warmup, windows_only[:len(warmup)]
+    assert kept[0]["warmup_windows"] == len(warmup) and "partitioned: warm-up: 8 windows of 0.02 s, not measured" in said
+    measured_tags = [t for t, _ in windows_only[len(warmup):] if not t.endswith("_flush")]
+    assert all(w == 0.01 for t, w in windows_only[len(warmup):] if not t.endswith("_flush"))
+    assert measured_tags[:2] == ["partitioned_grpc_host_0_alone", "partitioned_grpc_host_0_beside"], measured_tags
+    assert measured_tags[8:11] == ["partitioned_grpc_host_1_beside", "partitioned_grpc_host_1_beside_again",
+                                   "partitioned_grpc_host_1_alone"], measured_tags
+    state = "off"
+    for tag, _ in tags:  # the aggressor is on for beside windows only
+        if tag.startswith("aggressor"):
+            assert tag != f"aggressor {state}", tags
+            state = tag.split()[1]
+        else:
+            assert (state == "on") == ("_beside" in tag), (tag, tags)
+    assert "beside first in odd pairs) after 0.02 s warm-up windows" in said, said[-3000:]
 
 
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
