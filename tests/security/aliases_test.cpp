@@ -24,7 +24,13 @@ using ex::engine::Alias;
 using ex::engine::AliasKind;
 
 Binding input(const char* name, Shape min, Shape max, ex::DataType dtype = ex::DataType::kFloat32) {
-  return Binding{name, /*is_input=*/true, dtype, min, max};
+  Binding b;
+  b.name = name;
+  b.is_input = true;
+  b.dtype = dtype;
+  b.min = std::move(min);
+  b.max = std::move(max);
+  return b;
 }
 
 Binding output(const char* name, Shape shape, ex::DataType dtype = ex::DataType::kFloat32) {

@@ -89,7 +89,9 @@ TEST(ProgramShapes, DamagedProgramsAreRefusedOrReadNeverOutOfBounds) {
     std::vector<Dynamism> in, out;
     std::string why;
     const bool ok = method_dynamism(path, "forward", in, out, why);
-    if (!ok) EXPECT_FALSE(why.empty());
+    if (!ok) {
+      EXPECT_FALSE(why.empty());
+    }
     return ok;
   };
   int refused = 0;
