@@ -496,9 +496,28 @@ def sms_probe(server, sms_file):
     return serving_bench.sms_of(server, sms_file, "latency"), serving_bench.sms_of(server, sms_file, "aggressor", calls=5)
 
 
+# --rate-limiter shared: both models' instances need the one copy of a global resource, so Triton's rate
+# limiter (tritonserver --rate-limit=execution_count) runs one execution at a time across the two models
+# and, when both wait, gives the latency model RATE_LIMIT_PRIORITY["aggressor"] times the aggressor's
+# chances (Triton: an instance of priority 2 gets half the chances of one of priority 1).
+RATE_LIMIT_RESOURCE = "gpu"
+RATE_LIMIT_PRIORITY = {"latency": 1, "aggressor": 8}
+RATE_LIMIT_SERVER_ARGS = ["--rate-limit=execution_count"]
+
+
+def instance_group_text(count, model, rate_limited=False):
+    """The instance_group of `count` instances on GPU 0, with the rate limiter's shared resource and the
+    model's priority when `rate_limited`."""
+    limiter = ""
+    if rate_limited:
+        limiter = (f' rate_limiter {{ resources [ {{ name: "{RATE_LIMIT_RESOURCE}" global: true count: 1 }} ]'
+                   f' priority: {RATE_LIMIT_PRIORITY[model]} }}')
+    return f'instance_group [ {{ kind: KIND_GPU count: {count} gpus: [ 0 ]{limiter} }} ]\n'
+
+
 def run_layout(layout, args, plan_gpu, work):
     repo = tempfile.mkdtemp(prefix=f"repo-{layout}-", dir=work)
-    group = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
+    rate_limited = args.rate_limiter == "shared" and layout == "whole"  # (two models on one GPU, one server)
     params = {}
     if layout == "partitioned":
         plan = os.path.join(repo, "plan.json")
@@ -506,17 +525,21 @@ def run_layout(layout, args, plan_gpu, work):
         params = {"plan_file": plan}
     # The latency model's instances (--instances): each its own Module and stream; partitioned, each on a
     # partition of its own (latency_<k>), the same LAT_SMS SMs in all; otherwise all on the whole GPU.
-    latency_group = group.replace("count: 1", f"count: {args.instances}")
+    latency_group = instance_group_text(args.instances, "latency", rate_limited)
     if args.priority != "default":  # Triton's optimization.priority for the latency model (whole GPU: its stream's)
         latency_group += f"optimization {{ priority: PRIORITY_{args.priority.upper()} }}\n"
     harness.make_model(repo, "latency", pte="triton_latency", parameters=dict(params, stream_wait=args.wait),
                        extra=latency_group)
-    harness.make_model(repo, "aggressor", pte="triton_aggressor", parameters=params, extra=group)
+    harness.make_model(repo, "aggressor", pte="triton_aggressor", parameters=params,
+                       extra=instance_group_text(1, "aggressor", rate_limited))
     sms_file = os.path.join(repo, "sms.txt")
     env = {"TRTET_TEST_ENGINES_SMS_FILE": sms_file, "TRTET_TEST_ENGINES_AUTOINSTALL": "1"}
     trace_path = os.path.join(work, f"trace-{layout}.json")
     traced = trace_args(trace_path) if args.trace else []
     out = {"layout": layout, "windows": [], "checks": [], "load_generator_stalls": []}
+    if rate_limited:
+        traced = traced + RATE_LIMIT_SERVER_ARGS
+        out["rate_limiter"] = {"resource": RATE_LIMIT_RESOURCE, "priority": dict(RATE_LIMIT_PRIORITY)}
 
     def stalled(tag, e):  # measure_once_more's record of a load generator's stall
         out["load_generator_stalls"].append(str(e))
@@ -714,6 +737,10 @@ def main():
                         help="no Triton request traces (no server-side percentiles)")
     parser.add_argument("--priority", choices=("default", "max", "min"), default="default",
                         help="the latency model's optimization.priority (applied to instances on the whole GPU)")
+    parser.add_argument("--rate-limiter", choices=("off", "shared"), default="off",
+                        help="shared: on the whole GPU, both models' instances need one global resource of one "
+                             "copy (Triton's rate limiter, --rate-limit=execution_count), the latency model at "
+                             "priority 1 and the aggressor at 8")
     parser.add_argument("--client-cores", type=int, default=0,
                         help="run perf_analyzer on this many of the host's last cores and the servers on the rest "
                              "(0: no split)")
@@ -760,6 +787,9 @@ def main():
             print(f"{r['layout']}: device memory {m['gpu_used_before']} -> {m['gpu_used_loaded']} MiB used on GPU 0 "
                   f"(per server process: {', '.join(f'{v} MiB' for v in m['servers'].values())}){extra}; checked: "
                   f"{', '.join(r['checks'])}")
+        if "rate_limiter" in r:
+            print(f"{r['layout']}: rate limiter: both models' instances need the one copy of global resource "
+                  f"'{r['rate_limiter']['resource']}' (--rate-limit=execution_count); priorities {r['rate_limiter']['priority']}")
         if r.get("load_generator_stalls"):
             print(f"{r['layout']}: {len(r['load_generator_stalls'])} window(s) run again after perf_analyzer stalled "
                   f"with the server clean; the first: {r['load_generator_stalls'][0][:400]}")
@@ -798,7 +828,7 @@ def main():
             text += " | " + " ".join(f"{percentile([m[f] for m in means if f in m], 50):.1f}" for f in TIMED)
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {text}")
     print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
-          f"{args.rate:.0f}/s (stream_wait {args.wait}, {args.instances} instance(s), priority {args.priority}), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
+          f"{args.rate:.0f}/s (stream_wait {args.wait}, {args.instances} instance(s), priority {args.priority}, rate limiter {args.rate_limiter}), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
           f"ratios per pair, beside / alone; beside first in odd pairs) after "
           f"{f'{args.warmup:g} s warm-up windows, alone and beside, per protocol and I/O' if args.warmup > 0 else 'no warm-up'}; aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")

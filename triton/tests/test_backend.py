@@ -151,6 +151,34 @@ def test_an_optimization_priority_is_read_before_the_gpu_is_asked_for(server, re
     assert "needs a CUDA GPU" in message and "priority" not in message, message
 
 
+@needs_no_gpu
+def test_the_perf_benchs_rate_limited_instance_groups_are_a_config_triton_takes():
+    # perf_bench --rate-limiter shared: the server with --rate-limit=execution_count and both models'
+    # instance groups asking for the one copy of a global resource, each with its priority. Triton parses
+    # and checks that config before the backend sees the model, so a refusal for the missing GPU (the
+    # backend's) shows the rate limiter's text was taken. (Without a GPU Triton itself refuses a group
+    # naming GPU 0, so here the group is KIND_MODEL with the same rate limiter.)
+    import perf_bench
+    latency = perf_bench.instance_group_text(1, "latency", rate_limited=True)
+    aggressor = perf_bench.instance_group_text(1, "aggressor", rate_limited=True)
+    assert 'rate_limiter { resources [ { name: "gpu" global: true count: 1 } ] priority: 1 }' in latency
+    assert "priority: 8" in aggressor and "rate_limiter" not in perf_bench.instance_group_text(2, "latency")
+    repo = tempfile.mkdtemp(prefix="trtet-triton-rate-")
+    gpu_group = "kind: KIND_GPU count: 1 gpus: [ 0 ]"
+    assert gpu_group in latency
+    model_kind = latency.replace(gpu_group, "kind: KIND_MODEL count: 1")
+    harness.make_model(repo, "limited", pte="triton_small", extra=model_kind)
+    harness.make_model(repo, "limited_bad", pte="triton_small", extra=model_kind.replace("count: 1 }", "count: -1 }"))
+    s = harness.Server(repo, args=perf_bench.RATE_LIMIT_SERVER_ARGS)
+    try:
+        message = refused(s, "limited")
+        assert "needs a CUDA GPU" in message, message
+        bad = refused(s, "limited_bad")  # a rate limiter Triton cannot read is refused by Triton
+        assert "needs a CUDA GPU" not in bad and "limited_bad" in bad, bad
+    finally:
+        assert s.stop() is not None
+
+
 def test_plan_with_sm_count_off_the_granularity_is_refused(server, repo):
     harness.make_model(repo, "plan_off", pte="triton_small", parameters={"plan_file": "plan.json"})
     harness.write_plan(os.path.join(repo, "plan_off", "plan.json"), [("plan_off", 30)])
@@ -628,9 +656,11 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     import perf_bench
     measured = []  # (start_ns, end_ns, server us)
     tags = []  # every window's tag, in order, and the aggressor's load as "aggressor on" / "aggressor off"
+    servers, models = [], {}  # each server's arguments; each model's config text beyond the parameters
 
     class Server:
         def __init__(self, repo, env=None, args=()):
+            servers.append(list(args))
             self.trace = next((a.split("file=", 1)[1] for a in args if "file=" in a), None)
             self.process = type("P", (), {"pid": os.getpid()})()
             self.http_port = self.grpc_port = 0
@@ -669,7 +699,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     monkeypatch.setattr(harness, "SERVER_CPUS", None)
     monkeypatch.setattr(harness, "gpu_plan_fields", lambda device=0: {"name": "a stand-in GPU", "sm_count": 132, "granularity": 8})
     monkeypatch.setattr(harness, "write_plan", lambda *a, **k: None)
-    monkeypatch.setattr(harness, "make_model", lambda *a, **k: None)
+    monkeypatch.setattr(harness, "make_model", lambda repo, name, **k: models.__setitem__(name, k.get("extra", "")))
     monkeypatch.setattr(harness, "Server", Server)
     for name, stand_in in (("check_values", lambda server, model: None), ("check_device_values", lambda server, model: True),
                            ("enable_trace", lambda *a, **k: tags.append(("trace on", None))),
@@ -723,6 +753,21 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
         else:
             assert (state == "on") == ("_beside" in tag), (tag, tags)
     assert "beside first in odd pairs) after 0.02 s warm-up windows" in said, said[-3000:]
+    assert "rate_limiter" not in models["latency"] + models["aggressor"] and servers[0].count("--rate-limit=execution_count") == 0
+
+    # --rate-limiter shared applies on the whole GPU (a partition shares no SMs to ration): both models'
+    # instance groups ask for the one global resource, each with its priority, and the server rations it.
+    servers.clear(), models.clear()
+    monkeypatch.setattr(sys, "argv", ["perf_bench.py", "--layouts", "whole", "--repeat", "1", "--window", "0.01",
+                                      "--warmup", "0", "--rate-limiter", "shared", "--work", str(tmp_path / "whole")])
+    status = perf_bench.main()
+    said = capsys.readouterr().out
+    assert status == 0, said[-3000:]
+    assert models["latency"] == perf_bench.instance_group_text(1, "latency", rate_limited=True)
+    assert models["aggressor"] == perf_bench.instance_group_text(1, "aggressor", rate_limited=True)
+    assert servers == [[a for a in servers[0] if a != "--rate-limit=execution_count"] + ["--rate-limit=execution_count"]]
+    assert "whole: rate limiter: both models' instances need the one copy of global resource 'gpu'" in said, said[-3000:]
+    assert "rate limiter shared" in said and "no warm-up" in said, said[-3000:]
 
 
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
