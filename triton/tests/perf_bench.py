@@ -535,10 +535,9 @@ def run_layout(layout, args, plan_gpu, work):
     sms_file = os.path.join(repo, "sms.txt")
     env = {"TRTET_TEST_ENGINES_SMS_FILE": sms_file, "TRTET_TEST_ENGINES_AUTOINSTALL": "1"}
     trace_path = os.path.join(work, f"trace-{layout}.json")
-    traced = trace_args(trace_path) if args.trace else []
+    server_args = (trace_args(trace_path) if args.trace else []) + (RATE_LIMIT_SERVER_ARGS if rate_limited else [])
     out = {"layout": layout, "windows": [], "checks": [], "load_generator_stalls": []}
     if rate_limited:
-        traced = traced + RATE_LIMIT_SERVER_ARGS
         out["rate_limiter"] = {"resource": RATE_LIMIT_RESOURCE, "priority": dict(RATE_LIMIT_PRIORITY)}
 
     def stalled(tag, e):  # measure_once_more's record of a load generator's stall
@@ -557,13 +556,13 @@ def run_layout(layout, args, plan_gpu, work):
             share = max(1, min(99, round(100.0 * LAT_SMS / plan_gpu["sm_count"])))
             out["mps_active_thread_percentage"] = {"latency": share, "aggressor": 100 - share}
             lat_server = harness.Server(repo, env={**env, **mps.env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(share)},
-                                        args=traced)
+                                        args=server_args)
             servers.append(lat_server)
             agg_server = harness.Server(repo, env={**env, **mps.env,
                                                    "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": str(100 - share)})
             servers.append(agg_server)
         else:
-            lat_server = agg_server = harness.Server(repo, env=env, args=traced)
+            lat_server = agg_server = harness.Server(repo, env=env, args=server_args)
             servers.append(lat_server)
         for server, model in ((lat_server, "latency"), (agg_server, "aggressor")):
             message = server.load(model)
@@ -595,7 +594,7 @@ def run_layout(layout, args, plan_gpu, work):
                     tag = f"{layout}_{protocol}_{io}_warmup"
                     alone_window(protocol, io, args.warmup, tag + "_alone")
                     beside_window(protocol, io, args.warmup, tag + "_beside")
-                    out["warmup_windows"] = out.get("warmup_windows", 0) + 2
+            out["warmup_windows"] = 2 * len(PROTOCOLS) * len(IOS)
             print(f"  {layout}: warm-up: {out['warmup_windows']} windows of {args.warmup:g} s, not measured", flush=True)
         if args.trace:
             enable_trace(lat_server, "latency")
