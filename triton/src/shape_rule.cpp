@@ -16,18 +16,30 @@ std::string check_request_shape(const std::vector<std::int64_t>& dims, const std
     return "has shape " + dims_text(given) + "; the program takes " + dims_text(dims);
   }
   const bool configured = config_dims.size() == dims.size();
-  bool ok = rank == dims.size();
-  for (std::size_t d = 0; ok && d < rank; ++d) {
-    const bool fixed = configured && config_dims[d] >= 0;
-    ok = given[d] >= 0 && (fixed ? given[d] == config_dims[d] : given[d] <= dims[d]);
+  // The first thing the request breaks, named after the bound: "within [8, 64]" alone reads as a
+  // range to some, so the reason says which dim is off and by what rule.
+  std::string broken;
+  if (rank != dims.size()) {
+    broken = std::to_string(rank) + " dims given";
   }
-  if (ok) return {};
+  for (std::size_t d = 0; broken.empty() && d < rank; ++d) {
+    const bool fixed = configured && config_dims[d] >= 0;
+    const std::string dim = "dim " + std::to_string(d) + " is " + std::to_string(given[d]);
+    if (given[d] < 0) {
+      broken = dim + ", negative";
+    } else if (fixed && given[d] != config_dims[d]) {
+      broken = dim + " where the config fixes " + std::to_string(config_dims[d]);
+    } else if (!fixed && given[d] > dims[d]) {
+      broken = dim + ", above its bound " + std::to_string(dims[d]);
+    }
+  }
+  if (broken.empty()) return {};
   std::vector<std::int64_t> bound = dims;
   for (std::size_t d = 0; configured && d < bound.size(); ++d) {
     if (config_dims[d] >= 0) bound[d] = config_dims[d];
   }
   return "has shape " + dims_text(given) + "; the program takes " + std::to_string(dims.size()) + " dims within " +
-         dims_text(bound) + " (config dims " + dims_text(config_dims) + ")";
+         dims_text(bound) + " (config dims " + dims_text(config_dims) + "): " + broken;
 }
 
 }  // namespace trtet_triton

@@ -867,6 +867,7 @@ def test_serves_host_io_with_statistics_and_survives_a_bad_request(server, repo)
     with pytest.raises(InferenceServerException) as bad:
         infer(server.client, "elementwise", np.zeros((9, 64), np.float32), np.zeros((9, 64), np.float32))
     assert "input 'input_0' has shape [9, 64]; the program takes 2 dims within [8, 64]" in str(bad.value), str(bad.value)
+    assert "dim 0 is 9, above its bound 8" in str(bad.value), str(bad.value)
     assert bad.value.status() in ("400", 400), bad.value.status()
     np.testing.assert_allclose(infer(server.client, "elementwise", y, x), 2 * y - 0.5 * x, rtol=1e-6, atol=1e-6)
     stats = server.client.get_inference_statistics("elementwise")["model_stats"][0]
@@ -1136,11 +1137,12 @@ def test_dynamic_shapes_are_served_within_the_bound_and_refused_beyond_it(server
         got = infer(server.client, "dynamic", x, y)
         assert got.shape == shape, (got.shape, shape)
         np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
-    for shape in ((9, 64), (8, 65)):
+    for shape, broken in (((9, 64), "dim 0 is 9, above its bound 8"), ((8, 65), "dim 1 is 65, above its bound 64")):
         with pytest.raises(InferenceServerException) as bad:
             infer(server.client, "dynamic", np.zeros(shape, np.float32), np.zeros(shape, np.float32))
         assert f"input 'input_0' has shape {list(shape)}; the program takes 2 dims within [8, 64]" in str(bad.value), \
             str(bad.value)
+        assert broken in str(bad.value), str(bad.value)
     # Another rank: Triton's own check against the config's two dims refuses it first.
     with pytest.raises(InferenceServerException) as bad:
         infer(server.client, "dynamic", np.zeros((1, 2, 4), np.float32), np.zeros((1, 2, 4), np.float32))
