@@ -26,6 +26,12 @@ windows, 696 and 813 in the same windows of the next run), and an alone window t
 would carry that into every ratio. For the same reason the order turns over from pair to pair: alone
 then beside in even pairs (0, 2, ...), beside then alone in odd ones.
 
+Note [the control]: with --control each pair ends with a third window, alone again (tag "_control"),
+and the summary gives its p99 / the first alone window's, at the client and at the server: two windows
+of the same configuration, the aggressor off in both. It says how far a ratio moves with no aggressor at
+all. S49 saw the same row's server p99 alone read 297 us in one run and 424 us in the next; a goal of
+1.05 on one pair means little unless the control sits well inside it.
+
 Per window, for the latency model: p50, p90, p95 and p99 at the client and the throughput (perf_analyzer's
 -f CSV; perf_analyzer 2.51 reports no percentile above p99, and its --profile-export-file writes an
 empty file), the means of where a request's time goes (client send, network + server send/receive,
@@ -608,8 +614,11 @@ def run_layout(layout, args, plan_gpu, work):
                     else:
                         beside, agg_rate = beside_window(protocol, io, args.window, tag + "_beside")
                         alone = alone_window(protocol, io, args.window, tag + "_alone")
-                    out["windows"].append({"protocol": protocol, "io": io, "rep": rep, "alone": alone,
-                                           "beside": beside, "aggressor_calls_per_s": agg_rate})
+                    window = {"protocol": protocol, "io": io, "rep": rep, "alone": alone, "beside": beside,
+                              "aggressor_calls_per_s": agg_rate}
+                    if args.control:  # Note [the control]
+                        window[CONTROL] = alone_window(protocol, io, args.window, tag + "_control")
+                    out["windows"].append(window)
                     print(f"  {tag}: client p99 {alone['p99_us']:.0f} -> {beside['p99_us']:.0f} us, server mean "
                           f"{alone['server_us']:.0f} -> {beside['server_us']:.0f} us, aggressor {agg_rate:.0f}/s",
                           flush=True)
@@ -640,7 +649,9 @@ def run_layout(layout, args, plan_gpu, work):
             out["trace_error"] = str(e)[:300]
             print(f"  {layout}: the traces could not be read: {e}", flush=True)
         for w in out["windows"]:
-            for side in ("alone", "beside"):
+            for side in ("alone", "beside", CONTROL):
+                if side not in w:
+                    continue
                 rows = server_times_us(traces, "latency", w[side]["start_ns"], w[side]["end_ns"])
                 add_server_percentiles(w[side], rows)
                 w[side][SERVER_TIMES] = [r[0] for r in rows]  # for the pooled p99 (summarize); not in the JSON
@@ -672,8 +683,12 @@ def without_server_times(results):
     return strip(results)
 
 
-def ratio(w, key):
-    a, b = w["alone"].get(key), w["beside"].get(key)
+CONTROL = "control"  # a window's second window alone (Note [the control])
+
+
+def ratio(w, key, side="beside"):
+    """w[side][key] / w["alone"][key]: beside ÷ alone, or with side=CONTROL the control's ÷ alone."""
+    a, b = w["alone"].get(key), w.get(side, {}).get(key)
     return b / a if a and b else float("nan")
 
 
@@ -701,8 +716,10 @@ def summarize(results, args):
                        "server_mean_ratio": [ratio(w, "server_us") for w in ws],
                        "server_p99_ratio": [ratio(w, "server_p99_us") for w in ws],
                        "server_p99_pooled_ratio": pooled_server_p99_ratio(ws),
+                       "control_client_ratio": [ratio(w, "p99_us", CONTROL) for w in ws if CONTROL in w],
+                       "control_server_ratio": [ratio(w, "server_p99_us", CONTROL) for w in ws if CONTROL in w],
                        "aggressor": statistics.median(w["aggressor_calls_per_s"] for w in ws),
-                       "delayed": sum(len(w[s]["delayed"]) for w in ws for s in ("alone", "beside")),
+                       "delayed": sum(len(w[s]["delayed"]) for w in ws for s in ("alone", "beside", CONTROL) if s in w),
                        "windows": ws}
                 rows.append(row)
                 if args.bound and r["layout"] == "partitioned" and max(row["client_ratio"]) > args.bound:
@@ -740,6 +757,9 @@ def main():
                         help="shared: on the whole GPU, both models' instances need one global resource of one "
                              "copy (Triton's rate limiter, --rate-limit=execution_count), the latency model at "
                              "priority 1 and the aggressor at 8")
+    parser.add_argument("--control", action="store_true",
+                        help="end each pair with a window alone again and report its p99 / the first's "
+                             "(Note [the control])")
     parser.add_argument("--client-cores", type=int, default=0,
                         help="run perf_analyzer on this many of the host's last cores and the servers on the rest "
                              "(0: no split)")
@@ -828,7 +848,7 @@ def main():
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {text}")
     print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
           f"{args.rate:.0f}/s (stream_wait {args.wait}, {args.instances} instance(s), priority {args.priority}, rate limiter {args.rate_limiter}), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
-          f"ratios per pair, beside / alone; beside first in odd pairs) after "
+          f"ratios per pair, beside / alone; beside first in odd pairs{'; a control window alone ends each pair' if args.control else ''}) after "
           f"{f'{args.warmup:g} s warm-up windows, alone and beside, per protocol and I/O' if args.warmup > 0 else 'no warm-up'}; aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")
     print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'srv p99.9 al->bes':>19}"
@@ -844,6 +864,15 @@ def main():
               f"{ratios_text(row['server_mean_ratio']):>16}"
               f"{med('alone', 'throughput'):>7.0f}/{med('beside', 'throughput'):<6.0f}{row['aggressor']:>8.0f}"
               + (f"  ({row['delayed']} windows where perf_analyzer fell behind the rate)" if row["delayed"] else ""))
+    if any(row["control_client_ratio"] for row in rows):
+        print("\nThe control (Note [the control]): a window alone again after each pair; its p99 / the first alone "
+              "window's, per pair, at the client and at the server (queue + compute), beside the pair's own ratios")
+        print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'control client':>16}{'control srv':>14}{'client ratio':>14}"
+              f"{'srv ratio':>12}")
+        for row in rows:
+            print(f"{row['layout']:<12}{row['protocol']:<6}{row['io']:<5}{ratios_text(row['control_client_ratio']):>16}"
+                  f"{ratios_text(row['control_server_ratio']):>14}{ratios_text(row['client_ratio']):>14}"
+                  f"{ratios_text(row['server_p99_ratio']):>12}")
     print("perf bench: " + ("FAILED: " + "; ".join(failures) if failures else "all checks passed"))
     return 1 if failures else 0
 

@@ -677,11 +677,12 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
         if tag == "partitioned_grpc_host_1_beside":  # a load generator's stall, the server clean: run again
             raise perf_bench.WindowStalled("perf_analyzer (stand-in) did not finish", client_side=True)
         beside = tag.endswith("_beside") or tag.endswith("_beside_again")
+        control = tag.endswith("_control")  # Note [the control]: alone again, here a little slower than alone
         start = time.monotonic_ns()
-        measured.append((start, start + 10**6, 150.0 if beside else 100.0))
+        measured.append((start, start + 10**6, 150.0 if beside else 120.0 if control else 100.0))
         time.sleep(0.002)  # the next window starts after this one's end
         out = {"requests": 100, "start_ns": start, "end_ns": start + 10**6, "throughput": rate, "delayed": [],
-               "p50_us": 400.0, "p90_us": 500.0, "p95_us": 600.0, "p99_us": 990.0 if beside else 900.0,
+               "p50_us": 400.0, "p90_us": 500.0, "p95_us": 600.0, "p99_us": 990.0 if beside else 945.0 if control else 900.0,
                "phases_us": {p: 1.0 for p in perf_bench.PHASES}}
         for k in ("client_send_us", "network_us", "client_recv_us", "queue_us", "compute_input_us",
                   "compute_infer_us", "compute_output_us"):
@@ -768,6 +769,33 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert servers == [[a for a in servers[0] if a != "--rate-limit=execution_count"] + ["--rate-limit=execution_count"]]
     assert "whole: rate limiter: both models' instances need the one copy of global resource 'gpu'" in said, said[-3000:]
     assert "rate limiter shared" in said and "no warm-up" in said, said[-3000:]
+    assert "The control" not in said and "control" not in json_.dumps(kept)  # only when asked for
+
+    # --control (Note [the control]): each pair ends with a window alone again, the aggressor off, traced
+    # like the others; the summary gives its p99 / the first alone window's at the client and the server.
+    tags.clear()
+    monkeypatch.setattr(sys, "argv", ["perf_bench.py", "--layouts", "whole", "--repeat", "2", "--window", "0.01",
+                                      "--warmup", "0", "--control", "--work", str(tmp_path / "control"),
+                                      "--json", str(tmp_path / "control.json")])
+    status = perf_bench.main()
+    said = capsys.readouterr().out
+    assert status == 0, said[-3000:]
+    measured_tags = [t for t, _ in tags if not t.startswith("aggressor") and t != "trace on" and not t.endswith("_flush")]
+    assert measured_tags[:3] == ["whole_grpc_host_0_alone", "whole_grpc_host_0_beside", "whole_grpc_host_0_control"]
+    assert measured_tags[12:15] == ["whole_grpc_host_1_beside", "whole_grpc_host_1_alone", "whole_grpc_host_1_control"]
+    assert len(measured_tags) == 3 * 2 * len(perf_bench.PROTOCOLS) * len(perf_bench.IOS), measured_tags
+    state = "off"
+    for tag, _ in tags:
+        if tag.startswith("aggressor"):
+            state = tag.split()[1]
+        elif tag.endswith("_control"):
+            assert state == "off", (tag, tags)
+    kept = json_.loads((tmp_path / "control.json").read_text())
+    assert all(round(w["control"]["server_p99_us"]) == 120 and w["control"]["p99_us"] == 945.0 for w in kept[0]["windows"])
+    table = said.split("The control (Note [the control])")[1]
+    lines = [line.split() for line in table.splitlines()]
+    assert ["whole", "grpc", "host", "1.05,1.05", "1.20,1.20", "1.10,1.10", "1.50,1.50"] in lines, table
+    assert "a control window alone ends each pair" in said, said[-3000:]
 
 
 def test_the_soaks_memory_verdict_reads_only_the_samples_after_the_warm_up():
