@@ -24,4 +24,11 @@ const DataType* data_type_of(::executorch::aten::ScalarType type) {
   return nullptr;
 }
 
+const char* config_name_of(const TRITONSERVER_DataType type) {
+  for (const DataType& d : kDataTypes) {
+    if (d.triton == type) return d.config;
+  }
+  return "a type this backend does not carry";
+}
+
 }  // namespace trtet_triton

@@ -18,4 +18,7 @@ struct DataType {
 
 const DataType* data_type_of(::executorch::aten::ScalarType type);
 
+// The model config's name of a Triton type ("TYPE_FP32"), or "a type this backend does not carry".
+const char* config_name_of(TRITONSERVER_DataType type);
+
 }  // namespace trtet_triton

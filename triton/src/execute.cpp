@@ -60,8 +60,9 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     std::uint32_t buffers = 0;
     TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputProperties(input, &input_name, &type, &shape, &dims, &bytes, &buffers));
     if (type != spec.type->triton) {
-      return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' is not %s; the program takes %s", spec.name.c_str(),
-                                                          spec.type->config, spec.type->config));
+      // Triton's frontend refuses a type other than the config's first; this names both if one gets here.
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' is %s; the program takes %s", spec.name.c_str(),
+                                                          config_name_of(type), spec.type->config));
     }
     // The shape against the program's (or its bound, for a dynamic input: Note [dynamic shapes]), then
     // the bytes against the shape: both before any memory is taken for the request.

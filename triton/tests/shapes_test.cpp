@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "data_types.h"
 #include "program_shapes.h"
 #include "shape_rule.h"
 
@@ -64,6 +65,20 @@ TEST(ShapeRule, AConfigsFixedDimIsExact) {
   EXPECT_EQ(check({8, 64}, {4, -1}, true, {5, 10}),  // a fixed dim above it is named by the config, not the bound
             "has shape [5, 10]; the program takes 2 dims within [4, 64] (config dims [4, -1]): dim 0 is 5 where the "
             "config fixes 4");
+}
+
+// A refusal names the type a request gave in the config's words, beside the program's.
+TEST(DataTypes, EachTritonTypeIsNamedAsTheConfigNamesIt) {
+  EXPECT_STREQ(trtet_triton::config_name_of(TRITONSERVER_TYPE_INT32), "TYPE_INT32");
+  EXPECT_STREQ(trtet_triton::config_name_of(TRITONSERVER_TYPE_FP32), "TYPE_FP32");
+  EXPECT_STREQ(trtet_triton::config_name_of(TRITONSERVER_TYPE_BF16), "TYPE_BF16");
+  EXPECT_STREQ(trtet_triton::config_name_of(TRITONSERVER_TYPE_BYTES), "a type this backend does not carry");
+  for (const auto et : {::executorch::aten::ScalarType::Float, ::executorch::aten::ScalarType::Long,
+                        ::executorch::aten::ScalarType::Bool}) {
+    const trtet_triton::DataType* d = trtet_triton::data_type_of(et);
+    ASSERT_NE(d, nullptr);
+    EXPECT_STREQ(trtet_triton::config_name_of(d->triton), d->config);  // the two lookups agree
+  }
 }
 
 std::string program(const char* name) {
