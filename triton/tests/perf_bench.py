@@ -33,14 +33,20 @@ all. S49 saw the same row's server p99 alone read 297 us in one run and 424 us i
 1.05 on one pair means little unless the control sits well inside it.
 
 Per window, for the latency model: p50, p90, p95 and p99 at the client and the throughput (perf_analyzer's
--f CSV; perf_analyzer 2.51 reports no percentile above p99, and its --profile-export-file writes an
-empty file), the means of where a request's time goes (client send, network + server send/receive,
+-f CSV, which stops at p99), the client's p99.9 (Note [the client's p99.9]), the means of where a request's time goes (client send, network + server send/receive,
 server queue, compute input, compute infer, compute output, client receive: the CSV's columns), and
 the server's own p50, p99 and p99.9 of queue + compute per request (Triton's request traces,
 TIMESTAMPS level, for the latency model only: QUEUE_START to COMPUTE_END). Beside the aggressor also
 its calls/s (the server's success count over the window). Per layout: device memory (nvidia-smi), the
 values checked through the server (host I/O; CUDA shared memory where cupy is installed) before and
 after the load, and (one-server layouts) the SMs each engine ran on (the SM probe).
+
+Note [the client's p99.9]: perf_analyzer 2.51's CSV has no percentile above p99, but its
+--profile-export-file holds each request's send time and the time its answer came back. The measured
+windows ask for it and take the client's p99.9 from those pairs (their p50 to p99 match the CSV's to
+the microsecond); the file is deleted once read. It also holds every input and output value, so the
+inputs are zeros (--input-data zero: the engine's time does not depend on them, and a zero is 4
+characters of JSON where a random float is about 25): about 12 KB a request of the latency model.
 
 Ratios beside / alone per pair: the client's p99, the server's p99 of queue + compute, and the
 server's mean of queue + compute; and per row, pooled over its pairs, the p99 of queue + compute of
@@ -54,6 +60,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -88,6 +95,41 @@ def perf_analyzer_command(extra_env=None):
 
 def percentile(values, q):
     return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if len(values) else float("nan")
+
+
+MAX_EXPORT_BYTES = 1 << 30  # a window's profile export read at most (4,000 requests take about 48 MB)
+
+
+def export_latencies_us(path):
+    """(each answered request's latency in us, the requests never answered) from perf_analyzer's
+    --profile-export-file (Note [the client's p99.9]). Raises ValueError where the file is missing,
+    empty, too large or holds no request."""
+    try:
+        size = os.path.getsize(path)
+    except OSError as e:
+        raise ValueError(f"no profile export: {e}") from None
+    if size == 0:
+        raise ValueError("the profile export is empty")
+    if size > MAX_EXPORT_BYTES:
+        raise ValueError(f"the profile export is {size} bytes, above {MAX_EXPORT_BYTES}")
+    with open(path, errors="replace") as f:
+        text = f.read()
+    latencies, unanswered, sent = [], 0, None
+    # Each request: "timestamp":<ns sent>, then "response_timestamps":[<ns answered>, ...] ([] if none).
+    for m in re.finditer(r'"timestamp":(\d+)|"response_timestamps":\[(\d*)', text):
+        if m.group(1) is not None:
+            unanswered += sent is not None  # the one before had no response_timestamps
+            sent = int(m.group(1))
+        elif sent is not None:
+            if m.group(2):
+                latencies.append((int(m.group(2)) - sent) / 1e3)
+            else:
+                unanswered += 1
+            sent = None
+    unanswered += sent is not None
+    if not latencies and not unanswered:
+        raise ValueError("the profile export holds no request")
+    return latencies, unanswered
 
 
 def read_csv(path):
@@ -319,9 +361,10 @@ def stalled_at_the_client(before, after, ready):
     return after["fail"] == before["fail"]
 
 
-def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
+def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
     """One perf_analyzer window on the latency model: open loop at `rate` (asynchronous calls, so a
-    slow response delays no later send), rate x window requests."""
+    slow response delays no later send), rate x window requests. With `export`, the client's p99.9
+    from perf_analyzer's profile export too (Note [the client's p99.9])."""
     binary, env = perf_analyzer_command(extra_env)
     port = server.grpc_port if protocol == "grpc" else server.http_port
     # perf_analyzer 2.51 refuses a request count below the rate ("request-count can not be less than
@@ -332,8 +375,11 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
                "--async", "--request-rate-range", str(rate), "--request-distribution", "constant",
                "--request-count", str(count),
                "--shape", f"input_0:{','.join(map(str, SHAPE))}", "--shape", f"input_1:{','.join(map(str, SHAPE))}",
-               "--input-data", "random", "--percentile", "99", "-f", csv_path,
+               "--input-data", "zero", "--percentile", "99", "-f", csv_path,
                "--shared-memory", "cuda" if io == "cuda" else "none", "--output-shared-memory-size", str(4 * SHAPE[1])]
+    export_path = os.path.join(work, f"{tag}.export.json")
+    if export:
+        command += ["--profile-export-file", export_path]
     phases_before = phase_sums(server)
     counts_before = request_counts(server, "latency")
     limit_s = window_s * 2 + STALL_SLACK_S  # a window takes window_s, and perf_analyzer's start
@@ -368,20 +414,30 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
     out["server_us"] = out["queue_us"] + out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
     out["compute_us"] = out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
     out["phases_us"] = phases  # the backend's own split of compute input, infer and output (and after)
+    if export:  # Note [the client's p99.9]
+        try:
+            latencies, unanswered = export_latencies_us(export_path)
+            out.update({"p999_us": percentile(latencies, 99.9), "export_p99_us": percentile(latencies, 99),
+                        "exported": len(latencies), "unanswered": unanswered})
+        except ValueError as e:
+            out["export_error"] = str(e)[:300]
+        finally:
+            if os.path.exists(export_path):
+                os.remove(export_path)
     return out
 
 
-def measure_once_more(on_stall, server, protocol, io, rate, window_s, work, tag, extra_env=None):
+def measure_once_more(on_stall, server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
     """measure(), run again once where the window stalled at the load generator with the server clean
     (WindowStalled.client_side), after on_stall(tag, the WindowStalled) has recorded it. Any other
     stall, or a second one, is raised."""
     try:
-        return measure(server, protocol, io, rate, window_s, work, tag, extra_env)
+        return measure(server, protocol, io, rate, window_s, work, tag, extra_env, export)
     except WindowStalled as e:
         if not e.client_side:
             raise
         on_stall(tag, e)
-    return measure(server, protocol, io, rate, window_s, work, tag + "_again", extra_env)
+    return measure(server, protocol, io, rate, window_s, work, tag + "_again", extra_env, export)
 
 
 def device_memory_mib():
@@ -582,14 +638,17 @@ def run_layout(layout, args, plan_gpu, work):
         memory_after, per_process = device_memory_mib()
         out["device_memory_mib"] = {"gpu_used_before": memory_before, "gpu_used_loaded": memory_after,
                                     "servers": {str(s.process.pid): per_process.get(s.process.pid, -1) for s in servers}}
-        def alone_window(protocol, io, window_s, tag):
-            return measure_once_more(stalled, lat_server, protocol, io, args.rate, window_s, work, tag, pa_env)
+        # The measured windows take the client's p99.9 from perf_analyzer's export (Note [the
+        # client's p99.9]); the warm-up's are not measured.
+        def alone_window(protocol, io, window_s, tag, export=True):
+            return measure_once_more(stalled, lat_server, protocol, io, args.rate, window_s, work, tag, pa_env, export)
 
-        def beside_window(protocol, io, window_s, tag):  # the window, and the aggressor's calls/s over it
+        def beside_window(protocol, io, window_s, tag, export=True):  # the window, and the aggressor's calls/s over it
             load = AggressorLoad(agg_server, work, pa_env)
             try:
                 agg_start, t0 = success_count(agg_server, "aggressor"), time.monotonic()
-                window = measure_once_more(stalled, lat_server, protocol, io, args.rate, window_s, work, tag, pa_env)
+                window = measure_once_more(stalled, lat_server, protocol, io, args.rate, window_s, work, tag, pa_env,
+                                           export)
                 return window, (success_count(agg_server, "aggressor") - agg_start) / (time.monotonic() - t0)
             finally:
                 load.stop()
@@ -598,8 +657,8 @@ def run_layout(layout, args, plan_gpu, work):
             for protocol in PROTOCOLS:
                 for io in IOS:
                     tag = f"{layout}_{protocol}_{io}_warmup"
-                    alone_window(protocol, io, args.warmup, tag + "_alone")
-                    beside_window(protocol, io, args.warmup, tag + "_beside")
+                    alone_window(protocol, io, args.warmup, tag + "_alone", export=False)
+                    beside_window(protocol, io, args.warmup, tag + "_beside", export=False)
             out["warmup_windows"] = 2 * len(PROTOCOLS) * len(IOS)
             print(f"  {layout}: warm-up: {out['warmup_windows']} windows of {args.warmup:g} s, not measured", flush=True)
         if args.trace:
@@ -851,19 +910,24 @@ def main():
           f"ratios per pair, beside / alone; beside first in odd pairs{'; a control window alone ends each pair' if args.control else ''}) after "
           f"{f'{args.warmup:g} s warm-up windows, alone and beside, per protocol and I/O' if args.warmup > 0 else 'no warm-up'}; aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")
-    print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'srv p99.9 al->bes':>19}"
+    print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'p99.9 al->bes':>15}{'srv p99.9 al->bes':>19}"
           f"{'client p99 ratio':>18}{'srv p99 ratio':>16}{'pooled':>8}{'srv mean ratio':>16}{'lat/s al/bes':>14}{'aggr/s':>8}")
     for row in rows:
         med = row["med"]
         print(f"{row['layout']:<12}{row['protocol']:<6}{row['io']:<5}"
               f"{med('alone', 'p50_us'):>6.0f}->{med('beside', 'p50_us'):<5.0f}"
               f"{med('alone', 'p99_us'):>6.0f}->{med('beside', 'p99_us'):<5.0f}"
+              f"{med('alone', 'p999_us'):>7.0f}->{med('beside', 'p999_us'):<6.0f}"
               f"{med('alone', 'server_p999_us'):>9.0f}->{med('beside', 'server_p999_us'):<7.0f}"
               f"{ratios_text(row['client_ratio']):>18}{ratios_text(row['server_p99_ratio']):>16}"
               f"{ratios_text([row['server_p99_pooled_ratio']]):>8}"
               f"{ratios_text(row['server_mean_ratio']):>16}"
               f"{med('alone', 'throughput'):>7.0f}/{med('beside', 'throughput'):<6.0f}{row['aggressor']:>8.0f}"
               + (f"  ({row['delayed']} windows where perf_analyzer fell behind the rate)" if row["delayed"] else ""))
+    missing = [w[side]["export_error"] for row in rows for w in row["windows"] for side in ("alone", "beside", CONTROL)
+               if side in w and "export_error" in w[side]]
+    if missing:  # Note [the client's p99.9]
+        print(f"client p99.9 not read in {len(missing)} window(s) (nan in the table); the first: {missing[0]}")
     if any(row["control_client_ratio"] for row in rows):
         print("\nThe control (Note [the control]): a window alone again after each pair; its p99 / the first alone "
               "window's, per pair, at the client and at the server (queue + compute), beside the pair's own ratios")

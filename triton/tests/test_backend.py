@@ -8,6 +8,7 @@ failed request leaving the instance serving, partitions shared by plan, device i
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -311,6 +312,96 @@ def test_perf_analyzer_runs_against_the_server(server, repo):
         server.unload("perf_probe")
 
 
+# The stub's interpreter reads no PYTHONPATH: the model finds numpy where this process found it.
+PYTHON_LATENCY_MODEL = """
+import sys
+sys.path.insert(0, {numpy_dir!r})
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        answers = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "input_0").as_numpy()
+            y = pb_utils.get_input_tensor_by_name(request, "input_1").as_numpy()
+            answers.append(pb_utils.InferenceResponse([pb_utils.Tensor("output_0", (2 * x - 0.5 * y).astype(np.float32))]))
+        return answers
+"""
+
+
+def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, monkeypatch):
+    # Note [the client's p99.9] in perf_bench.py, against the real server and the real perf_analyzer:
+    # a model named as the bench's latency model, served by Triton's Python backend on the CPU (no GPU
+    # needed), one window per protocol. The export's own p99 must be the CSV's (the same requests,
+    # the same clock), its p99.9 above it, every request answered, and the file gone once read.
+    import perf_bench
+    tritonserver = os.path.dirname(os.path.dirname(harness.env_path("TRTET_TRITONSERVER")))
+    python_backend = os.path.join(tritonserver, "backends", "python")
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    stub = os.path.join(tritonserver, "python_backend_stubs", version, "triton_python_backend_stub")
+    if not (os.path.isdir(python_backend) and os.path.exists(stub)):
+        pytest.skip(f"this server carries no Python backend for Python {version} (scripts/install-triton "
+                    f"--trimmed leaves it out)")
+    backends = tmp_path / "backends"
+    shutil.copytree(python_backend, backends / "python")
+    shutil.copy(stub, backends / "python" / "triton_python_backend_stub")
+    libs = os.path.join(os.path.dirname(os.path.dirname(tritonserver)), "nvidia_pytriton.libs")  # the stub's CUDA runtime
+    shape = ", ".join(map(str, perf_bench.SHAPE))
+    model = tmp_path / "repo" / "latency"
+    (model / "1").mkdir(parents=True)
+    (model / "config.pbtxt").write_text(
+        'backend: "python"\nmax_batch_size: 0\n'
+        f'input [ {{ name: "input_0" data_type: TYPE_FP32 dims: [ {shape} ] }}, '
+        f'{{ name: "input_1" data_type: TYPE_FP32 dims: [ {shape} ] }} ]\n'
+        f'output [ {{ name: "output_0" data_type: TYPE_FP32 dims: [ {shape} ] }} ]\n'
+        'instance_group [ { kind: KIND_CPU count: 1 } ]\n')
+    (model / "1" / "model.py").write_text(PYTHON_LATENCY_MODEL.format(numpy_dir=os.path.dirname(os.path.dirname(np.__file__))))
+    monkeypatch.setenv("TRTET_TRITON_BACKENDS", str(backends))
+    monkeypatch.setenv("LD_LIBRARY_PATH", libs + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else ""))
+    monkeypatch.delenv("TRTET_TRITON_PRELOAD", raising=False)
+    s = harness.Server(str(tmp_path / "repo"))
+    try:
+        message = s.load("latency")
+        assert message is None, message + s.log()[-3000:]
+        work = tmp_path / "work"
+        work.mkdir()
+        for protocol in perf_bench.PROTOCOLS:
+            w = perf_bench.measure(s, protocol, "host", 500, 1.0, str(work), f"probe_{protocol}", export=True)
+            assert "export_error" not in w, w
+            assert w["exported"] == w["requests"] == perf_bench.TRACE_BATCH and w["unanswered"] == 0, w
+            assert abs(w["export_p99_us"] - w["p99_us"]) <= 1.0 + 0.01 * w["p99_us"], w  # the CSV's, to the us
+            assert w["p999_us"] > w["export_p99_us"] > 0, w
+            assert sorted(os.listdir(work)) == [f"probe_{p}.csv" for p in perf_bench.PROTOCOLS
+                                                if p <= protocol], os.listdir(work)  # the export read and deleted
+        plain = perf_bench.measure(s, "grpc", "host", 500, 1.0, str(work), "plain")
+        assert "p999_us" not in plain and "export_error" not in plain  # asked for only by the measured windows
+    finally:
+        s.stop()
+
+
+def test_the_perf_benchs_export_reader_pairs_each_request_with_its_answer(tmp_path):
+    # perf_bench.export_latencies_us on exports written here: a request with no answer is counted, not
+    # paired with the next one's; a file that is empty, missing or holds no request is refused.
+    import perf_bench
+    path = tmp_path / "export.json"
+    path.write_text('{"experiments":[{"requests":[{"timestamp":1000,"request_inputs":{"x":[0.0]},'
+                    '"response_timestamps":[4000],"response_outputs":[]},{"timestamp":5000,"response_timestamps":[]},'
+                    '{"timestamp":9000,"response_timestamps":[11000,12000]},{"timestamp":20000},'
+                    '{"timestamp":30000,"response_timestamps":[31000]},{"timestamp":40000}],'
+                    '"window_boundaries":[1,2]}],"version":"2.51.0"}')
+    assert perf_bench.export_latencies_us(str(path)) == ([3.0, 2.0, 1.0], 3)
+    path.write_text("")
+    with pytest.raises(ValueError, match="empty"):
+        perf_bench.export_latencies_us(str(path))
+    path.write_text('{"experiments":[]}')
+    with pytest.raises(ValueError, match="holds no request"):
+        perf_bench.export_latencies_us(str(path))
+    with pytest.raises(ValueError, match="no profile export"):
+        perf_bench.export_latencies_us(str(tmp_path / "missing.json"))
+
+
 def test_the_soaks_request_mix_is_one_in_a_hundred_malformed_of_every_kind():
     # soak_bench.py's client: what it sends is what it says (no GPU needed to check the mix itself).
     import json as json_
@@ -531,7 +622,8 @@ def run_stand_in_soak(tmp_path, monkeypatch, capsys, window):
             write_stand_in_traces(self.trace, measured, 100)
             return 0
 
-    def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
+    def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
+        assert not export, tag  # a soak window of 60,000 requests asks for no profile export
         start = time.monotonic_ns()
         time.sleep(0.2)
         p99, server_us = window(int(tag.split("_")[1]), tag, start, measured)
@@ -657,6 +749,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     measured = []  # (start_ns, end_ns, server us)
     tags = []  # every window's tag, in order, and the aggressor's load as "aggressor on" / "aggressor off"
     servers, models = [], {}  # each server's arguments; each model's config text beyond the parameters
+    exported = []  # (tag, whether the window asked for perf_analyzer's profile export)
 
     class Server:
         def __init__(self, repo, env=None, args=()):
@@ -672,8 +765,9 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
             write_stand_in_traces(self.trace, measured, 50)
             return 0
 
-    def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None):
+    def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
         tags.append((tag, window_s))
+        exported.append((tag, export))
         if tag == "partitioned_grpc_host_1_beside":  # a load generator's stall, the server clean: run again
             raise perf_bench.WindowStalled("perf_analyzer (stand-in) did not finish", client_side=True)
         beside = tag.endswith("_beside") or tag.endswith("_beside_again")
@@ -684,6 +778,11 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
         out = {"requests": 100, "start_ns": start, "end_ns": start + 10**6, "throughput": rate, "delayed": [],
                "p50_us": 400.0, "p90_us": 500.0, "p95_us": 600.0, "p99_us": 990.0 if beside else 945.0 if control else 900.0,
                "phases_us": {p: 1.0 for p in perf_bench.PHASES}}
+        if export:  # Note [the client's p99.9]: from the profile export, one window's unreadable
+            if tag == "partitioned_http_cuda_0_alone":
+                out["export_error"] = "the profile export is empty"
+            else:
+                out["p999_us"] = 1990.0 if beside else 1500.0
         for k in ("client_send_us", "network_us", "client_recv_us", "queue_us", "compute_input_us",
                   "compute_infer_us", "compute_output_us"):
             out[k] = 10.0
@@ -754,6 +853,13 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
         else:
             assert (state == "on") == ("_beside" in tag), (tag, tags)
     assert "beside first in odd pairs) after 0.02 s warm-up windows" in said, said[-3000:]
+    # Note [the client's p99.9]: every measured window asks for the export, no warm-up window does; the
+    # table gives the p99.9, and a window whose export could not be read is said, not hidden.
+    assert all(e == ("_warmup_" not in t and not t.endswith("_flush")) for t, e in exported), exported
+    header = [line for line in said.splitlines() if line.startswith("layout ")][-1]
+    row = [line for line in said.splitlines() if line.startswith("partitioned grpc  host")][-1]
+    assert "p99.9 al->bes" in header and "1500->1990" in row, (header, row)
+    assert "client p99.9 not read in 1 window(s) (nan in the table); the first: the profile export is empty" in said
     assert "rate_limiter" not in models["latency"] + models["aggressor"] and servers[0].count("--rate-limit=execution_count") == 0
 
     # --rate-limiter shared applies on the whole GPU (a partition shares no SMs to ration): both models'
