@@ -344,10 +344,16 @@ def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, 
     if not (os.path.isdir(python_backend) and os.path.exists(stub)):
         pytest.skip(f"this server carries no Python backend for Python {version} (scripts/install-triton "
                     f"--trimmed leaves it out)")
+    libs = os.path.join(os.path.dirname(os.path.dirname(tritonserver)), "nvidia_pytriton.libs")  # the stub's CUDA runtime
+    linked = subprocess.run(["ldd", stub], capture_output=True, text=True,
+                            env=dict(os.environ, LD_LIBRARY_PATH=libs)).stdout
+    missing = [line.split()[0] for line in linked.splitlines() if "not found" in line]
+    if missing:
+        pytest.skip(f"the Python backend's stub cannot start here: {', '.join(missing)} not found "
+                    f"(scripts/install-deps installs libpython3.11)")
     backends = tmp_path / "backends"
     shutil.copytree(python_backend, backends / "python")
     shutil.copy(stub, backends / "python" / "triton_python_backend_stub")
-    libs = os.path.join(os.path.dirname(os.path.dirname(tritonserver)), "nvidia_pytriton.libs")  # the stub's CUDA runtime
     shape = ", ".join(map(str, perf_bench.SHAPE))
     model = tmp_path / "repo" / "latency"
     (model / "1").mkdir(parents=True)
