@@ -387,6 +387,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=limit_s)
     except subprocess.TimeoutExpired as e:  # (run() has killed it)
+        drop(export_path)  # whatever it wrote of its export before it was killed
         said = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         counts_after, ready = request_counts(server, "latency"), server_ready(server)
         raise WindowStalled(stall_verdict(tag, limit_s, count, counts_before, counts_after, ready, said),
@@ -395,6 +396,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
     t1 = time.monotonic_ns()
     phases = phase_means(phases_before, phase_sums(server))
     if done.returncode != 0 or not os.path.exists(csv_path):
+        drop(export_path)
         said = done.stdout + done.stderr
         if "Usage:" in said:  # a refused argument: its error comes before the usage text
             said = said[:said.index("Usage:")]
@@ -422,9 +424,14 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
         except ValueError as e:
             out["export_error"] = str(e)[:300]
         finally:
-            if os.path.exists(export_path):
-                os.remove(export_path)
+            drop(export_path)
     return out
+
+
+def drop(path):
+    """Removes a window's profile export (large, read once) where there is one."""
+    if os.path.exists(path):
+        os.remove(path)
 
 
 def measure_once_more(on_stall, server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
