@@ -24,14 +24,19 @@ std::string check_request_shape(const std::vector<std::int64_t>& dims, const std
   }
   for (std::size_t d = 0; broken.empty() && d < rank; ++d) {
     const bool fixed = configured && config_dims[d] >= 0;
-    const std::string dim = "dim " + std::to_string(d) + " is " + std::to_string(given[d]);
+    // The reason is text only for the dim that breaks the rule: a served request builds no string.
+    const char* rule = nullptr;
     if (given[d] < 0) {
-      broken = dim + ", negative";
+      rule = ", negative";
     } else if (fixed && given[d] != config_dims[d]) {
-      broken = dim + " where the config fixes " + std::to_string(config_dims[d]);
+      rule = " where the config fixes ";
     } else if (!fixed && given[d] > dims[d]) {
-      broken = dim + ", above its bound " + std::to_string(dims[d]);
+      rule = ", above its bound ";
+    } else {
+      continue;
     }
+    broken = "dim " + std::to_string(d) + " is " + std::to_string(given[d]) + rule;
+    if (given[d] >= 0) broken += std::to_string(fixed ? config_dims[d] : dims[d]);
   }
   if (broken.empty()) return {};
   std::vector<std::int64_t> bound = dims;

@@ -380,58 +380,52 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
     export_path = os.path.join(work, f"{tag}.export.json")
     if export:
         command += ["--profile-export-file", export_path]
-    phases_before = phase_sums(server)
-    counts_before = request_counts(server, "latency")
-    limit_s = window_s * 2 + STALL_SLACK_S  # a window takes window_s, and perf_analyzer's start
-    t0 = time.monotonic_ns()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=limit_s)
-    except subprocess.TimeoutExpired as e:  # (run() has killed it)
-        drop(export_path)  # whatever it wrote of its export before it was killed
-        said = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        counts_after, ready = request_counts(server, "latency"), server_ready(server)
-        raise WindowStalled(stall_verdict(tag, limit_s, count, counts_before, counts_after, ready, said),
-                            client_side=stalled_at_the_client(counts_before, counts_after, ready),
-                            start_ns=t0, end_ns=time.monotonic_ns()) from None
-    t1 = time.monotonic_ns()
-    phases = phase_means(phases_before, phase_sums(server))
-    if done.returncode != 0 or not os.path.exists(csv_path):
-        drop(export_path)
-        said = done.stdout + done.stderr
-        if "Usage:" in said:  # a refused argument: its error comes before the usage text
-            said = said[:said.index("Usage:")]
-        raise RuntimeError(f"perf_analyzer ({tag}) failed ({done.returncode}):\n{said[-3000:]}")
-    row = read_csv(csv_path)
-    delayed = [line.strip() for line in done.stdout.splitlines() if "not able to keep up" in line]
-
-    def server_us(column):
-        return float(row.get(column, "nan") or "nan")
-
-    out = {"requests": count, "start_ns": t0, "end_ns": t1, "throughput": float(row["Inferences/Second"]),
-           "p50_us": server_us("p50 latency"), "p90_us": server_us("p90 latency"), "p95_us": server_us("p95 latency"),
-           "p99_us": server_us("p99 latency"), "delayed": delayed, "client_send_us": server_us("Client Send"),
-           "network_us": server_us("Network+Server Send/Recv"), "client_recv_us": server_us("Client Recv"),
-           "queue_us": server_us("Server Queue"), "compute_input_us": server_us("Server Compute Input"),
-           "compute_infer_us": server_us("Server Compute Infer"), "compute_output_us": server_us("Server Compute Output")}
-    out["server_us"] = out["queue_us"] + out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
-    out["compute_us"] = out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
-    out["phases_us"] = phases  # the backend's own split of compute input, infer and output (and after)
-    if export:  # Note [the client's p99.9]
+        phases_before = phase_sums(server)
+        counts_before = request_counts(server, "latency")
+        limit_s = window_s * 2 + STALL_SLACK_S  # a window takes window_s, and perf_analyzer's start
+        t0 = time.monotonic_ns()
         try:
-            latencies, unanswered = export_latencies_us(export_path)
-            out.update({"p999_us": percentile(latencies, 99.9), "export_p99_us": percentile(latencies, 99),
-                        "exported": len(latencies), "unanswered": unanswered})
-        except ValueError as e:
-            out["export_error"] = str(e)[:300]
-        finally:
-            drop(export_path)
-    return out
+            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=limit_s)
+        except subprocess.TimeoutExpired as e:  # (run() has killed it)
+            said = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            counts_after, ready = request_counts(server, "latency"), server_ready(server)
+            raise WindowStalled(stall_verdict(tag, limit_s, count, counts_before, counts_after, ready, said),
+                                client_side=stalled_at_the_client(counts_before, counts_after, ready),
+                                start_ns=t0, end_ns=time.monotonic_ns()) from None
+        t1 = time.monotonic_ns()
+        phases = phase_means(phases_before, phase_sums(server))
+        if done.returncode != 0 or not os.path.exists(csv_path):
+            said = done.stdout + done.stderr
+            if "Usage:" in said:  # a refused argument: its error comes before the usage text
+                said = said[:said.index("Usage:")]
+            raise RuntimeError(f"perf_analyzer ({tag}) failed ({done.returncode}):\n{said[-3000:]}")
+        row = read_csv(csv_path)
+        delayed = [line.strip() for line in done.stdout.splitlines() if "not able to keep up" in line]
 
+        def server_us(column):
+            return float(row.get(column, "nan") or "nan")
 
-def drop(path):
-    """Removes a window's profile export (large, read once) where there is one."""
-    if os.path.exists(path):
-        os.remove(path)
+        out = {"requests": count, "start_ns": t0, "end_ns": t1, "throughput": float(row["Inferences/Second"]),
+               "p50_us": server_us("p50 latency"), "p90_us": server_us("p90 latency"), "p95_us": server_us("p95 latency"),
+               "p99_us": server_us("p99 latency"), "delayed": delayed, "client_send_us": server_us("Client Send"),
+               "network_us": server_us("Network+Server Send/Recv"), "client_recv_us": server_us("Client Recv"),
+               "queue_us": server_us("Server Queue"), "compute_input_us": server_us("Server Compute Input"),
+               "compute_infer_us": server_us("Server Compute Infer"), "compute_output_us": server_us("Server Compute Output")}
+        out["server_us"] = out["queue_us"] + out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
+        out["compute_us"] = out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
+        out["phases_us"] = phases  # the backend's own split of compute input, infer and output (and after)
+        if export:  # Note [the client's p99.9]
+            try:
+                latencies, unanswered = export_latencies_us(export_path)
+                out.update({"p999_us": percentile(latencies, 99.9), "export_p99_us": percentile(latencies, 99),
+                            "exported": len(latencies), "unanswered": unanswered})
+            except ValueError as e:
+                out["export_error"] = str(e)[:300]
+        return out
+    finally:  # the export is large and read once: gone however the window ended
+        if os.path.exists(export_path):
+            os.remove(export_path)
 
 
 def measure_once_more(on_stall, server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
@@ -715,12 +709,10 @@ def run_layout(layout, args, plan_gpu, work):
             out["trace_error"] = str(e)[:300]
             print(f"  {layout}: the traces could not be read: {e}", flush=True)
         for w in out["windows"]:
-            for side in ("alone", "beside", CONTROL):
-                if side not in w:
-                    continue
-                rows = server_times_us(traces, "latency", w[side]["start_ns"], w[side]["end_ns"])
-                add_server_percentiles(w[side], rows)
-                w[side][SERVER_TIMES] = [r[0] for r in rows]  # for the pooled p99 (summarize); not in the JSON
+            for side in sides(w):
+                rows = server_times_us(traces, "latency", side["start_ns"], side["end_ns"])
+                add_server_percentiles(side, rows)
+                side[SERVER_TIMES] = [r[0] for r in rows]  # for the pooled p99 (summarize); not in the JSON
     return out
 
 
@@ -750,6 +742,11 @@ def without_server_times(results):
 
 
 CONTROL = "control"  # a window's second window alone (Note [the control])
+
+
+def sides(w):
+    """The windows of a pair that ran: alone, beside and (with --control) the control."""
+    return [w[side] for side in ("alone", "beside", CONTROL) if side in w]
 
 
 def ratio(w, key, side="beside"):
@@ -785,7 +782,7 @@ def summarize(results, args):
                        "control_client_ratio": [ratio(w, "p99_us", CONTROL) for w in ws if CONTROL in w],
                        "control_server_ratio": [ratio(w, "server_p99_us", CONTROL) for w in ws if CONTROL in w],
                        "aggressor": statistics.median(w["aggressor_calls_per_s"] for w in ws),
-                       "delayed": sum(len(w[s]["delayed"]) for w in ws for s in ("alone", "beside", CONTROL) if s in w),
+                       "delayed": sum(len(side["delayed"]) for w in ws for side in sides(w)),
                        "windows": ws}
                 rows.append(row)
                 if args.bound and r["layout"] == "partitioned" and max(row["client_ratio"]) > args.bound:
@@ -931,8 +928,7 @@ def main():
               f"{ratios_text(row['server_mean_ratio']):>16}"
               f"{med('alone', 'throughput'):>7.0f}/{med('beside', 'throughput'):<6.0f}{row['aggressor']:>8.0f}"
               + (f"  ({row['delayed']} windows where perf_analyzer fell behind the rate)" if row["delayed"] else ""))
-    missing = [w[side]["export_error"] for row in rows for w in row["windows"] for side in ("alone", "beside", CONTROL)
-               if side in w and "export_error" in w[side]]
+    missing = [side["export_error"] for row in rows for w in row["windows"] for side in sides(w) if "export_error" in side]
     if missing:  # Note [the client's p99.9]
         print(f"client p99.9 not read in {len(missing)} window(s) (nan in the table); the first: {missing[0]}")
     if any(row["control_client_ratio"] for row in rows):
