@@ -177,6 +177,7 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--cases", default="one process,MPS,two processes")
     args = parser.parse_args()
+    harness.stop_on_sigterm()  # Note [a bench stopped by its timeout] (harness.py)
     plan_gpu = harness.gpu_plan_fields()
     work = tempfile.mkdtemp(prefix="trtet-fault-")
     results = []

@@ -692,8 +692,10 @@ def run_layout(layout, args, plan_gpu, work):
             out["sms_latency"], out["sms_aggressor"] = sms_probe(lat_server, sms_file)
     except MpsUnavailable:
         raise
-    except Exception as e:  # the windows measured so far are kept and reported beside the failure
+    except (Exception, harness.Terminated) as e:  # the windows measured so far are kept and reported beside the failure
         out["error"] = str(e)[-3000:]
+        if isinstance(e, harness.Terminated):  # Note [a bench stopped by its timeout]: no layout after this one
+            out["terminated"] = True
         print(f"  {layout} FAILED: {out['error']}", flush=True)
     finally:
         for server in servers:
@@ -830,6 +832,7 @@ def main():
     parser.add_argument("--json", help="write every window here")
     parser.add_argument("--work", help="keep perf_analyzer's files and the traces here (default: a temporary directory)")
     args = parser.parse_args()
+    harness.stop_on_sigterm()  # Note [a bench stopped by its timeout]
     if args.client_cores:
         server_cores, client_cores = harness.split_host_cores(args.client_cores)
         print(f"host cores: servers {harness.cores_text(server_cores)}, perf_analyzer {harness.cores_text(client_cores)}",
@@ -849,6 +852,12 @@ def main():
         except Exception as e:  # one layout's failure is reported; the others still run
             results.append({"layout": layout, "error": str(e)[-3000:]})
             print(f"  {layout} FAILED: {str(e)[-3000:]}", flush=True)
+        except harness.Terminated as e:  # between windows: what ran is summarized below
+            results.append({"layout": layout, "error": str(e), "terminated": True})
+        if results[-1].get("terminated"):
+            print(f"  stopped by SIGTERM in the {layout} layout: its servers, load generators and MPS daemon are "
+                  f"stopped; the layouts after it are not run", flush=True)
+            break
     if args.json:
         with open(args.json, "w") as f:
             json.dump(without_server_times(results), f, indent=1)

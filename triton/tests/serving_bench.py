@@ -276,6 +276,7 @@ def main():
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--bound", type=float, default=1.05)
     args = parser.parse_args()
+    harness.stop_on_sigterm()  # Note [a bench stopped by its timeout] (harness.py)
     plan_gpu = harness.gpu_plan_fields()
     results = [run_layout("partitioned", args.n, plan_gpu), run_layout("whole", args.n, plan_gpu)]
     if args.json:

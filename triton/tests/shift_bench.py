@@ -739,9 +739,10 @@ def main():
     parser.add_argument("--json", help="write everything here")
     parser.add_argument("--work", help="keep perf_analyzer's files and the traces here (default: a temporary directory)")
     args = parser.parse_args()
+    import harness  # here, as in the functions that start servers: the logic tests import this file without it
+    harness.stop_on_sigterm()  # Note [a bench stopped by its timeout] (harness.py)
     args.cal_rates = [float(x) for x in args.cal_rates.split(",") if x]
     layouts = [x for x in args.layouts.split(",") if x]
-    import harness
 
     gpu = harness.gpu_plan_fields()
     work = args.work or tempfile.mkdtemp(prefix="trtet-shift-")

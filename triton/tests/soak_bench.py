@@ -260,6 +260,7 @@ def main():
                              "cores and the server on the rest (0: no split)")
     parser.add_argument("--json")
     args = parser.parse_args()
+    harness.stop_on_sigterm()  # Note [a bench stopped by its timeout] (harness.py)
     if args.client_cores:
         server_cores, client_cores = harness.split_host_cores(args.client_cores)
         print(f"host cores: server {harness.cores_text(server_cores)}, clients {harness.cores_text(client_cores)}",

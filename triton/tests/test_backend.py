@@ -6,9 +6,11 @@ why. On a GPU: the same configs, plus models that load and serve (host and devic
 failed request leaving the instance serving, partitions shared by plan, device indices).
 """
 
+import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -399,6 +401,97 @@ def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, 
         assert "p999_us" not in plain and "export_error" not in plain  # asked for only by the measured windows
     finally:
         s.stop()
+
+
+SIGTERM_BENCH = """
+import subprocess, sys, time
+sys.path.insert(0, {tests!r})
+import harness
+if sys.argv[1] == "stop": harness.stop_on_sigterm()
+# What a bench starts: a load generator in a session of its own, as perf_bench's aggressor is.
+child = subprocess.Popen(["sleep", "600"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try:
+    try:
+        print(child.pid, flush=True)
+        time.sleep(600)
+    except Exception:  # a bench's own handlers for a failed window: not where SIGTERM ends up
+        print("caught", flush=True)
+finally:
+    child.kill()
+    child.wait()
+    open(sys.argv[2], "w").write("cleaned up")
+"""
+
+
+@pytest.mark.parametrize("mode", ["stop", "default"])
+def test_a_bench_stopped_by_sigterm_stops_what_it_started(tmp_path, mode):
+    # Note [a bench stopped by its timeout] (harness.py): with stop_on_sigterm, SIGTERM (gpu-triton's
+    # `timeout`) runs the bench's finally clauses, past its `except Exception`, and the load generator it
+    # started is gone; without it (Python's default, the "default" case) the process dies and its child
+    # keeps running, which is what left S50's aggressor beside every later run.
+    script = tmp_path / "bench.py"
+    script.write_text(SIGTERM_BENCH.format(tests=os.path.dirname(os.path.abspath(__file__))))
+    marker = tmp_path / "cleaned"
+    bench = subprocess.Popen([sys.executable, str(script), mode, str(marker)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    child = int(bench.stdout.readline())
+    try:
+        bench.send_signal(signal.SIGTERM)
+        out, err = bench.communicate(timeout=30)
+        child_alive = os.path.exists(f"/proc/{child}") and "Z" not in open(f"/proc/{child}/stat").read().split()[2]
+        if mode == "stop":
+            assert marker.read_text() == "cleaned up", err
+            assert not child_alive
+            assert "caught" not in out and "Terminated: stopped by signal 15 (SIGTERM)" in err, (out, err)
+            assert bench.returncode == 1, err  # an uncaught exception's status: not 0
+        else:  # the bug the helper prevents, shown on Python's default action
+            assert bench.returncode == -signal.SIGTERM and not marker.exists() and child_alive
+    finally:
+        try:
+            os.kill(child, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_every_bench_stops_what_it_started_on_sigterm():
+    # Each bench that scripts/gpu-triton runs under `timeout` installs the handler first thing in its main
+    # (the mechanism itself: the test above).
+    import ast
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("perf_bench", "soak_bench", "fault_bench", "shift_bench", "serving_bench"):
+        tree = ast.parse(open(os.path.join(here, name + ".py")).read())
+        main = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "main")
+        calls = [n for n in ast.walk(main) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "stop_on_sigterm"]
+        assert calls, f"{name}.main() does not call harness.stop_on_sigterm()"
+
+
+def test_the_perf_bench_stopped_by_sigterm_summarizes_what_it_measured(tmp_path, monkeypatch, capsys):
+    # A layout that SIGTERM stopped (run_layout records it and stops its servers): perf_bench runs no
+    # layout after it, still writes its JSON and prints its summary, and fails.
+    import perf_bench
+    ran = []
+
+    def run_layout(layout, args, plan_gpu, work):
+        ran.append(layout)
+        return {"layout": layout, "error": "stopped by signal 15 (SIGTERM)", "terminated": True, "windows": []}
+
+    monkeypatch.setattr(perf_bench, "run_layout", run_layout)
+    monkeypatch.setattr(harness, "gpu_plan_fields", lambda device=0: {"name": "a GPU", "sm_count": 132})
+    out = tmp_path / "perf.json"
+    monkeypatch.setattr(sys, "argv", ["perf_bench.py", "--layouts", "partitioned,whole,mps", "--json", str(out),
+                                      "--work", str(tmp_path)])
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        assert perf_bench.main() == 1
+        assert signal.getsignal(signal.SIGTERM) is not before  # main installed the bench's handler
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert ran == ["partitioned"]
+    printed = capsys.readouterr().out
+    assert "stopped by SIGTERM in the partitioned layout" in printed and "== perf bench summary ==" in printed
+    assert "perf bench: FAILED: partitioned: stopped by signal 15 (SIGTERM)" in printed, printed
+    assert json.loads(out.read_text())[0]["terminated"] is True
 
 
 def test_the_perf_benchs_export_reader_pairs_each_request_with_its_answer(tmp_path):
