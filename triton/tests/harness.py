@@ -47,6 +47,72 @@ def stop_on_sigterm():
     signal.signal(signal.SIGTERM, terminate)
 
 
+class Unavailable(Exception):
+    """What a helper needs is not on this machine; the message says what."""
+
+
+# The stub's interpreter reads no PYTHONPATH: the model finds numpy where this process found it.
+PYTHON_LATENCY_MODEL = """
+import sys
+sys.path.insert(0, {numpy_dir!r})
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        answers = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "input_0").as_numpy()
+            y = pb_utils.get_input_tensor_by_name(request, "input_1").as_numpy()
+            answers.append(pb_utils.InferenceResponse([pb_utils.Tensor("output_0", (2 * x - 0.5 * y).astype(np.float32))]))
+        return answers
+"""
+
+
+def python_backend_models(root, names, shape):
+    """Models named `names` in <root>/repo, each with the perf bench's latency model's inputs and output
+    (input_0, input_1 -> output_0 = 2 * input_0 - 0.5 * input_1, float32 of `shape`: perf_bench.SHAPE), served by Triton's
+    Python backend on the CPU: no GPU needed, so that the benches' load generators run against the real
+    server anywhere. The backend goes to <root>/backends/python with the stub for this Python. Returns
+    the environment a Server needs for it (TRTET_TRITON_BACKENDS, LD_LIBRARY_PATH); raises Unavailable
+    where this server carries no such backend or its stub cannot start."""
+    import sys
+    tritonserver = os.path.dirname(os.path.dirname(env_path("TRTET_TRITONSERVER")))
+    python_backend = os.path.join(tritonserver, "backends", "python")
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    stub = os.path.join(tritonserver, "python_backend_stubs", version, "triton_python_backend_stub")
+    if not (os.path.isdir(python_backend) and os.path.exists(stub)):
+        raise Unavailable(f"this server carries no Python backend for Python {version} (scripts/install-triton "
+                          f"--trimmed leaves it out)")
+    libs = os.path.join(os.path.dirname(os.path.dirname(tritonserver)), "nvidia_pytriton.libs")  # the stub's CUDA runtime
+    linked = subprocess.run(["ldd", stub], capture_output=True, text=True,
+                            env=dict(os.environ, LD_LIBRARY_PATH=libs)).stdout
+    missing = [line.split()[0] for line in linked.splitlines() if "not found" in line]
+    if missing:
+        raise Unavailable(f"the Python backend's stub cannot start here: {', '.join(missing)} not found "
+                          f"(scripts/install-deps installs libpython3.11)")
+    import shutil
+    import numpy as np
+    backends = os.path.join(root, "backends")
+    shutil.copytree(python_backend, os.path.join(backends, "python"))
+    shutil.copy(stub, os.path.join(backends, "python", "triton_python_backend_stub"))
+    dims = ", ".join(map(str, shape))
+    for name in names:
+        model = os.path.join(root, "repo", name)
+        os.makedirs(os.path.join(model, "1"))
+        with open(os.path.join(model, "config.pbtxt"), "w") as f:
+            f.write('backend: "python"\nmax_batch_size: 0\n'
+                    f'input [ {{ name: "input_0" data_type: TYPE_FP32 dims: [ {dims} ] }}, '
+                    f'{{ name: "input_1" data_type: TYPE_FP32 dims: [ {dims} ] }} ]\n'
+                    f'output [ {{ name: "output_0" data_type: TYPE_FP32 dims: [ {dims} ] }} ]\n'
+                    'instance_group [ { kind: KIND_CPU count: 1 } ]\n')
+        with open(os.path.join(model, "1", "model.py"), "w") as f:
+            f.write(PYTHON_LATENCY_MODEL.format(numpy_dir=os.path.dirname(os.path.dirname(np.__file__))))
+    previous = os.environ.get("LD_LIBRARY_PATH")
+    return {"TRTET_TRITON_BACKENDS": backends, "LD_LIBRARY_PATH": libs + (":" + previous if previous else "")}
+
+
 def env_path(name):
     value = os.environ.get(name)
     if not value:

@@ -291,11 +291,20 @@ class AggressorLoad:
         with open(self.log_path, errors="replace") as f:
             return f.read()[-3000:]
 
+    # Note [stopping the aggressor]
+    # ------------------------------
+    # perf_analyzer 2.51 answers SIGINT with "Waiting for in-flight inferences to complete." and then
+    # does not exit: on the H200 (S50) every stop waited out the 10 s this took before SIGKILL, about 240 s of
+    # a whole run (24 windows beside the aggressor). Its report is not needed (the calls/s come from
+    # the server's count), and the in-flight calls (4 of about 1 ms) are done in far less than STOP_GRACE_S:
+    # SIGINT, a short grace, then SIGKILL.
+    STOP_GRACE_S = 1.0
+
     def stop(self):
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGINT)
             try:
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=self.STOP_GRACE_S)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
@@ -336,7 +345,20 @@ def phase_means(before, after):
     return means
 
 
-STALL_SLACK_S = 30.0  # beyond twice its window, a perf_analyzer window has stalled
+# Note [one sending thread]
+# -------------------------
+# perf_analyzer spreads a request rate over --max-threads threads (4 unless told), round robin. Every
+# window it left unfinished with the server clean (SERVING.md, "A load generator that stops") had
+# exactly a quarter of its requests never sent: one thread of four that stopped. With one thread the
+# same schedule comes from one sender; against the real server on the CPU (stall_check.py --rounds 100
+# --threads 4,1: 200 windows each), four threads stalled 3 windows and one thread none. One thread sends 2,000 requests/s
+# asynchronously with time to spare; where it could not keep up perf_analyzer says so, and the
+# bench reports the window as delayed. --client-threads 4 gives perf_analyzer's default back.
+CLIENT_THREADS = 1
+
+# Beyond twice its window and this, a perf_analyzer window has stalled: on the H200 (S50) a 2 s window took
+# 2.3 to 5.0 s from perf_analyzer's start to its exit; a stall held the bench 34 s with 30 here.
+STALL_SLACK_S = 10.0
 
 
 class WindowStalled(RuntimeError):
@@ -375,7 +397,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
                "--async", "--request-rate-range", str(rate), "--request-distribution", "constant",
                "--request-count", str(count),
                "--shape", f"input_0:{','.join(map(str, SHAPE))}", "--shape", f"input_1:{','.join(map(str, SHAPE))}",
-               "--input-data", "zero", "--percentile", "99", "-f", csv_path,
+               "--input-data", "zero", "--percentile", "99", "-f", csv_path, "--max-threads", str(CLIENT_THREADS),
                "--shared-memory", "cuda" if io == "cuda" else "none", "--output-shared-memory-size", str(4 * SHAPE[1])]
     export_path = os.path.join(work, f"{tag}.export.json")
     if export:
@@ -803,6 +825,7 @@ def ratios_text(values):
 
 
 def main():
+    global CLIENT_THREADS  # --client-threads: every window this run measures
     parser = argparse.ArgumentParser()
     parser.add_argument("--rate", type=float, default=2000.0, help="latency model requests/s (open loop)")
     parser.add_argument("--window", type=float, default=2.0, help="seconds per measurement window")
@@ -828,11 +851,14 @@ def main():
     parser.add_argument("--client-cores", type=int, default=0,
                         help="run perf_analyzer on this many of the host's last cores and the servers on the rest "
                              "(0: no split)")
+    parser.add_argument("--client-threads", type=int, default=CLIENT_THREADS, choices=range(1, 17), metavar="1..16",
+                        help="perf_analyzer's --max-threads for the latency model's windows (Note [one sending thread])")
     parser.add_argument("--bound", type=float, default=0.0, help="fail above this partitioned client p99 ratio (0: off)")
     parser.add_argument("--json", help="write every window here")
     parser.add_argument("--work", help="keep perf_analyzer's files and the traces here (default: a temporary directory)")
     args = parser.parse_args()
     harness.stop_on_sigterm()  # Note [a bench stopped by its timeout]
+    CLIENT_THREADS = args.client_threads
     if args.client_cores:
         server_cores, client_cores = harness.split_host_cores(args.client_cores)
         print(f"host cores: servers {harness.cores_text(server_cores)}, perf_analyzer {harness.cores_text(client_cores)}",

@@ -314,23 +314,21 @@ def test_perf_analyzer_runs_against_the_server(server, repo):
         server.unload("perf_probe")
 
 
-# The stub's interpreter reads no PYTHONPATH: the model finds numpy where this process found it.
-PYTHON_LATENCY_MODEL = """
-import sys
-sys.path.insert(0, {numpy_dir!r})
-import numpy as np
-import triton_python_backend_utils as pb_utils
 
 
-class TritonPythonModel:
-    def execute(self, requests):
-        answers = []
-        for request in requests:
-            x = pb_utils.get_input_tensor_by_name(request, "input_0").as_numpy()
-            y = pb_utils.get_input_tensor_by_name(request, "input_1").as_numpy()
-            answers.append(pb_utils.InferenceResponse([pb_utils.Tensor("output_0", (2 * x - 0.5 * y).astype(np.float32))]))
-        return answers
-"""
+def python_backend_server(tmp_path, monkeypatch, names):
+    """harness.python_backend_models in a test: the real server with models of the perf bench's names
+    and shapes on Triton's Python backend (no GPU needed); skips, saying why, where this server cannot
+    run that backend. The caller loads the models and stops the server."""
+    import perf_bench
+    try:
+        env = harness.python_backend_models(str(tmp_path), names, perf_bench.SHAPE)
+    except harness.Unavailable as e:
+        pytest.skip(str(e))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TRTET_TRITON_PRELOAD", raising=False)
+    return harness.Server(str(tmp_path / "repo"))
 
 
 def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, monkeypatch):
@@ -339,37 +337,7 @@ def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, 
     # needed), one window per protocol. The export's own p99 must be the CSV's (the same requests,
     # the same clock), its p99.9 above it, every request answered, and the file gone once read.
     import perf_bench
-    tritonserver = os.path.dirname(os.path.dirname(harness.env_path("TRTET_TRITONSERVER")))
-    python_backend = os.path.join(tritonserver, "backends", "python")
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    stub = os.path.join(tritonserver, "python_backend_stubs", version, "triton_python_backend_stub")
-    if not (os.path.isdir(python_backend) and os.path.exists(stub)):
-        pytest.skip(f"this server carries no Python backend for Python {version} (scripts/install-triton "
-                    f"--trimmed leaves it out)")
-    libs = os.path.join(os.path.dirname(os.path.dirname(tritonserver)), "nvidia_pytriton.libs")  # the stub's CUDA runtime
-    linked = subprocess.run(["ldd", stub], capture_output=True, text=True,
-                            env=dict(os.environ, LD_LIBRARY_PATH=libs)).stdout
-    missing = [line.split()[0] for line in linked.splitlines() if "not found" in line]
-    if missing:
-        pytest.skip(f"the Python backend's stub cannot start here: {', '.join(missing)} not found "
-                    f"(scripts/install-deps installs libpython3.11)")
-    backends = tmp_path / "backends"
-    shutil.copytree(python_backend, backends / "python")
-    shutil.copy(stub, backends / "python" / "triton_python_backend_stub")
-    shape = ", ".join(map(str, perf_bench.SHAPE))
-    model = tmp_path / "repo" / "latency"
-    (model / "1").mkdir(parents=True)
-    (model / "config.pbtxt").write_text(
-        'backend: "python"\nmax_batch_size: 0\n'
-        f'input [ {{ name: "input_0" data_type: TYPE_FP32 dims: [ {shape} ] }}, '
-        f'{{ name: "input_1" data_type: TYPE_FP32 dims: [ {shape} ] }} ]\n'
-        f'output [ {{ name: "output_0" data_type: TYPE_FP32 dims: [ {shape} ] }} ]\n'
-        'instance_group [ { kind: KIND_CPU count: 1 } ]\n')
-    (model / "1" / "model.py").write_text(PYTHON_LATENCY_MODEL.format(numpy_dir=os.path.dirname(os.path.dirname(np.__file__))))
-    monkeypatch.setenv("TRTET_TRITON_BACKENDS", str(backends))
-    monkeypatch.setenv("LD_LIBRARY_PATH", libs + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else ""))
-    monkeypatch.delenv("TRTET_TRITON_PRELOAD", raising=False)
-    s = harness.Server(str(tmp_path / "repo"))
+    s = python_backend_server(tmp_path, monkeypatch, ["latency"])
     try:
         message = s.load("latency")
         assert message is None, message + s.log()[-3000:]
@@ -458,7 +426,7 @@ def test_every_bench_stops_what_it_started_on_sigterm():
     # (the mechanism itself: the test above).
     import ast
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("perf_bench", "soak_bench", "fault_bench", "shift_bench", "serving_bench"):
+    for name in ("perf_bench", "soak_bench", "fault_bench", "shift_bench", "serving_bench", "stall_check"):
         tree = ast.parse(open(os.path.join(here, name + ".py")).read())
         main = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "main")
         calls = [n for n in ast.walk(main) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
@@ -492,6 +460,30 @@ def test_the_perf_bench_stopped_by_sigterm_summarizes_what_it_measured(tmp_path,
     assert "stopped by SIGTERM in the partitioned layout" in printed and "== perf bench summary ==" in printed
     assert "perf bench: FAILED: partitioned: stopped by signal 15 (SIGTERM)" in printed, printed
     assert json.loads(out.read_text())[0]["terminated"] is True
+
+
+def test_the_perf_benchs_aggressor_stops_at_once(tmp_path, monkeypatch):
+    # Note [stopping the aggressor] in perf_bench.py, with the real perf_analyzer against a model of the
+    # aggressor's name on Triton's Python backend: the load gets going, and stop() ends it within its
+    # grace and a little more (it had waited 10 s for a perf_analyzer that does not exit on SIGINT),
+    # with no request in flight left on the server.
+    import perf_bench
+    s = python_backend_server(tmp_path, monkeypatch, ["aggressor"])
+    try:
+        message = s.load("aggressor")
+        assert message is None, message + s.log()[-3000:]
+        load = perf_bench.AggressorLoad(s, str(tmp_path))  # raises unless calls complete
+        t0 = time.monotonic()
+        load.stop()
+        took = time.monotonic() - t0
+        assert load.process.poll() is not None
+        assert took < perf_bench.AggressorLoad.STOP_GRACE_S + 4.0, (took, open(load.log_path).read()[-2000:])
+        served = perf_bench.success_count(s, "aggressor")
+        time.sleep(0.5)
+        assert perf_bench.success_count(s, "aggressor") == served  # nothing more arrives once stopped
+        assert s.client.is_server_ready()
+    finally:
+        s.stop()
 
 
 def test_the_perf_benchs_export_reader_pairs_each_request_with_its_answer(tmp_path):
