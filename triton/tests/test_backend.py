@@ -486,6 +486,50 @@ def test_the_perf_benchs_aggressor_stops_at_once(tmp_path, monkeypatch):
         s.stop()
 
 
+def perf_run_json(path, client, server, control=None, layouts=("partitioned",)):
+    """A perf bench result of one pair per row: alone p99s of 1000 us (client) and 400 us (server),
+    beside them times client[i] and server[i] for the rows in perf_bench's order."""
+    import perf_bench
+    results = []
+    for layout in layouts:
+        windows = []
+        for i, (protocol, io) in enumerate((p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS):
+            side = {"p50_us": 300.0, "p99_us": 1000.0, "p999_us": 2000.0, "server_p99_us": 400.0, "server_us": 150.0,
+                    "throughput": 2000.0, "compute_us": 90.0, "delayed": []}
+            w = {"protocol": protocol, "io": io, "rep": 0, "aggressor_calls_per_s": 850.0, "alone": dict(side),
+                 "beside": dict(side, p99_us=1000.0 * client[i], server_p99_us=400.0 * server[i])}
+            if control is not None:
+                w["control"] = dict(side, p99_us=1000.0 * control[i])
+            windows.append(w)
+        results.append({"layout": layout, "windows": windows})
+    path.write_text(json.dumps(results))
+    return str(path)
+
+
+def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
+    # perf_runs.py: the goal "in every run" over the runs' JSON; a run missing a row counts as a reading
+    # not kept; ratios exactly at the goal keep it.
+    import perf_runs
+    a = perf_run_json(tmp_path / "a.json", [1.00, 1.10, 0.90, 0.95], [1.00, 1.05, 0.90, 0.95], control=[1.0, 1.2, 0.9, 1.0])
+    b = perf_run_json(tmp_path / "b.json", [1.00, 1.11, 0.90, 0.95], [1.06, 1.00, 0.90, 0.95])
+    assert perf_runs.main([a, a]) == 0
+    out = capsys.readouterr().out
+    assert out.strip().splitlines()[-1] == ("perf runs: 2 runs; partitioned: client <= 1.10 in 8 of 8 readings, "
+                                            "server <= 1.05 in 8 of 8 readings; in every run: met"), out
+    assert "1.10 (1.05) [1.20]" in out  # the control's ratio beside the pair's
+    assert perf_runs.main([a, b]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.endswith("client <= 1.10 in 7 of 8 readings, server <= 1.05 in 7 of 8 readings; in every run: not met"), last
+    gone = tmp_path / "c.json"
+    gone.write_text(json.dumps([{"layout": "partitioned", "error": "stopped by signal 15 (SIGTERM)"}]))
+    assert perf_runs.main([a, str(gone)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "client <= 1.10 in 4 of 8" in last and last.endswith("not met"), last
+    (tmp_path / "bad.json").write_text("{}")
+    assert perf_runs.main([a, str(tmp_path / "bad.json")]) == 1
+    assert "not a perf bench result" in capsys.readouterr().out
+
+
 def test_the_perf_benchs_export_reader_pairs_each_request_with_its_answer(tmp_path):
     # perf_bench.export_latencies_us on exports written here: a request with no answer is counted, not
     # paired with the next one's; a file that is empty, missing or holds no request is refused.

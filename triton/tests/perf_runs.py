@@ -1,0 +1,116 @@
+"""The perf bench's goals over several runs, from each run's JSON (perf_bench.py --json; scripts/gpu-triton
+writes it as perf_bench.json). For every layout, protocol and I/O: each run's client and server p99
+ratio beside ÷ alone (the median over the run's pairs, as perf_bench's table) and, where the run had
+control windows, the control's ratio alone ÷ alone; how many runs kept each goal; and per run the
+client's p50, p99 and p99.9 alone -> beside, both models' calls/s and compute input + infer + output
+alone. The last line is the verdict for the partitioned layout, the goal "in every run":
+
+  python3 perf_runs.py out1/perf_bench.json out2/perf_bench.json out3/perf_bench.json
+
+  perf runs: 3 runs; partitioned: client <= 1.10 in 11 of 12 readings, server <= 1.05 in 9 of 12; in every
+  run: not met (...)
+
+A run without a row (its layout failed or was not run) counts as a reading not kept: a goal "in every
+run" is not met by a run that did not measure it. Exit status 1 when a file cannot be read or holds no
+perf bench result; the verdict itself does not set it.
+"""
+
+import argparse
+import json
+import math
+import statistics
+import sys
+
+import perf_bench
+
+GOALS = (("client", "client_ratio", 1.10), ("server", "server_p99_ratio", 1.05))
+
+
+def median(values):
+    values = [v for v in values if v == v]
+    return statistics.median(values) if values else float("nan")
+
+
+def rows_of(results):
+    """{(layout, protocol, io): perf_bench's row} of one run."""
+    rows, _ = perf_bench.summarize(results, argparse.Namespace(bound=0.0))
+    return {(r["layout"], r["protocol"], r["io"]): r for r in rows}
+
+
+def read_run(path):
+    with open(path) as f:
+        results = json.load(f)
+    if not isinstance(results, list) or not all(isinstance(r, dict) and "layout" in r for r in results):
+        raise ValueError(f"{path}: not a perf bench result (a list of layouts)")
+    return results
+
+
+def verdict(runs, layout="partitioned", goals=GOALS):
+    """(text, met) for `layout` over the runs' rows: a reading per run and (protocol, I/O)."""
+    keys = [(layout, p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS]
+    parts, met = [], True
+    for name, field, goal in goals:
+        readings = [median(run[k][field]) if k in run else float("nan") for run in runs for k in keys]
+        kept = sum(1 for v in readings if v == v and v <= goal)
+        met = met and kept == len(readings)
+        parts.append(f"{name} <= {goal:.2f} in {kept} of {len(readings)} readings")
+    return f"{layout}: " + ", ".join(parts), met
+
+
+def ratio_text(value):
+    return "-" if value != value else (f"{value:.0f}" if value >= 100 else f"{value:.2f}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("runs", nargs="+", help="each run's perf_bench.json")
+    args = parser.parse_args(argv)
+    try:
+        runs = [rows_of(read_run(path)) for path in args.runs]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"perf runs: cannot read the runs: {e}")
+        return 1
+    layouts = ("partitioned", "whole", "mps")  # perf_bench's order, then any other
+
+    def order(k):
+        return (layouts.index(k[0]) if k[0] in layouts else len(layouts), k[0], perf_bench.PROTOCOLS.index(k[1]),
+                perf_bench.IOS.index(k[2]))
+    keys = sorted({k for run in runs for k in run}, key=order)
+    n = len(runs)
+    print("client (server) p99 ratio beside / alone per run, the median over its pairs; [control: alone again / alone]")
+    print(f"{'layout':<12}{'proto':<6}{'I/O':<5}" + "".join(f"{'run ' + str(i + 1):>24}" for i in range(n))
+          + f"{'client <= 1.10':>16}{'server <= 1.05':>16}")
+    for k in keys:
+        cells, counts = [], []
+        for run in runs:
+            row = run.get(k)
+            if row is None:
+                cells.append("(not run)")
+                continue
+            text = f"{ratio_text(median(row['client_ratio']))} ({ratio_text(median(row['server_p99_ratio']))})"
+            if row["control_client_ratio"]:
+                text += f" [{ratio_text(median(row['control_client_ratio']))}]"
+            cells.append(text)
+        for _, field, goal in GOALS:
+            values = [median(run[k][field]) if k in run else float("nan") for run in runs]
+            counts.append(f"{sum(1 for v in values if v == v and v <= goal)} of {n}")
+        print(f"{k[0]:<12}{k[1]:<6}{k[2]:<5}" + "".join(f"{c:>24}" for c in cells) + "".join(f"{c:>16}" for c in counts))
+    print("\nper run: client p50 / p99 / p99.9 alone -> beside (us), latency calls/s alone / beside, aggressor calls/s, "
+          "compute in+infer+out alone (us)")
+    for i, run in enumerate(runs):
+        for k in keys:
+            row = run.get(k)
+            if row is None:
+                continue
+            med = row["med"]
+            print(f"  run {i + 1} {k[0]:<12}{k[1]:<5}{k[2]:<5}"
+                  + " ".join(f"{med('alone', q):.0f}->{med('beside', q):.0f}" for q in ("p50_us", "p99_us", "p999_us"))
+                  + f"  {med('alone', 'throughput'):.0f}/{med('beside', 'throughput'):.0f}  {row['aggressor']:.0f}"
+                  + f"  {med('alone', 'compute_us'):.0f}")
+    text, met = verdict(runs)
+    print(f"perf runs: {n} run{'s' if n != 1 else ''}; {text}; in every run: {'met' if met else 'not met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
