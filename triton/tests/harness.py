@@ -11,9 +11,11 @@ Paths come from the environment (scripts/test-triton and scripts/gpu-triton set 
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -72,12 +74,11 @@ class TritonPythonModel:
 
 def python_backend_models(root, names, shape):
     """Models named `names` in <root>/repo, each with the perf bench's latency model's inputs and output
-    (input_0, input_1 -> output_0 = 2 * input_0 - 0.5 * input_1, float32 of `shape`: perf_bench.SHAPE), served by Triton's
-    Python backend on the CPU: no GPU needed, so that the benches' load generators run against the real
+    (input_0, input_1 -> output_0 = 2 * input_0 - 0.5 * input_1, float32 of `shape`: perf_bench.SHAPE),
+    served by Triton's Python backend on the CPU: no GPU needed, so that the benches' load generators run against the real
     server anywhere. The backend goes to <root>/backends/python with the stub for this Python. Returns
     the environment a Server needs for it (TRTET_TRITON_BACKENDS, LD_LIBRARY_PATH); raises Unavailable
     where this server carries no such backend or its stub cannot start."""
-    import sys
     tritonserver = os.path.dirname(os.path.dirname(env_path("TRTET_TRITONSERVER")))
     python_backend = os.path.join(tritonserver, "backends", "python")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -92,8 +93,7 @@ def python_backend_models(root, names, shape):
     if missing:
         raise Unavailable(f"the Python backend's stub cannot start here: {', '.join(missing)} not found "
                           f"(scripts/install-deps installs libpython3.11)")
-    import shutil
-    import numpy as np
+    import numpy as np  # where the model's stub finds it
     backends = os.path.join(root, "backends")
     shutil.copytree(python_backend, os.path.join(backends, "python"))
     shutil.copy(stub, os.path.join(backends, "python", "triton_python_backend_stub"))
