@@ -36,9 +36,9 @@ class Terminated(BaseException):
 # -------------------------------------
 # scripts/gpu-triton runs each bench under `timeout`, which sends SIGTERM. Python's default action for
 # it ends the process at once, with no `finally` run: S50's perf bench, stopped that way in its MPS
-# layout, left both its servers, the aggressor's perf_analyzer (a session of its own, 100 million
-# requests to send) and the MPS control daemon running, and every later run on that machine measured
-# beside them. A bench calls stop_on_sigterm() first: the signal raises Terminated in the main thread,
+# layout, left nothing to stop its two servers and the aggressor's perf_analyzer (each in a session of
+# its own; the aggressor with 100 million requests to send) or the MPS control daemon, and the runs
+# after it on that machine were disturbed. A bench calls stop_on_sigterm() first: the signal raises Terminated in the main thread,
 # a BaseException that no `except Exception` takes, so each `finally` on the way out stops what it
 # started (servers, load generators, the MPS daemon). A second SIGTERM is ignored, so that the
 # clean-up is not cut short; gpu-triton's `timeout -k` kills a bench that still has not ended.
