@@ -351,7 +351,7 @@ def phase_means(before, after):
 # window it left unfinished with the server clean (SERVING.md, "A load generator that stops") had
 # exactly a quarter of its requests never sent: one thread of four that stopped. With one thread the
 # same schedule comes from one sender; against the real server on the CPU (stall_check.py --rounds 100
-# --threads 4,1: 200 windows each), four threads stalled 3 windows and one thread none. One thread sends 2,000 requests/s
+# --threads 4,1: 200 windows each), four threads stalled 4 windows (3 in an earlier run) and one thread none. One thread sends 2,000 requests/s
 # asynchronously with time to spare; where it could not keep up perf_analyzer says so, and the
 # bench reports the window as delayed. --client-threads 4 gives perf_analyzer's default back.
 CLIENT_THREADS = 1
