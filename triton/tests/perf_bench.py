@@ -392,6 +392,17 @@ def stalled_at_the_client(before, after, ready):
     return after["fail"] == before["fail"]
 
 
+def window_command(binary, port, protocol, io, rate, count, csv_path, threads):
+    """perf_analyzer for one window on the latency model: open loop at `rate`, asynchronous calls,
+    `count` requests, `threads` sending threads (Note [one sending thread]), its CSV at csv_path."""
+    return [binary, "-m", "latency", "-u", f"127.0.0.1:{port}", "-i", protocol,
+            "--async", "--request-rate-range", str(rate), "--request-distribution", "constant",
+            "--request-count", str(count),
+            "--shape", f"input_0:{','.join(map(str, SHAPE))}", "--shape", f"input_1:{','.join(map(str, SHAPE))}",
+            "--input-data", "zero", "--percentile", "99", "-f", csv_path, "--max-threads", str(threads),
+            "--shared-memory", "cuda" if io == "cuda" else "none", "--output-shared-memory-size", str(4 * SHAPE[1])]
+
+
 def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
     """One perf_analyzer window on the latency model: open loop at `rate` (asynchronous calls, so a
     slow response delays no later send), rate x window requests. With `export`, the client's p99.9
@@ -402,12 +413,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
     # request-rate") and prints its usage.
     count = max(TRACE_BATCH, int(rate), int(rate * window_s))
     csv_path = os.path.join(work, f"{tag}.csv")
-    command = [binary, "-m", "latency", "-u", f"127.0.0.1:{port}", "-i", protocol,
-               "--async", "--request-rate-range", str(rate), "--request-distribution", "constant",
-               "--request-count", str(count),
-               "--shape", f"input_0:{','.join(map(str, SHAPE))}", "--shape", f"input_1:{','.join(map(str, SHAPE))}",
-               "--input-data", "zero", "--percentile", "99", "-f", csv_path, "--max-threads", str(CLIENT_THREADS),
-               "--shared-memory", "cuda" if io == "cuda" else "none", "--output-shared-memory-size", str(4 * SHAPE[1])]
+    command = window_command(binary, port, protocol, io, rate, count, csv_path, CLIENT_THREADS)
     export_path = os.path.join(work, f"{tag}.export.json")
     if export:
         command += ["--profile-export-file", export_path]

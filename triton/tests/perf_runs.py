@@ -17,7 +17,6 @@ perf bench result; the verdict itself does not set it.
 
 import argparse
 import json
-import math
 import statistics
 import sys
 
@@ -45,15 +44,20 @@ def read_run(path):
     return results
 
 
+def kept(values, goal):
+    """How many readings keep a goal (a missing one, nan, does not)."""
+    return sum(1 for v in values if v == v and v <= goal)
+
+
 def verdict(runs, layout="partitioned", goals=GOALS):
     """(text, met) for `layout` over the runs' rows: a reading per run and (protocol, I/O)."""
     keys = [(layout, p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS]
     parts, met = [], True
     for name, field, goal in goals:
         readings = [median(run[k][field]) if k in run else float("nan") for run in runs for k in keys]
-        kept = sum(1 for v in readings if v == v and v <= goal)
-        met = met and kept == len(readings)
-        parts.append(f"{name} <= {goal:.2f} in {kept} of {len(readings)} readings")
+        count = kept(readings, goal)
+        met = met and count == len(readings)
+        parts.append(f"{name} <= {goal:.2f} in {count} of {len(readings)} readings")
     return f"{layout}: " + ", ".join(parts), met
 
 
@@ -93,7 +97,7 @@ def main(argv=None):
             cells.append(text)
         for _, field, goal in GOALS:
             values = [median(run[k][field]) if k in run else float("nan") for run in runs]
-            counts.append(f"{sum(1 for v in values if v == v and v <= goal)} of {n}")
+            counts.append(f"{kept(values, goal)} of {n}")
         print(f"{k[0]:<12}{k[1]:<6}{k[2]:<5}" + "".join(f"{c:>24}" for c in cells) + "".join(f"{c:>16}" for c in counts))
     print("\nper run: client p50 / p99 / p99.9 alone -> beside (us), latency calls/s alone / beside, aggressor calls/s, "
           "compute in+infer+out alone (us)")

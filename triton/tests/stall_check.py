@@ -42,7 +42,6 @@ def main():
     os.environ.update(env)
     os.environ.pop("TRTET_TRITON_PRELOAD", None)
     binary, pa_env = perf_bench.perf_analyzer_command(None)
-    shape = ",".join(map(str, perf_bench.SHAPE))
     counts = {t: {"windows": 0, "stalled": 0, "seconds": 0.0} for t in threads}
     server = harness.Server(os.path.join(root, "repo"))
     try:
@@ -54,11 +53,8 @@ def main():
             for t in threads:
                 for protocol in perf_bench.PROTOCOLS:
                     port = server.grpc_port if protocol == "grpc" else server.http_port
-                    command = [binary, "-m", "latency", "-u", f"127.0.0.1:{port}", "-i", protocol, "--async",
-                               "--request-rate-range", str(args.rate), "--request-distribution", "constant",
-                               "--request-count", str(args.rate), "--shape", f"input_0:{shape}",
-                               "--shape", f"input_1:{shape}", "--input-data", "zero",
-                               "-f", os.path.join(root, "window.csv"), "--max-threads", str(t)]
+                    command = perf_bench.window_command(binary, port, protocol, "host", args.rate, args.rate,
+                                                        os.path.join(root, "window.csv"), t)
                     t0 = time.monotonic()
                     try:
                         subprocess.run(command, capture_output=True, env=pa_env, timeout=args.limit_s)
