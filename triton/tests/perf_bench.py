@@ -50,9 +50,9 @@ inputs are zeros (--input-data zero: the engine's time does not depend on them, 
 characters of JSON where a random float is about 25): about 12 KB a request of the latency model.
 
 Ratios beside / alone per pair: the client's p99, the server's p99 of queue + compute, and the
-server's mean of queue + compute; and per row, pooled over its pairs, the p99 of queue + compute of
-every traced request beside / that of every one alone (one percentile over all the pairs' requests,
-steadier than any one window's). The summary is printed last; --json keeps every window. Exit status
+server's mean of queue + compute; and per row its readings for the goals, client and server: one p99
+over every request of the row's beside windows / one over every request of its alone windows (Note
+[one p99 per side]). The summary is printed last; --json keeps every window. Exit status
 1 when a check fails: a wrong value, perf_analyzer failing, an engine off its partition's SMs, or
 (with --bound) a partitioned client p99 ratio above the bound.
 """
@@ -457,6 +457,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
                 latencies, unanswered = export_latencies_us(export_path)
                 out.update({"p999_us": nearest_rank(latencies, 99.9), "export_p99_us": nearest_rank(latencies, 99),
                             "exported": len(latencies), "unanswered": unanswered})
+                out[CLIENT_TIMES] = latencies  # for the pooled p99 (Note [one p99 per side]); not in the JSON
             except ValueError as e:
                 out["export_error"] = str(e)[:300]
         return out
@@ -751,29 +752,60 @@ def run_layout(layout, args, plan_gpu, work):
             for side in sides(w):
                 rows = server_times_us(traces, "latency", side["start_ns"], side["end_ns"])
                 add_server_percentiles(side, rows)
-                side[SERVER_TIMES] = [r[0] for r in rows]  # for the pooled p99 (summarize); not in the JSON
+                side[SERVER_TIMES] = [r[0] for r in rows]  # for the pooled p99; not in the JSON
+    out["pooled"] = pool_rows(out["windows"])  # Note [one p99 per side]
     return out
 
 
 SERVER_TIMES = "_server_us"  # a window's queue + compute per traced request, µs
+CLIENT_TIMES = "_client_us"  # a window's latency per answered request, from perf_analyzer's export, µs
+TRANSIENT = (SERVER_TIMES, CLIENT_TIMES)  # per-request lists: kept while the bench runs, not in the JSON
+
+# Note [one p99 per side]
+# -----------------------
+# A row's pairs give a ratio each (beside ÷ alone, one window over another), and the table shows them;
+# the row's reading for a goal is one p99 over every request of the row's beside windows ÷ one p99 over
+# every request of its alone windows (`pooled`): the client's from perf_analyzer's exports, by rank as
+# perf_analyzer takes its own; the server's from the traces. With two pairs the windows run alone,
+# beside, beside, alone (Note [warm-up and order]), so a drift of the host over the four windows
+# falls on both sides alike, and each side's p99 rests on twice the requests of one window. The
+# control windows are not pooled: they say how far two windows alone differ (Note [the control]).
+# A side with a window whose requests were not read (an export or the traces missing) has no pooled
+# p99, and the reading falls back to the median of the pairs' ratios (marked so in perf_runs.py).
+POOLED_SIDES = (("client", CLIENT_TIMES, nearest_rank), ("server", SERVER_TIMES, percentile))
 
 
-def pooled_server_p99_ratio(ws):
-    """The p99 of every traced request of the beside windows ÷ that of the alone windows: with several
-    pairs, one percentile over all their requests (each pair's p99 rests on one window's; a stall in one
-    window moves it by its own length)."""
-    alone = [t for w in ws for t in w["alone"].get(SERVER_TIMES, [])]
-    beside = [t for w in ws for t in w["beside"].get(SERVER_TIMES, [])]
-    if not alone or not beside:
-        return float("nan")
-    return percentile(beside, 99) / percentile(alone, 99)
+def pooled(ws, times_key, p99):
+    """{"alone_p99_us", "beside_p99_us", "ratio", "alone_n", "beside_n"}: one p99 over every request of the
+    pairs' alone windows and one over their beside windows (Note [one p99 per side]); None where a window
+    of either side has no per-request times."""
+    sides_ = {}
+    for side in ("alone", "beside"):
+        lists = [w[side].get(times_key) for w in ws if side in w]
+        if not lists or any(not values for values in lists):
+            return None
+        sides_[side] = [t for values in lists for t in values]
+    alone, beside = p99(sides_["alone"], 99), p99(sides_["beside"], 99)
+    return {"alone_p99_us": alone, "beside_p99_us": beside, "ratio": beside / alone if alone > 0 else float("nan"),
+            "alone_n": len(sides_["alone"]), "beside_n": len(sides_["beside"])}
+
+
+def pool_rows(windows):
+    """{"<protocol>_<io>": {"client": pooled or None, "server": pooled or None}} over a layout's windows."""
+    rows = {}
+    for protocol in PROTOCOLS:
+        for io in IOS:
+            ws = [w for w in windows if w["protocol"] == protocol and w["io"] == io]
+            if ws:
+                rows[f"{protocol}_{io}"] = {name: pooled(ws, key, p99) for name, key, p99 in POOLED_SIDES}
+    return rows
 
 
 def without_server_times(results):
-    """results without the per-request lists (the JSON keeps the windows' percentiles)."""
+    """results without the per-request lists (the JSON keeps the windows' percentiles and the pooled p99s)."""
     def strip(value):
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != SERVER_TIMES}
+            return {k: strip(v) for k, v in value.items() if k not in TRANSIENT}
         if isinstance(value, list):
             return [strip(v) for v in value]
         return value
@@ -817,12 +849,22 @@ def summarize(results, args):
                        "client_ratio": [ratio(w, "p99_us") for w in ws],
                        "server_mean_ratio": [ratio(w, "server_us") for w in ws],
                        "server_p99_ratio": [ratio(w, "server_p99_us") for w in ws],
-                       "server_p99_pooled_ratio": pooled_server_p99_ratio(ws),
                        "control_client_ratio": [ratio(w, "p99_us", CONTROL) for w in ws if CONTROL in w],
                        "control_server_ratio": [ratio(w, "server_p99_us", CONTROL) for w in ws if CONTROL in w],
                        "aggressor": statistics.median(w["aggressor_calls_per_s"] for w in ws),
                        "delayed": sum(len(side["delayed"]) for w in ws for side in sides(w)),
                        "windows": ws}
+                # The row's readings for the goals (Note [one p99 per side]): the pooled ratio, else the
+                # median of the pairs' (pooled: False).
+                stored = (r.get("pooled") or {}).get(f"{protocol}_{io}") or {}
+                for name, pairs in (("client", "client_ratio"), ("server", "server_p99_ratio")):
+                    p = stored.get(name)
+                    row[f"{name}_pooled"] = p
+                    row[f"{name}_reading"] = p["ratio"] if p else median_of(row[pairs])
+                # How far the row's windows alone (its pairs' and the controls') lie apart: max ÷ min p99.
+                for name, key in (("client", "p99_us"), ("server", "server_p99_us")):
+                    alone = [w[side][key] for w in ws for side in ("alone", CONTROL) if side in w and w[side].get(key, 0) > 0]
+                    row[f"{name}_alone_spread"] = max(alone) / min(alone) if len(alone) > 1 else float("nan")
                 rows.append(row)
                 if args.bound and r["layout"] == "partitioned" and max(row["client_ratio"]) > args.bound:
                     failures.append(f"partitioned {protocol} {io}: client p99 beside / alone "
@@ -835,8 +877,21 @@ def summarize(results, args):
     return rows, failures
 
 
+def median_of(values):
+    """The median of the values that are numbers; nan where none is."""
+    values = [v for v in values if v == v]
+    return statistics.median(values) if values else float("nan")
+
+
+def reading_text(row):
+    """A row's readings for the goals, client (server); '*' after one that is the pairs' median, not pooled."""
+    def one(name):
+        return ratios_text([row[f"{name}_reading"]]) + ("" if row[f"{name}_pooled"] else "*")
+    return f"{one('client')} ({one('server')})"
+
+
 def ratios_text(values):
-    return ",".join("-" if v != v else f"{v:.2f}" for v in values)
+    return ",".join("-" if v != v else (f"{v:.0f}" if v >= 100 else f"{v:.2f}") for v in values)
 
 
 def main():
@@ -965,7 +1020,7 @@ def main():
           f"{f'{args.warmup:g} s warm-up windows, alone and beside, per protocol and I/O' if args.warmup > 0 else 'no warm-up'}; aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")
     print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'p99.9 al->bes':>15}{'srv p99.9 al->bes':>19}"
-          f"{'client p99 ratio':>18}{'srv p99 ratio':>16}{'pooled':>8}{'srv mean ratio':>16}{'lat/s al/bes':>14}{'aggr/s':>8}")
+          f"{'client p99 ratio':>18}{'srv p99 ratio':>16}{'reading cl (srv)':>18}{'srv mean ratio':>16}{'lat/s al/bes':>14}{'aggr/s':>8}")
     for row in rows:
         med = row["med"]
         print(f"{row['layout']:<12}{row['protocol']:<6}{row['io']:<5}"
@@ -974,10 +1029,24 @@ def main():
               f"{med('alone', 'p999_us'):>7.0f}->{med('beside', 'p999_us'):<6.0f}"
               f"{med('alone', 'server_p999_us'):>9.0f}->{med('beside', 'server_p999_us'):<7.0f}"
               f"{ratios_text(row['client_ratio']):>18}{ratios_text(row['server_p99_ratio']):>16}"
-              f"{ratios_text([row['server_p99_pooled_ratio']]):>8}"
+              f"{reading_text(row):>18}"
               f"{ratios_text(row['server_mean_ratio']):>16}"
               f"{med('alone', 'throughput'):>7.0f}/{med('beside', 'throughput'):<6.0f}{row['aggressor']:>8.0f}"
               + (f"  ({row['delayed']} windows where perf_analyzer fell behind the rate)" if row["delayed"] else ""))
+    print("\nThe rows' readings for the goals (Note [one p99 per side]): one p99 over every request of the row's "
+          "windows alone -> one over those beside (us; requests alone/beside), and their ratio, at the client "
+          "(perf_analyzer's exports) and at the server (queue + compute, the traces); then how far the row's "
+          "windows alone lie apart (max / min p99, the controls included), client / server")
+    print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'client p99':>14}{'requests':>13}{'ratio':>7}{'server p99':>14}"
+          f"{'requests':>13}{'ratio':>7}{'alone spread':>14}")
+    for row in rows:
+        cells = ""
+        for name in ("client", "server"):
+            p = row[f"{name}_pooled"]
+            cells += (f"{p['alone_p99_us']:>7.0f}->{p['beside_p99_us']:<6.0f}{p['alone_n']:>7}/{p['beside_n']:<5}"
+                      f"{p['ratio']:>7.2f}" if p else f"{'(not pooled)':>27}{ratios_text([row[f'{name}_reading']]) + '*':>7}")
+        print(f"{row['layout']:<12}{row['protocol']:<6}{row['io']:<5}{cells}"
+              f"{ratios_text([row['client_alone_spread']]) + ' / ' + ratios_text([row['server_alone_spread']]):>14}")
     missing = [side["export_error"] for row in rows for w in row["windows"] for side in sides(w) if "export_error" in side]
     if missing:  # Note [the client's p99.9]
         print(f"client p99.9 not read in {len(missing)} window(s) (nan in the table); the first: {missing[0]}")

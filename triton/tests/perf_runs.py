@@ -1,9 +1,12 @@
 """The perf bench's goals over several runs, from each run's JSON (perf_bench.py --json; scripts/gpu-triton
-writes it as perf_bench.json). For every layout, protocol and I/O: each run's client and server p99
-ratio beside ÷ alone (the median over the run's pairs, as perf_bench's table) and, where the run had
-control windows, the control's ratio alone ÷ alone; how many runs kept each goal; and per run the
-client's p50, p99 and p99.9 alone -> beside, both models' calls/s and compute input + infer + output
-alone. The last line is the verdict for the partitioned layout, the goal "in every run":
+writes it as perf_bench.json). For every layout, protocol and I/O: each run's reading of the client's
+and the server's p99 ratio beside ÷ alone (perf_bench's: one p99 over every request of the run's
+windows beside ÷ one over those alone, Note [one p99 per side]; a run without per-request times, as
+before S51, gives the median of its pairs' ratios, marked *) and, where the run had control windows,
+the control's ratio alone ÷ alone; how many runs kept each goal; and per run the client's p50, p99
+and p99.9 alone -> beside, both models' calls/s, compute input + infer + output alone and how far the
+run's windows alone lie apart. The last line is the verdict for the partitioned layout, the goal "in
+every run":
 
   python3 perf_runs.py out1/perf_bench.json out2/perf_bench.json out3/perf_bench.json
 
@@ -17,17 +20,11 @@ perf bench result; the verdict itself does not set it.
 
 import argparse
 import json
-import statistics
 import sys
 
 import perf_bench
 
-GOALS = (("client", "client_ratio", 1.10), ("server", "server_p99_ratio", 1.05))
-
-
-def median(values):
-    values = [v for v in values if v == v]
-    return statistics.median(values) if values else float("nan")
+GOALS = (("client", "client_reading", 1.10), ("server", "server_reading", 1.05))
 
 
 def rows_of(results):
@@ -54,15 +51,11 @@ def verdict(runs, layout="partitioned", goals=GOALS):
     keys = [(layout, p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS]
     parts, met = [], True
     for name, field, goal in goals:
-        readings = [median(run[k][field]) if k in run else float("nan") for run in runs for k in keys]
+        readings = [run[k][field] if k in run else float("nan") for run in runs for k in keys]
         count = kept(readings, goal)
         met = met and count == len(readings)
         parts.append(f"{name} <= {goal:.2f} in {count} of {len(readings)} readings")
     return f"{layout}: " + ", ".join(parts), met
-
-
-def ratio_text(value):
-    return "-" if value != value else (f"{value:.0f}" if value >= 100 else f"{value:.2f}")
 
 
 def main(argv=None):
@@ -81,7 +74,9 @@ def main(argv=None):
                 perf_bench.IOS.index(k[2]))
     keys = sorted({k for run in runs for k in run}, key=order)
     n = len(runs)
-    print("client (server) p99 ratio beside / alone per run, the median over its pairs; [control: alone again / alone]")
+    print("client (server) p99 ratio beside / alone per run: the run's reading, one p99 over every request of its "
+          "windows beside / one over those alone (perf_bench.py, Note [one p99 per side]; * where the run has no "
+          "per-request times: the median of its pairs' ratios); [control: alone again / alone, median over the pairs]")
     print(f"{'layout':<12}{'proto':<6}{'I/O':<5}" + "".join(f"{'run ' + str(i + 1):>24}" for i in range(n))
           + f"{'client <= 1.10':>16}{'server <= 1.05':>16}")
     for k in keys:
@@ -91,16 +86,17 @@ def main(argv=None):
             if row is None:
                 cells.append("(not run)")
                 continue
-            text = f"{ratio_text(median(row['client_ratio']))} ({ratio_text(median(row['server_p99_ratio']))})"
+            text = perf_bench.reading_text(row)
             if row["control_client_ratio"]:
-                text += f" [{ratio_text(median(row['control_client_ratio']))}]"
+                text += f" [{perf_bench.ratios_text([perf_bench.median_of(row['control_client_ratio'])])}]"
             cells.append(text)
         for _, field, goal in GOALS:
-            values = [median(run[k][field]) if k in run else float("nan") for run in runs]
+            values = [run[k][field] if k in run else float("nan") for run in runs]
             counts.append(f"{kept(values, goal)} of {n}")
         print(f"{k[0]:<12}{k[1]:<6}{k[2]:<5}" + "".join(f"{c:>24}" for c in cells) + "".join(f"{c:>16}" for c in counts))
-    print("\nper run: client p50 / p99 / p99.9 alone -> beside (us), latency calls/s alone / beside, aggressor calls/s, "
-          "compute in+infer+out alone (us)")
+    print("\nper run: client p50 / p99 / p99.9 alone -> beside (us, medians over the pairs), latency calls/s alone / "
+          "beside, aggressor calls/s, compute in+infer+out alone (us); the spread of the windows alone (max / min p99, "
+          "client / server)")
     for i, run in enumerate(runs):
         for k in keys:
             row = run.get(k)
@@ -110,7 +106,8 @@ def main(argv=None):
             print(f"  run {i + 1} {k[0]:<12}{k[1]:<5}{k[2]:<5}"
                   + " ".join(f"{med('alone', q):.0f}->{med('beside', q):.0f}" for q in ("p50_us", "p99_us", "p999_us"))
                   + f"  {med('alone', 'throughput'):.0f}/{med('beside', 'throughput'):.0f}  {row['aggressor']:.0f}"
-                  + f"  {med('alone', 'compute_us'):.0f}")
+                  + f"  {med('alone', 'compute_us'):.0f}"
+                  + f"  spread {perf_bench.ratios_text([row['client_alone_spread']])} / {perf_bench.ratios_text([row['server_alone_spread']])}")
     text, met = verdict(runs)
     print(f"perf runs: {n} run{'s' if n != 1 else ''}; {text}; in every run: {'met' if met else 'not met'}")
     return 0

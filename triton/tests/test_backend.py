@@ -6,11 +6,13 @@ why. On a GPU: the same configs, plus models that load and serve (host and devic
 failed request leaving the instance serving, partitions shared by plan, device indices).
 """
 
+import argparse
 import json
 import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -363,10 +365,14 @@ def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, 
             assert w["exported"] == w["requests"] == perf_bench.TRACE_BATCH and w["unanswered"] == 0, w
             assert abs(w["export_p99_us"] - w["p99_us"]) <= 1.0, w  # the CSV's, to the us (perf_bench.nearest_rank)
             assert w["p999_us"] > w["export_p99_us"] > 0, w
+            # each answered request's latency kept for the row's pooled p99 (Note [one p99 per side])
+            assert len(w[perf_bench.CLIENT_TIMES]) == w["exported"], w["exported"]
+            assert perf_bench.nearest_rank(w[perf_bench.CLIENT_TIMES], 99) == w["export_p99_us"]
             # the export read and deleted (a stalled attempt's too), the CSVs kept
             assert os.listdir(work) and all(f.endswith(".csv") for f in os.listdir(work)), os.listdir(work)
         plain = window("grpc", "plain", export=False)
         assert "p999_us" not in plain and "export_error" not in plain  # asked for only by the measured windows
+        assert perf_bench.CLIENT_TIMES not in plain
     finally:
         s.stop()
 
@@ -516,7 +522,7 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.strip().splitlines()[-1] == ("perf runs: 2 runs; partitioned: client <= 1.10 in 8 of 8 readings, "
                                             "server <= 1.05 in 8 of 8 readings; in every run: met"), out
-    assert "1.10 (1.05) [1.20]" in out  # the control's ratio beside the pair's
+    assert "1.10* (1.05*) [1.20]" in out  # the control's ratio beside the pair's; no per-request times: *
     assert perf_runs.main([a, b]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 7 of 8 readings, server <= 1.05 in 7 of 8 readings; in every run: not met"), last
@@ -528,6 +534,35 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{}")
     assert perf_runs.main([a, str(tmp_path / "bad.json")]) == 1
     assert "not a perf bench result" in capsys.readouterr().out
+
+
+def test_perf_runs_reads_each_run_by_its_pooled_p99s_where_it_has_them(tmp_path, capsys):
+    # Note [one p99 per side]: a run's pooled p99s decide its reading, not its pairs' median. Here the
+    # pairs say 1.20 (client) and 1.10 (server) in every row, the pooled p99s 1.00 and 1.00; in a
+    # second run the other way round.
+    import perf_bench
+    import perf_runs
+
+    def run(name, pairs, pooled_ratio):
+        path = perf_run_json(tmp_path / name, [pairs[0]] * 4, [pairs[1]] * 4)
+        results = json.loads(open(path).read())
+        results[0]["pooled"] = {
+            f"{p}_{io}": {side: {"alone_p99_us": 100.0, "beside_p99_us": 100.0 * pooled_ratio, "ratio": pooled_ratio,
+                                 "alone_n": 8000, "beside_n": 8000} for side in ("client", "server")}
+            for p in perf_bench.PROTOCOLS for io in perf_bench.IOS}
+        open(path, "w").write(json.dumps(results))
+        return path
+
+    good = run("good.json", (1.20, 1.10), 1.00)
+    bad = run("bad.json", (1.00, 1.00), 1.06)
+    assert perf_runs.main([good, good, good]) == 0
+    out = capsys.readouterr().out
+    assert out.strip().splitlines()[-1].endswith("client <= 1.10 in 12 of 12 readings, server <= 1.05 in 12 of 12 "
+                                                 "readings; in every run: met"), out
+    assert "1.00 (1.00)" in out and "*" not in out.split("\n", 2)[2]
+    assert perf_runs.main([good, bad]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.endswith("client <= 1.10 in 8 of 8 readings, server <= 1.05 in 4 of 8 readings; in every run: not met"), last
 
 
 def test_the_perf_benchs_export_reader_pairs_each_request_with_its_answer(tmp_path):
@@ -582,24 +617,49 @@ def test_the_soaks_request_mix_is_one_in_a_hundred_malformed_of_every_kind():
             assert np.array_equal(np.frombuffer(body[:x.nbytes], np.float32).reshape(shape), x)
 
 
-def test_the_perf_benchs_pooled_server_p99_is_one_percentile_over_every_pairs_requests():
-    # perf_bench.pooled_server_p99_ratio: the requests of all alone windows against those of all
-    # beside windows, not a pair's ratio; the per-request lists stay out of the JSON.
+def test_a_rows_reading_is_one_p99_per_side_over_every_request_of_its_windows():
+    # perf_bench's Note [one p99 per side]: the requests of all alone windows against those of all
+    # beside windows, not a pair's ratio; the client's by rank, the server's as its windows'; the
+    # per-request lists stay out of the JSON, the pooled p99s go into it.
     import json as json_
     import perf_bench
     alone_1, beside_1 = [100.0] * 99 + [1000.0], [100.0] * 100  # a stall in one alone window
     alone_2, beside_2 = [100.0] * 100, [110.0] * 100
-    ws = [{"alone": {perf_bench.SERVER_TIMES: alone_1, "server_p99_us": 991.0},
-           "beside": {perf_bench.SERVER_TIMES: beside_1, "server_p99_us": 100.0}},
-          {"alone": {perf_bench.SERVER_TIMES: alone_2, "server_p99_us": 100.0},
-           "beside": {perf_bench.SERVER_TIMES: beside_2, "server_p99_us": 110.0}}]
-    pooled = perf_bench.pooled_server_p99_ratio(ws)
+    ws = [{"protocol": "grpc", "io": "host", "rep": 0, "aggressor_calls_per_s": 850.0,
+           "alone": {perf_bench.SERVER_TIMES: alone_1, perf_bench.CLIENT_TIMES: alone_1, "server_p99_us": 991.0, "p99_us": 991.0},
+           "beside": {perf_bench.SERVER_TIMES: beside_1, perf_bench.CLIENT_TIMES: beside_1, "server_p99_us": 100.0, "p99_us": 100.0},
+           "control": {"p99_us": 120.0, "server_p99_us": 100.0}},
+          {"protocol": "grpc", "io": "host", "rep": 1, "aggressor_calls_per_s": 850.0,
+           "alone": {perf_bench.SERVER_TIMES: alone_2, perf_bench.CLIENT_TIMES: alone_2, "server_p99_us": 100.0, "p99_us": 100.0},
+           "beside": {perf_bench.SERVER_TIMES: beside_2, perf_bench.CLIENT_TIMES: beside_2, "server_p99_us": 110.0, "p99_us": 110.0}}]
+    for w in ws:
+        for side in perf_bench.sides(w):
+            side["delayed"] = []
+    server = perf_bench.pooled(ws, perf_bench.SERVER_TIMES, perf_bench.percentile)
     expected = perf_bench.percentile(beside_1 + beside_2, 99) / perf_bench.percentile(alone_1 + alone_2, 99)
-    assert abs(pooled - expected) < 1e-12 and abs(pooled - 1.1) < 0.01, pooled
+    assert abs(server["ratio"] - expected) < 1e-12 and abs(server["ratio"] - 1.1) < 0.01, server
+    assert (server["alone_n"], server["beside_n"]) == (200, 200)
+    client = perf_bench.pooled(ws, perf_bench.CLIENT_TIMES, perf_bench.nearest_rank)
+    assert (client["alone_p99_us"], client["beside_p99_us"]) == (100.0, 110.0), client  # rank 198 of 200
     assert [round(perf_bench.ratio(w, "server_p99_us"), 2) for w in ws] == [0.1, 1.1]  # the pairs' own
-    assert perf_bench.pooled_server_p99_ratio([{"alone": {}, "beside": {}}]) != perf_bench.pooled_server_p99_ratio(ws)
-    stripped = perf_bench.without_server_times([{"layout": "p", "windows": ws}])
-    assert perf_bench.SERVER_TIMES not in json_.dumps(stripped) and stripped[0]["windows"][0]["alone"] == {"server_p99_us": 991.0}
+    # A window whose requests were not read leaves its side unpooled (no p99 over part of the windows).
+    partial = [ws[0], dict(ws[1], beside={"p99_us": 110.0, "delayed": []})]
+    assert perf_bench.pooled(partial, perf_bench.CLIENT_TIMES, perf_bench.nearest_rank) is None
+    assert perf_bench.pooled([{"alone": {}, "beside": {}}], perf_bench.SERVER_TIMES, perf_bench.percentile) is None
+    # summarize takes the row's readings from the layout's stored pooled p99s, else the pairs' median.
+    layout = {"layout": "partitioned", "windows": ws, "pooled": perf_bench.pool_rows(ws)}
+    stripped = perf_bench.without_server_times([layout])
+    text = json_.dumps(stripped)
+    assert perf_bench.SERVER_TIMES not in text and perf_bench.CLIENT_TIMES not in text
+    assert stripped[0]["windows"][0]["alone"] == {"server_p99_us": 991.0, "p99_us": 991.0, "delayed": []}
+    args = argparse.Namespace(bound=0.0)
+    (row,), _ = perf_bench.summarize(json_.loads(text), args)
+    assert row["client_pooled"]["ratio"] == 1.1 and abs(row["server_reading"] - 1.1) < 0.01, row
+    assert abs(row["client_alone_spread"] - 9.91) < 1e-9 and abs(row["server_alone_spread"] - 9.91) < 1e-9
+    assert perf_bench.reading_text(row) == "1.10 (1.10)"
+    (row,), _ = perf_bench.summarize([{"layout": "partitioned", "windows": perf_bench.without_server_times(ws)}], args)
+    assert row["client_pooled"] is None and row["client_reading"] == statistics.median([100.0 / 991.0, 1.1])
+    assert perf_bench.reading_text(row) == "0.60* (0.60*)"
 
 
 def test_a_perf_analyzer_window_that_stalls_is_stopped_and_says_which_side_held_the_requests(tmp_path, monkeypatch):
@@ -937,6 +997,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
                 out["export_error"] = "the profile export is empty"
             else:
                 out["p999_us"] = 1990.0 if beside else 1500.0
+                out[perf_bench.CLIENT_TIMES] = [out["p99_us"]] * 100  # each request's latency (Note [one p99 per side])
         for k in ("client_send_us", "network_us", "client_recv_us", "queue_us", "compute_input_us",
                   "compute_infer_us", "compute_output_us"):
             out[k] = 10.0
@@ -1010,9 +1071,20 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     # Note [the client's p99.9]: every measured window asks for the export, no warm-up window does; the
     # table gives the p99.9, and a window whose export could not be read is said, not hidden.
     assert all(e == ("_warmup_" not in t and not t.endswith("_flush")) for t, e in exported), exported
-    header = [line for line in said.splitlines() if line.startswith("layout ")][-1]
-    row = [line for line in said.splitlines() if line.startswith("partitioned grpc  host")][-1]
-    assert "p99.9 al->bes" in header and "1500->1990" in row, (header, row)
+    lines = said.splitlines()
+    table = next(i for i, line in enumerate(lines) if line.startswith("layout ") and "p99.9 al->bes" in line)
+    row = lines[table + 1]
+    assert row.startswith("partitioned grpc  host") and "1500->1990" in row, (lines[table], row)
+    assert "1.10 (1.50)" in row, row  # the row's readings, client (server), both pooled
+    # Note [one p99 per side]: each row's reading pooled over its windows, kept in the JSON; a row with
+    # a window whose export was not read has no pooled client p99 and says so (the pairs' median, *).
+    readings = next(i for i, line in enumerate(lines) if line.startswith("layout ") and "alone spread" in line)
+    by_row = {line[:22].split()[1] + "_" + line[:22].split()[2]: line for line in lines[readings + 1:readings + 5]}
+    assert "900->990" in by_row["grpc_host"] and "200/200" in by_row["grpc_host"], by_row
+    assert "(not pooled)  1.10*" in by_row["http_cuda"] and "100->150" in by_row["http_cuda"], by_row
+    pooled = kept[0]["pooled"]
+    assert pooled["grpc_host"]["client"]["ratio"] == 1.1 and pooled["http_cuda"]["client"] is None, pooled
+    assert round(pooled["http_cuda"]["server"]["ratio"], 2) == 1.5 and perf_bench.CLIENT_TIMES not in json_.dumps(kept)
     assert "client p99.9 not read in 1 window(s) (nan in the table); the first: the profile export is empty" in said
     assert "rate_limiter" not in models["latency"] + models["aggressor"] and servers[0].count("--rate-limit=execution_count") == 0
 
