@@ -110,9 +110,10 @@ MAX_EXPORT_BYTES = 1 << 30  # a window's profile export read at most (4,000 requ
 
 
 def export_latencies_us(path):
-    """(each answered request's latency in us, the requests never answered) from perf_analyzer's
-    --profile-export-file (Note [the client's p99.9]). Raises ValueError where the file is missing,
-    empty, too large or holds no request."""
+    """(each answered request's latency in us, the requests never answered, the span in ns from the
+    first answered request's send to the last answer) from perf_analyzer's --profile-export-file (Note
+    [the client's p99.9]). Raises ValueError where the file is missing, empty, too large or holds no
+    request."""
     try:
         size = os.path.getsize(path)
     except OSError as e:
@@ -124,6 +125,7 @@ def export_latencies_us(path):
     with open(path, errors="replace") as f:
         text = f.read()
     latencies, unanswered, sent = [], 0, None
+    first_sent = last_answer = None
     # Each request: "timestamp":<ns sent>, then "response_timestamps":[<ns answered>, ...] ([] if none).
     for m in re.finditer(r'"timestamp":(\d+)|"response_timestamps":\[(\d*)', text):
         if m.group(1) is not None:
@@ -131,14 +133,34 @@ def export_latencies_us(path):
             sent = int(m.group(1))
         elif sent is not None:
             if m.group(2):
-                latencies.append((int(m.group(2)) - sent) / 1e3)
+                answered = int(m.group(2))
+                latencies.append((answered - sent) / 1e3)
+                first_sent = sent if first_sent is None else min(first_sent, sent)
+                last_answer = answered if last_answer is None else max(last_answer, answered)
             else:
                 unanswered += 1
             sent = None
     unanswered += sent is not None
     if not latencies and not unanswered:
         raise ValueError("the profile export holds no request")
-    return latencies, unanswered
+    return latencies, unanswered, (last_answer - first_sent if latencies else 0)
+
+
+# Note [calls per second]
+# -----------------------
+# perf_analyzer's "Inferences/Second" for a window of --request-count requests divides them by a span
+# of its own that at times takes in a second more: S49's 2 s windows of 4,000 requests at 2,000/s, their
+# p99s under 1.1 ms, read 2,000 in one row and 1,333 (4,000 / 3 s) in the next, perf_analyzer's process
+# taking 2.1 s in the first and 3.0 s in the second (run 1, partitioned, gRPC host I/O). The latency
+# model's calls/s in the tables is therefore the window's answered requests over the span from the
+# first one's send to the last answer, from the profile export ("served_per_s"); perf_analyzer's
+# figure stays in the JSON as "throughput", and is shown where a window has no export.
+
+
+def latency_calls_per_s(med, side):
+    """The latency model's calls/s on one side of a row (med: the row's median over its pairs)."""
+    served = med(side, "served_per_s")
+    return served if served == served else med(side, "throughput")
 
 
 def read_csv(path):
@@ -454,9 +476,11 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
         out["phases_us"] = phases  # the backend's own split of compute input, infer and output (and after)
         if export:  # Note [the client's p99.9]
             try:
-                latencies, unanswered = export_latencies_us(export_path)
+                latencies, unanswered, span_ns = export_latencies_us(export_path)
                 out.update({"p999_us": nearest_rank(latencies, 99.9), "export_p99_us": nearest_rank(latencies, 99),
                             "exported": len(latencies), "unanswered": unanswered})
+                if span_ns > 0:  # Note [calls per second]
+                    out["served_per_s"] = len(latencies) * 1e9 / span_ns
                 out[CLIENT_TIMES] = latencies  # for the pooled p99 (Note [one p99 per side]); not in the JSON
             except ValueError as e:
                 out["export_error"] = str(e)[:300]
@@ -1031,7 +1055,7 @@ def main():
               f"{ratios_text(row['client_ratio']):>18}{ratios_text(row['server_p99_ratio']):>16}"
               f"{reading_text(row):>18}"
               f"{ratios_text(row['server_mean_ratio']):>16}"
-              f"{med('alone', 'throughput'):>7.0f}/{med('beside', 'throughput'):<6.0f}{row['aggressor']:>8.0f}"
+              f"{latency_calls_per_s(med, 'alone'):>7.0f}/{latency_calls_per_s(med, 'beside'):<6.0f}{row['aggressor']:>8.0f}"
               + (f"  ({row['delayed']} windows where perf_analyzer fell behind the rate)" if row["delayed"] else ""))
     print("\nThe rows' readings for the goals (Note [one p99 per side]): one p99 over every request of the row's "
           "windows alone -> one over those beside (us; requests alone/beside), and their ratio, at the client "

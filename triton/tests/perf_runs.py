@@ -105,7 +105,8 @@ def main(argv=None):
             med = row["med"]
             print(f"  run {i + 1} {k[0]:<12}{k[1]:<5}{k[2]:<5}"
                   + " ".join(f"{med('alone', q):.0f}->{med('beside', q):.0f}" for q in ("p50_us", "p99_us", "p999_us"))
-                  + f"  {med('alone', 'throughput'):.0f}/{med('beside', 'throughput'):.0f}  {row['aggressor']:.0f}"
+                  + f"  {perf_bench.latency_calls_per_s(med, 'alone'):.0f}/{perf_bench.latency_calls_per_s(med, 'beside'):.0f}"
+                  + f"  {row['aggressor']:.0f}"
                   + f"  {med('alone', 'compute_us'):.0f}"
                   + f"  spread {perf_bench.ratios_text([row['client_alone_spread']])} / {perf_bench.ratios_text([row['server_alone_spread']])}")
     text, met = verdict(runs)

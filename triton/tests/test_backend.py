@@ -368,6 +368,9 @@ def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, 
             # each answered request's latency kept for the row's pooled p99 (Note [one p99 per side])
             assert len(w[perf_bench.CLIENT_TIMES]) == w["exported"], w["exported"]
             assert perf_bench.nearest_rank(w[perf_bench.CLIENT_TIMES], 99) == w["export_p99_us"]
+            # Note [calls per second]: the answers over the span they came in; 500 requests sent 2 ms apart
+            # take at least 998 ms, so no more than 500 / 0.998 s
+            assert 250.0 < w["served_per_s"] <= 500.0 / 0.998, w["served_per_s"]
             # the export read and deleted (a stalled attempt's too), the CSVs kept
             assert os.listdir(work) and all(f.endswith(".csv") for f in os.listdir(work)), os.listdir(work)
         plain = window("grpc", "plain", export=False)
@@ -523,6 +526,7 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     assert out.strip().splitlines()[-1] == ("perf runs: 2 runs; partitioned: client <= 1.10 in 8 of 8 readings, "
                                             "server <= 1.05 in 8 of 8 readings; in every run: met"), out
     assert "1.10* (1.05*) [1.20]" in out  # the control's ratio beside the pair's; no per-request times: *
+    assert "  2000/2000  850  90" in out  # no export: perf_analyzer's calls/s (Note [calls per second])
     assert perf_runs.main([a, b]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 7 of 8 readings, server <= 1.05 in 7 of 8 readings; in every run: not met"), last
@@ -575,7 +579,8 @@ def test_the_perf_benchs_export_reader_pairs_each_request_with_its_answer(tmp_pa
                     '{"timestamp":9000,"response_timestamps":[11000,12000]},{"timestamp":20000},'
                     '{"timestamp":30000,"response_timestamps":[31000]},{"timestamp":40000}],'
                     '"window_boundaries":[1,2]}],"version":"2.51.0"}')
-    assert perf_bench.export_latencies_us(str(path)) == ([3.0, 2.0, 1.0], 3)
+    # (the span: the first answered request sent at 1000 ns, the last answer at 31000)
+    assert perf_bench.export_latencies_us(str(path)) == ([3.0, 2.0, 1.0], 3, 30000)
     # The client's percentiles by rank, as perf_analyzer's CSV takes them: 500 latencies whose tail jumps
     # after rank 495 give that rank's value as p99, not one interpolated toward the jump.
     tail = [float(v) for v in range(494)] + [1288.0] + [2749.0] * 5
@@ -998,6 +1003,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
             else:
                 out["p999_us"] = 1990.0 if beside else 1500.0
                 out[perf_bench.CLIENT_TIMES] = [out["p99_us"]] * 100  # each request's latency (Note [one p99 per side])
+                out["served_per_s"] = 1990.0  # Note [calls per second]: the table's, not perf_analyzer's
         for k in ("client_send_us", "network_us", "client_recv_us", "queue_us", "compute_input_us",
                   "compute_infer_us", "compute_output_us"):
             out[k] = 10.0
@@ -1076,6 +1082,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     row = lines[table + 1]
     assert row.startswith("partitioned grpc  host") and "1500->1990" in row, (lines[table], row)
     assert "1.10 (1.50)" in row, row  # the row's readings, client (server), both pooled
+    assert "1990/1990" in row, row  # Note [calls per second]: from the exports, not perf_analyzer's 2000
     # Note [one p99 per side]: each row's reading pooled over its windows, kept in the JSON; a row with
     # a window whose export was not read has no pooled client p99 and says so (the pairs' median, *).
     readings = next(i for i, line in enumerate(lines) if line.startswith("layout ") and "alone spread" in line)
