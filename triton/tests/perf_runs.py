@@ -4,8 +4,8 @@ and the server's p99 ratio beside ÷ alone (perf_bench's: one p99 over every req
 windows beside ÷ one over those alone, Note [one p99 per side]; a run without per-request times, as
 before S51, gives the median of its pairs' ratios, marked *) and, where the run had control windows,
 the control's ratio alone ÷ alone; how many runs kept each goal; and per run the client's p50, p99
-and p99.9 alone -> beside, both models' calls/s, compute input + infer + output alone and how far the
-run's windows alone lie apart. The last line is the verdict for the partitioned layout, the goal "in
+and p99.9 alone -> beside, both models' calls/s, compute input + infer + output alone, how far the
+run's windows alone lie apart, and each layout's device memory. The last line is the verdict for the partitioned layout, the goal "in
 every run":
 
   python3 perf_runs.py out1/perf_bench.json out2/perf_bench.json out3/perf_bench.json
@@ -63,7 +63,8 @@ def main(argv=None):
     parser.add_argument("runs", nargs="+", help="each run's perf_bench.json")
     args = parser.parse_args(argv)
     try:
-        runs = [rows_of(read_run(path)) for path in args.runs]
+        results = [read_run(path) for path in args.runs]
+        runs = [rows_of(r) for r in results]
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"perf runs: cannot read the runs: {e}")
         return 1
@@ -109,6 +110,16 @@ def main(argv=None):
                   + f"  {row['aggressor']:.0f}"
                   + f"  {med('alone', 'compute_us'):.0f}"
                   + f"  spread {perf_bench.ratios_text([row['client_alone_spread']])} / {perf_bench.ratios_text([row['server_alone_spread']])}")
+    print("\nper run: device memory per layout, MiB used on the GPU with both models loaded (before them), and per "
+          "server process")
+    for i, run_results in enumerate(results):
+        for r in run_results:
+            m = r.get("device_memory_mib")
+            if isinstance(m, dict) and "gpu_used_loaded" in m:
+                per = ", ".join(f"{v}" for v in (m.get("servers") or {}).values())
+                print(f"  run {i + 1} {r['layout']:<12}{m['gpu_used_loaded']} ({m.get('gpu_used_before')}); per server: {per}")
+            else:
+                print(f"  run {i + 1} {r['layout']:<12}(not measured{': ' + r['error'][-120:] if 'error' in r else ''})")
     text, met = verdict(runs)
     print(f"perf runs: {n} run{'s' if n != 1 else ''}; {text}; in every run: {'met' if met else 'not met'}")
     return 0

@@ -510,7 +510,8 @@ def perf_run_json(path, client, server, control=None, layouts=("partitioned",)):
             if control is not None:
                 w["control"] = dict(side, p99_us=1000.0 * control[i])
             windows.append(w)
-        results.append({"layout": layout, "windows": windows})
+        results.append({"layout": layout, "windows": windows,
+                        "device_memory_mib": {"gpu_used_before": 500, "gpu_used_loaded": 1665, "servers": {"7": 1165}}})
     path.write_text(json.dumps(results))
     return str(path)
 
@@ -527,14 +528,17 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
                                             "server <= 1.05 in 8 of 8 readings; in every run: met"), out
     assert "1.10* (1.05*) [1.20]" in out  # the control's ratio beside the pair's; no per-request times: *
     assert "  2000/2000  850  90" in out  # no export: perf_analyzer's calls/s (Note [calls per second])
+    assert "  run 2 partitioned 1665 (500); per server: 1165" in out, out
     assert perf_runs.main([a, b]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 7 of 8 readings, server <= 1.05 in 7 of 8 readings; in every run: not met"), last
     gone = tmp_path / "c.json"
     gone.write_text(json.dumps([{"layout": "partitioned", "error": "stopped by signal 15 (SIGTERM)"}]))
     assert perf_runs.main([a, str(gone)]) == 0
-    last = capsys.readouterr().out.strip().splitlines()[-1]
+    out = capsys.readouterr().out
+    last = out.strip().splitlines()[-1]
     assert "client <= 1.10 in 4 of 8" in last and last.endswith("not met"), last
+    assert "run 2 partitioned (not measured: stopped by signal 15 (SIGTERM))" in out, out
     (tmp_path / "bad.json").write_text("{}")
     assert perf_runs.main([a, str(tmp_path / "bad.json")]) == 1
     assert "not a perf bench result" in capsys.readouterr().out
