@@ -59,6 +59,7 @@ over every request of the row's beside windows / one over every request of its a
 
 import argparse
 import csv
+import heapq
 import json
 import os
 import re
@@ -210,10 +211,43 @@ def read_traces(path):
     return traces
 
 
+# Note [where the queue goes]
+# ---------------------------
+# A request's queue time (QUEUE_START to COMPUTE_START in Triton's traces) has two parts. While an
+# instance is still computing an earlier request (up to that request's COMPUTE_END, the end the
+# backend reports, after its send), the request waits behind it ("behind"). The rest ("dispatch") is
+# time with an instance free: Triton's scheduler handing the request over, the instance's thread
+# waking, and the earlier request's release phase, which follows its reported end. Requests are taken
+# in the order they were queued; with N instances one is free once fewer than N earlier requests are
+# still computing (the N-th latest COMPUTE_END so far). S49's traces put the whole of the server's
+# p99 movement beside the aggressor in the queue (partitioned, both runs: the compute p99 alone ->
+# beside moved by 0.91 to 1.03, e.g. 210 -> 200 us, the queue p99 by 0.87 to 1.71, e.g. 131 -> 224 us);
+# this split says which of the two parts it is.
+BEHIND = "_behind_ns"  # set on a trace by mark_queue_behind
+
+
+def mark_queue_behind(traces, model, instances=1):
+    """Each of `model`'s traces gets its queue time spent behind an earlier request (BEHIND, ns; Note
+    [where the queue goes]), for `instances` instances serving in queue order."""
+    requests = sorted((t for t in traces.values() if t.get("model") == model
+                       and all(k in t for k in ("QUEUE_START", "COMPUTE_START", "COMPUTE_END"))),
+                      key=lambda t: (t["QUEUE_START"], t["COMPUTE_START"]))
+    ends = []  # the `instances` latest compute ends so far, a min-heap: ends[0] is when one is free
+    for t in requests:
+        free = ends[0] if len(ends) == instances else 0
+        queue = max(t["COMPUTE_START"] - t["QUEUE_START"], 0)
+        t[BEHIND] = min(max(free - t["QUEUE_START"], 0), queue)
+        if len(ends) < instances:
+            heapq.heappush(ends, t["COMPUTE_END"])
+        elif t["COMPUTE_END"] > ends[0]:
+            heapq.heapreplace(ends, t["COMPUTE_END"])
+
+
 def server_times_us(traces, model, start_ns, end_ns):
     """Per request of `model` that started in [start_ns, end_ns]: queue + compute (QUEUE_START to
-    COMPUTE_END), queue, compute (COMPUTE_START to COMPUTE_END) and the server's whole request
-    (REQUEST_START to REQUEST_END), µs."""
+    COMPUTE_END), queue, compute (COMPUTE_START to COMPUTE_END), the server's whole request
+    (REQUEST_START to REQUEST_END), the frontend's span, and the queue's two parts, behind an earlier
+    request and dispatch (nan unless mark_queue_behind ran: Note [where the queue goes]), µs."""
     rows = []
     for t in traces.values():
         if t.get("model") != model or not start_ns <= t.get("REQUEST_START", -1) <= end_ns:
@@ -223,16 +257,21 @@ def server_times_us(traces, model, start_ns, end_ns):
             start = t.get("GRPC_WAITREAD_END", t.get("HTTP_RECV_START"))
             end = t.get("GRPC_SEND_END", t.get("HTTP_SEND_END"))
             frontend = (end - start) / 1e3 if start is not None and end is not None and end >= start else float("nan")
-            rows.append(((t["COMPUTE_END"] - t["QUEUE_START"]) / 1e3, (t["COMPUTE_START"] - t["QUEUE_START"]) / 1e3,
+            queue = (t["COMPUTE_START"] - t["QUEUE_START"]) / 1e3
+            behind = t[BEHIND] / 1e3 if BEHIND in t else float("nan")
+            rows.append(((t["COMPUTE_END"] - t["QUEUE_START"]) / 1e3, queue,
                          (t["COMPUTE_END"] - t["COMPUTE_START"]) / 1e3, (t["REQUEST_END"] - t["REQUEST_START"]) / 1e3,
-                         frontend))
+                         frontend, behind, queue - behind))
     return rows
+
+
+SERVER_FIGURES = ("server", "queue", "compute", "request", "frontend", "behind", "dispatch")  # server_times_us's columns
 
 
 def add_server_percentiles(window, rows):
     if not rows:
         return
-    for i, key in enumerate(("server", "queue", "compute", "request", "frontend")):
+    for i, key in enumerate(SERVER_FIGURES):
         values = [r[i] for r in rows if r[i] == r[i]]
         if not values:
             continue
@@ -240,6 +279,9 @@ def add_server_percentiles(window, rows):
         window[f"{key}_p99_us"] = percentile(values, 99)
         window[f"{key}_p999_us"] = percentile(values, 99.9)
     window["traced"] = len(rows)
+    behind = [r[5] for r in rows if r[5] == r[5]]
+    if behind:
+        window["queued_behind"] = sum(1 for b in behind if b > 0)  # requests that waited behind another
 
 
 def success_count(server, model):
@@ -772,6 +814,7 @@ def run_layout(layout, args, plan_gpu, work):
             traces = {}
             out["trace_error"] = str(e)[:300]
             print(f"  {layout}: the traces could not be read: {e}", flush=True)
+        mark_queue_behind(traces, "latency", args.instances)  # Note [where the queue goes]
         for w in out["windows"]:
             for side in sides(w):
                 rows = server_times_us(traces, "latency", side["start_ns"], side["end_ns"])
@@ -1024,6 +1067,15 @@ def main():
         compute = med("alone", "compute_input_us") + med("alone", "compute_infer_us") + med("alone", "compute_output_us")
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {parts} | compute in+infer+out alone "
               f"{compute:.0f} | server {server}")
+    print("\nThe server's queue (Note [where the queue goes]), p99 in us alone -> beside: queue, compute; the queue's "
+          "parts: dispatch (an instance free) and behind an earlier request; then the requests that waited behind one")
+    for row in rows:
+        med = row["med"]
+        figures = " ".join(f"{name} {med('alone', f'{name}_p99_us'):.0f}->{med('beside', f'{name}_p99_us'):.0f}"
+                           for name in ("queue", "compute", "dispatch", "behind"))
+        print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {figures} | behind another "
+              f"{med('alone', 'queued_behind'):.0f}->{med('beside', 'queued_behind'):.0f} of "
+              f"{med('alone', 'traced'):.0f}->{med('beside', 'traced'):.0f}")
     print("\nThe backend's phases of the latency model's requests alone, means in us (trtet_request_phase_duration_us;"
           " compute input = response_new + inputs + outputs, infer = execute + stream_wait + late_outputs, output ="
           " send; release follows the reported end; method is Method::execute, a part of execute): " + ", ".join(PHASES)

@@ -742,6 +742,42 @@ def test_a_stall_is_the_load_generators_only_with_the_server_clean():
     assert not perf_bench.stalled_at_the_client({**before, "fail": None}, clean, True)
 
 
+def test_the_server_queue_splits_into_dispatch_and_waiting_behind_an_earlier_request():
+    # perf_bench's Note [where the queue goes], on traces written here (us): one instance serves A (queued
+    # at 0, computes 10..110), B (queued at 50, while A computes; starts at 130: 60 behind A, 20 of
+    # dispatch) and C (queued at 500 with the instance free; starts at 600: 100 of dispatch). Another
+    # model's requests do not count. With two instances B finds one free: all its queue is dispatch.
+    import perf_bench
+
+    def trace(model, queued, start, end):
+        return {"model": model, "REQUEST_START": queued * 1000 - 5000, "QUEUE_START": queued * 1000,
+                "COMPUTE_START": start * 1000, "COMPUTE_END": end * 1000, "REQUEST_END": end * 1000 + 5000}
+
+    def traces():
+        return {"a": trace("latency", 0, 10, 110), "b": trace("latency", 50, 130, 230),
+                "c": trace("latency", 500, 600, 700), "x": trace("aggressor", 40, 2000, 3000)}
+
+    t = traces()
+    rows = perf_bench.server_times_us(t, "latency", -10**9, 10**9)
+    assert all(r[5] != r[5] for r in rows)  # not split until marked
+    perf_bench.mark_queue_behind(t, "latency")
+    rows = sorted(perf_bench.server_times_us(t, "latency", -10**9, 10**9))
+    split = {round(r[1]): (round(r[5]), round(r[6])) for r in rows}  # queue -> (behind, dispatch)
+    assert split == {10: (0, 10), 80: (60, 20), 100: (0, 100)}, split
+    assert "_behind_ns" not in t["x"]
+    window = {}
+    perf_bench.add_server_percentiles(window, rows)
+    assert window["queued_behind"] == 1 and window["traced"] == 3, window
+    assert abs(window["behind_p99_us"] - perf_bench.percentile([0.0, 60.0, 0.0], 99)) < 1e-9, window
+    t = traces()
+    perf_bench.mark_queue_behind(t, "latency", instances=2)
+    assert [t[k]["_behind_ns"] for k in "abc"] == [0, 0, 0]
+    # A request queued behind one that ends before the queued one starts waits only until that end.
+    t = {"a": trace("latency", 0, 0, 300), "b": trace("latency", 100, 400, 500)}
+    perf_bench.mark_queue_behind(t, "latency")
+    assert (t["a"]["_behind_ns"], t["b"]["_behind_ns"]) == (0, 200_000)
+
+
 def test_a_soak_window_over_the_bound_is_reported_with_the_servers_own_p99_from_its_traces():
     # soak_bench: each window's server-side p99 comes from the traced requests that started inside it
     # (not its neighbour's), and a window over the bound is named with the client's and the server's p99.
@@ -1087,6 +1123,9 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert row.startswith("partitioned grpc  host") and "1500->1990" in row, (lines[table], row)
     assert "1.10 (1.50)" in row, row  # the row's readings, client (server), both pooled
     assert "1990/1990" in row, row  # Note [calls per second]: from the exports, not perf_analyzer's 2000
+    # Note [where the queue goes]: the stand-in's requests overlap, so all but the first wait behind one
+    queue_rows = [line for line in lines if line.startswith("  partitioned grpc host  queue ")]
+    assert queue_rows and "| behind another 49->49 of 50->50" in queue_rows[0], queue_rows
     # Note [one p99 per side]: each row's reading pooled over its windows, kept in the JSON; a row with
     # a window whose export was not read has no pooled client p99 and says so (the pairs' median, *).
     readings = next(i for i, line in enumerate(lines) if line.startswith("layout ") and "alone spread" in line)
