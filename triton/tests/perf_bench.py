@@ -36,7 +36,8 @@ Per window, for the latency model: p50, p90, p95 and p99 at the client and the t
 -f CSV, which stops at p99), the client's p99.9 (Note [the client's p99.9]), the means of where a request's time goes (client send, network + server send/receive,
 server queue, compute input, compute infer, compute output, client receive: the CSV's columns), and
 the server's own p50, p99 and p99.9 of queue + compute per request (Triton's request traces,
-TIMESTAMPS level, for the latency model only: QUEUE_START to COMPUTE_END). Beside the aggressor also
+TIMESTAMPS level, for the latency model only: QUEUE_START to COMPUTE_END), and of the queue's two
+parts, behind an earlier request and dispatch (Note [where the queue goes]). Beside the aggressor also
 its calls/s (the server's success count over the window). Per layout: device memory (nvidia-smi), the
 values checked through the server (host I/O; CUDA shared memory where cupy is installed) before and
 after the load, and (one-server layouts) the SMs each engine ran on (the SM probe).
