@@ -568,6 +568,7 @@ def test_perf_runs_reads_each_run_by_its_pooled_p99s_where_it_has_them(tmp_path,
     assert out.strip().splitlines()[-1].endswith("client <= 1.10 in 12 of 12 readings, server <= 1.05 in 12 of 12 "
                                                  "readings; in every run: met"), out
     assert "1.00 (1.00)" in out and "*" not in out.split("\n", 2)[2]
+    assert "client pooled p99 100->100  server pooled p99 100->100" in out, out
     assert perf_runs.main([good, bad]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 8 of 8 readings, server <= 1.05 in 4 of 8 readings; in every run: not met"), last
