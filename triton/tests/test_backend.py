@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
@@ -212,6 +211,23 @@ def test_dynamic_tensors_are_completed_with_minus_one_and_static_ones_as_they_ar
             "TYPE_FP32 [-1, -1] (dynamic, within [8, 64])") in log, log[-3000:]
     assert ("model 'static_auto': inputs and outputs auto-completed from the program: inputs input_0 TYPE_FP32 [8, 64], "
             "input_1 TYPE_FP32 [8, 64]; outputs output_0 TYPE_FP32 [8, 64]") in log, log[-3000:]
+
+
+def test_programs_shaped_like_todays_exports_are_completed_from_their_planned_io(server, repo):
+    # triton_boundary and triton_cpu_ops are programs as exporters write them today: inputs and output
+    # planned in host memory by the program, et_copy into and out of a CUDA-planned arena around the
+    # delegate, and (cpu_ops) CPU operators around that. The backend reads their I/O from the method
+    # (DYNAMIC_BOUND [8, 64]: dims -1), as for any program, before the load asks for the GPU.
+    for name, pte in (("boundary_auto", "triton_boundary"), ("cpu_ops_auto", "triton_cpu_ops")):
+        harness.make_model(repo, name, pte=pte)
+        message = server.load(name)
+        if GPUS == 0:
+            assert message is not None and f"model '{name}' needs a CUDA GPU" in message, message
+        assert (f"model '{name}': inputs and outputs auto-completed from the program: inputs input_0 TYPE_FP32 [-1, -1] "
+                "(dynamic, within [8, 64]), input_1 TYPE_FP32 [-1, -1] (dynamic, within [8, 64]); outputs output_0 "
+                "TYPE_FP32 [-1, -1] (dynamic, within [8, 64])") in server.log(), server.log()[-3000:]
+        if GPUS:
+            server.unload(name)
 
 
 def test_a_config_may_narrow_a_dynamic_tensor_within_its_bound(server, repo):
@@ -1394,6 +1410,68 @@ def test_serves_device_io_through_cuda_shared_memory(server, repo):
         finally:
             server.client.unregister_cuda_shared_memory()
     server.unload("elementwise_dev")
+
+
+@needs_gpu
+def test_programs_shaped_like_todays_exports_are_served_right(server, repo):
+    # triton_boundary (out = 2x - 0.5y) and triton_cpu_ops (4x + 0.5y): the program plans x, y and its
+    # output in host memory, et_copy moves them into and out of a CUDA-planned arena around the
+    # delegate, cpu_ops runs CPU operators before and after. The backend hands a host input to
+    # ExecuTorch, which copies it into the program's memory; gathers a CUDA shared-memory input into
+    # host memory first; and copies the planned output into the response once the call is done, with
+    # the shape it came out with. Several shapes within the bound, each twice, with host I/O and with
+    # CUDA shared memory; one shape over the bound refused, and the next request served.
+    one_gpu = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
+    programs = {"boundary": ("triton_boundary", lambda x, y: 2 * x - 0.5 * y),
+                "cpu_ops": ("triton_cpu_ops", lambda x, y: 4 * x + 0.5 * y)}
+    for name, (pte, _) in programs.items():
+        harness.make_model(repo, name, pte=pte, extra=one_gpu)
+        assert server.load(name) is None, server.log()[-3000:]
+    rng = np.random.default_rng(17)
+    for name, (_, expected) in programs.items():
+        for shape in ((8, 64), (3, 17), (1, 4), (8, 64)):
+            x = rng.standard_normal(shape, dtype=np.float32)
+            y = rng.standard_normal(shape, dtype=np.float32)
+            for _ in range(2):  # the same call twice
+                got = infer(server.client, name, x, y)
+                assert got.shape == shape, (name, got.shape, shape)
+                np.testing.assert_allclose(got, expected(x, y), rtol=1e-5, atol=1e-5)
+        with pytest.raises(InferenceServerException) as bad:
+            infer(server.client, name, np.zeros((9, 64), np.float32), np.zeros((9, 64), np.float32))
+        assert "dim 0 is 9, above its bound 8" in str(bad.value), str(bad.value)
+        x, y = elementwise_inputs()
+        np.testing.assert_allclose(infer(server.client, name, x, y), expected(x, y), rtol=1e-5, atol=1e-5)
+    cupy = pytest.importorskip("cupy", reason="CUDA shared memory needs cupy to make the CUDA buffers")
+    import base64
+    bound = 8 * 64 * 4
+    with cupy.cuda.Device(0):
+        buffers = {n: cupy.zeros(bound // 4, dtype=cupy.float32) for n in ("x", "y", "out")}
+        for n, buf in buffers.items():
+            handle = cupy.cuda.runtime.ipcGetMemHandle(buf.data.ptr)
+            server.client.register_cuda_shared_memory(f"trtet_planned_{n}", base64.b64encode(handle), 0, bound)
+        try:
+            for name, (_, expected) in programs.items():
+                for shape in ((8, 64), (5, 33), (5, 33)):
+                    x = rng.standard_normal(shape, dtype=np.float32)
+                    y = rng.standard_normal(shape, dtype=np.float32)
+                    buffers["x"][:x.size].set(x.ravel())
+                    buffers["y"][:y.size].set(y.ravel())
+                    buffers["out"].fill(np.nan)
+                    cupy.cuda.Device(0).synchronize()
+                    inputs = [httpclient.InferInput("input_0", list(shape), "FP32"),
+                              httpclient.InferInput("input_1", list(shape), "FP32")]
+                    inputs[0].set_shared_memory("trtet_planned_x", x.nbytes)
+                    inputs[1].set_shared_memory("trtet_planned_y", y.nbytes)
+                    output = httpclient.InferRequestedOutput("output_0", binary_data=True)
+                    output.set_shared_memory("trtet_planned_out", bound)
+                    result = server.client.infer(name, inputs, outputs=[output])
+                    assert [int(d) for d in result.get_output("output_0")["shape"]] == list(shape), result.get_response()
+                    got = buffers["out"][:x.size].get().reshape(shape)
+                    np.testing.assert_allclose(got, expected(x, y), rtol=1e-5, atol=1e-5)
+        finally:
+            server.client.unregister_cuda_shared_memory()
+    for name in programs:
+        server.unload(name)
 
 
 @needs_gpu
