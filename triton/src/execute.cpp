@@ -96,6 +96,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
       std::vector<unsigned char>& scratch = state.input_scratch[i];
       scratch.resize(bytes);
       std::size_t offset = 0;
+      bool from_gpu = false;
       for (std::uint32_t b = 0; b < buffers; ++b) {
         const void* piece = nullptr;
         std::uint64_t piece_bytes = 0;
@@ -105,9 +106,21 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
         if (piece_bytes > bytes - offset) {
           return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' has more bytes than its shape", spec.name.c_str()));
         }
+        from_gpu = from_gpu || piece_memory == TRITONSERVER_MEMORY_GPU;
         const cudaError_t c = cudaMemcpy(scratch.data() + offset, piece, piece_bytes, cudaMemcpyDefault);
         if (c != cudaSuccess) return error(TRITONSERVER_ERROR_INTERNAL, format("gathering input '%s': %s", spec.name.c_str(), cudaGetErrorString(c)));
         offset += piece_bytes;
+      }
+      if (offset != bytes) {  // all of it, or the scratch would hold an earlier request's bytes
+        return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' has %zu bytes in its %u buffers; its shape takes %llu",
+                                                            spec.name.c_str(), offset, buffers,
+                                                            static_cast<unsigned long long>(bytes)));
+      }
+      if (TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE)) {  // (the test of large inputs looks for it)
+        log(TRITONSERVER_LOG_VERBOSE, format("model '%s': input '%s' (%llu bytes) came in %u piece(s) from %s memory: "
+                                             "gathered into host memory", model.name.c_str(), spec.name.c_str(),
+                                             static_cast<unsigned long long>(bytes), buffers,
+                                             from_gpu ? "GPU" : "host"));
       }
       data = scratch.data();
       memory = TRITONSERVER_MEMORY_CPU;

@@ -384,9 +384,9 @@ def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, 
             # each answered request's latency kept for the row's pooled p99 (Note [one p99 per side])
             assert len(w[perf_bench.CLIENT_TIMES]) == w["exported"], w["exported"]
             assert perf_bench.nearest_rank(w[perf_bench.CLIENT_TIMES], 99) == w["export_p99_us"]
-            # Note [calls per second]: the answers over the span they came in; 500 requests sent 2 ms apart
-            # take at least 998 ms, so no more than 500 / 0.998 s
-            assert 250.0 < w["served_per_s"] <= 500.0 / 0.998, w["served_per_s"]
+            # Note [calls per second]: the answers over the span they came in, near the rate sent (500 requests
+            # at 500/s; perf_analyzer's schedule runs a little early at times: 501.7 once here)
+            assert 250.0 < w["served_per_s"] < 1.05 * 500.0, w["served_per_s"]
             # the export read and deleted (a stalled attempt's too), the CSVs kept
             assert os.listdir(work) and all(f.endswith(".csv") for f in os.listdir(work)), os.listdir(work)
         plain = window("grpc", "plain", export=False)
@@ -1472,6 +1472,60 @@ def test_programs_shaped_like_todays_exports_are_served_right(server, repo):
             server.client.unregister_cuda_shared_memory()
     for name in programs:
         server.unload(name)
+
+
+@needs_gpu
+def test_large_tensors_are_served_right_whether_they_arrive_in_pieces_or_in_cuda_shared_memory(tmp_path):
+    # triton_large: the elementwise engine over [1024, 1024] at most (4 MiB a tensor). Over HTTP a large
+    # binary input reaches the backend in several buffers (Triton's HTTP frontend appends each piece
+    # of the request body it read as a buffer of its own): the backend gathers them into host memory
+    # of the input's own, and says so in its verbose log (the only test to reach that path). The
+    # delegate then stages 4 MiB in and out. Several shapes, each twice; then the full size through
+    # CUDA shared memory, bound in place. A server of its own, with the verbose log.
+    repo = str(tmp_path / "repo")
+    os.makedirs(repo)
+    harness.make_model(repo, "large", pte="triton_large", extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    s = harness.Server(repo, args=["--log-verbose=1"])
+    try:
+        assert s.load("large") is None, s.log()[-3000:]
+        rng = np.random.default_rng(23)
+        for shape in ((1024, 1024), (1000, 1023), (3, 1024), (1024, 1024)):
+            x = rng.standard_normal(shape, dtype=np.float32)
+            y = rng.standard_normal(shape, dtype=np.float32)
+            for _ in range(2):
+                got = infer(s.client, "large", x, y)
+                assert got.shape == shape, (got.shape, shape)
+                np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+        pieces = [int(n) for n in re.findall(r"model 'large': input 'input_[01]' \(4194304 bytes\) came in (\d+) piece\(s\) "
+                                             r"from host memory: gathered into host memory", s.log())]
+        assert pieces and max(pieces) > 1, ("no 4 MiB input arrived in pieces: the gather path was not reached",
+                                            s.log()[-3000:])
+        cupy = pytest.importorskip("cupy", reason="CUDA shared memory needs cupy to make the CUDA buffers")
+        import base64
+        x = rng.standard_normal((1024, 1024), dtype=np.float32)
+        y = rng.standard_normal((1024, 1024), dtype=np.float32)
+        with cupy.cuda.Device(0):
+            buffers = {"x": cupy.asarray(x.ravel()), "y": cupy.asarray(y.ravel()), "out": cupy.zeros(x.size, cupy.float32)}
+            cupy.cuda.Device(0).synchronize()
+            for n, buf in buffers.items():
+                handle = cupy.cuda.runtime.ipcGetMemHandle(buf.data.ptr)
+                s.client.register_cuda_shared_memory(f"trtet_large_{n}", base64.b64encode(handle), 0, x.nbytes)
+            try:
+                before = s.log().count("came in")
+                for _ in range(2):
+                    inputs = [httpclient.InferInput("input_0", [1024, 1024], "FP32"),
+                              httpclient.InferInput("input_1", [1024, 1024], "FP32")]
+                    inputs[0].set_shared_memory("trtet_large_x", x.nbytes)
+                    inputs[1].set_shared_memory("trtet_large_y", y.nbytes)
+                    output = httpclient.InferRequestedOutput("output_0", binary_data=True)
+                    output.set_shared_memory("trtet_large_out", x.nbytes)
+                    s.client.infer("large", inputs, outputs=[output])
+                    np.testing.assert_allclose(buffers["out"].get().reshape(1024, 1024), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+                assert s.log().count("came in") == before  # bound in place: nothing gathered
+            finally:
+                s.client.unregister_cuda_shared_memory()
+    finally:
+        s.stop()
 
 
 @needs_gpu
