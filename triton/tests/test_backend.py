@@ -1529,6 +1529,56 @@ def test_large_tensors_are_served_right_whether_they_arrive_in_pieces_or_in_cuda
 
 
 @needs_gpu
+def test_two_instances_on_partitions_of_their_own_serve_concurrent_clients_right(tmp_path):
+    # Threads and streams at once through the server: two instances of one model, each on a partition of
+    # 16 SMs of its own (its own stream and Module), four clients at once, each request of its own shape
+    # and values, every output checked; both instances served (their GPU-time counters, one request timed
+    # in one). A server of its own: the model splits the device for itself.
+    import threading
+    repo = str(tmp_path / "repo")
+    os.makedirs(repo)
+    harness.make_model(repo, "multi", pte="triton_elementwise", parameters={"sms": "16", "gpu_time_every": "1"},
+                       extra='instance_group [ { kind: KIND_GPU count: 2 gpus: [ 0 ] } ]\n')
+    s = harness.Server(repo)
+    try:
+        assert s.load("multi") is None, s.log()[-3000:]
+        for k in (0, 1):
+            assert f"instance 'multi_0_{k}' on GPU 0, a green-context partition of 16 SMs" in s.log(), s.log()[-3000:]
+        failures, served = [], []
+
+        def client(seed):
+            c = httpclient.InferenceServerClient(s.url, network_timeout=60.0, connection_timeout=30.0)
+            rng = np.random.default_rng(seed)
+            try:
+                for _ in range(25):
+                    shape = (int(rng.integers(1, 9)), int(rng.integers(4, 65)))
+                    x = rng.standard_normal(shape, dtype=np.float32)
+                    y = rng.standard_normal(shape, dtype=np.float32)
+                    got = infer(c, "multi", x, y)
+                    if got.shape != shape or not np.allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6):
+                        failures.append((seed, shape))
+                    served.append(1)
+            except Exception as e:  # reported below, with the thread's seed
+                failures.append((seed, repr(e)[:300]))
+            finally:
+                c.close()
+
+        threads = [threading.Thread(target=client, args=(seed,)) for seed in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not any(t.is_alive() for t in threads), "a client did not finish in 120 s"
+        assert not failures and len(served) == 100, (failures, len(served))
+        stats = s.client.get_inference_statistics("multi")["model_stats"][0]["inference_stats"]
+        assert int(stats["success"]["count"]) == 100 and int(stats["fail"]["count"]) == 0, stats
+        per_instance = [s.metric("trtet_engine_gpu_requests", "multi", instance=f"multi_0_{k}") for k in (0, 1)]
+        assert all(n is not None and n > 0 for n in per_instance) and sum(per_instance) == 100, per_instance
+    finally:
+        s.stop()
+
+
+@needs_gpu
 def test_one_split_per_device_shared_by_plan(server, repo):
     plan = os.path.join(repo, "shared_plan.json")
     gpu = harness.gpu_plan_fields()
