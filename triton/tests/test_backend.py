@@ -1579,6 +1579,54 @@ def test_two_instances_on_partitions_of_their_own_serve_concurrent_clients_right
 
 
 @needs_gpu
+def test_cuda_graphs_through_the_server_replay_with_each_requests_own_values(server, repo):
+    # use_cuda_graphs passed through to the delegate: each call signature is captured on its second call
+    # and replayed after. Every request carries values of its own, so a replay that read an earlier
+    # request's inputs or wrote where an earlier response was would show. Host I/O at several shapes,
+    # four calls each, shapes interleaved; then CUDA shared memory from two pairs of regions in turn
+    # (two signatures by address), four calls each.
+    one_gpu = 'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n'
+    harness.make_model(repo, "graphs", pte="triton_elementwise", parameters={"use_cuda_graphs": "true"}, extra=one_gpu)
+    assert server.load("graphs") is None, server.log()[-3000:]
+    rng = np.random.default_rng(29)
+    for _ in range(4):
+        for shape in ((8, 64), (2, 16), (8, 64), (5, 40)):
+            x = rng.standard_normal(shape, dtype=np.float32)
+            y = rng.standard_normal(shape, dtype=np.float32)
+            got = infer(server.client, "graphs", x, y)
+            assert got.shape == shape, (got.shape, shape)
+            np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+    cupy = pytest.importorskip("cupy", reason="CUDA shared memory needs cupy to make the CUDA buffers")
+    import base64
+    nbytes = 8 * 64 * 4
+    with cupy.cuda.Device(0):
+        buffers = {f"{n}{k}": cupy.zeros(8 * 64, dtype=cupy.float32) for n in ("x", "y", "out") for k in (0, 1)}
+        for n, buf in buffers.items():
+            handle = cupy.cuda.runtime.ipcGetMemHandle(buf.data.ptr)
+            server.client.register_cuda_shared_memory(f"trtet_graphs_{n}", base64.b64encode(handle), 0, nbytes)
+        try:
+            for call in range(8):
+                k = call % 2
+                x = rng.standard_normal((8, 64), dtype=np.float32)
+                y = rng.standard_normal((8, 64), dtype=np.float32)
+                buffers[f"x{k}"].set(x.ravel())
+                buffers[f"y{k}"].set(y.ravel())
+                buffers[f"out{k}"].fill(np.nan)
+                cupy.cuda.Device(0).synchronize()
+                inputs = [httpclient.InferInput("input_0", [8, 64], "FP32"), httpclient.InferInput("input_1", [8, 64], "FP32")]
+                inputs[0].set_shared_memory(f"trtet_graphs_x{k}", nbytes)
+                inputs[1].set_shared_memory(f"trtet_graphs_y{k}", nbytes)
+                output = httpclient.InferRequestedOutput("output_0", binary_data=True)
+                output.set_shared_memory(f"trtet_graphs_out{k}", nbytes)
+                server.client.infer("graphs", inputs, outputs=[output])
+                np.testing.assert_allclose(buffers[f"out{k}"].get().reshape(8, 64), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6,
+                                           err_msg=f"call {call}, regions {k}")
+        finally:
+            server.client.unregister_cuda_shared_memory()
+    server.unload("graphs")
+
+
+@needs_gpu
 def test_one_split_per_device_shared_by_plan(server, repo):
     plan = os.path.join(repo, "shared_plan.json")
     gpu = harness.gpu_plan_fields()
