@@ -1493,7 +1493,12 @@ def test_large_tensors_are_served_right_whether_they_arrive_in_pieces_or_in_cuda
             x = rng.standard_normal(shape, dtype=np.float32)
             y = rng.standard_normal(shape, dtype=np.float32)
             for _ in range(2):
-                got = infer(s.client, "large", x, y)
+                inputs = [httpclient.InferInput("input_0", list(shape), "FP32"),
+                          httpclient.InferInput("input_1", list(shape), "FP32")]
+                inputs[0].set_data_from_numpy(x)
+                inputs[1].set_data_from_numpy(y)
+                output = httpclient.InferRequestedOutput("output_0", binary_data=True)  # 4 MiB: not as JSON
+                got = s.client.infer("large", inputs, outputs=[output]).as_numpy("output_0")
                 assert got.shape == shape, (got.shape, shape)
                 np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
         pieces = [int(n) for n in re.findall(r"model 'large': input 'input_[01]' \(4194304 bytes\) came in (\d+) piece\(s\) "
