@@ -1632,6 +1632,44 @@ def test_cuda_graphs_through_the_server_replay_with_each_requests_own_values(ser
 
 
 @needs_gpu
+def test_a_model_loaded_and_unloaded_again_and_again_serves_right_and_gives_its_memory_back(tmp_path):
+    # Explicit model control, as users reload a model: load, serve (host I/O), unload, six times, on a
+    # partition of its own each time (a split made and released per load). After the first cycle (the
+    # server's and CUDA's own one-time memory), the GPU's free memory stays within 8 MiB over five more,
+    # and the server's host memory within 32 MiB. A server of its own.
+    cupy = pytest.importorskip("cupy", reason="the GPU's free memory is read through cupy")
+    repo = str(tmp_path / "repo")
+    os.makedirs(repo)
+    harness.make_model(repo, "again", pte="triton_elementwise", parameters={"sms": "16"},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    s = harness.Server(repo)
+    rng = np.random.default_rng(31)
+
+    def rss_mib():
+        with open(f"/proc/{s.process.pid}/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+    try:
+        samples = []
+        for cycle in range(6):
+            assert s.load("again") is None, (cycle, s.log()[-3000:])
+            for _ in range(5):
+                x = rng.standard_normal((8, 64), dtype=np.float32)
+                y = rng.standard_normal((8, 64), dtype=np.float32)
+                np.testing.assert_allclose(infer(s.client, "again", x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
+            s.unload("again")
+            with cupy.cuda.Device(0):
+                free, _ = cupy.cuda.runtime.memGetInfo()
+            samples.append((free / 2**20, rss_mib()))
+        free_first, rss_first = samples[0]
+        lost = max(free_first - free for free, _ in samples[1:])
+        grown = max(rss - rss_first for _, rss in samples[1:])
+        assert lost <= 8.0 and grown <= 32.0, ("device MiB free, host RSS MiB after each cycle", samples)
+    finally:
+        s.stop()
+
+
+@needs_gpu
 def test_one_split_per_device_shared_by_plan(server, repo):
     plan = os.path.join(repo, "shared_plan.json")
     gpu = harness.gpu_plan_fields()
