@@ -1669,6 +1669,76 @@ def test_a_model_loaded_and_unloaded_again_and_again_serves_right_and_gives_its_
         s.stop()
 
 
+ENSEMBLE_OF_TWO_STEPS = """name: "chain"
+platform: "ensemble"
+max_batch_size: 0
+input [ { name: "x" data_type: TYPE_FP32 dims: [ -1, -1 ] }, { name: "y" data_type: TYPE_FP32 dims: [ -1, -1 ] } ]
+output [ { name: "z" data_type: TYPE_FP32 dims: [ -1, -1 ] } ]
+ensemble_scheduling { step [
+  { model_name: "step" model_version: -1 input_map { key: "input_0" value: "x" } input_map { key: "input_1" value: "y" }
+    output_map { key: "output_0" value: "mid" } },
+  { model_name: "step" model_version: -1 input_map { key: "input_0" value: "mid" } input_map { key: "input_1" value: "y" }
+    output_map { key: "output_0" value: "z" } } ] }
+"""
+
+
+def test_the_gpu_cases_ensemble_is_a_config_triton_takes(tmp_path, monkeypatch):
+    # ENSEMBLE_OF_TWO_STEPS (the GPU case below) in the real server on the CPU, its step a model of
+    # triton_elementwise's inputs and output at a fixed [8, 64] on Triton's Python backend: the server takes
+    # the ensemble's config (its tensors, the steps' maps) and the ensemble is ready, so the GPU case fails
+    # only on what this backend does. (Not its values: the Python backend's stub here hands numpy 2's arrays
+    # back with no bytes, so the second step would see an empty input.)
+    try:
+        env = harness.python_backend_models(str(tmp_path), ["step"], [8, 64])
+    except harness.Unavailable as e:
+        pytest.skip(str(e))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TRTET_TRITON_PRELOAD", raising=False)
+    harness.make_model(str(tmp_path / "repo"), "chain", config=ENSEMBLE_OF_TWO_STEPS)
+    s = harness.Server(str(tmp_path / "repo"))
+    try:
+        assert s.load("step") is None, s.log()[-3000:]
+        assert s.load("chain") is None, s.log()[-3000:]
+        states = {m["name"]: m.get("state") for m in s.client.get_model_repository_index()}
+        assert states.get("chain") == "READY" and s.client.is_model_ready("chain"), states
+        config = s.client.get_model_config("chain")
+        assert [step["model_name"] for step in config["ensemble_scheduling"]["step"]] == ["step", "step"], config
+    finally:
+        s.stop()
+
+
+@needs_gpu
+def test_an_ensemble_of_two_steps_passes_its_intermediate_between_them_right(tmp_path):
+    # A Triton ensemble whose two steps are this backend's model: the first step's output, in a buffer
+    # Triton's ensemble allocates where the backend asks (the GPU), is the second step's input, so
+    # z = 2(2x - 0.5y) - 0.5y = 4x - 1.5y. Several shapes, each twice; the step model executed twice
+    # per request. A server of its own.
+    repo = str(tmp_path / "repo")
+    os.makedirs(repo)
+    harness.make_model(repo, "step", pte="triton_elementwise", extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    harness.make_model(repo, "chain", config=ENSEMBLE_OF_TWO_STEPS)
+    s = harness.Server(repo)
+    try:
+        assert s.load("step") is None, s.log()[-3000:]
+        assert s.load("chain") is None, s.log()[-3000:]
+        rng = np.random.default_rng(37)
+        for shape in ((8, 64), (3, 17), (8, 64), (1, 4)):
+            x = rng.standard_normal(shape, dtype=np.float32)
+            y = rng.standard_normal(shape, dtype=np.float32)
+            for _ in range(2):
+                inputs = [httpclient.InferInput("x", list(shape), "FP32"), httpclient.InferInput("y", list(shape), "FP32")]
+                inputs[0].set_data_from_numpy(x)
+                inputs[1].set_data_from_numpy(y)
+                got = s.client.infer("chain", inputs).as_numpy("z")
+                assert got.shape == shape, (got.shape, shape)
+                np.testing.assert_allclose(got, 4 * x - 1.5 * y, rtol=1e-5, atol=1e-5)
+        stats = s.client.get_inference_statistics("step")["model_stats"][0]["inference_stats"]
+        assert int(stats["success"]["count"]) == 16 and int(stats["fail"]["count"]) == 0, stats
+    finally:
+        s.stop()
+
+
 @needs_gpu
 def test_one_split_per_device_shared_by_plan(server, repo):
     plan = os.path.join(repo, "shared_plan.json")
