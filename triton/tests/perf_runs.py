@@ -41,6 +41,11 @@ def read_run(path):
     return results
 
 
+def reading(run, key, field):
+    """A run's reading of `field` for a row; nan where the run has no such row."""
+    return run[key][field] if key in run else float("nan")
+
+
 def kept(values, goal):
     """How many readings keep a goal (a missing one, nan, does not)."""
     return sum(1 for v in values if v == v and v <= goal)
@@ -51,7 +56,7 @@ def verdict(runs, layout="partitioned", goals=GOALS):
     keys = [(layout, p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS]
     parts, met = [], True
     for name, field, goal in goals:
-        readings = [run[k][field] if k in run else float("nan") for run in runs for k in keys]
+        readings = [reading(run, k, field) for run in runs for k in keys]
         count = kept(readings, goal)
         met = met and count == len(readings)
         parts.append(f"{name} <= {goal:.2f} in {count} of {len(readings)} readings")
@@ -92,7 +97,7 @@ def main(argv=None):
                 text += f" [{perf_bench.ratios_text([perf_bench.median_of(row['control_client_ratio'])])}]"
             cells.append(text)
         for _, field, goal in GOALS:
-            values = [run[k][field] if k in run else float("nan") for run in runs]
+            values = [reading(run, k, field) for run in runs]
             counts.append(f"{kept(values, goal)} of {n}")
         print(f"{k[0]:<12}{k[1]:<6}{k[2]:<5}" + "".join(f"{c:>24}" for c in cells) + "".join(f"{c:>16}" for c in counts))
     print("\nper run: client p50 / p99 / p99.9 alone -> beside (us, medians over the pairs), latency calls/s alone / "

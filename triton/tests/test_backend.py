@@ -1239,11 +1239,14 @@ def elementwise_inputs():
     return rng.standard_normal((8, 64), dtype=np.float32), rng.standard_normal((8, 64), dtype=np.float32)
 
 
-def infer(client, model, x, y):
-    inputs = [httpclient.InferInput("input_0", list(x.shape), "FP32"), httpclient.InferInput("input_1", list(y.shape), "FP32")]
+def infer(client, model, x, y, names=("input_0", "input_1", "output_0"), binary_output=False):
+    """`model`'s output for inputs x and y over HTTP host I/O; binary_output asks for it as binary data
+    (a large output), not JSON."""
+    inputs = [httpclient.InferInput(names[0], list(x.shape), "FP32"), httpclient.InferInput(names[1], list(y.shape), "FP32")]
     inputs[0].set_data_from_numpy(x)
     inputs[1].set_data_from_numpy(y)
-    return client.infer(model, inputs).as_numpy("output_0")
+    outputs = [httpclient.InferRequestedOutput(names[2], binary_data=True)] if binary_output else None
+    return client.infer(model, inputs, outputs=outputs).as_numpy(names[2])
 
 
 @needs_gpu
@@ -1493,12 +1496,7 @@ def test_large_tensors_are_served_right_whether_they_arrive_in_pieces_or_in_cuda
             x = rng.standard_normal(shape, dtype=np.float32)
             y = rng.standard_normal(shape, dtype=np.float32)
             for _ in range(2):
-                inputs = [httpclient.InferInput("input_0", list(shape), "FP32"),
-                          httpclient.InferInput("input_1", list(shape), "FP32")]
-                inputs[0].set_data_from_numpy(x)
-                inputs[1].set_data_from_numpy(y)
-                output = httpclient.InferRequestedOutput("output_0", binary_data=True)  # 4 MiB: not as JSON
-                got = s.client.infer("large", inputs, outputs=[output]).as_numpy("output_0")
+                got = infer(s.client, "large", x, y, binary_output=True)  # 4 MiB: not as JSON
                 assert got.shape == shape, (got.shape, shape)
                 np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
         pieces = [int(n) for n in re.findall(r"model 'large': input 'input_[01]' \(4194304 bytes\) came in (\d+) piece\(s\) "
@@ -1727,10 +1725,7 @@ def test_an_ensemble_of_two_steps_passes_its_intermediate_between_them_right(tmp
             x = rng.standard_normal(shape, dtype=np.float32)
             y = rng.standard_normal(shape, dtype=np.float32)
             for _ in range(2):
-                inputs = [httpclient.InferInput("x", list(shape), "FP32"), httpclient.InferInput("y", list(shape), "FP32")]
-                inputs[0].set_data_from_numpy(x)
-                inputs[1].set_data_from_numpy(y)
-                got = s.client.infer("chain", inputs).as_numpy("z")
+                got = infer(s.client, "chain", x, y, names=("x", "y", "z"))
                 assert got.shape == shape, (got.shape, shape)
                 np.testing.assert_allclose(got, 4 * x - 1.5 * y, rtol=1e-5, atol=1e-5)
         stats = s.client.get_inference_statistics("step")["model_stats"][0]["inference_stats"]
