@@ -97,6 +97,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceInitialize(TRITONBACKEND_ModelIns
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelState(model, &model_state));
   auto state = std::make_unique<InstanceState>();
   state->model = static_cast<ModelState*>(model_state);
+  state->triton = instance;
   TRITONSERVER_Error* e = nullptr;
   try {
     e = initialize_instance(instance, *state->model, *state);
@@ -158,42 +159,35 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
       }
     }
     if (compute_end < compute_start) compute_end = compute_start;
-    const bool ok = e == nullptr;
-    if (response != nullptr) {
-      // The response goes to the server; the error stays ours to free.
-      TRITONSERVER_Error* sent = TRITONBACKEND_ResponseSend(response, kTritonResponseCompleteFinal, e);
-      if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-      e = nullptr;
-      if (sent != nullptr) {
-        log(TRITONSERVER_LOG_ERROR, std::string("sending a response: ") + TRITONSERVER_ErrorMessage(sent));
-        TRITONSERVER_ErrorDelete(sent);
-      }
-    } else if (e != nullptr) {
-      log(TRITONSERVER_LOG_ERROR, std::string("no response for a request: ") + TRITONSERVER_ErrorMessage(e));
-      TRITONSERVER_ErrorDelete(e);
-    }
-    const std::uint64_t exec_end = now_ns();
-    state.points.send = exec_end;
-    TRITONSERVER_Error* stats =
-        TRITONBACKEND_ModelInstanceReportStatistics(instance, request, ok, exec_start, compute_start, compute_end, exec_end);
-    if (stats != nullptr) TRITONSERVER_ErrorDelete(stats);
-    if (ok) {
-      // The plan set's controller takes the request's compute time (Note [following the load]).
-      if (state.set != nullptr) state.set->add_sample(state.set_index, (compute_end - compute_start) / 1e3, compute_end / 1e9);
-      account_gpu_time(state);  // after the response is sent and its statistics taken
+    FinishedRequest done;
+    done.request = request;
+    done.response = response;
+    done.error = e;
+    done.ok = e == nullptr;
+    done.exec_start = exec_start;
+    done.compute_start = compute_start;
+    done.compute_end = compute_end;
+    done.points = state.points;
+    if (done.ok) {
       if (served == 0) batch_compute_start = compute_start;
       batch_compute_end = compute_end;
       ++served;
     }
-    TRITONSERVER_Error* released = TRITONBACKEND_RequestRelease(request, kTritonRequestReleaseAll);
-    if (released != nullptr) TRITONSERVER_ErrorDelete(released);
-    previous_end = now_ns();
-    if (ok) {  // every point set: the request got through run_request (Note [request phases])
-      state.points.release = previous_end;
-      state.metrics.add_phases(state.points);
+    done.last = r + 1 == request_count;
+    done.batch_served = served;
+    done.batch_compute_start = batch_compute_start;
+    done.batch_compute_end = batch_compute_end;
+    if (state.completer != nullptr) {
+      // Nothing of the instance touches the request again (Note [sending from a completion thread]).
+      const bool ok = done.ok;
+      state.completer->post(done);
+      if (ok) took_request(state, compute_start, compute_end);
+    } else {
+      finish_request(state, done);
     }
+    previous_end = now_ns();
   }
-  if (served > 0) {
+  if (served > 0 && state.completer == nullptr) {
     TRITONSERVER_Error* stats = TRITONBACKEND_ModelInstanceReportBatchStatistics(
         instance, served, exec_start, batch_compute_start, batch_compute_end, now_ns());
     if (stats != nullptr) TRITONSERVER_ErrorDelete(stats);

@@ -1,6 +1,7 @@
 #include "execute.h"
 
 #include "fault.h"
+#include "plan_set_serving.h"
 
 #include <cuda_runtime_api.h>
 #include <executorch/extension/tensor/tensor.h>
@@ -348,6 +349,52 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   compute_end = now_ns();
   state.points.late_outputs = compute_end;
   return nullptr;
+}
+
+void finish_request(InstanceState& state, FinishedRequest& done) {
+  const bool handed_over = state.completer != nullptr;
+  const std::uint64_t taken = now_ns();  // on the completion thread: the end of the hand-over
+  if (done.response != nullptr) {
+    // The response goes to the server; the error stays ours to free.
+    TRITONSERVER_Error* sent = TRITONBACKEND_ResponseSend(done.response, kTritonResponseCompleteFinal, done.error);
+    done.response = nullptr;  // the server's now, sent or not
+    if (sent != nullptr) {
+      log(TRITONSERVER_LOG_ERROR, std::string("sending a response: ") + TRITONSERVER_ErrorMessage(sent));
+      TRITONSERVER_ErrorDelete(sent);
+    }
+  } else if (done.error != nullptr) {
+    log(TRITONSERVER_LOG_ERROR, std::string("no response for a request: ") + TRITONSERVER_ErrorMessage(done.error));
+  }
+  if (done.error != nullptr) TRITONSERVER_ErrorDelete(done.error);
+  done.error = nullptr;
+  const std::uint64_t sent = now_ns();
+  done.points.send = sent;
+  // Handed over, the end of execution is taken before the send, as Triton's TensorRT backend takes
+  // it (Note [sending from a completion thread]); in the instance's thread, after it.
+  const std::uint64_t exec_end = handed_over ? taken : sent;
+  TRITONSERVER_Error* stats = TRITONBACKEND_ModelInstanceReportStatistics(
+      state.triton, done.request, done.ok, done.exec_start, done.compute_start, done.compute_end, exec_end);
+  if (stats != nullptr) TRITONSERVER_ErrorDelete(stats);
+  if (done.ok && !handed_over) took_request(state, done.compute_start, done.compute_end);
+  if (handed_over && done.last && done.batch_served > 0) {
+    // Before the batch's last request is released: the instance is Triton's until then.
+    TRITONSERVER_Error* batch = TRITONBACKEND_ModelInstanceReportBatchStatistics(
+        state.triton, done.batch_served, done.exec_start, done.batch_compute_start, done.batch_compute_end, exec_end);
+    if (batch != nullptr) TRITONSERVER_ErrorDelete(batch);
+  }
+  TRITONSERVER_Error* released = TRITONBACKEND_RequestRelease(done.request, kTritonRequestReleaseAll);
+  if (released != nullptr) TRITONSERVER_ErrorDelete(released);
+  done.request = nullptr;
+  if (done.ok) {  // every point set: the request got through run_request (Note [request phases])
+    done.points.release = now_ns();
+    state.metrics.add_phases(done.points);
+  }
+}
+
+void took_request(InstanceState& state, std::uint64_t compute_start, std::uint64_t compute_end) {
+  // The plan set's controller takes the request's compute time (Note [following the load]).
+  if (state.set != nullptr) state.set->add_sample(state.set_index, (compute_end - compute_start) / 1e3, compute_end / 1e9);
+  account_gpu_time(state);  // after the response is sent (or handed over) and its statistics taken
 }
 
 void account_gpu_time(InstanceState& state) {

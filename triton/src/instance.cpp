@@ -1,5 +1,7 @@
 #include "instance.h"
 
+#include "execute.h"
+
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <mutex>
@@ -161,6 +163,24 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
                                            model.parameters.method.c_str()),
                                     e));
   }
+  if (model.parameters.send_from == SendFrom::kCompletionThread) {
+    InstanceState* self = &state;
+    state.completer = std::make_unique<CompletionThread<FinishedRequest>>([self](FinishedRequest& done) {
+      try {
+        finish_request(*self, done);
+      } catch (...) {  // (an allocation in a log line): the request is still answered and released
+        if (done.response != nullptr) {
+          TRITONSERVER_Error* e = TRITONBACKEND_ResponseSend(done.response, kTritonResponseCompleteFinal, done.error);
+          if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+        }
+        if (done.error != nullptr) TRITONSERVER_ErrorDelete(done.error);
+        if (done.request != nullptr) {
+          TRITONSERVER_Error* e = TRITONBACKEND_RequestRelease(done.request, kTritonRequestReleaseAll);
+          if (e != nullptr) TRITONSERVER_ErrorDelete(e);
+        }
+      }
+    });
+  }
   log(TRITONSERVER_LOG_INFO,
       format("model '%s' instance '%s' on GPU %d, %s; stream_wait %s", model.name.c_str(), name, device,
              state.set != nullptr
@@ -175,7 +195,8 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
              stream_wait_name(model.parameters.stream_wait)) +
           (state.own_stream && priority != StreamPriority::kDefault
                ? format("; %s (stream priority %d)", stream_priority_name(priority), state.stream_priority)
-               : std::string()));
+               : std::string()) +
+          (state.completer != nullptr ? "; responses sent from a completion thread" : ""));
   return nullptr;
 }
 

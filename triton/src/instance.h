@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "completion.h"
 #include "gpu_time.h"
 #include "model.h"
 #include "wait.h"
@@ -21,8 +22,22 @@ namespace trtet_triton {
 
 using ::executorch::extension::Module;
 
+// A request the instance is done with, as its completion thread finishes it (Note [sending from a
+// completion thread]): sent, its statistics reported, released.
+struct FinishedRequest {
+  TRITONBACKEND_Request* request = nullptr;
+  TRITONBACKEND_Response* response = nullptr;  // null where Triton made none
+  TRITONSERVER_Error* error = nullptr;          // the request's failure (the finisher deletes it), or null
+  bool ok = false;
+  std::uint64_t exec_start = 0, compute_start = 0, compute_end = 0;
+  RequestPoints points;  // every point up to late_outputs set where ok (Note [request phases])
+  bool last = false;     // the batch's last request: the batch's statistics go with it
+  std::uint64_t batch_served = 0, batch_compute_start = 0, batch_compute_end = 0;
+};
+
 struct InstanceState {
   ModelState* model = nullptr;
+  TRITONBACKEND_ModelInstance* triton = nullptr;  // Triton's instance, for statistics
   std::string name;
   int device = 0;
   et::GreenContext* partition = nullptr;  // null: the whole GPU (or a plan set's)
@@ -43,8 +58,11 @@ struct InstanceState {
   std::vector<std::vector<unsigned char>> input_scratch;   // per input: given in pieces, or on the GPU for a planned input
   std::vector<std::vector<unsigned char>> output_scratch;  // per output: dynamic, or not asked for
   std::vector<void*> output_device_scratch;                // per output: dynamic, its response on the GPU
+  // send_from completion_thread: finishes the requests handed to it (null: the instance's thread does).
+  std::unique_ptr<CompletionThread<FinishedRequest>> completer;
 
   ~InstanceState() {
+    completer.reset();  // every request handed over finished first: it adds to the metrics
     module.reset();
     if (stream != nullptr) (void)cudaStreamSynchronize(stream);  // no host function left to run on the waiter
     waiter.reset();

@@ -96,6 +96,15 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
         return error(TRITONSERVER_ERROR_INVALID_ARG,
                      format("parameter 'stream_wait' is '%s'; it takes sync, spin, yield or callback", value.c_str()));
       }
+    } else if (key == "send_from") {
+      if (value == "instance") {
+        out.send_from = SendFrom::kInstance;
+      } else if (value == "completion_thread") {
+        out.send_from = SendFrom::kCompletionThread;
+      } else {
+        return error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("parameter 'send_from' is '%s'; it takes instance or completion_thread", value.c_str()));
+      }
     } else if (key == "gpu_time_every") {
       TRTET_TRITON_RETURN_IF_ERROR(parse_unsigned(key, value, 1000000, out.gpu_time_every, "requests", 0));
     } else if (key == "use_cuda_graphs" || key == "cuda_graph_cache_size" || key == "staging_budget_mb" ||
@@ -122,7 +131,7 @@ TRITONSERVER_Error* parse_parameters(const Json& config, const std::string& mode
                  format("unknown parameter%s %s; the backend takes sms, sms.<group>, plan_file, plan_file.<device>, "
                         "plan_partition, plan_set_file, plan_set_model, slo_p99_us, slo_min_rate, slo_window_s, slo_interval_ms, "
                         "slo_margin, slo_confirm, slo_dwell_s, slo_min_samples, method, gpu_time_every, stream_wait, "
-                        "use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, weight_streaming_budget",
+                        "send_from, use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, weight_streaming_budget",
                         unknown.size() > 1 ? "s" : "", names.c_str()));
   }
   std::string other;

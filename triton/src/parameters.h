@@ -39,6 +39,10 @@ using Json = nlohmann::json;
 //                       every request, 0 none (default 16: the events cost the requests they time)
 //   stream_wait         how an instance waits for its stream after a call: sync (default), spin,
 //                       yield or callback (Note [waiting for the stream], wait.h)
+//   send_from           where each response is sent, its statistics reported and its request released:
+//                       instance (default: the instance's thread, before it takes the next request) or
+//                       completion_thread (a thread of the instance's own, so the instance takes the
+//                       next request at once; Note [sending from a completion thread], completion.h)
 //   use_cuda_graphs, cuda_graph_cache_size, staging_budget_mb, weight_streaming_budget
 //                       the delegate's load-time options (docs/DESIGN.md), passed as given: the
 //                       delegate checks their values
@@ -54,6 +58,7 @@ using Json = nlohmann::json;
 // No parameter: every instance runs on the whole GPU (Triton's usual way).
 
 enum class StreamPriority { kDefault, kMax, kMin };
+enum class SendFrom { kInstance, kCompletionThread };
 
 /// "PRIORITY_MAX", "PRIORITY_MIN" or "PRIORITY_DEFAULT" into `out`; false for anything else.
 bool parse_stream_priority(const std::string& text, StreamPriority& out);
@@ -69,6 +74,7 @@ struct Parameters {
   std::string method = "forward";
   unsigned gpu_time_every = 16;
   StreamWait stream_wait = StreamWait::kSync;
+  SendFrom send_from = SendFrom::kInstance;
   StreamPriority priority = StreamPriority::kDefault;  // the config's optimization.priority
   std::vector<std::pair<std::string, std::string>> load_options;  // key, value
 };

@@ -22,7 +22,9 @@ namespace trtet_triton {
 //                  written, so this holds the GPU work too)
 //   stream_wait    the instance's wait for its stream (stream_wait)
 //   late_outputs   dynamic and planned outputs copied into the response, and their wait
-//   send           TRITONBACKEND_ResponseSend (the frontend's work on the response, in this thread)
+//   send           TRITONBACKEND_ResponseSend (the frontend's work on the response, in this thread;
+//                  with send_from completion_thread, the hand-over and the send on that thread:
+//                  Note [sending from a completion thread])
 //   release        statistics reported, the controller's sample, the request released
 // and, not in that sequence but a part of execute:
 //   method         ExecuTorch's Method::execute (the program's instructions, the delegate's call

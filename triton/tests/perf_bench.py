@@ -696,7 +696,8 @@ def run_layout(layout, args, plan_gpu, work):
     latency_group = instance_group_text(args.instances, "latency", rate_limited)
     if args.priority != "default":  # Triton's optimization.priority for the latency model (whole GPU: its stream's)
         latency_group += f"optimization {{ priority: PRIORITY_{args.priority.upper()} }}\n"
-    harness.make_model(repo, "latency", pte="triton_latency", parameters=dict(params, stream_wait=args.wait),
+    harness.make_model(repo, "latency", pte="triton_latency", parameters=dict(params, stream_wait=args.wait,
+                                                                                 send_from=args.send_from),
                        extra=latency_group)
     harness.make_model(repo, "aggressor", pte="triton_aggressor", parameters=params,
                        extra=instance_group_text(1, "aggressor", rate_limited))
@@ -973,6 +974,8 @@ def main():
                              "I/O, before a layout's measured windows; 0: none)")
     parser.add_argument("--layouts", default="partitioned,whole,mps")
     parser.add_argument("--wait", default="sync", help="the latency model's stream_wait: sync, spin, yield, callback")
+    parser.add_argument("--send-from", choices=("instance", "completion_thread"), default="instance",
+                        help="the latency model's send_from (Note [sending from a completion thread])")
     parser.add_argument("--instances", type=int, default=1, choices=range(1, 9), metavar="1..8",
                         help="the latency model's instance count (instance_group count)")
     parser.add_argument("--no-trace", dest="trace", action="store_false",
@@ -1092,7 +1095,7 @@ def main():
             text += " | " + " ".join(f"{percentile([m[f] for m in means if f in m], 50):.1f}" for f in TIMED)
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {text}")
     print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
-          f"{args.rate:.0f}/s (stream_wait {args.wait}, {args.instances} instance(s), priority {args.priority}, rate limiter {args.rate_limiter}; perf_analyzer with {CLIENT_THREADS} sending thread(s)), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
+          f"{args.rate:.0f}/s (stream_wait {args.wait}, send_from {args.send_from}, {args.instances} instance(s), priority {args.priority}, rate limiter {args.rate_limiter}; perf_analyzer with {CLIENT_THREADS} sending thread(s)), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
           f"ratios per pair, beside / alone; beside first in odd pairs{'; a control window alone ends each pair' if args.control else ''}) after "
           f"{f'{args.warmup:g} s warm-up windows, alone and beside, per protocol and I/O' if args.warmup > 0 else 'no warm-up'}; aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")

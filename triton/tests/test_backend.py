@@ -146,6 +146,11 @@ def test_an_unknown_stream_wait_is_refused(server, repo):
     assert "parameter 'stream_wait' is 'poll'; it takes sync, spin, yield or callback" in refused(server, "bad_wait")
 
 
+def test_an_unknown_send_from_is_refused(server, repo):
+    harness.make_model(repo, "bad_send", pte="triton_small", parameters={"send_from": "frontend"})
+    assert "parameter 'send_from' is 'frontend'; it takes instance or completion_thread" in refused(server, "bad_send")
+
+
 @needs_no_gpu
 def test_an_optimization_priority_is_read_before_the_gpu_is_asked_for(server, repo):
     # Triton's optimization.priority (an enum Triton checks) is the backend's to read: a config with
@@ -1936,6 +1941,104 @@ def test_priority_max_gives_a_whole_gpu_instance_the_highest_stream_priority(ser
             y = rng.standard_normal((8, 64), dtype=np.float32)
             np.testing.assert_allclose(infer(server.client, name, x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
         server.unload(name)
+
+
+@needs_gpu
+def test_responses_sent_from_a_completion_thread_are_right_and_counted(tmp_path):
+    # Note [sending from a completion thread]: the instance hands each finished request to a thread of
+    # its own, which sends, reports and releases it. Four HTTP clients at once, each request of its own
+    # shape and values, every output checked; every tenth request of one client beyond the bound,
+    # refused with it, the next one served. The statistics count every request once (taken after the
+    # client has its response, so polled for), and the request phases add up to Triton's compute
+    # input and infer as in the instance's thread, with compute output (the hand-over) within the
+    # `send` phase (the hand-over and the send). Then gRPC (perf_analyzer, four at once). Loaded and
+    # unloaded twice: the thread stops with its instance once every request is finished.
+    import threading
+    import perf_bench
+    repo = str(tmp_path / "repo")
+    os.makedirs(repo)
+    harness.make_model(repo, "send_thread", pte="triton_elementwise",
+                       parameters={"sms": "16", "gpu_time_every": "1", "send_from": "completion_thread"},
+                       extra='instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    s = harness.Server(repo)
+    try:
+        for cycle in range(2):
+            assert s.load("send_thread") is None, s.log()[-3000:]
+            assert ("instance 'send_thread_0_0' on GPU 0, a green-context partition of 16 SMs; stream_wait sync; "
+                    "responses sent from a completion thread") in s.log(), s.log()[-3000:]
+
+            def counted():
+                stats = s.client.get_inference_statistics("send_thread")["model_stats"][0]["inference_stats"]
+                return stats, s.metric("trtet_request_phase_requests", "send_thread") or 0
+            stats0, phased0 = counted()
+            failures, served, refusals = [], [], []
+
+            def client(seed):
+                c = httpclient.InferenceServerClient(s.url, network_timeout=60.0, connection_timeout=30.0)
+                rng = np.random.default_rng(100 * cycle + seed)
+                try:
+                    for k in range(40 + (4 if seed == 0 else 0)):
+                        if seed == 0 and k % 11 == 10:  # 4 of them: refused with the bound, the next served
+                            try:
+                                infer(c, "send_thread", np.zeros((9, 64), np.float32), np.zeros((9, 64), np.float32))
+                                failures.append((seed, "a request beyond the bound was served"))
+                            except InferenceServerException as e:
+                                if "dim 0 is 9, above its bound 8" not in str(e):
+                                    failures.append((seed, str(e)[:300]))
+                                refusals.append(1)
+                            continue
+                        shape = (int(rng.integers(1, 9)), int(rng.integers(4, 65)))
+                        x = rng.standard_normal(shape, dtype=np.float32)
+                        y = rng.standard_normal(shape, dtype=np.float32)
+                        got = infer(c, "send_thread", x, y)
+                        if got.shape != shape or not np.allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6):
+                            failures.append((seed, shape))
+                        served.append(1)
+                except Exception as e:  # reported below, with the thread's seed
+                    failures.append((seed, repr(e)[:300]))
+                finally:
+                    c.close()
+
+            threads = [threading.Thread(target=client, args=(seed,)) for seed in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=120)
+            assert not any(t.is_alive() for t in threads), "a client did not finish in 120 s"
+            assert not failures and len(served) == 160 and len(refusals) == 4, (failures, len(served), len(refusals))
+            deadline = time.monotonic() + 10
+            while True:
+                stats, phased = counted()
+                done = (int(stats["success"]["count"]) - int(stats0["success"]["count"]) == 160
+                        and phased - phased0 == 160)
+                if done or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            assert int(stats["success"]["count"]) - int(stats0["success"]["count"]) == 160, (stats0, stats)
+            assert int(stats["fail"]["count"]) - int(stats0["fail"]["count"]) == 4, (stats0, stats)
+            assert phased - phased0 == 160, (phased0, phased)  # 5 flushes of 32
+            if cycle == 0:  # the counters start with the instance: these sums are this cycle's alone
+                text = s.metrics_text()
+                phase = {p: s.metric("trtet_request_phase_duration_us", "send_thread", text=text, phase=p)
+                         for p in ("response_new", "inputs", "outputs", "execute", "stream_wait", "late_outputs", "send",
+                                   "release")}
+                for figure, parts in (("compute_input", ("response_new", "inputs", "outputs")),
+                                      ("compute_infer", ("execute", "stream_wait", "late_outputs"))):
+                    triton_us = int(stats[figure]["ns"]) / 1e3
+                    ours = sum(phase[p] for p in parts)
+                    assert abs(ours - triton_us) <= max(0.02 * triton_us, 5.0), (figure, ours, triton_us, phase)
+                assert int(stats["compute_output"]["ns"]) / 1e3 <= phase["send"] + 5.0, (stats["compute_output"], phase)
+            binary, env = perf_bench.perf_analyzer_command()
+            csv_path = os.path.join(repo, f"send_thread_{cycle}.csv")
+            done = subprocess.run([binary, "-m", "send_thread", "-u", f"127.0.0.1:{s.grpc_port}", "-i", "grpc",
+                                   "--concurrency-range", "4", "--request-count", "400", "-f", csv_path,
+                                   "--shape", "input_0:8,64", "--shape", "input_1:8,64"],
+                                  capture_output=True, text=True, env=env, timeout=120)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert float(perf_bench.read_csv(csv_path)["Inferences/Second"]) > 0
+            s.unload("send_thread")  # raises where the model is still loaded after 30 s (a request never released)
+    finally:
+        s.stop()
 
 
 @needs_gpu
