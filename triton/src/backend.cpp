@@ -129,9 +129,13 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
   std::string cause;
   const bool poisoned = process_poisoned(cause);
   if (!poisoned) (void)cudaSetDevice(state.device);
-  std::uint64_t batch_compute_start = 0;
-  std::uint64_t batch_compute_end = 0;
-  std::uint64_t served = 0;
+  ExecuteFinisher finisher(state, exec_start);
+  // A batching model's execute of several requests (Triton's dynamic batcher): Note [batching requests].
+  if (!poisoned && state.model->max_batch > 0 && request_count > 1) {
+    serve_batched(state, requests, request_count, finisher);
+    finisher.end();
+    return nullptr;
+  }
   // Every request gets its response and is released here, success or not: the backend owns them
   // once this function is called, and one request's failure leaves the instance serving the next.
   std::uint64_t previous_end = exec_start;
@@ -140,6 +144,7 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     TRITONBACKEND_Response* response = nullptr;
     state.points = RequestPoints{};
     state.points.start = previous_end;
+    state.rows = 1;
     TRITONSERVER_Error* e = TRITONBACKEND_ResponseNew(&response, request);
     std::uint64_t compute_start = now_ns();
     state.points.response_new = compute_start;
@@ -164,34 +169,14 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceExecute(TRITONBACKEND_ModelInstan
     done.response = response;
     done.error = e;
     done.ok = e == nullptr;
-    done.exec_start = exec_start;
     done.compute_start = compute_start;
     done.compute_end = compute_end;
     done.points = state.points;
-    if (done.ok) {
-      if (served == 0) batch_compute_start = compute_start;
-      batch_compute_end = compute_end;
-      ++served;
-    }
-    done.last = r + 1 == request_count;
-    done.batch_served = served;
-    done.batch_compute_start = batch_compute_start;
-    done.batch_compute_end = batch_compute_end;
-    if (state.completer != nullptr) {
-      // Nothing of the instance touches the request again (Note [sending from a completion thread]).
-      const bool ok = done.ok;
-      state.completer->post(done);
-      if (ok) took_request(state, compute_start, compute_end);
-    } else {
-      finish_request(state, done);
-    }
+    done.rows = state.rows;
+    finisher.finish(done, r + 1 == request_count);
     previous_end = now_ns();
   }
-  if (served > 0 && state.completer == nullptr) {
-    TRITONSERVER_Error* stats = TRITONBACKEND_ModelInstanceReportBatchStatistics(
-        instance, served, exec_start, batch_compute_start, batch_compute_end, now_ns());
-    if (stats != nullptr) TRITONSERVER_ErrorDelete(stats);
-  }
+  finisher.end();
   return nullptr;
 }
 

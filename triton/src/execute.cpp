@@ -18,8 +18,6 @@ using ::executorch::extension::TensorPtr;
 
 // ---- execute ----
 
-namespace {
-
 ::executorch::aten::Device device_of(TRITONSERVER_MemoryType type, std::int64_t id) {
   if (type == TRITONSERVER_MEMORY_GPU) {
     return ::executorch::aten::Device(::executorch::aten::DeviceType::CUDA,
@@ -32,7 +30,128 @@ std::vector<::executorch::aten::SizesType> sizes_of(const std::vector<std::int64
   return std::vector<::executorch::aten::SizesType>(dims.begin(), dims.end());
 }
 
-}  // namespace
+// Input i of `request`: found, its type, its shape (against the program's, or its bound for a
+// dynamic input: Note [dynamic shapes]) and its bytes checked, before any memory is taken for it.
+TRITONSERVER_Error* read_input(const ModelState& model, TRITONBACKEND_Request* request, const std::size_t i,
+                               InputView& view) {
+  const IoSpec& spec = model.inputs[i];
+  TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInput(request, spec.name.c_str(), &view.input));
+  const char* input_name = nullptr;
+  TRITONSERVER_DataType type = TRITONSERVER_TYPE_INVALID;
+  TRTET_TRITON_RETURN_IF_ERROR(
+      TRITONBACKEND_InputProperties(view.input, &input_name, &type, &view.shape, &view.dims, &view.bytes, &view.buffers));
+  if (type != spec.type->triton) {
+    // Triton's frontend refuses a type other than the config's first; this names both if one gets here.
+    return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' is %s; the program takes %s", spec.name.c_str(),
+                                                        config_name_of(type), spec.type->config));
+  }
+  const std::string bad_shape = spec.check_shape(view.shape, view.dims);
+  if (!bad_shape.empty()) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' %s", spec.name.c_str(), bad_shape.c_str()));
+  }
+  std::uint64_t expected = spec.type->size;
+  for (std::uint32_t d = 0; d < view.dims; ++d) expected *= static_cast<std::uint64_t>(view.shape[d]);  // each within the bound
+  if (view.bytes != expected) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG,
+                 format("input '%s' has %llu bytes; its shape %s takes %llu", spec.name.c_str(),
+                        static_cast<unsigned long long>(view.bytes),
+                        dims_text(std::vector<std::int64_t>(view.shape, view.shape + view.dims)).c_str(),
+                        static_cast<unsigned long long>(expected)));
+  }
+  // Batched (Note [batching requests]), every input carries the request's batch size in dim 0.
+  if (model.max_batch > 0 && i > 0 && view.dims > 0) {
+    const std::int64_t* first_shape = nullptr;
+    std::uint32_t first_dims = 0;
+    TRITONBACKEND_Input* first = nullptr;
+    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInput(request, model.inputs[0].name.c_str(), &first));
+    TRTET_TRITON_RETURN_IF_ERROR(
+        TRITONBACKEND_InputProperties(first, nullptr, nullptr, &first_shape, &first_dims, nullptr, nullptr));
+    if (first_dims > 0 && first_shape[0] != view.shape[0]) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   format("input '%s' has %lld rows in dim 0 and input '%s' %lld: a request's inputs share its batch size",
+                          spec.name.c_str(), static_cast<long long>(view.shape[0]), model.inputs[0].name.c_str(),
+                          static_cast<long long>(first_shape[0])));
+    }
+  }
+  return nullptr;
+}
+
+TRITONSERVER_Error* check_request(const ModelState& model, TRITONBACKEND_Request* request,
+                                  std::vector<std::vector<std::int64_t>>& shapes) {
+  std::uint32_t input_count = 0;
+  TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInputCount(request, &input_count));
+  if (input_count != model.inputs.size()) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG,
+                 format("the request has %u inputs; model '%s' takes %zu", input_count, model.name.c_str(), model.inputs.size()));
+  }
+  shapes.resize(model.inputs.size());
+  for (std::size_t i = 0; i < model.inputs.size(); ++i) {
+    InputView view;
+    TRTET_TRITON_RETURN_IF_ERROR(read_input(model, request, i, view));
+    shapes[i].assign(view.shape, view.shape + view.dims);
+  }
+  return nullptr;
+}
+
+TRITONSERVER_Error* call_method(InstanceState& state, const bool wait,
+                                std::optional<etr::Result<std::vector<etr::EValue>>>& called,
+                                std::uint64_t& compute_start, std::uint64_t& compute_end) {
+  ModelState& model = *state.model;
+  // A model following a plan set takes its stream now, at the call: the set's current plan's
+  // (a switch moves this model's next call; this one keeps the stream it took).
+  if (state.set != nullptr) {
+    auto stream = state.set->stream(state.set_model);
+    if (!stream.ok()) return error(TRITONSERVER_ERROR_INTERNAL, "the plan set's stream: " + stream.error().message());
+    state.stream = *stream;
+  }
+  compute_start = now_ns();
+  state.points.outputs = compute_start;
+  take_executorch_errors();
+  // One request in gpu_time_every has its GPU time measured; the others run with the tracer at
+  // kProfileMethodOnly, where the delegate records no events (Note [engine GPU time]).
+  state.timed = false;
+  if (state.gpu_times != nullptr) {
+    state.timed = state.calls++ % model.parameters.gpu_time_every == 0;
+    state.gpu_times->set_event_tracer_profiling_level(state.timed ? etr::EventTracerProfilingLevel::kProfileAllEvents
+                                                                  : etr::EventTracerProfilingLevel::kProfileMethodOnly);
+    if (state.timed) state.gpu_times->reset();
+  }
+  {
+    et::CudaStreamGuard guard(state.stream);
+    called.emplace(state.module->execute(model.parameters.method));
+  }
+  etr::Result<std::vector<etr::EValue>>& result = *called;
+  state.points.execute = now_ns();
+  if (state.gpu_times != nullptr) state.points.method_ns = state.gpu_times->take_method_ns();
+  if (!result.ok()) {
+    // What the call left on the stream settles first: a sticky error there poisons the process
+    // (Note [the fault domain]); any other stays this request's.
+    const cudaError_t after = cudaStreamSynchronize(state.stream);
+    (void)cudaGetLastError();
+    const std::string what = executorch_failure(format("model '%s' instance '%s': execute", model.name.c_str(), state.name.c_str()), result.error());
+    if (poison_if_sticky(after, what)) {
+      return error(TRITONSERVER_ERROR_UNAVAILABLE, format("%s; then its stream: %s (%s); this process's CUDA context is lost",
+                                                          what.c_str(), cudaGetErrorString(after), cudaGetErrorName(after)));
+    }
+    // The delegate refuses what the caller got wrong (a shape outside its engine's profile) as
+    // InvalidArgument: the client sees that code, with the delegate's message from its log.
+    const TRITONSERVER_Error_Code code =
+        result.error() == etr::Error::InvalidArgument ? TRITONSERVER_ERROR_INVALID_ARG : TRITONSERVER_ERROR_INTERNAL;
+    return error(code, what);
+  }
+  const cudaError_t synced = wait ? state.waiter->wait(state.stream) : cudaSuccess;  // Note [waiting for the stream]
+  state.points.stream_wait = now_ns();
+  if (synced != cudaSuccess) {
+    compute_end = now_ns();
+    const std::string what = format("model '%s' instance '%s': the call's stream failed", model.name.c_str(), state.name.c_str());
+    (void)cudaGetLastError();
+    const bool lost = poison_if_sticky(synced, what);
+    return error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
+                 format("%s: %s (%s)%s", what.c_str(), cudaGetErrorString(synced), cudaGetErrorName(synced),
+                        lost ? "; this process's CUDA context is lost" : ""));
+  }
+  return nullptr;
+}
 
 // One request, start to end: inputs bound in place (or staged by the delegate from host memory),
 // outputs written into the response's buffers, the call on the instance's stream under the guard.
@@ -51,34 +170,13 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   state.input_scratch.resize(model.inputs.size());
   for (std::size_t i = 0; i < model.inputs.size(); ++i) {
     const IoSpec& spec = model.inputs[i];
-    TRITONBACKEND_Input* input = nullptr;
-    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInput(request, spec.name.c_str(), &input));
-    const char* input_name = nullptr;
-    TRITONSERVER_DataType type = TRITONSERVER_TYPE_INVALID;
-    const std::int64_t* shape = nullptr;
-    std::uint32_t dims = 0;
-    std::uint64_t bytes = 0;
-    std::uint32_t buffers = 0;
-    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputProperties(input, &input_name, &type, &shape, &dims, &bytes, &buffers));
-    if (type != spec.type->triton) {
-      // Triton's frontend refuses a type other than the config's first; this names both if one gets here.
-      return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' is %s; the program takes %s", spec.name.c_str(),
-                                                          config_name_of(type), spec.type->config));
-    }
-    // The shape against the program's (or its bound, for a dynamic input: Note [dynamic shapes]), then
-    // the bytes against the shape: both before any memory is taken for the request.
-    const std::string bad_shape = spec.check_shape(shape, dims);
-    if (!bad_shape.empty()) {
-      return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' %s", spec.name.c_str(), bad_shape.c_str()));
-    }
-    std::uint64_t expected = spec.type->size;
-    for (std::uint32_t d = 0; d < dims; ++d) expected *= static_cast<std::uint64_t>(shape[d]);  // each within the bound
-    if (bytes != expected) {
-      return error(TRITONSERVER_ERROR_INVALID_ARG,
-                   format("input '%s' has %llu bytes; its shape %s takes %llu", spec.name.c_str(),
-                          static_cast<unsigned long long>(bytes), dims_text(std::vector<std::int64_t>(shape, shape + dims)).c_str(),
-                          static_cast<unsigned long long>(expected)));
-    }
+    InputView view;
+    TRTET_TRITON_RETURN_IF_ERROR(read_input(model, request, i, view));
+    TRITONBACKEND_Input* input = view.input;
+    const std::int64_t* shape = view.shape;
+    const std::uint32_t dims = view.dims;
+    const std::uint64_t bytes = view.bytes;
+    const std::uint32_t buffers = view.buffers;
     const void* data = nullptr;
     std::uint64_t data_bytes = 0;
     TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_GPU;
@@ -133,6 +231,16 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     if (set != etr::Error::Ok) return error(TRITONSERVER_ERROR_INVALID_ARG, executorch_failure("setting input '" + spec.name + "'", set));
   }
 
+  state.rows = 1;
+  if (model.max_batch > 0 && !model.inputs.empty()) {  // its batch size (Note [batching requests])
+    const std::int64_t* shape = nullptr;
+    std::uint32_t dims = 0;
+    TRITONBACKEND_Input* first = nullptr;
+    if (TRITONBACKEND_RequestInput(request, model.inputs[0].name.c_str(), &first) == nullptr &&
+        TRITONBACKEND_InputProperties(first, nullptr, nullptr, &shape, &dims, nullptr, nullptr) == nullptr && dims > 0) {
+      state.rows = static_cast<std::uint64_t>(shape[0]);
+    }
+  }
   state.points.inputs = now_ns();
 
   // Outputs: the ones the client asked for (all when it named none). A static output is written into
@@ -220,49 +328,6 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     if (set != etr::Error::Ok) return error(TRITONSERVER_ERROR_INVALID_ARG, executorch_failure("setting output '" + spec.name + "'", set));
   }
 
-  // A model following a plan set takes its stream now, at the call: the set's current plan's
-  // (a switch moves this model's next call; this one keeps the stream it took).
-  if (state.set != nullptr) {
-    auto stream = state.set->stream(state.set_model);
-    if (!stream.ok()) return error(TRITONSERVER_ERROR_INTERNAL, "the plan set's stream: " + stream.error().message());
-    state.stream = *stream;
-  }
-  compute_start = now_ns();
-  state.points.outputs = compute_start;
-  take_executorch_errors();
-  // One request in gpu_time_every has its GPU time measured; the others run with the tracer at
-  // kProfileMethodOnly, where the delegate records no events (Note [engine GPU time]).
-  state.timed = false;
-  if (state.gpu_times != nullptr) {
-    state.timed = state.calls++ % model.parameters.gpu_time_every == 0;
-    state.gpu_times->set_event_tracer_profiling_level(state.timed ? etr::EventTracerProfilingLevel::kProfileAllEvents
-                                                                  : etr::EventTracerProfilingLevel::kProfileMethodOnly);
-    if (state.timed) state.gpu_times->reset();
-  }
-  std::optional<etr::Result<std::vector<etr::EValue>>> called;
-  {
-    et::CudaStreamGuard guard(state.stream);
-    called.emplace(state.module->execute(model.parameters.method));
-  }
-  etr::Result<std::vector<etr::EValue>>& result = *called;
-  state.points.execute = now_ns();
-  if (state.gpu_times != nullptr) state.points.method_ns = state.gpu_times->take_method_ns();
-  if (!result.ok()) {
-    // What the call left on the stream settles first: a sticky error there poisons the process
-    // (Note [the fault domain]); any other stays this request's.
-    const cudaError_t after = cudaStreamSynchronize(state.stream);
-    (void)cudaGetLastError();
-    const std::string what = executorch_failure(format("model '%s' instance '%s': execute", model.name.c_str(), state.name.c_str()), result.error());
-    if (poison_if_sticky(after, what)) {
-      return error(TRITONSERVER_ERROR_UNAVAILABLE, format("%s; then its stream: %s (%s); this process's CUDA context is lost",
-                                                          what.c_str(), cudaGetErrorString(after), cudaGetErrorName(after)));
-    }
-    // The delegate refuses what the caller got wrong (a shape outside its engine's profile) as
-    // InvalidArgument: the client sees that code, with the delegate's message from its log.
-    const TRITONSERVER_Error_Code code =
-        result.error() == etr::Error::InvalidArgument ? TRITONSERVER_ERROR_INVALID_ARG : TRITONSERVER_ERROR_INTERNAL;
-    return error(code, what);
-  }
   // Note [host outputs need no wait]
   // --------------------------------
   // The delegate returns from a call whose outputs are all in host memory with them written (the
@@ -271,17 +336,9 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
   // 3.4 us in S42 and S43). Any output on the GPU, a planned one (the program's memory, possibly the GPU's)
   // or one copied late is waited for as before.
   const bool wait = !(host_outputs_only && !late);
-  const cudaError_t synced = wait ? state.waiter->wait(state.stream) : cudaSuccess;  // Note [waiting for the stream]
-  state.points.stream_wait = now_ns();
-  if (synced != cudaSuccess) {
-    compute_end = now_ns();
-    const std::string what = format("model '%s' instance '%s': the call's stream failed", model.name.c_str(), state.name.c_str());
-    (void)cudaGetLastError();
-    const bool lost = poison_if_sticky(synced, what);
-    return error(lost ? TRITONSERVER_ERROR_UNAVAILABLE : TRITONSERVER_ERROR_INTERNAL,
-                 format("%s: %s (%s)%s", what.c_str(), cudaGetErrorString(synced), cudaGetErrorName(synced),
-                        lost ? "; this process's CUDA context is lost" : ""));
-  }
+  std::optional<etr::Result<std::vector<etr::EValue>>> called;
+  TRTET_TRITON_RETURN_IF_ERROR(call_method(state, wait, called, compute_start, compute_end));
+  etr::Result<std::vector<etr::EValue>>& result = *called;
   // Late outputs: the call is done (its stream synchronized), so their shapes are known and their
   // bytes written; each goes into a response buffer of its shape, copied on the instance's stream
   // (on its partition), which is waited for once more.
@@ -376,7 +433,7 @@ void finish_request(InstanceState& state, FinishedRequest& done) {
       state.triton, done.request, done.ok, done.exec_start, done.compute_start, done.compute_end, exec_end);
   if (stats != nullptr) TRITONSERVER_ErrorDelete(stats);
   if (done.ok && !handed_over) took_request(state, done.compute_start, done.compute_end);
-  if (handed_over && done.last && done.batch_served > 0) {
+  if (handed_over && done.last && done.batch_ok) {
     // Before the batch's last request is released: the instance is Triton's until then.
     TRITONSERVER_Error* batch = TRITONBACKEND_ModelInstanceReportBatchStatistics(
         state.triton, done.batch_served, done.exec_start, done.batch_compute_start, done.batch_compute_end, exec_end);
@@ -385,10 +442,42 @@ void finish_request(InstanceState& state, FinishedRequest& done) {
   TRITONSERVER_Error* released = TRITONBACKEND_RequestRelease(done.request, kTritonRequestReleaseAll);
   if (released != nullptr) TRITONSERVER_ErrorDelete(released);
   done.request = nullptr;
-  if (done.ok) {  // every point set: the request got through run_request (Note [request phases])
+  if (done.ok && done.phased) {  // every point set: the request got through run_request (Note [request phases])
     done.points.release = now_ns();
     state.metrics.add_phases(done.points);
   }
+}
+
+void ExecuteFinisher::finish(FinishedRequest done, const bool last) {
+  done.exec_start = exec_start_;
+  if (done.ok) {
+    if (served_++ == 0) compute_start_ = done.compute_start;
+    compute_end_ = std::max(compute_end_, done.compute_end);
+    rows_ += done.rows;
+  }
+  done.last = last;
+  done.batch_ok = served_ > 0;
+  done.batch_served = rows_;
+  done.batch_compute_start = compute_start_;
+  done.batch_compute_end = compute_end_;
+  if (state_.completer != nullptr) {
+    // Nothing of the instance touches the request again (Note [sending from a completion thread]).
+    const bool ok = done.ok;
+    const std::uint64_t start = done.compute_start;
+    const std::uint64_t end = done.compute_end;
+    state_.completer->post(done);
+    if (ok) took_request(state_, start, end);
+  } else {
+    finish_request(state_, done);
+  }
+}
+
+void ExecuteFinisher::end() {
+  if (served_ == 0) return;
+  if (state_.completer != nullptr) return;      // reported with the last request
+  TRITONSERVER_Error* stats = TRITONBACKEND_ModelInstanceReportBatchStatistics(
+      state_.triton, rows_, exec_start_, compute_start_, compute_end_, now_ns());
+  if (stats != nullptr) TRITONSERVER_ErrorDelete(stats);
 }
 
 void took_request(InstanceState& state, std::uint64_t compute_start, std::uint64_t compute_end) {

@@ -31,8 +31,11 @@ struct FinishedRequest {
   bool ok = false;
   std::uint64_t exec_start = 0, compute_start = 0, compute_end = 0;
   RequestPoints points;  // every point up to late_outputs set where ok (Note [request phases])
+  std::uint64_t rows = 1;  // what it adds to the batch's size: 1, or batched, its dim 0
+  bool phased = true;      // in the request phases' sums (not a request served in a call of several)
   bool last = false;     // the batch's last request: the batch's statistics go with it
-  std::uint64_t batch_served = 0, batch_compute_start = 0, batch_compute_end = 0;
+  bool batch_ok = false;  // a request of the batch so far was served
+  std::uint64_t batch_served = 0, batch_compute_start = 0, batch_compute_end = 0;  // its size (rows) and times
 };
 
 struct InstanceState {
@@ -58,6 +61,9 @@ struct InstanceState {
   std::vector<std::vector<unsigned char>> input_scratch;   // per input: given in pieces, or on the GPU for a planned input
   std::vector<std::vector<unsigned char>> output_scratch;  // per output: dynamic, or not asked for
   std::vector<void*> output_device_scratch;                // per output: dynamic, its response on the GPU
+  std::vector<std::vector<unsigned char>> batch_input_host;  // per input: a call's rows gathered (Note [batching requests])
+  std::vector<void*> batch_input_device;                     // the same on the GPU (the bound's bytes)
+  std::uint64_t rows = 1;                                    // the request run_request served: its batch size
   // send_from completion_thread: finishes the requests handed to it (null: the instance's thread does).
   std::unique_ptr<CompletionThread<FinishedRequest>> completer;
 
@@ -67,6 +73,9 @@ struct InstanceState {
     if (stream != nullptr) (void)cudaStreamSynchronize(stream);  // no host function left to run on the waiter
     waiter.reset();
     for (void* p : output_device_scratch) {
+      if (p != nullptr) (void)cudaFree(p);
+    }
+    for (void* p : batch_input_device) {
       if (p != nullptr) (void)cudaFree(p);
     }
     if (own_stream && stream != nullptr) {

@@ -145,12 +145,12 @@ TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& sta
   }
   std::int64_t max_batch = 0;
   if (config.contains("max_batch_size")) TRTET_TRITON_RETURN_IF_ERROR(get_int(config["max_batch_size"], "max_batch_size", max_batch));
-  if (max_batch != 0) {
-    return error(TRITONSERVER_ERROR_UNSUPPORTED,
-                 format("max_batch_size is %lld; the backend serves the program's shapes as they are: set 0 and give "
-                        "the batch dimension in dims",
-                        static_cast<long long>(max_batch)));
+  if (max_batch < 0) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG, format("max_batch_size is %lld; it takes 0 (the program's shapes as they "
+                                                        "are) or a batch size (Note [batching requests])",
+                                                        static_cast<long long>(max_batch)));
   }
+  state.max_batch = max_batch;
 
   // 3. The method's metadata (no GPU needed): inputs and outputs checked or auto-completed.
   {
@@ -174,11 +174,14 @@ TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& sta
     TRTET_TRITON_RETURN_IF_ERROR(read_io(*meta, true, in_dynamism, state.inputs));
     TRTET_TRITON_RETURN_IF_ERROR(read_io(*meta, false, out_dynamism, state.outputs));
   }
+  if (state.max_batch > 0) TRTET_TRITON_RETURN_IF_ERROR(check_batchable(state.inputs, state.outputs, state.max_batch));
   bool autocomplete = false;
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_ModelAutoCompleteConfig(model, &autocomplete));
   bool changed = false;
-  TRTET_TRITON_RETURN_IF_ERROR(check_io(config, "input", state.inputs, autocomplete, changed));
-  TRTET_TRITON_RETURN_IF_ERROR(check_io(config, "output", state.outputs, autocomplete, changed));
+  const bool batched = state.max_batch > 0;
+  TRTET_TRITON_RETURN_IF_ERROR(check_io(config, "input", state.inputs, autocomplete, changed, batched));
+  TRTET_TRITON_RETURN_IF_ERROR(check_io(config, "output", state.outputs, autocomplete, changed, batched));
+
   if (changed) {
     if (!config.contains("max_batch_size")) config["max_batch_size"] = 0;
     const std::string text = config.dump();
@@ -188,8 +191,12 @@ TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& sta
     TRITONSERVER_Error* d = TRITONSERVER_MessageDelete(message);
     if (d != nullptr) TRITONSERVER_ErrorDelete(d);
     if (e != nullptr) return e;
-    log(TRITONSERVER_LOG_INFO, format("model '%s': inputs and outputs auto-completed from the program: inputs %s; outputs %s",
-                                      state.name.c_str(), io_text(state.inputs).c_str(), io_text(state.outputs).c_str()));
+    log(TRITONSERVER_LOG_INFO, format("model '%s': inputs and outputs auto-completed from the program: inputs %s; outputs %s%s",
+                                      state.name.c_str(), io_text(state.inputs).c_str(), io_text(state.outputs).c_str(),
+                                      batched ? format("; max_batch_size %lld: requests batched along dim 0 (the "
+                                                       "config's dims leave it out)",
+                                                       static_cast<long long>(state.max_batch)).c_str()
+                                              : ""));
   }
 
   TRTET_TRITON_RETURN_IF_ERROR(read_plans(state, location));

@@ -35,6 +35,7 @@ struct ModelState {
   std::uint64_t version = 0;
   std::string program_path;
   Parameters parameters;
+  std::int64_t max_batch = 0;  // the config's max_batch_size: > 0, requests batched along dim 0 (Note [batching requests])
   std::vector<IoSpec> inputs;
   std::vector<IoSpec> outputs;
   std::vector<InstancePlace> places;

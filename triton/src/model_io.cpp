@@ -80,8 +80,39 @@ TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, const std:
 // The config's inputs or outputs against the program's: the same count, names (by position where the
 // program's are generated), data types and dims; or, where the config gives none and auto-complete is
 // on, the program's written into it.
+TRITONSERVER_Error* check_batchable(const std::vector<IoSpec>& inputs, const std::vector<IoSpec>& outputs,
+                                    const std::int64_t max_batch) {
+  for (const auto* list : {&inputs, &outputs}) {
+    const char* kind = list == &inputs ? "input" : "output";
+    for (const IoSpec& spec : *list) {
+      std::string why;
+      if (!spec.dynamic()) {
+        why = "static " + dims_text(spec.dims);
+      } else if (spec.dims.empty()) {
+        why = "a scalar";
+      } else if (spec.dims[0] < max_batch) {
+        why = format("dynamic with dim 0 bounded by %lld", static_cast<long long>(spec.dims[0]));
+      }
+      if (!why.empty()) {
+        return error(TRITONSERVER_ERROR_INVALID_ARG,
+                     format("max_batch_size is %lld: the backend batches requests along dim 0 of every input and output, "
+                            "so each must be dynamic with a bound of at least %lld there; %s '%s' is %s (set "
+                            "max_batch_size 0 to serve the program's shapes as they are)",
+                            static_cast<long long>(max_batch), static_cast<long long>(max_batch), kind,
+                            spec.name.c_str(), why.c_str()));
+      }
+    }
+  }
+  return nullptr;
+}
+
 TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>& program, bool autocomplete,
-                             bool& changed) {
+                             bool& changed, const bool batched) {
+  // Batched, the config speaks of dims past dim 0 (the spec's dims and config_dims keep it).
+  const std::size_t skip = batched ? 1 : 0;
+  auto past_batch = [skip](const std::vector<std::int64_t>& dims) {
+    return std::vector<std::int64_t>(dims.begin() + static_cast<std::ptrdiff_t>(std::min(skip, dims.size())), dims.end());
+  };
   const char* kind = std::strcmp(key, "input") == 0 ? "input" : "output";
   auto it = config.find(key);
   const bool given = it != config.end() && it->is_array() && !it->empty();
@@ -94,7 +125,7 @@ TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>&
     Json list = Json::array();
     for (const IoSpec& spec : program) {
       Json dims = Json::array();
-      for (auto d : spec.config_dims) dims.push_back(d);  // -1 where the program's tensor is dynamic
+      for (auto d : past_batch(spec.config_dims)) dims.push_back(d);  // -1 where the program's tensor is dynamic
       list.push_back({{"name", spec.name}, {"data_type", spec.type->config}, {"dims", dims}});
     }
     config[key] = list;
@@ -129,6 +160,7 @@ TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>&
         dims.push_back(v);
       }
     }
+    const std::vector<std::int64_t> bound = past_batch(spec.dims);
     if (!spec.dynamic() && dims != spec.dims) {
       return error(TRITONSERVER_ERROR_INVALID_ARG,
                    format("%s '%s' has dims %s in the config; the program's are %s (a static tensor: the backend serves "
@@ -137,15 +169,17 @@ TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>&
     }
     if (spec.dynamic()) {
       // The config may narrow a dynamic tensor: each dim -1 (any size up to the bound) or a size within it.
-      bool within = dims.size() == spec.dims.size();
-      for (std::size_t d = 0; within && d < dims.size(); ++d) within = dims[d] == -1 || (dims[d] >= 0 && dims[d] <= spec.dims[d]);
+      bool within = dims.size() == bound.size();
+      for (std::size_t d = 0; within && d < dims.size(); ++d) within = dims[d] == -1 || (dims[d] >= 0 && dims[d] <= bound[d]);
       if (!within) {
         return error(TRITONSERVER_ERROR_INVALID_ARG,
                      format("%s '%s' has dims %s in the config; the program's tensor is dynamic with %zu dims bounded by "
-                            "%s: each dim is -1 (any size up to the bound) or a size within it",
-                            kind, name.c_str(), dims_text(dims).c_str(), spec.dims.size(), dims_text(spec.dims).c_str()));
+                            "%s%s: each dim is -1 (any size up to the bound) or a size within it",
+                            kind, name.c_str(), dims_text(dims).c_str(), bound.size(), dims_text(bound).c_str(),
+                            batched ? " past dim 0 (max_batch_size > 0: the config leaves the batch dim out)" : ""));
       }
       spec.config_dims = dims;
+      if (batched) spec.config_dims.insert(spec.config_dims.begin(), -1);
     }
   }
   return nullptr;

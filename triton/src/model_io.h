@@ -39,7 +39,13 @@ TRITONSERVER_Error* get_int(const Json& value, const std::string& what, std::int
 std::string io_text(const std::vector<IoSpec>& specs);
 TRITONSERVER_Error* read_io(const etr::MethodMeta& meta, bool inputs, const std::vector<Dynamism>& dynamism,
                             std::vector<IoSpec>& out);
+// With `batched` (max_batch_size > 0) the config's dims leave out dim 0, the batch dim (Note [batching
+// requests]); each spec's config_dims still has it, as -1.
 TRITONSERVER_Error* check_io(Json& config, const char* key, std::vector<IoSpec>& program, bool autocomplete,
-                             bool& changed);
+                             bool& changed, bool batched = false);
+// With max_batch_size `max_batch` > 0: every input and output dynamic, with a bound of at least
+// `max_batch` in dim 0; else the first that is not, named.
+TRITONSERVER_Error* check_batchable(const std::vector<IoSpec>& inputs, const std::vector<IoSpec>& outputs,
+                                    std::int64_t max_batch);
 
 }  // namespace trtet_triton

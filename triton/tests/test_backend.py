@@ -278,10 +278,49 @@ def test_a_missing_input_is_refused(server, repo):
     assert "the config gives 1 inputs; the program's method has 2" in refused(server, "one_input")
 
 
-def test_batching_is_refused(server, repo):
-    harness.make_model(repo, "batched", pte="triton_small",
+def test_batching_needs_every_tensor_dynamic_in_dim_0_within_its_bound(server, repo):
+    # Note [batching requests]: a static program cannot take another batch size, and a dynamic one
+    # takes max_batch_size up to its bound in dim 0 (triton_small: [8, 64]).
+    harness.make_model(repo, "batched_static", pte="triton_small_static",
                        config='backend: "torchtrt_executorch"\nmax_batch_size: 4\n')
-    assert "max_batch_size is 4; the backend serves the program's shapes as they are" in refused(server, "batched")
+    message = refused(server, "batched_static")
+    assert ("max_batch_size is 4: the backend batches requests along dim 0 of every input and output, so each must "
+            "be dynamic with a bound of at least 4 there; input 'input_0' is static [8, 64]") in message, message
+    harness.make_model(repo, "batched_over", pte="triton_small",
+                       config='backend: "torchtrt_executorch"\nmax_batch_size: 16\n')
+    message = refused(server, "batched_over")
+    assert "input 'input_0' is dynamic with dim 0 bounded by 8 (set max_batch_size 0" in message, message
+
+
+def test_a_batching_configs_dims_leave_the_batch_dim_out(server, repo):
+    # Completed: the program's dims past dim 0 (-1 where dynamic), and the log says the requests are
+    # batched; given: dims past dim 0 within the bound are taken, the program's full rank is not.
+    harness.make_model(repo, "batched_auto", pte="triton_small",
+                       config='backend: "torchtrt_executorch"\nmax_batch_size: 8\n')
+    message = server.load("batched_auto")
+    if GPUS == 0:
+        assert message is not None and "model 'batched_auto' needs a CUDA GPU" in message, message
+    assert ("model 'batched_auto': inputs and outputs auto-completed from the program: inputs input_0 TYPE_FP32 [-1, -1] "
+            "(dynamic, within [8, 64]), input_1 TYPE_FP32 [-1, -1] (dynamic, within [8, 64]); outputs output_0 TYPE_FP32 "
+            "[-1, -1] (dynamic, within [8, 64]); max_batch_size 8: requests batched along dim 0 (the config's dims "
+            "leave it out)") in server.log(), server.log()[-3000:]
+    if GPUS:
+        assert [[int(d) for d in i["dims"]] for i in server.client.get_model_config("batched_auto")["input"]] == [[-1], [-1]]
+        server.unload("batched_auto")
+    io = SMALL_IO.replace("dims: [ 8, 64 ]", "dims: [ 64 ]")
+    harness.make_model(repo, "batched_given", pte="triton_small",
+                       config=f'backend: "torchtrt_executorch"\nmax_batch_size: 8\n{io}')
+    message = server.load("batched_given")
+    if GPUS == 0:
+        assert message is not None and "model 'batched_given' needs a CUDA GPU" in message, message
+    else:
+        assert message is None, message
+        server.unload("batched_given")
+    harness.make_model(repo, "batched_full_rank", pte="triton_small",
+                       config=f'backend: "torchtrt_executorch"\nmax_batch_size: 8\n{SMALL_IO}')
+    message = refused(server, "batched_full_rank")
+    assert ("input 'input_0' has dims [8, 64] in the config; the program's tensor is dynamic with 1 dims bounded by [64] "
+            "past dim 0 (max_batch_size > 0: the config leaves the batch dim out)") in message, message
 
 
 def test_a_plan_for_more_gpus_than_the_machine_has_is_refused_naming_the_count(server, repo):
@@ -1941,6 +1980,133 @@ def test_priority_max_gives_a_whole_gpu_instance_the_highest_stream_priority(ser
             y = rng.standard_normal((8, 64), dtype=np.float32)
             np.testing.assert_allclose(infer(server.client, name, x, y), 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
         server.unload(name)
+
+
+@needs_gpu
+def test_dynamic_batching_serves_each_request_its_own_rows(tmp_path):
+    # Note [batching requests]: max_batch_size 8 over triton_elementwise ([8, 64], dynamic) with
+    # Triton's dynamic batcher holding requests up to 20 ms. Eight HTTP clients at once send requests of
+    # 1 to 3 rows, most 64 wide (batched together), some 32 wide (another call), and one client every
+    # request of its own CUDA shared memory (its rows gathered on the GPU); one in 16 from another
+    # client is 65 wide, beyond the bound: refused with it while the rest of its execute is served.
+    # Every output is checked; Triton's statistics show calls of several requests (executions fewer
+    # than requests) and count every row. Then the same with send_from completion_thread.
+    import threading
+    import base64
+    cupy = pytest.importorskip("cupy", reason="the device I/O client needs cupy to make the CUDA buffers")
+    repo = str(tmp_path / "repo")
+    os.makedirs(repo)
+    batching = ('max_batch_size: 8\ndynamic_batching { max_queue_delay_microseconds: 20000 }\n'
+                'instance_group [ { kind: KIND_GPU count: 1 gpus: [ 0 ] } ]\n')
+    for name, send_from in (("batched", "instance"), ("batched_thread", "completion_thread")):
+        harness.make_model(repo, name, pte="triton_elementwise", parameters={"sms": "16", "send_from": send_from},
+                           config='backend: "torchtrt_executorch"\n' + batching)
+    s = harness.Server(repo)
+    try:
+        for name in ("batched", "batched_thread"):
+            assert s.load(name) is None, s.log()[-3000:]
+            assert "max_batch_size 8: requests batched along dim 0" in s.log(), s.log()[-3000:]
+            failures, rows_served, refusals, requests_served = [], [], [], []
+
+            def host_client(seed):
+                c = httpclient.InferenceServerClient(s.url, network_timeout=60.0, connection_timeout=30.0)
+                rng = np.random.default_rng(1000 * seed + len(name))
+                try:
+                    for k in range(48):
+                        cols = 65 if seed == 1 and k % 16 == 15 else (32 if k % 5 == 4 else 64)
+                        shape = (int(rng.integers(1, 4)), cols)
+                        x = rng.standard_normal(shape, dtype=np.float32)
+                        y = rng.standard_normal(shape, dtype=np.float32)
+                        try:
+                            got = infer(c, name, x, y)
+                        except InferenceServerException as e:
+                            if cols == 65 and "dim 1 is 65, above its bound 64" in str(e):
+                                refusals.append(1)
+                            else:
+                                failures.append((seed, shape, str(e)[:300]))
+                            continue
+                        if cols == 65:
+                            failures.append((seed, "a request beyond the bound was served"))
+                        elif got.shape != shape or not np.allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6):
+                            failures.append((seed, shape))
+                        rows_served.append(shape[0])
+                        requests_served.append(1)
+                except Exception as e:  # reported below, with the thread's seed
+                    failures.append((seed, repr(e)[:300]))
+                finally:
+                    c.close()
+
+            def device_client(seed):
+                c = httpclient.InferenceServerClient(s.url, network_timeout=60.0, connection_timeout=30.0)
+                rng = np.random.default_rng(7000 + seed)
+                nbytes = 3 * 64 * 4
+                regions, raw = [], []
+                try:
+                    with cupy.cuda.Device(0):
+                        # cudaMalloc'ed each (not from cupy's pool): an IPC handle names its allocation's
+                        # start, which is where the server maps the region.
+                        bufs = {}
+                        for n in ("x", "y", "out"):
+                            raw.append(cupy.cuda.runtime.malloc(nbytes))
+                            memory = cupy.cuda.UnownedMemory(raw[-1], nbytes, None)
+                            bufs[n] = cupy.ndarray((3 * 64,), cupy.float32, cupy.cuda.MemoryPointer(memory, 0))
+                        for n, buf in bufs.items():
+                            region = f"{name}_{seed}_{n}"
+                            handle = cupy.cuda.runtime.ipcGetMemHandle(buf.data.ptr)
+                            c.register_cuda_shared_memory(region, base64.b64encode(handle), 0, nbytes)
+                            regions.append(region)
+                        for _ in range(32):
+                            rows = int(rng.integers(1, 4))
+                            x = rng.standard_normal((rows, 64), dtype=np.float32)
+                            y = rng.standard_normal((rows, 64), dtype=np.float32)
+                            bufs["x"][: rows * 64].set(x.ravel())
+                            bufs["y"][: rows * 64].set(y.ravel())
+                            cupy.cuda.Device(0).synchronize()
+                            inputs = [httpclient.InferInput("input_0", [rows, 64], "FP32"),
+                                      httpclient.InferInput("input_1", [rows, 64], "FP32")]
+                            inputs[0].set_shared_memory(regions[0], rows * 64 * 4)
+                            inputs[1].set_shared_memory(regions[1], rows * 64 * 4)
+                            output = httpclient.InferRequestedOutput("output_0", binary_data=True)
+                            output.set_shared_memory(regions[2], rows * 64 * 4)
+                            c.infer(name, inputs, outputs=[output])
+                            got = bufs["out"][: rows * 64].get().reshape(rows, 64)
+                            if not np.allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6):
+                                failures.append((seed, "device", rows))
+                            rows_served.append(rows)
+                            requests_served.append(1)
+                except Exception as e:  # reported below, with the thread's seed
+                    failures.append((seed, repr(e)[:300]))
+                finally:
+                    for region in regions:
+                        try:
+                            c.unregister_cuda_shared_memory(region)
+                        except Exception:
+                            pass
+                    for pointer in raw:
+                        cupy.cuda.runtime.free(pointer)
+                    c.close()
+
+            threads = [threading.Thread(target=host_client, args=(seed,)) for seed in range(6)]
+            threads += [threading.Thread(target=device_client, args=(seed,)) for seed in (6, 7)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=180)
+            assert not any(t.is_alive() for t in threads), "a client did not finish in 180 s"
+            assert not failures, failures[:10]
+            assert len(refusals) == 3 and len(requests_served) == 6 * 48 - 3 + 2 * 32, (len(refusals), len(requests_served))
+            deadline = time.monotonic() + 10
+            while True:
+                stats = s.client.get_inference_statistics(name)["model_stats"][0]
+                if int(stats["inference_stats"]["success"]["count"]) == len(requests_served) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            assert int(stats["inference_stats"]["success"]["count"]) == len(requests_served), stats
+            assert int(stats["inference_count"]) == sum(rows_served), (stats, sum(rows_served))
+            assert 0 < int(stats["execution_count"]) < len(requests_served), stats  # calls of several requests
+            s.unload(name)
+    finally:
+        s.stop()
 
 
 @needs_gpu
