@@ -60,6 +60,15 @@ TRITONSERVER_Error* run_batch(InstanceState& state, const BatchCall& call, TRITO
   }
   const cudaStream_t gathered_on = state.stream;
   bool gathered_on_gpu = false;
+  // A failure after rows were gathered on the GPU waits for those copies before it returns: they read
+  // the requests' buffers, which go back to the server with the answer.
+  struct Settle {
+    cudaStream_t stream;
+    bool& armed;
+    ~Settle() {
+      if (armed) (void)cudaStreamSynchronize(stream);
+    }
+  } settle{gathered_on, gathered_on_gpu};
   for (std::size_t i = 0; i < model.inputs.size(); ++i) {
     const IoSpec& spec = model.inputs[i];
     std::vector<std::int64_t> shape = first[i];
@@ -189,8 +198,9 @@ TRITONSERVER_Error* run_batch(InstanceState& state, const BatchCall& call, TRITO
       std::int64_t preferred_id = 0;
       TRITONSERVER_Error* e = TRITONBACKEND_RequestOutputBufferProperties(requests[call.requests[k]], spec.name.c_str(),
                                                                           &size, &preferred, &preferred_id);
+      const bool known = e == nullptr;
       if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-      on_gpu = e == nullptr && preferred == TRITONSERVER_MEMORY_GPU && preferred_id == state.device;
+      on_gpu = known && preferred == TRITONSERVER_MEMORY_GPU && preferred_id == state.device;
       break;
     }
     void* buffer = nullptr;
@@ -218,6 +228,7 @@ TRITONSERVER_Error* run_batch(InstanceState& state, const BatchCall& call, TRITO
   }
 
   std::optional<etr::Result<std::vector<etr::EValue>>> called;
+  gathered_on_gpu = false;  // from here the call's own stream handling settles them (call_method)
   TRTET_TRITON_RETURN_IF_ERROR(call_method(state, /*wait=*/true, called, compute_start, compute_end));
   const std::vector<etr::EValue>& result = **called;
 
