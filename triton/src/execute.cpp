@@ -177,6 +177,8 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     const std::uint32_t dims = view.dims;
     const std::uint64_t bytes = view.bytes;
     const std::uint32_t buffers = view.buffers;
+    // Batched, the request's batch size is its inputs' dim 0 (Note [batching requests]).
+    if (i == 0) state.rows = model.max_batch > 0 && dims > 0 ? static_cast<std::uint64_t>(shape[0]) : 1;
     const void* data = nullptr;
     std::uint64_t data_bytes = 0;
     TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_GPU;
@@ -231,16 +233,6 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     if (set != etr::Error::Ok) return error(TRITONSERVER_ERROR_INVALID_ARG, executorch_failure("setting input '" + spec.name + "'", set));
   }
 
-  state.rows = 1;
-  if (model.max_batch > 0 && !model.inputs.empty()) {  // its batch size (Note [batching requests])
-    const std::int64_t* shape = nullptr;
-    std::uint32_t dims = 0;
-    TRITONBACKEND_Input* first = nullptr;
-    if (TRITONBACKEND_RequestInput(request, model.inputs[0].name.c_str(), &first) == nullptr &&
-        TRITONBACKEND_InputProperties(first, nullptr, nullptr, &shape, &dims, nullptr, nullptr) == nullptr && dims > 0) {
-      state.rows = static_cast<std::uint64_t>(shape[0]);
-    }
-  }
   state.points.inputs = now_ns();
 
   // Outputs: the ones the client asked for (all when it named none). A static output is written into
