@@ -149,6 +149,11 @@ bool method_dynamism(const std::string& path, const std::string& method, std::ve
     why = "cannot read " + path;
     return false;
   }
+  return method_dynamism_in(bytes, method, inputs, outputs, why);
+}
+
+bool method_dynamism_in(const std::vector<std::uint8_t>& bytes, const std::string& method, std::vector<Dynamism>& inputs,
+                        std::vector<Dynamism>& outputs, std::string& why) {
   Reader r(bytes);
   const std::size_t root = r.u32(0).value_or(0);
   auto plans = root == 0 ? std::nullopt : r.target(root, kProgramExecutionPlan);

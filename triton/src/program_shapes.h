@@ -2,6 +2,7 @@
 // flag per tensor (TensorShapeDynamism), which ExecuTorch's MethodMeta does not carry.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,8 @@ enum class Dynamism { kStatic = 0, kDynamicBound = 1, kDynamicUnbound = 2 };
 // `why` when the file cannot be read or its tables are malformed.
 bool method_dynamism(const std::string& path, const std::string& method, std::vector<Dynamism>& inputs,
                      std::vector<Dynamism>& outputs, std::string& why);
+// The same from the flatbuffer's bytes (the file's first program_size bytes, or all of it).
+bool method_dynamism_in(const std::vector<std::uint8_t>& bytes, const std::string& method, std::vector<Dynamism>& inputs,
+                        std::vector<Dynamism>& outputs, std::string& why);
 
 }  // namespace trtet_triton
