@@ -1,6 +1,6 @@
 #include "instance.h"
 
-#include "execute.h"
+#include "finish.h"
 
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
@@ -163,24 +163,7 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
                                            model.parameters.method.c_str()),
                                     e));
   }
-  if (model.parameters.send_from == SendFrom::kCompletionThread) {
-    InstanceState* self = &state;
-    state.completer = std::make_unique<CompletionThread<FinishedRequest>>([self](FinishedRequest& done) {
-      try {
-        finish_request(*self, done);
-      } catch (...) {  // (an allocation in a log line): the request is still answered and released
-        if (done.response != nullptr) {
-          TRITONSERVER_Error* e = TRITONBACKEND_ResponseSend(done.response, kTritonResponseCompleteFinal, done.error);
-          if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-        }
-        if (done.error != nullptr) TRITONSERVER_ErrorDelete(done.error);
-        if (done.request != nullptr) {
-          TRITONSERVER_Error* e = TRITONBACKEND_RequestRelease(done.request, kTritonRequestReleaseAll);
-          if (e != nullptr) TRITONSERVER_ErrorDelete(e);
-        }
-      }
-    });
-  }
+  if (model.parameters.send_from == SendFrom::kCompletionThread) start_completion_thread(state);
   log(TRITONSERVER_LOG_INFO,
       format("model '%s' instance '%s' on GPU %d, %s; stream_wait %s", model.name.c_str(), name, device,
              state.set != nullptr

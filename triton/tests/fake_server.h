@@ -1,0 +1,42 @@
+// A stand-in for the few functions of Triton's C API that finishing a request calls (fake_server.cpp):
+// each call recorded, in order, with the thread it came from, so a test can check what the backend
+// does with a request once it is done with it, with no server. Not a server: it answers nothing else.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "trtet_triton/triton_api.h"
+
+namespace fake_server {
+
+struct Call {
+  std::string what;  // "send", "stats", "batch_stats", "release", "error_delete"
+  std::uintptr_t request = 0;  // the request or response it concerns (its fake handle), or the error
+  std::thread::id thread;
+  std::uint64_t at_ns = 0;  // the steady clock, in the backend's now_ns()
+  // stats: success and the four points; batch_stats: batch size and the four points; send: whether
+  // it carried an error, and its message.
+  bool success = false;
+  std::uint64_t size = 0;
+  std::uint64_t exec_start = 0, compute_start = 0, compute_end = 0, exec_end = 0;
+  std::string message;
+};
+
+// Everything recorded since the last reset().
+std::vector<Call> calls();
+void reset();
+// Called inside the fake ResponseSend before it records (a test's latch), or nothing.
+void on_send(std::function<void(std::uintptr_t response)> hook);
+// Fake handles: distinct addresses the backend passes around and never dereferences.
+TRITONBACKEND_Request* request(int k);
+TRITONBACKEND_Response* response(int k);
+TRITONBACKEND_ModelInstance* instance();
+// Errors made by TRITONSERVER_ErrorNew and not yet deleted.
+int live_errors();
+
+}  // namespace fake_server
