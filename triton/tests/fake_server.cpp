@@ -21,6 +21,12 @@ std::vector<Call> g_calls;
 std::function<void(std::uintptr_t)> g_on_send;
 std::atomic<int> g_live_errors{0};
 char g_handles[3][64];  // requests, responses, the instance: addresses only
+std::vector<Input> g_requests[64];
+char g_inputs[64][16];  // request k's input i: &g_inputs[k][i]
+
+int index_of(const void* handle, const char* base, std::size_t stride) {
+  return static_cast<int>((static_cast<const char*>(handle) - base) / static_cast<std::ptrdiff_t>(stride));
+}
 
 void record(Call call) {
   call.thread = std::this_thread::get_id();
@@ -48,6 +54,15 @@ TRITONBACKEND_Request* request(int k) { return reinterpret_cast<TRITONBACKEND_Re
 TRITONBACKEND_Response* response(int k) { return reinterpret_cast<TRITONBACKEND_Response*>(&g_handles[1][k]); }
 TRITONBACKEND_ModelInstance* instance() { return reinterpret_cast<TRITONBACKEND_ModelInstance*>(&g_handles[2][0]); }
 int live_errors() { return g_live_errors.load(); }
+void set_request(int k, std::vector<Input> inputs) {
+  for (Input& input : inputs) {
+    if (input.bytes != 0) continue;
+    std::uint64_t bytes = 4;
+    for (std::int64_t d : input.shape) bytes *= static_cast<std::uint64_t>(d < 0 ? 0 : d);
+    input.bytes = bytes;
+  }
+  g_requests[k] = std::move(inputs);
+}
 
 }  // namespace fake_server
 
@@ -140,5 +155,67 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportBatchStatistics(TRITONBACKE
   fake_server::record(call);
   return nullptr;
 }
+
+TRITONSERVER_Error* TRITONBACKEND_ResponseNew(TRITONBACKEND_Response** response, TRITONBACKEND_Request* request) {
+  *response = fake_server::response(fake_server::index_of(request, fake_server::g_handles[0], 1));
+  return nullptr;
+}
+TRITONSERVER_Error* TRITONBACKEND_RequestInputCount(TRITONBACKEND_Request* request, std::uint32_t* count) {
+  *count = static_cast<std::uint32_t>(fake_server::g_requests[fake_server::index_of(request, fake_server::g_handles[0], 1)].size());
+  return nullptr;
+}
+TRITONSERVER_Error* TRITONBACKEND_RequestInput(TRITONBACKEND_Request* request, const char* name, TRITONBACKEND_Input** input) {
+  const int k = fake_server::index_of(request, fake_server::g_handles[0], 1);
+  const auto& inputs = fake_server::g_requests[k];
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].name == name) {
+      *input = reinterpret_cast<TRITONBACKEND_Input*>(&fake_server::g_inputs[k][i]);
+      return nullptr;
+    }
+  }
+  return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_INVALID_ARG, (std::string("no input named ") + name).c_str());
+}
+TRITONSERVER_Error* TRITONBACKEND_InputProperties(TRITONBACKEND_Input* input, const char** name,
+                                                  TRITONSERVER_DataType* datatype, const std::int64_t** shape,
+                                                  std::uint32_t* dims_count, std::uint64_t* byte_size,
+                                                  std::uint32_t* buffer_count) {
+  const std::ptrdiff_t at = reinterpret_cast<char*>(input) - &fake_server::g_inputs[0][0];
+  const fake_server::Input& in = fake_server::g_requests[at / 16][at % 16];
+  if (name != nullptr) *name = in.name.c_str();
+  if (datatype != nullptr) *datatype = in.type;
+  if (shape != nullptr) *shape = in.shape.data();
+  if (dims_count != nullptr) *dims_count = static_cast<std::uint32_t>(in.shape.size());
+  if (byte_size != nullptr) *byte_size = in.bytes;
+  if (buffer_count != nullptr) *buffer_count = 1;
+  return nullptr;
+}
+
+// What the fake server does not hold (data, outputs, a server to stop): an error that says so.
+namespace {
+TRITONSERVER_Error* not_held(const char* what) {
+  return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_UNSUPPORTED, (std::string("the fake server has no ") + what).c_str());
+}
+}  // namespace
+TRITONSERVER_Error* TRITONBACKEND_InputBuffer(TRITONBACKEND_Input*, const std::uint32_t, const void**, std::uint64_t*,
+                                              TRITONSERVER_MemoryType*, std::int64_t*) {
+  return not_held("input data");
+}
+TRITONSERVER_Error* TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request*, std::uint32_t*) { return not_held("outputs"); }
+TRITONSERVER_Error* TRITONBACKEND_RequestOutputBufferProperties(TRITONBACKEND_Request*, const char*, std::size_t*,
+                                                                TRITONSERVER_MemoryType*, std::int64_t*) {
+  return not_held("outputs");
+}
+TRITONSERVER_Error* TRITONBACKEND_RequestOutputName(TRITONBACKEND_Request*, const std::uint32_t, const char**) {
+  return not_held("outputs");
+}
+TRITONSERVER_Error* TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response*, TRITONBACKEND_Output**, const char*,
+                                                 const TRITONSERVER_DataType, const std::int64_t*, const std::uint32_t) {
+  return not_held("outputs");
+}
+TRITONSERVER_Error* TRITONBACKEND_OutputBuffer(TRITONBACKEND_Output*, void**, const std::uint64_t, TRITONSERVER_MemoryType*,
+                                               std::int64_t*) {
+  return not_held("outputs");
+}
+TRITONSERVER_Error* TRITONSERVER_ServerStop(TRITONSERVER_Server*) { return not_held("server to stop"); }
 
 }  // extern "C"

@@ -39,4 +39,15 @@ TRITONBACKEND_ModelInstance* instance();
 // Errors made by TRITONSERVER_ErrorNew and not yet deleted.
 int live_errors();
 
+// A request's input as the fake server holds it: what TRITONBACKEND_InputProperties answers.
+struct Input {
+  std::string name;
+  TRITONSERVER_DataType type = TRITONSERVER_TYPE_FP32;
+  std::vector<std::int64_t> shape;
+  std::uint64_t bytes = 0;  // 0: the shape's FP32 bytes
+};
+// Request k's inputs (what TRITONBACKEND_RequestInputCount, RequestInput and InputProperties answer);
+// its data is never read here. Calls that would reach data or outputs answer an error.
+void set_request(int k, std::vector<Input> inputs);
+
 }  // namespace fake_server

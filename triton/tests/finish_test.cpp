@@ -183,3 +183,84 @@ TEST_F(Finish, OnTheCompletionThreadAnExecuteWithNothingServedCountsNoBatch) {
 }
 
 }  // namespace
+
+// ---- an execute of several requests of a batching model, each refused on its own ----
+
+#include "execute.h"
+#include "model.h"
+
+namespace {
+
+using trtet_triton::IoSpec;
+using trtet_triton::ModelState;
+
+// A batching model (max_batch_size 8) of two FP32 inputs, dynamic within [8, 64].
+void batching_model(ModelState& model) {
+  model.name = "batched";
+  model.max_batch = 8;
+  for (const char* name : {"input_0", "input_1"}) {
+    IoSpec spec;
+    spec.name = name;
+    spec.type = trtet_triton::data_type_of(::executorch::aten::ScalarType::Float);
+    spec.dims = {8, 64};
+    spec.dynamism = trtet_triton::Dynamism::kDynamicBound;
+    spec.config_dims = {-1, -1};
+    spec.bytes = 8 * 64 * 4;
+    model.inputs.push_back(spec);
+  }
+}
+
+TEST_F(Finish, ABatchOfRequestsEachRefusedIsAnsweredInOrderWithEachReason) {
+  // Note [batching requests]: each request checked on its own, before any call; here none passes, so
+  // no call is made (the instance has no program) and each is answered with its own reason, in order.
+  ModelState model;
+  batching_model(model);
+  state_.model = &model;
+  fake_server::set_request(0, {{"input_0", TRITONSERVER_TYPE_FP32, {2, 64}}});
+  fake_server::set_request(1, {{"input_0", TRITONSERVER_TYPE_FP32, {9, 64}}, {"input_1", TRITONSERVER_TYPE_FP32, {9, 64}}});
+  fake_server::set_request(2, {{"input_0", TRITONSERVER_TYPE_FP32, {2, 64}}, {"input_1", TRITONSERVER_TYPE_FP32, {3, 64}}});
+  fake_server::set_request(3, {{"input_0", TRITONSERVER_TYPE_FP32, {2, 64}, 100}, {"input_1", TRITONSERVER_TYPE_FP32, {2, 64}}});
+  fake_server::set_request(4, {{"input_0", TRITONSERVER_TYPE_INT32, {2, 64}}, {"input_1", TRITONSERVER_TYPE_FP32, {2, 64}}});
+  TRITONBACKEND_Request* requests[5];
+  for (int k = 0; k < 5; ++k) requests[k] = fake_server::request(k);
+  {
+    ExecuteFinisher finisher(state_, 10);
+    trtet_triton::serve_batched(state_, requests, 5, finisher);
+    finisher.end();
+  }
+  const auto calls = fake_server::calls();
+  ASSERT_EQ(calls.size(), 15u) << "send, statistics and release for each, and no batch";
+  const char* reasons[] = {
+      "the request has 1 inputs; model 'batched' takes 2",
+      "input 'input_0' has shape [9, 64]; the program takes 2 dims within [8, 64] (config dims [-1, -1]): dim 0 is 9, "
+      "above its bound 8",
+      "input 'input_1' has 3 rows in dim 0 and input 'input_0' 2: a request's inputs share its batch size",
+      "input 'input_0' has 100 bytes; its shape [2, 64] takes 512",
+      "input 'input_0' is TYPE_INT32; the program takes TYPE_FP32",
+  };
+  for (int k = 0; k < 5; ++k) {
+    const Call& send = calls[3 * k];
+    EXPECT_EQ(send.what, "send");
+    EXPECT_EQ(send.request, handle(fake_server::response(k)));
+    EXPECT_FALSE(send.success);
+    EXPECT_NE(send.message.find(reasons[k]), std::string::npos) << send.message;
+    EXPECT_EQ(calls[3 * k + 1].what, "stats");
+    EXPECT_FALSE(calls[3 * k + 1].success);
+    EXPECT_EQ(calls[3 * k + 2].what, "release");
+    EXPECT_EQ(calls[3 * k + 2].request, handle(fake_server::request(k)));
+  }
+  EXPECT_EQ(fake_server::live_errors(), 0);
+  state_.model = nullptr;
+}
+
+TEST_F(Finish, ARequestThatPassesItsChecksGivesItsInputShapes) {
+  ModelState model;
+  batching_model(model);
+  fake_server::set_request(7, {{"input_0", TRITONSERVER_TYPE_FP32, {3, 17}}, {"input_1", TRITONSERVER_TYPE_FP32, {3, 17}}});
+  std::vector<std::vector<std::int64_t>> shapes;
+  TRITONSERVER_Error* e = trtet_triton::check_request(model, fake_server::request(7), shapes);
+  ASSERT_EQ(e, nullptr) << TRITONSERVER_ErrorMessage(e);
+  EXPECT_EQ(shapes, (std::vector<std::vector<std::int64_t>>{{3, 17}, {3, 17}}));
+}
+
+}  // namespace
