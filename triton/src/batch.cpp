@@ -186,7 +186,6 @@ TRITONSERVER_Error* run_batch(InstanceState& state, const BatchCall& call, TRITO
   // Outputs: into memory of the instance's own at the bound's size (the GPU's where the first request
   // that asked for it would have it there), copied into each response after the call.
   state.output_scratch.resize(model.outputs.size());
-  state.output_device_scratch.resize(model.outputs.size(), nullptr);
   for (std::size_t o = 0; o < model.outputs.size(); ++o) {
     const IoSpec& spec = model.outputs[o];
     if (spec.planned) continue;  // the program's own memory
@@ -205,17 +204,7 @@ TRITONSERVER_Error* run_batch(InstanceState& state, const BatchCall& call, TRITO
     }
     void* buffer = nullptr;
     if (on_gpu) {
-      void*& scratch = state.output_device_scratch[o];
-      if (scratch == nullptr) {
-        const cudaError_t c = cudaMalloc(&scratch, std::max<std::size_t>(spec.bytes, 1));
-        if (c != cudaSuccess) {
-          scratch = nullptr;
-          (void)cudaGetLastError();
-          return error(TRITONSERVER_ERROR_INTERNAL, format("device memory for output '%s' (%zu bytes): %s", spec.name.c_str(),
-                                                           spec.bytes, cudaGetErrorString(c)));
-        }
-      }
-      buffer = scratch;
+      TRTET_TRITON_RETURN_IF_ERROR(output_device_scratch(state, o, buffer));
     } else {
       state.output_scratch[o].resize(spec.bytes);
       buffer = state.output_scratch[o].data();

@@ -153,6 +153,23 @@ TRITONSERVER_Error* call_method(InstanceState& state, const bool wait,
   return nullptr;
 }
 
+TRITONSERVER_Error* output_device_scratch(InstanceState& state, const std::size_t o, void*& buffer) {
+  const IoSpec& spec = state.model->outputs[o];
+  state.output_device_scratch.resize(state.model->outputs.size(), nullptr);
+  void*& scratch = state.output_device_scratch[o];
+  if (scratch == nullptr) {
+    const cudaError_t c = cudaMalloc(&scratch, std::max<std::size_t>(spec.bytes, 1));
+    if (c != cudaSuccess) {
+      scratch = nullptr;
+      (void)cudaGetLastError();
+      return error(TRITONSERVER_ERROR_INTERNAL, format("device memory for output '%s' (%zu bytes): %s", spec.name.c_str(),
+                                                       spec.bytes, cudaGetErrorString(c)));
+    }
+  }
+  buffer = scratch;
+  return nullptr;
+}
+
 // One request, start to end: inputs bound in place (or staged by the delegate from host memory),
 // outputs written into the response's buffers, the call on the instance's stream under the guard.
 TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* request, TRITONBACKEND_Response* response,
@@ -290,18 +307,7 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
         preferred = TRITONSERVER_MEMORY_CPU;
       }
       if (preferred == TRITONSERVER_MEMORY_GPU && preferred_id == state.device) {
-        state.output_device_scratch.resize(model.outputs.size(), nullptr);
-        void*& scratch = state.output_device_scratch[o];
-        if (scratch == nullptr) {
-          const cudaError_t c = cudaMalloc(&scratch, std::max<std::size_t>(spec.bytes, 1));
-          if (c != cudaSuccess) {
-            scratch = nullptr;
-            (void)cudaGetLastError();
-            return error(TRITONSERVER_ERROR_INTERNAL, format("device memory for output '%s' (%zu bytes): %s", spec.name.c_str(),
-                                                             spec.bytes, cudaGetErrorString(c)));
-          }
-        }
-        buffer = scratch;
+        TRTET_TRITON_RETURN_IF_ERROR(output_device_scratch(state, o, buffer));
         memory = TRITONSERVER_MEMORY_GPU;
         memory_id = state.device;
       }

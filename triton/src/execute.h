@@ -22,6 +22,9 @@ std::vector<::executorch::aten::SizesType> sizes_of(const std::vector<std::int64
 TRITONSERVER_Error* call_method(InstanceState& state, bool wait, std::optional<etr::Result<std::vector<etr::EValue>>>& called,
                                 std::uint64_t& compute_start, std::uint64_t& compute_end);
 
+// Output o's device memory of the instance's own (the bound's bytes, made on first use) into `buffer`.
+TRITONSERVER_Error* output_device_scratch(InstanceState& state, std::size_t o, void*& buffer);
+
 // A request's input as Triton gives it.
 struct InputView {
   TRITONBACKEND_Input* input = nullptr;

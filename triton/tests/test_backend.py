@@ -1293,6 +1293,18 @@ def infer(client, model, x, y, names=("input_0", "input_1", "output_0"), binary_
     return client.infer(model, inputs, outputs=outputs).as_numpy(names[2])
 
 
+def run_clients(clients, timeout_s):
+    """Runs each (function, seed) of `clients` on a thread of its own, all at once, and waits for them;
+    fails naming the timeout where one is still running after it."""
+    import threading
+    threads = [threading.Thread(target=fn, args=(seed,)) for fn, seed in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout_s)
+    assert not any(t.is_alive() for t in threads), f"a client did not finish in {timeout_s} s"
+
+
 @needs_gpu
 def test_sm_count_off_the_granularity_is_refused_with_the_closest(server, repo):
     harness.make_model(repo, "sms_30", pte="triton_elementwise", parameters={"sms": "30"},
@@ -1581,7 +1593,6 @@ def test_two_instances_on_partitions_of_their_own_serve_concurrent_clients_right
     # 16 SMs of its own (its own stream and Module), four clients at once, each request of its own shape
     # and values, every output checked; both instances served (their GPU-time counters, one request timed
     # in one). A server of its own: the model splits the device for itself.
-    import threading
     repo = str(tmp_path / "repo")
     os.makedirs(repo)
     harness.make_model(repo, "multi", pte="triton_elementwise", parameters={"sms": "16", "gpu_time_every": "1"},
@@ -1610,12 +1621,7 @@ def test_two_instances_on_partitions_of_their_own_serve_concurrent_clients_right
             finally:
                 c.close()
 
-        threads = [threading.Thread(target=client, args=(seed,)) for seed in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=120)
-        assert not any(t.is_alive() for t in threads), "a client did not finish in 120 s"
+        run_clients([(client, seed) for seed in range(4)], 120)
         assert not failures and len(served) == 100, (failures, len(served))
         stats = s.client.get_inference_statistics("multi")["model_stats"][0]["inference_stats"]
         assert int(stats["success"]["count"]) == 100 and int(stats["fail"]["count"]) == 0, stats
@@ -1991,7 +1997,6 @@ def test_dynamic_batching_serves_each_request_its_own_rows(tmp_path):
     # client is 65 wide, beyond the bound: refused with it while the rest of its execute is served.
     # Every output is checked; Triton's statistics show calls of several requests (executions fewer
     # than requests) and count every row. Then the same with send_from completion_thread.
-    import threading
     import base64
     cupy = pytest.importorskip("cupy", reason="the device I/O client needs cupy to make the CUDA buffers")
     repo = str(tmp_path / "repo")
@@ -2086,13 +2091,7 @@ def test_dynamic_batching_serves_each_request_its_own_rows(tmp_path):
                         cupy.cuda.runtime.free(pointer)
                     c.close()
 
-            threads = [threading.Thread(target=host_client, args=(seed,)) for seed in range(6)]
-            threads += [threading.Thread(target=device_client, args=(seed,)) for seed in (6, 7)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(timeout=180)
-            assert not any(t.is_alive() for t in threads), "a client did not finish in 180 s"
+            run_clients([(host_client, seed) for seed in range(6)] + [(device_client, seed) for seed in (6, 7)], 180)
             assert not failures, failures[:10]
             assert len(refusals) == 3 and len(requests_served) == 6 * 48 - 3 + 2 * 32, (len(refusals), len(requests_served))
             deadline = time.monotonic() + 10
@@ -2119,7 +2118,6 @@ def test_responses_sent_from_a_completion_thread_are_right_and_counted(tmp_path)
     # input and infer as in the instance's thread, with compute output (the hand-over) within the
     # `send` phase (the hand-over and the send). Then gRPC (perf_analyzer, four at once). Loaded and
     # unloaded twice: the thread stops with its instance once every request is finished.
-    import threading
     import perf_bench
     repo = str(tmp_path / "repo")
     os.makedirs(repo)
@@ -2165,12 +2163,7 @@ def test_responses_sent_from_a_completion_thread_are_right_and_counted(tmp_path)
                 finally:
                     c.close()
 
-            threads = [threading.Thread(target=client, args=(seed,)) for seed in range(4)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(timeout=120)
-            assert not any(t.is_alive() for t in threads), "a client did not finish in 120 s"
+            run_clients([(client, seed) for seed in range(4)], 120)
             assert not failures and len(served) == 160 and len(refusals) == 4, (failures, len(served), len(refusals))
             deadline = time.monotonic() + 10
             while True:
