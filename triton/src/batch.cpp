@@ -90,8 +90,13 @@ TRITONSERVER_Error* run_batch(InstanceState& state, const BatchCall& call, TRITO
         Piece piece;
         TRTET_TRITON_RETURN_IF_ERROR(
             TRITONBACKEND_InputBuffer(view.input, b, &piece.data, &piece.bytes, &piece.memory, &piece.id));
+        if (piece.memory == TRITONSERVER_MEMORY_GPU && piece.id != state.device) {  // as run_request refuses it
+          return error(TRITONSERVER_ERROR_INVALID_ARG,
+                       format("input '%s' is on GPU %lld; instance '%s' runs on GPU %d", spec.name.c_str(),
+                              static_cast<long long>(piece.id), state.name.c_str(), state.device));
+        }
         got += piece.bytes;
-        all_on_gpu = all_on_gpu && piece.memory == TRITONSERVER_MEMORY_GPU && piece.id == state.device;
+        all_on_gpu = all_on_gpu && piece.memory == TRITONSERVER_MEMORY_GPU;
         pieces.push_back(piece);
       }
       if (got != view.bytes) {  // all of it, or the scratch would hold an earlier request's bytes
