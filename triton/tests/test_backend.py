@@ -393,6 +393,50 @@ def python_backend_server(tmp_path, monkeypatch, names):
     return harness.Server(str(tmp_path / "repo"))
 
 
+def test_the_batch_benchs_runs_read_perf_analyzer_and_the_servers_counts(tmp_path, monkeypatch):
+    # batch_bench.run against the real server and the real perf_analyzer, with models of the bench's
+    # names on Triton's Python backend (no GPU): "single" takes [1, 64] one request a call, "batched"
+    # rows of 64 with max_batch_size 8 and the dynamic batcher, as the bench configures its own. Each
+    # run's CSV is read and Triton's counters over it give a request count, no failure, and one
+    # execution per request for "single", at most one for "batched".
+    import batch_bench
+    try:
+        env = harness.python_backend_models(str(tmp_path), list(batch_bench.MODELS), (1, batch_bench.COLS))
+    except harness.Unavailable as e:
+        pytest.skip(str(e))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TRTET_TRITON_PRELOAD", raising=False)
+    # Dims -1 as the backend completes them for triton_elementwise, so perf_analyzer's --shape decides
+    # the requests' shapes (it ignores --shape for fixed dims).
+    for name, head, dims in (("single", "max_batch_size: 0\n", "-1, -1"),
+                             ("batched", "max_batch_size: 8\ndynamic_batching { max_queue_delay_microseconds: 2000 }\n",
+                              "-1")):
+        with open(tmp_path / "repo" / name / "config.pbtxt", "w") as f:
+            f.write('backend: "python"\n' + head +
+                    f'input [ {{ name: "input_0" data_type: TYPE_FP32 dims: [ {dims} ] }}, '
+                    f'{{ name: "input_1" data_type: TYPE_FP32 dims: [ {dims} ] }} ]\n'
+                    f'output [ {{ name: "output_0" data_type: TYPE_FP32 dims: [ {dims} ] }} ]\n'
+                    'instance_group [ { kind: KIND_CPU count: 1 } ]\n')
+    s = harness.Server(str(tmp_path / "repo"))
+    try:
+        for name in batch_bench.MODELS:
+            message = s.load(name)
+            assert message is None, message + s.log()[-3000:]
+        work = tmp_path / "work"
+        work.mkdir()
+        for model in batch_bench.MODELS:
+            row = batch_bench.run(s, model, 4, 1.0, str(work))
+            assert row["inferences_per_s"] > 0 and row["p99_us"] >= row["p50_us"] > 0, row
+            assert row["failed"] == 0 and row["requests"] > 0, row
+            if model == "single":
+                assert row["executions_per_request"] == 1.0, row
+            else:
+                assert 0 < row["executions_per_request"] <= 1.0, row
+    finally:
+        s.stop()
+
+
 def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, monkeypatch):
     # Note [the client's p99.9] in perf_bench.py, against the real server and the real perf_analyzer:
     # a model named as the bench's latency model, served by Triton's Python backend on the CPU (no GPU
@@ -495,7 +539,7 @@ def test_every_bench_stops_what_it_started_on_sigterm():
     # (the mechanism itself: the test above).
     import ast
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("perf_bench", "soak_bench", "fault_bench", "shift_bench", "serving_bench", "stall_check"):
+    for name in ("perf_bench", "soak_bench", "fault_bench", "shift_bench", "serving_bench", "stall_check", "batch_bench"):
         tree = ast.parse(open(os.path.join(here, name + ".py")).read())
         main = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "main")
         calls = [n for n in ast.walk(main) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
