@@ -20,7 +20,8 @@ std::mutex g_mutex;
 std::vector<Call> g_calls;
 std::function<void(std::uintptr_t)> g_on_send;
 std::atomic<int> g_live_errors{0};
-char g_handles[3][64];  // requests, responses, the instance: addresses only
+char g_handles[5][64];  // requests, responses, the instance, the model, the server: addresses only
+void* g_instance_state = nullptr;
 std::vector<Input> g_requests[64];
 char g_inputs[64][16];  // request k's input i: &g_inputs[k][i]
 
@@ -54,6 +55,9 @@ TRITONBACKEND_Request* request(int k) { return reinterpret_cast<TRITONBACKEND_Re
 TRITONBACKEND_Response* response(int k) { return reinterpret_cast<TRITONBACKEND_Response*>(&g_handles[1][k]); }
 TRITONBACKEND_ModelInstance* instance() { return reinterpret_cast<TRITONBACKEND_ModelInstance*>(&g_handles[2][0]); }
 int live_errors() { return g_live_errors.load(); }
+void set_instance_state(void* state) { g_instance_state = state; }
+TRITONBACKEND_Model* model() { return reinterpret_cast<TRITONBACKEND_Model*>(&g_handles[3][0]); }
+TRITONSERVER_Server* server() { return reinterpret_cast<TRITONSERVER_Server*>(&g_handles[4][0]); }
 void set_request(int k, std::vector<Input> inputs) {
   for (Input& input : inputs) {
     if (input.bytes != 0) continue;
@@ -112,7 +116,10 @@ TRITONSERVER_Error* TRITONBACKEND_ResponseSend(TRITONBACKEND_Response* response,
   call.what = "send";
   call.request = reinterpret_cast<std::uintptr_t>(response);
   call.success = error == nullptr;
-  if (error != nullptr) call.message = error->message;  // the caller keeps the error
+  if (error != nullptr) {  // the caller keeps the error
+    call.message = error->message;
+    call.code = error->code;
+  }
   fake_server::record(call);
   return nullptr;
 }
@@ -217,5 +224,51 @@ TRITONSERVER_Error* TRITONBACKEND_OutputBuffer(TRITONBACKEND_Output*, void**, co
   return not_held("outputs");
 }
 TRITONSERVER_Error* TRITONSERVER_ServerStop(TRITONSERVER_Server*) { return not_held("server to stop"); }
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceState(TRITONBACKEND_ModelInstance*, void** state) {
+  *state = fake_server::g_instance_state;
+  return nullptr;
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelServer(TRITONBACKEND_Model*, TRITONSERVER_Server** server) {
+  *server = fake_server::server();
+  return nullptr;
+}
+TRITONSERVER_Error* TRITONBACKEND_ApiVersion(std::uint32_t*, std::uint32_t*) { return not_held("API version"); }
+TRITONSERVER_Error* TRITONBACKEND_BackendName(TRITONBACKEND_Backend*, const char**) { return not_held("backend name"); }
+TRITONSERVER_Error* TRITONBACKEND_ModelName(TRITONBACKEND_Model*, const char**) { return not_held("model name"); }
+TRITONSERVER_Error* TRITONBACKEND_ModelVersion(TRITONBACKEND_Model*, std::uint64_t*) { return not_held("model version"); }
+TRITONSERVER_Error* TRITONBACKEND_ModelRepository(TRITONBACKEND_Model*, TRITONBACKEND_ArtifactType*, const char**) {
+  return not_held("model repository");
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelConfig(TRITONBACKEND_Model*, const std::uint32_t, TRITONSERVER_Message**) {
+  return not_held("model config");
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelAutoCompleteConfig(TRITONBACKEND_Model*, bool*) { return not_held("model config"); }
+TRITONSERVER_Error* TRITONBACKEND_ModelSetConfig(TRITONBACKEND_Model*, const std::uint32_t, TRITONSERVER_Message*) {
+  return not_held("model config");
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelSetState(TRITONBACKEND_Model*, void*) { return not_held("model state"); }
+TRITONSERVER_Error* TRITONBACKEND_ModelState(TRITONBACKEND_Model*, void**) { return not_held("model state"); }
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceName(TRITONBACKEND_ModelInstance*, const char**) {
+  return not_held("instance name");
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceKind(TRITONBACKEND_ModelInstance*, TRITONSERVER_InstanceGroupKind*) {
+  return not_held("instance kind");
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceDeviceId(TRITONBACKEND_ModelInstance*, std::int32_t*) {
+  return not_held("instance device");
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceModel(TRITONBACKEND_ModelInstance*, TRITONBACKEND_Model**) {
+  return not_held("instance model");
+}
+TRITONSERVER_Error* TRITONBACKEND_ModelInstanceSetState(TRITONBACKEND_ModelInstance*, void*) {
+  return not_held("instance state");
+}
+TRITONSERVER_Error* TRITONSERVER_MessageNewFromSerializedJson(TRITONSERVER_Message**, const char*, size_t) {
+  return not_held("messages");
+}
+TRITONSERVER_Error* TRITONSERVER_MessageDelete(TRITONSERVER_Message*) { return nullptr; }
+TRITONSERVER_Error* TRITONSERVER_MessageSerializeToJson(TRITONSERVER_Message*, const char**, size_t*) {
+  return not_held("messages");
+}
 
 }  // extern "C"

@@ -25,6 +25,7 @@ struct Call {
   std::uint64_t size = 0;
   std::uint64_t exec_start = 0, compute_start = 0, compute_end = 0, exec_end = 0;
   std::string message;
+  TRITONSERVER_Error_Code code = TRITONSERVER_ERROR_UNKNOWN;  // send: its error's code
 };
 
 // Everything recorded since the last reset().
@@ -49,5 +50,13 @@ struct Input {
 // Request k's inputs (what TRITONBACKEND_RequestInputCount, RequestInput and InputProperties answer);
 // its data is never read here. Calls that would reach data or outputs answer an error.
 void set_request(int k, std::vector<Input> inputs);
+
+// What TRITONBACKEND_ModelInstanceState answers for instance(): the backend's state of it, which a test
+// makes itself (a server would have had the backend set it at the instance's load).
+void set_instance_state(void* state);
+// A fake model and server (TRITONBACKEND_ModelServer answers server() for any model); the model's
+// name, repository and config are not held, so its load stops at the first of them it asks for.
+TRITONBACKEND_Model* model();
+TRITONSERVER_Server* server();
 
 }  // namespace fake_server
