@@ -6,12 +6,14 @@
 // process stays poisoned.
 #include "fake_server.h"
 #include "fault.h"
+#include "finish.h"
 #include "instance.h"
 #include "model.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -79,6 +81,20 @@ TEST(FaultDomain, OncePoisonedEveryRequestFailsFastWithTheCauseAndNoModelLoads) 
     EXPECT_FALSE(calls[3 * k + 1].success);
     EXPECT_EQ(calls[3 * k + 2].request, reinterpret_cast<std::uintptr_t>(fake_server::request(k)));
   }
+
+  // The same where the instance sends from its completion thread: answered there, in order.
+  fake_server::reset();
+  trtet_triton::start_completion_thread(state);
+  const std::thread::id completer = state.completer->id();
+  ASSERT_EQ(TRITONBACKEND_ModelInstanceExecute(fake_server::instance(), both, 2), nullptr);
+  state.completer.reset();  // every request handed over is finished first
+  calls = fake_server::calls();
+  kinds.clear();
+  for (const Call& c : calls) kinds.push_back(c.what);
+  ASSERT_EQ(kinds, (std::vector<std::string>{"send", "stats", "release", "send", "stats", "release"}));
+  for (const Call& c : calls) EXPECT_EQ(c.thread, completer) << c.what;
+  EXPECT_EQ(calls[0].code, TRITONSERVER_ERROR_UNAVAILABLE);
+  EXPECT_EQ(calls[3].request, reinterpret_cast<std::uintptr_t>(fake_server::response(1)));
 
   // And no model loads in it.
   TRITONSERVER_Error* load = TRITONBACKEND_ModelInitialize(fake_server::model());
