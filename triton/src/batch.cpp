@@ -84,7 +84,7 @@ TRITONSERVER_Error* run_batch(InstanceState& state, const BatchCall& call, TRITO
     bool all_on_gpu = !spec.planned;  // the program copies a planned input into its own memory: host is as good
     for (const std::size_t r : call.requests) {
       InputView view;
-      TRTET_TRITON_RETURN_IF_ERROR(read_input(model, requests[r], i, view));
+      TRTET_TRITON_RETURN_IF_ERROR(read_input(model, requests[r], i, shapes[r][0][0], view));
       std::uint64_t got = 0;
       for (std::uint32_t b = 0; b < view.buffers; ++b) {
         Piece piece;

@@ -33,7 +33,7 @@ std::vector<::executorch::aten::SizesType> sizes_of(const std::vector<std::int64
 // Input i of `request`: found, its type, its shape (against the program's, or its bound for a
 // dynamic input: Note [dynamic shapes]) and its bytes checked, before any memory is taken for it.
 TRITONSERVER_Error* read_input(const ModelState& model, TRITONBACKEND_Request* request, const std::size_t i,
-                               InputView& view) {
+                               const std::int64_t rows, InputView& view) {
   const IoSpec& spec = model.inputs[i];
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInput(request, spec.name.c_str(), &view.input));
   const char* input_name = nullptr;
@@ -59,19 +59,11 @@ TRITONSERVER_Error* read_input(const ModelState& model, TRITONBACKEND_Request* r
                         static_cast<unsigned long long>(expected)));
   }
   // Batched (Note [batching requests]), every input carries the request's batch size in dim 0.
-  if (model.max_batch > 0 && i > 0 && view.dims > 0) {
-    const std::int64_t* first_shape = nullptr;
-    std::uint32_t first_dims = 0;
-    TRITONBACKEND_Input* first = nullptr;
-    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestInput(request, model.inputs[0].name.c_str(), &first));
-    TRTET_TRITON_RETURN_IF_ERROR(
-        TRITONBACKEND_InputProperties(first, nullptr, nullptr, &first_shape, &first_dims, nullptr, nullptr));
-    if (first_dims > 0 && first_shape[0] != view.shape[0]) {
-      return error(TRITONSERVER_ERROR_INVALID_ARG,
-                   format("input '%s' has %lld rows in dim 0 and input '%s' %lld: a request's inputs share its batch size",
-                          spec.name.c_str(), static_cast<long long>(view.shape[0]), model.inputs[0].name.c_str(),
-                          static_cast<long long>(first_shape[0])));
-    }
+  if (model.max_batch > 0 && i > 0 && rows >= 0 && view.dims > 0 && view.shape[0] != rows) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG,
+                 format("input '%s' has %lld rows in dim 0 and input '%s' %lld: a request's inputs share its batch size",
+                        spec.name.c_str(), static_cast<long long>(view.shape[0]), model.inputs[0].name.c_str(),
+                        static_cast<long long>(rows)));
   }
   return nullptr;
 }
@@ -87,7 +79,8 @@ TRITONSERVER_Error* check_request(const ModelState& model, TRITONBACKEND_Request
   shapes.resize(model.inputs.size());
   for (std::size_t i = 0; i < model.inputs.size(); ++i) {
     InputView view;
-    TRTET_TRITON_RETURN_IF_ERROR(read_input(model, request, i, view));
+    const std::int64_t rows = i > 0 && !shapes[0].empty() ? shapes[0][0] : -1;
+    TRTET_TRITON_RETURN_IF_ERROR(read_input(model, request, i, rows, view));
     shapes[i].assign(view.shape, view.shape + view.dims);
   }
   return nullptr;
@@ -185,17 +178,21 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
                  format("the request has %u inputs; model '%s' takes %zu", input_count, model.name.c_str(), model.inputs.size()));
   }
   state.input_scratch.resize(model.inputs.size());
+  std::int64_t first_rows = -1;  // input 0's dim 0 (Note [batching requests])
   for (std::size_t i = 0; i < model.inputs.size(); ++i) {
     const IoSpec& spec = model.inputs[i];
     InputView view;
-    TRTET_TRITON_RETURN_IF_ERROR(read_input(model, request, i, view));
+    TRTET_TRITON_RETURN_IF_ERROR(read_input(model, request, i, first_rows, view));
     TRITONBACKEND_Input* input = view.input;
     const std::int64_t* shape = view.shape;
     const std::uint32_t dims = view.dims;
     const std::uint64_t bytes = view.bytes;
     const std::uint32_t buffers = view.buffers;
     // Batched, the request's batch size is its inputs' dim 0 (Note [batching requests]).
-    if (i == 0) state.rows = model.max_batch > 0 && dims > 0 ? static_cast<std::uint64_t>(shape[0]) : 1;
+    if (i == 0) {
+      first_rows = dims > 0 ? shape[0] : -1;
+      state.rows = model.max_batch > 0 && dims > 0 ? static_cast<std::uint64_t>(shape[0]) : 1;
+    }
     const void* data = nullptr;
     std::uint64_t data_bytes = 0;
     TRITONSERVER_MemoryType memory = TRITONSERVER_MEMORY_GPU;

@@ -35,8 +35,9 @@ struct InputView {
 };
 
 // Input i of `request`: found, its type, its shape (against the program's, or its bound) and its
-// bytes checked, and batched, its dim 0 against the first input's; nothing read or copied.
-TRITONSERVER_Error* read_input(const ModelState& model, TRITONBACKEND_Request* request, std::size_t i, InputView& view);
+// bytes checked, and batched, its dim 0 against `rows`, input 0's (-1: not checked); nothing read or copied.
+TRITONSERVER_Error* read_input(const ModelState& model, TRITONBACKEND_Request* request, std::size_t i, std::int64_t rows,
+                               InputView& view);
 // Every input of `request` so checked (and their count); each one's shape into `shapes`.
 TRITONSERVER_Error* check_request(const ModelState& model, TRITONBACKEND_Request* request,
                                   std::vector<std::vector<std::int64_t>>& shapes);

@@ -29,6 +29,18 @@ int index_of(const void* handle, const char* base, std::size_t stride) {
   return static_cast<int>((static_cast<const char*>(handle) - base) / static_cast<std::ptrdiff_t>(stride));
 }
 
+// A statistics call: its four points.
+Call timed(const char* what, std::uint64_t exec_start, std::uint64_t compute_start, std::uint64_t compute_end,
+           std::uint64_t exec_end) {
+  Call call;
+  call.what = what;
+  call.exec_start = exec_start;
+  call.compute_start = compute_start;
+  call.compute_end = compute_end;
+  call.exec_end = exec_end;
+  return call;
+}
+
 void record(Call call) {
   call.thread = std::this_thread::get_id();
   call.at_ns = trtet_triton::now_ns();
@@ -135,14 +147,9 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportStatistics(TRITONBACKEND_Mo
                                                                 const std::uint64_t compute_start_ns,
                                                                 const std::uint64_t compute_end_ns,
                                                                 const std::uint64_t exec_end_ns) {
-  Call call;
-  call.what = "stats";
+  Call call = fake_server::timed("stats", exec_start_ns, compute_start_ns, compute_end_ns, exec_end_ns);
   call.request = reinterpret_cast<std::uintptr_t>(request);
   call.success = success;
-  call.exec_start = exec_start_ns;
-  call.compute_start = compute_start_ns;
-  call.compute_end = compute_end_ns;
-  call.exec_end = exec_end_ns;
   fake_server::record(call);
   return nullptr;
 }
@@ -152,13 +159,8 @@ TRITONSERVER_Error* TRITONBACKEND_ModelInstanceReportBatchStatistics(TRITONBACKE
                                                                      const std::uint64_t compute_start_ns,
                                                                      const std::uint64_t compute_end_ns,
                                                                      const std::uint64_t exec_end_ns) {
-  Call call;
-  call.what = "batch_stats";
+  Call call = fake_server::timed("batch_stats", exec_start_ns, compute_start_ns, compute_end_ns, exec_end_ns);
   call.size = batch_size;
-  call.exec_start = exec_start_ns;
-  call.compute_start = compute_start_ns;
-  call.compute_end = compute_end_ns;
-  call.exec_end = exec_end_ns;
   fake_server::record(call);
   return nullptr;
 }

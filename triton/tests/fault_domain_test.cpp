@@ -9,6 +9,7 @@
 #include "finish.h"
 #include "instance.h"
 #include "model.h"
+#include "test_model.h"
 
 #include <gtest/gtest.h>
 
@@ -20,24 +21,10 @@ namespace {
 
 using fake_server::Call;
 
-void two_input_model(trtet_triton::ModelState& model) {
-  model.name = "bystander";
-  for (const char* name : {"input_0", "input_1"}) {
-    trtet_triton::IoSpec spec;
-    spec.name = name;
-    spec.type = trtet_triton::data_type_of(::executorch::aten::ScalarType::Float);
-    spec.dims = {8, 64};
-    spec.dynamism = trtet_triton::Dynamism::kDynamicBound;
-    spec.config_dims = {-1, -1};
-    spec.bytes = 8 * 64 * 4;
-    model.inputs.push_back(spec);
-  }
-}
-
 TEST(FaultDomain, OncePoisonedEveryRequestFailsFastWithTheCauseAndNoModelLoads) {
   fake_server::reset();
   trtet_triton::ModelState model;
-  two_input_model(model);
+  trtet_triton_test::two_input_model(model, "bystander", 0);
   trtet_triton::InstanceState state;
   state.model = &model;
   state.name = "bystander_0_0";

@@ -188,27 +188,14 @@ TEST_F(Finish, OnTheCompletionThreadAnExecuteWithNothingServedCountsNoBatch) {
 
 #include "execute.h"
 #include "model.h"
+#include "test_model.h"
 
 namespace {
 
-using trtet_triton::IoSpec;
 using trtet_triton::ModelState;
 
 // A batching model (max_batch_size 8) of two FP32 inputs, dynamic within [8, 64].
-void batching_model(ModelState& model) {
-  model.name = "batched";
-  model.max_batch = 8;
-  for (const char* name : {"input_0", "input_1"}) {
-    IoSpec spec;
-    spec.name = name;
-    spec.type = trtet_triton::data_type_of(::executorch::aten::ScalarType::Float);
-    spec.dims = {8, 64};
-    spec.dynamism = trtet_triton::Dynamism::kDynamicBound;
-    spec.config_dims = {-1, -1};
-    spec.bytes = 8 * 64 * 4;
-    model.inputs.push_back(spec);
-  }
-}
+void batching_model(ModelState& model) { trtet_triton_test::two_input_model(model, "batched", 8); }
 
 TEST_F(Finish, ABatchOfRequestsEachRefusedIsAnsweredInOrderWithEachReason) {
   // Note [batching requests]: each request checked on its own, before any call; here none passes, so

@@ -1337,6 +1337,16 @@ def infer(client, model, x, y, names=("input_0", "input_1", "output_0"), binary_
     return client.infer(model, inputs, outputs=outputs).as_numpy(names[2])
 
 
+def random_request_served_right(client, model, rng):
+    """One request of a random shape within [8, 64] (values of its own) to `model`, 2x - 0.5y checked:
+    its shape where the answer is wrong, else None."""
+    shape = (int(rng.integers(1, 9)), int(rng.integers(4, 65)))
+    x = rng.standard_normal(shape, dtype=np.float32)
+    y = rng.standard_normal(shape, dtype=np.float32)
+    got = infer(client, model, x, y)
+    return None if got.shape == shape and np.allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6) else shape
+
+
 def run_clients(clients, timeout_s):
     """Runs each (function, seed) of `clients` on a thread of its own, all at once, and waits for them;
     fails naming the timeout where one is still running after it."""
@@ -1653,12 +1663,9 @@ def test_two_instances_on_partitions_of_their_own_serve_concurrent_clients_right
             rng = np.random.default_rng(seed)
             try:
                 for _ in range(25):
-                    shape = (int(rng.integers(1, 9)), int(rng.integers(4, 65)))
-                    x = rng.standard_normal(shape, dtype=np.float32)
-                    y = rng.standard_normal(shape, dtype=np.float32)
-                    got = infer(c, "multi", x, y)
-                    if got.shape != shape or not np.allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6):
-                        failures.append((seed, shape))
+                    wrong = random_request_served_right(c, "multi", rng)
+                    if wrong is not None:
+                        failures.append((seed, wrong))
                     served.append(1)
             except Exception as e:  # reported below, with the thread's seed
                 failures.append((seed, repr(e)[:300]))
@@ -2195,12 +2202,9 @@ def test_responses_sent_from_a_completion_thread_are_right_and_counted(tmp_path)
                                     failures.append((seed, str(e)[:300]))
                                 refusals.append(1)
                             continue
-                        shape = (int(rng.integers(1, 9)), int(rng.integers(4, 65)))
-                        x = rng.standard_normal(shape, dtype=np.float32)
-                        y = rng.standard_normal(shape, dtype=np.float32)
-                        got = infer(c, "send_thread", x, y)
-                        if got.shape != shape or not np.allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6):
-                            failures.append((seed, shape))
+                        wrong = random_request_served_right(c, "send_thread", rng)
+                        if wrong is not None:
+                            failures.append((seed, wrong))
                         served.append(1)
                 except Exception as e:  # reported below, with the thread's seed
                     failures.append((seed, repr(e)[:300]))
