@@ -55,6 +55,7 @@ TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
 }
 
 TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend*) {
+  drop_kept_splits();  // every model is finalized before the backend (Note [keeping a split for the next load])
   finish_fault_domain();
   delete_metric_families();  // every instance (and its series) is finalized before the backend
   delete_plan_set_metric_families();  // and every model (its plan set's series)

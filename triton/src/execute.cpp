@@ -9,6 +9,7 @@
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -64,6 +65,47 @@ TRITONSERVER_Error* read_input(const ModelState& model, TRITONBACKEND_Request* r
                  format("input '%s' has %lld rows in dim 0 and input '%s' %lld: a request's inputs share its batch size",
                         spec.name.c_str(), static_cast<long long>(view.shape[0]), model.inputs[0].name.c_str(),
                         static_cast<long long>(rows)));
+  }
+  return nullptr;
+}
+
+TRITONSERVER_Error* gather_input(const IoSpec& spec, TRITONBACKEND_Input* input, const std::uint32_t buffers,
+                                 const std::uint64_t bytes, std::vector<unsigned char>& scratch, bool& from_gpu) {
+  scratch.resize(bytes);
+  std::uint64_t offset = 0;
+  from_gpu = false;
+  for (std::uint32_t b = 0; b < buffers; ++b) {
+    const void* piece = nullptr;
+    std::uint64_t piece_bytes = 0;
+    TRITONSERVER_MemoryType piece_memory = TRITONSERVER_MEMORY_CPU;
+    std::int64_t piece_id = 0;
+    TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputBuffer(input, b, &piece, &piece_bytes, &piece_memory, &piece_id));
+    if (piece_bytes > bytes - offset) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG,
+                   format("input '%s' has more bytes in its %u buffers than its shape takes (%llu)", spec.name.c_str(),
+                          buffers, static_cast<unsigned long long>(bytes)));
+    }
+    if (piece_bytes == 0) continue;
+    if (piece == nullptr) {
+      return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s': buffer %u of %llu bytes has no data", spec.name.c_str(),
+                                                          b, static_cast<unsigned long long>(piece_bytes)));
+    }
+    if (piece_memory == TRITONSERVER_MEMORY_GPU) {
+      from_gpu = true;
+      const cudaError_t c = cudaMemcpy(scratch.data() + offset, piece, piece_bytes, cudaMemcpyDeviceToHost);
+      if (c != cudaSuccess) {
+        (void)cudaGetLastError();
+        return error(TRITONSERVER_ERROR_INTERNAL, format("gathering input '%s' from the GPU: %s", spec.name.c_str(), cudaGetErrorString(c)));
+      }
+    } else {
+      std::memcpy(scratch.data() + offset, piece, piece_bytes);  // host (or pinned) memory: no CUDA call
+    }
+    offset += piece_bytes;
+  }
+  if (offset != bytes) {  // all of it, or the scratch would hold an earlier request's bytes
+    return error(TRITONSERVER_ERROR_INVALID_ARG,
+                 format("input '%s' has %llu bytes in its %u buffers; its shape takes %llu", spec.name.c_str(),
+                        static_cast<unsigned long long>(offset), buffers, static_cast<unsigned long long>(bytes)));
   }
   return nullptr;
 }
@@ -209,29 +251,9 @@ TRITONSERVER_Error* run_request(InstanceState& state, TRITONBACKEND_Request* req
     // memory of the input's own (at most the program's bytes for it).
     if (buffers != 1 || (spec.planned && memory == TRITONSERVER_MEMORY_GPU)) {
       std::vector<unsigned char>& scratch = state.input_scratch[i];
-      scratch.resize(bytes);
-      std::size_t offset = 0;
       bool from_gpu = false;
-      for (std::uint32_t b = 0; b < buffers; ++b) {
-        const void* piece = nullptr;
-        std::uint64_t piece_bytes = 0;
-        TRITONSERVER_MemoryType piece_memory = TRITONSERVER_MEMORY_CPU;
-        std::int64_t piece_id = 0;
-        TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_InputBuffer(input, b, &piece, &piece_bytes, &piece_memory, &piece_id));
-        if (piece_bytes > bytes - offset) {
-          return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' has more bytes than its shape", spec.name.c_str()));
-        }
-        from_gpu = from_gpu || piece_memory == TRITONSERVER_MEMORY_GPU;
-        const cudaError_t c = cudaMemcpy(scratch.data() + offset, piece, piece_bytes, cudaMemcpyDefault);
-        if (c != cudaSuccess) return error(TRITONSERVER_ERROR_INTERNAL, format("gathering input '%s': %s", spec.name.c_str(), cudaGetErrorString(c)));
-        offset += piece_bytes;
-      }
-      if (offset != bytes) {  // all of it, or the scratch would hold an earlier request's bytes
-        return error(TRITONSERVER_ERROR_INVALID_ARG, format("input '%s' has %zu bytes in its %u buffers; its shape takes %llu",
-                                                            spec.name.c_str(), offset, buffers,
-                                                            static_cast<unsigned long long>(bytes)));
-      }
-      if (TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE)) {  // (the test of large inputs looks for it)
+      TRTET_TRITON_RETURN_IF_ERROR(gather_input(spec, input, buffers, bytes, scratch, from_gpu));
+      if (TRITONSERVER_LogIsEnabled(TRITONSERVER_LOG_VERBOSE)) {
         log(TRITONSERVER_LOG_VERBOSE, format("model '%s': input '%s' (%llu bytes) came in %u piece(s) from %s memory: "
                                              "gathered into host memory", model.name.c_str(), spec.name.c_str(),
                                              static_cast<unsigned long long>(bytes), buffers,

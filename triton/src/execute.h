@@ -38,6 +38,10 @@ struct InputView {
 // bytes checked, and batched, its dim 0 against `rows`, input 0's (-1: not checked); nothing read or copied.
 TRITONSERVER_Error* read_input(const ModelState& model, TRITONBACKEND_Request* request, std::size_t i, std::int64_t rows,
                                InputView& view);
+// An input Triton gives in `buffers` pieces (host or GPU memory), gathered in order into `scratch`
+// (resized to `bytes`); refused unless the pieces hold exactly `bytes`. `from_gpu`: a piece was on the GPU.
+TRITONSERVER_Error* gather_input(const IoSpec& spec, TRITONBACKEND_Input* input, std::uint32_t buffers, std::uint64_t bytes,
+                                 std::vector<unsigned char>& scratch, bool& from_gpu);
 // Every input of `request` so checked (and their count); each one's shape into `shapes`.
 TRITONSERVER_Error* check_request(const ModelState& model, TRITONBACKEND_Request* request,
                                   std::vector<std::vector<std::int64_t>>& shapes);

@@ -86,9 +86,10 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
       state.partition = &s.own[static_cast<std::size_t>(place->partition_index)];
     }
     if (state.partition != nullptr) {
-      auto stream = state.partition->make_stream();
+      auto stream = take_partition_stream(s, *state.partition);  // Note [keeping a split for the next load]
       if (!stream.ok()) return error(TRITONSERVER_ERROR_INTERNAL, "a stream on the partition: " + stream.error().message());
       state.stream = *stream;
+      state.split = split->second;
     }
   }
   const StreamPriority priority = model.parameters.priority;

@@ -44,6 +44,7 @@ struct InstanceState {
   std::string name;
   int device = 0;
   et::GreenContext* partition = nullptr;  // null: the whole GPU (or a plan set's)
+  std::shared_ptr<DeviceSplit> split;     // the partition's split: the stream goes back to it
   cudaStream_t stream = nullptr;           // with a plan set: the stream of the call now or last
   SetServing* set = nullptr;               // the plan set the model follows here (its split holds it)
   std::string set_model;                   // the model's name in the set
@@ -81,6 +82,8 @@ struct InstanceState {
     if (own_stream && stream != nullptr) {
       (void)cudaStreamSynchronize(stream);
       (void)cudaStreamDestroy(stream);
+    } else if (partition != nullptr && split != nullptr && stream != nullptr) {
+      give_back_partition_stream(*split, partition, stream);  // waited for above
     }
   }
 };

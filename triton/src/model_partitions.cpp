@@ -157,6 +157,11 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
                               "same plan file (a second split would share SMs)",
                               device, split->owner.c_str()));
         }
+      } else if ((split = take_kept_split(device, "plan\n" + text)) != nullptr) {
+        split->owner = "plan " + path.string();  // Note [keeping a split for the next load]
+        g_splits[device] = split;
+        log(TRITONSERVER_LOG_INFO, format("GPU %d: the partitions of plan %s are an earlier load's, kept for this one",
+                                          device, path.c_str()));
       } else {
         auto parts = et::apply_partition_plan(read.plan, device);
         if (!parts.ok()) {
@@ -167,6 +172,7 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
         split->device = device;
         split->owner = "plan " + path.string();
         split->plan_text = text;
+        split->key = "plan\n" + text;
         split->planned = std::move(*parts);
         g_splits[device] = split;
       }
@@ -203,17 +209,24 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
                           "plan file (plan_file) instead of sms",
                           device, existing->second->owner.c_str()));
     }
-    auto parts = et::split_device(device, counts, et::Remainder::kDrop);
-    if (!parts.ok()) {
-      std::string asked;
-      for (unsigned c : counts) asked += (asked.empty() ? "" : ", ") + std::to_string(c);
-      return error(triton_code(parts.error().code()),
-                   format("partitions of %s SMs on GPU %d: %s", asked.c_str(), device, split_message(parts.error()).c_str()));
+    std::string asked;
+    for (unsigned c : counts) asked += (asked.empty() ? "" : ", ") + std::to_string(c);
+    std::shared_ptr<DeviceSplit> split = take_kept_split(device, "sms " + asked);
+    if (split != nullptr) {  // Note [keeping a split for the next load]
+      log(TRITONSERVER_LOG_INFO, format("GPU %d: the partitions of %s SMs are an earlier load's, kept for model '%s'",
+                                        device, asked.c_str(), state.name.c_str()));
+    } else {
+      auto parts = et::split_device(device, counts, et::Remainder::kDrop);
+      if (!parts.ok()) {
+        return error(triton_code(parts.error().code()),
+                     format("partitions of %s SMs on GPU %d: %s", asked.c_str(), device, split_message(parts.error()).c_str()));
+      }
+      split = std::make_shared<DeviceSplit>();
+      split->device = device;
+      split->key = "sms " + asked;
+      split->own = std::move(*parts);
     }
-    auto split = std::make_shared<DeviceSplit>();
-    split->device = device;
     split->owner = format("model '%s' (sms)", state.name.c_str());
-    split->own = std::move(*parts);
     split->models = 1;
     g_splits[device] = split;
     state.splits[device] = split;

@@ -24,6 +24,7 @@ char g_handles[5][64];  // requests, responses, the instance, the model, the ser
 void* g_instance_state = nullptr;
 std::vector<Input> g_requests[64];
 char g_inputs[64][16];  // request k's input i: &g_inputs[k][i]
+std::vector<std::vector<std::string>> g_pieces[64];  // request k's input i's pieces (set_pieces)
 
 int index_of(const void* handle, const char* base, std::size_t stride) {
   return static_cast<int>((static_cast<const char*>(handle) - base) / static_cast<std::ptrdiff_t>(stride));
@@ -77,8 +78,11 @@ void set_request(int k, std::vector<Input> inputs) {
     for (std::int64_t d : input.shape) bytes *= static_cast<std::uint64_t>(d < 0 ? 0 : d);
     input.bytes = bytes;
   }
+  g_pieces[k].assign(inputs.size(), {});
   g_requests[k] = std::move(inputs);
 }
+
+void set_pieces(int k, std::size_t i, std::vector<std::string> pieces) { g_pieces[k].at(i) = std::move(pieces); }
 
 }  // namespace fake_server
 
@@ -195,7 +199,8 @@ TRITONSERVER_Error* TRITONBACKEND_InputProperties(TRITONBACKEND_Input* input, co
   if (shape != nullptr) *shape = in.shape.data();
   if (dims_count != nullptr) *dims_count = static_cast<std::uint32_t>(in.shape.size());
   if (byte_size != nullptr) *byte_size = in.bytes;
-  if (buffer_count != nullptr) *buffer_count = 1;
+  const auto& pieces = fake_server::g_pieces[at / 16][at % 16];
+  if (buffer_count != nullptr) *buffer_count = pieces.empty() ? 1 : static_cast<std::uint32_t>(pieces.size());
   return nullptr;
 }
 
@@ -205,9 +210,17 @@ TRITONSERVER_Error* not_held(const char* what) {
   return TRITONSERVER_ErrorNew(TRITONSERVER_ERROR_UNSUPPORTED, (std::string("the fake server has no ") + what).c_str());
 }
 }  // namespace
-TRITONSERVER_Error* TRITONBACKEND_InputBuffer(TRITONBACKEND_Input*, const std::uint32_t, const void**, std::uint64_t*,
-                                              TRITONSERVER_MemoryType*, std::int64_t*) {
-  return not_held("input data");
+TRITONSERVER_Error* TRITONBACKEND_InputBuffer(TRITONBACKEND_Input* input, const std::uint32_t index, const void** buffer,
+                                              std::uint64_t* buffer_byte_size, TRITONSERVER_MemoryType* memory_type,
+                                              std::int64_t* memory_type_id) {
+  const std::ptrdiff_t at = reinterpret_cast<char*>(input) - &fake_server::g_inputs[0][0];
+  const auto& pieces = fake_server::g_pieces[at / 16][at % 16];
+  if (index >= pieces.size()) return not_held("input data");
+  *buffer = pieces[index].data();
+  *buffer_byte_size = pieces[index].size();
+  *memory_type = TRITONSERVER_MEMORY_CPU;
+  *memory_type_id = 0;
+  return nullptr;
 }
 TRITONSERVER_Error* TRITONBACKEND_RequestOutputCount(TRITONBACKEND_Request*, std::uint32_t*) { return not_held("outputs"); }
 TRITONSERVER_Error* TRITONBACKEND_RequestOutputBufferProperties(TRITONBACKEND_Request*, const char*, std::size_t*,

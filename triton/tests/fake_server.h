@@ -48,8 +48,11 @@ struct Input {
   std::uint64_t bytes = 0;  // 0: the shape's FP32 bytes
 };
 // Request k's inputs (what TRITONBACKEND_RequestInputCount, RequestInput and InputProperties answer);
-// its data is never read here. Calls that would reach data or outputs answer an error.
+// its data is read only where it has pieces. Calls that would reach other data or outputs answer an error.
 void set_request(int k, std::vector<Input> inputs);
+// Request k's input i given as these pieces of host memory (TRITONBACKEND_InputBuffer answers piece b
+// as buffer b); without: one buffer, whose data the fake server does not hold. set_request clears them.
+void set_pieces(int k, std::size_t i, std::vector<std::string> pieces);
 
 // What TRITONBACKEND_ModelInstanceState answers for instance(): the backend's state of it, which a test
 // makes itself (a server would have had the backend set it at the instance's load).

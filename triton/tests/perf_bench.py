@@ -32,6 +32,17 @@ of the same configuration, the aggressor off in both. It says how far a ratio mo
 all. S49 saw the same row's server p99 alone read 297 us in one run and 424 us in the next; a goal of
 1.05 on one pair means little unless the control sits well inside it.
 
+Note [the host's idle states]: the server's queue p99 (its dispatch part: an instance free, the
+instance thread woken) ran 130 to 210 us against a mean near 30 in S53's runs, alone as beside, and the
+p99s of two windows alone lay up to 1.9x apart: the host's noise, larger than the 5 % the server goal
+allows. A thread woken on a core in a deep idle state waits for the core's exit latency. With
+--host-idle-latency-us N the bench holds a PM QoS request for the whole run (it writes N to
+/dev/cpu_dma_latency and keeps the file open: the kernel keeps every core out of idle states whose exit
+latency is above N for as long as the file is open, and drops the request when it closes, at exit or
+kill), as a latency-tuned host does (tuned's latency-performance profile). It changes the host for both
+sides alike, alone and beside; nothing of the GPU. The summary says whether it was held, and lists the
+host's idle states with their exit latencies.
+
 Per window, for the latency model: p50, p90, p95 and p99 at the client and the throughput (perf_analyzer's
 -f CSV, which stops at p99), the client's p99.9 (Note [the client's p99.9]), the means of where a request's time goes (client send, network + server send/receive,
 server queue, compute input, compute infer, compute output, client receive: the CSV's columns), and
@@ -67,6 +78,7 @@ import re
 import shutil
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -963,6 +975,33 @@ def ratios_text(values):
     return ",".join("-" if v != v else (f"{v:.0f}" if v >= 100 else f"{v:.2f}") for v in values)
 
 
+def host_idle_states():
+    """The host's CPU idle states (core 0, from cpuidle): 'name (exit latency us)' each, or why none."""
+    base = "/sys/devices/system/cpu/cpu0/cpuidle"
+    try:
+        names = sorted((d for d in os.listdir(base) if d.startswith("state")), key=lambda d: int(d[5:]))
+        states = []
+        for d in names:
+            with open(f"{base}/{d}/name") as f:
+                name = f.read().strip()
+            with open(f"{base}/{d}/latency") as f:
+                latency = f.read().strip()
+            states.append(f"{name} ({latency} us)")
+        return ", ".join(states) or "none listed"
+    except OSError as e:
+        return f"not readable ({e})"
+
+
+def hold_host_idle_latency(us):
+    """Note [the host's idle states]: (the open file holding the request, or None; what was done)."""
+    try:
+        f = open("/dev/cpu_dma_latency", "wb", buffering=0)
+        f.write(struct.pack("i", us))
+        return f, f"held at {us} us for the run (/dev/cpu_dma_latency)"
+    except OSError as e:
+        return None, f"not held: /dev/cpu_dma_latency: {e.strerror or e}"
+
+
 def main():
     global CLIENT_THREADS  # --client-threads: every window this run measures
     parser = argparse.ArgumentParser()
@@ -994,6 +1033,9 @@ def main():
                              "(0: no split)")
     parser.add_argument("--client-threads", type=int, default=CLIENT_THREADS, choices=range(1, 17), metavar="1..16",
                         help="perf_analyzer's --max-threads for the latency model's windows (Note [one sending thread])")
+    parser.add_argument("--host-idle-latency-us", type=int, default=-1,
+                        help="hold the host's CPU idle states to this exit latency for the run (Note [the host's "
+                             "idle states]; -1: leave them)")
     parser.add_argument("--bound", type=float, default=0.0, help="fail above this partitioned client p99 ratio (0: off)")
     parser.add_argument("--json", help="write every window here")
     parser.add_argument("--work", help="keep perf_analyzer's files and the traces here (default: a temporary directory)")
@@ -1004,6 +1046,11 @@ def main():
         server_cores, client_cores = harness.split_host_cores(args.client_cores)
         print(f"host cores: servers {harness.cores_text(server_cores)}, perf_analyzer {harness.cores_text(client_cores)}",
               flush=True)
+    idle_hold, idle_text = (None, "left as they are")
+    if args.host_idle_latency_us >= 0:
+        idle_hold, idle_text = hold_host_idle_latency(args.host_idle_latency_us)
+    idle_text = f"host idle states {idle_text}; the host's: {host_idle_states()}"
+    print(idle_text, flush=True)
     plan_gpu = harness.gpu_plan_fields()
     work = args.work or tempfile.mkdtemp(prefix="trtet-perf-")
     os.makedirs(work, exist_ok=True)
@@ -1099,6 +1146,7 @@ def main():
           f"ratios per pair, beside / alone; beside first in odd pairs{'; a control window alone ends each pair' if args.control else ''}) after "
           f"{f'{args.warmup:g} s warm-up windows, alone and beside, per protocol and I/O' if args.warmup > 0 else 'no warm-up'}; aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")
+    print(idle_text)
     print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'p99.9 al->bes':>15}{'srv p99.9 al->bes':>19}"
           f"{'client p99 ratio':>18}{'srv p99 ratio':>16}{'reading cl (srv)':>18}{'srv mean ratio':>16}{'lat/s al/bes':>14}{'aggr/s':>8}")
     for row in rows:
