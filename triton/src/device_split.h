@@ -27,10 +27,11 @@ struct DeviceSplit {
   et::PlannedPartitions planned;              // plan
   std::vector<et::GreenContext> own;          // a model's own split
   std::shared_ptr<SetServing> set;            // a plan set (planned and own empty)
+  et::PlanSetPartitions set_parts;            // a plan set's partitions while the split is kept (set null)
   std::map<std::string, std::string> taken;   // plan partition -> the instance that took it
   int models = 0;                             // the models that hold it
-  // What a later load must ask for to be given this split again: "plan\n<text>" or "sms <counts>";
-  // empty for a plan set's (never kept).
+  // What a later load must ask for to be given this split again: "plan\n<text>", "sms <counts>" or
+  // "set\n<text>"; empty: never kept.
   std::string key;
   // Streams made on a partition by an instance since finalized, for the next instance there (a
   // partition owns its streams until it is destroyed).

@@ -113,16 +113,33 @@ TRITONSERVER_Error* acquire_plan_set(ModelState& state) {
                             params.control.text().c_str()));
       }
     } else {
-      auto parts = et::apply_plan_set(file.set, device);
-      if (!parts.ok()) {
-        return error(triton_code(parts.error().code()),
-                     format("plan set %s on GPU %d: %s", file.path.c_str(), device, parts.error().message().c_str()));
+      // Note [keeping a split for the next load]: an earlier load's partitions of the same set, on
+      // its first plan again, or new ones.
+      split = take_kept_split(device, "set\n" + file.text);
+      et::PlanSetPartitions parts;
+      if (split != nullptr) {
+        parts = std::move(split->set_parts);
+        const et::Status first = parts.switch_to(file.set.plans.front().name);
+        if (!first.ok()) {
+          return error(TRITONSERVER_ERROR_INTERNAL, format("plan set %s on GPU %d: the kept partitions: %s",
+                                                           file.path.c_str(), device, first.message().c_str()));
+        }
+        log(TRITONSERVER_LOG_INFO, format("GPU %d: the partitions of plan set %s are an earlier load's, kept for this one",
+                                          device, file.path.c_str()));
+      } else {
+        auto made = et::apply_plan_set(file.set, device);
+        if (!made.ok()) {
+          return error(triton_code(made.error().code()),
+                       format("plan set %s on GPU %d: %s", file.path.c_str(), device, made.error().message().c_str()));
+        }
+        parts = std::move(*made);
+        split = std::make_shared<DeviceSplit>();
+        split->device = device;
+        split->key = "set\n" + file.text;
       }
-      split = std::make_shared<DeviceSplit>();
-      split->device = device;
       split->owner = "plan set " + file.path;
       split->plan_text = file.text;
-      split->set = std::make_shared<SetServing>(device, file.path, file.text, file.set, std::move(*parts), params.control);
+      split->set = std::make_shared<SetServing>(device, file.path, file.text, file.set, std::move(parts), params.control);
       g_splits[device] = split;
       std::string plans;
       for (const et::SetPlan& p : file.set.plans) plans += (plans.empty() ? "'" : ", '") + p.name + "'";

@@ -83,13 +83,22 @@ SetServing::SetServing(int device, std::string path, std::string text, const et:
   thread_ = std::thread([this] { run(); });
 }
 
-SetServing::~SetServing() {
+void SetServing::stop() {
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
     stop_ = true;
   }
   stop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+et::PlanSetPartitions SetServing::take_partitions() {
+  stop();
+  return std::move(parts_);
+}
+
+SetServing::~SetServing() {
+  stop();
   for (auto& [model, member] : members_) drop(member.plan_gauge);
   drop(switches_);
   drop(infeasible_);

@@ -38,6 +38,9 @@ class SetServing {
              SetControl control);
   // Stops the thread, then the metrics go; the partitions last (they wait for their streams).
   ~SetServing();
+  // Stops the controller's thread and hands the partitions over, for a later load of the same set
+  // (Note [keeping a split for the next load]); nothing may call stream() after it.
+  et::PlanSetPartitions take_partitions();
   SetServing(const SetServing&) = delete;
   SetServing& operator=(const SetServing&) = delete;
 
@@ -69,6 +72,7 @@ class SetServing {
     TRITONSERVER_Metric* plan_gauge = nullptr;
   };
   void run();
+  void stop();  // the controller's thread stopped and joined (once)
   void retarget_locked();  // the controller again with the members' targets (apply_mutex_ held)
   void apply(const LoadFollower::Tick& tick);
   std::size_t plan_index(const std::string& plan) const;

@@ -2,6 +2,7 @@
 // back to a partition (triton/src/device_split.h, Note [keeping a split for the next load]). No GPU:
 // the splits here hold no green contexts, and the streams are stand-in handles never used.
 #include "device_split.h"
+#include "plan_set_serving.h"
 
 #include <gtest/gtest.h>
 
@@ -56,13 +57,28 @@ TEST_F(KeptSplit, TheLastReleaseKeepsTheSplitForTheSameKeyOnTheSameDeviceOnly) {
   EXPECT_EQ(take(0, "sms 16"), nullptr);
 }
 
-TEST_F(KeptSplit, APlanSetsSplitIsNeverKept) {
-  auto split = held_split(0, "");  // a plan set's: no key
+TEST_F(KeptSplit, ASplitWithoutAKeyIsNeverKept) {
+  auto split = held_split(0, "");
   std::weak_ptr<DeviceSplit> weak = split;
   release_split(split, {});
   split.reset();
   EXPECT_EQ(kept_splits(), 0u);
   EXPECT_TRUE(weak.expired()) << "destroyed with its last holder";
+}
+
+TEST_F(KeptSplit, APlanSetsSplitIsKeptWithItsPartitionsAndItsControllerStopped) {
+  auto split = held_split(0, "set\n{...}");
+  // A set of no plans on no partitions: the controller's thread runs all the same.
+  split->set = std::make_shared<SetServing>(0, "set.json", "{...}", et::PlanSet{}, et::PlanSetPartitions{},
+                                            SetControl{});
+  std::weak_ptr<SetServing> serving = split->set;
+  split->taken["chat"] = "model 'chat'";
+  release_split(split, {"chat"});
+  EXPECT_EQ(kept_splits(), 1u);
+  EXPECT_EQ(split->set, nullptr) << "kept without its SetServing";
+  EXPECT_TRUE(serving.expired()) << "its controller's thread stopped and joined, its series gone";
+  EXPECT_EQ(take(0, "set\n{other}"), nullptr) << "another set's text";
+  EXPECT_EQ(take(0, "set\n{...}"), split);
 }
 
 TEST_F(KeptSplit, AtMostTheLimitAreKeptAndTheOldestGoesFirst) {

@@ -245,6 +245,17 @@ def test_two_models_share_one_plan_set_and_the_device_refuses_another_split(serv
     # The set went with its last model: the device takes a plan file now.
     assert server.load("a_plan") is None, server.log()[-3000:]
     server.unload("a_plan")
+    # Loaded again, the set's models take the kept partitions back (Note [keeping a split for the next
+    # load]: no green context made again), on the set's first plan, and serve.
+    assert server.load("latency") is None, server.log()[-3000:]
+    assert server.load("bulk") is None, server.log()[-3000:]
+    log = server.log()
+    assert f"GPU 0: the partitions of plan set {shared} are an earlier load's, kept for this one" in log, log[-3000:]
+    assert log.count(f"plan set {shared} made on GPU 0: plans 'lat8', 'lat32', one split each; plan 'lat8' current") == 2
+    for model in ("latency", "bulk"):
+        infer(server.client, model)
+    server.unload("latency")
+    server.unload("bulk")
 
 
 @needs_gpu
