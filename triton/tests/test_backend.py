@@ -277,6 +277,35 @@ def test_inputs_with_dims_beyond_the_bound_or_another_rank_are_refused(server, r
     assert "input 'input_0' has dims [8, 64, 1] in the config" in refused(server, "bad_rank")
 
 
+def test_a_model_refused_again_and_again_keeps_no_host_memory(server, repo):
+    # Every bad input leaves everything intact, memory included: a config the program refuses (dims past
+    # its bound, refused after the backend has read the program and its metadata) loaded 250 times,
+    # the config edited each time so that the server asks the backend again. After 50 (the server's own
+    # one-time memory), the server's RSS grows by at most 1 MiB over 200 more: a leak of 8 KiB a load
+    # would show as 1.6 MiB. The refusal is the backend's, every time.
+    io = SMALL_IO.replace("dims: [ 8, 64 ] },\n", "dims: [ 8, 128 ] },\n", 1)
+    harness.make_model(repo, "refused_often", pte="triton_small", config=f'backend: "torchtrt_executorch"\n{io}')
+    config = os.path.join(repo, "refused_often", "config.pbtxt")
+
+    def rss_mib():
+        with open(f"/proc/{server.process.pid}/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+    line = "input 'input_0' has dims [8, 128] in the config"  # the backend's refusal, as the server logs it
+    before = server.log().count(line)
+    samples = []
+    for k in range(250):
+        with open(config, "a") as f:
+            f.write(f"# load {k}\n")
+        message = server.load("refused_often")
+        assert message is not None and "has dims [8, 128] in the config" in message, message
+        if k in (49, 249):
+            samples.append(rss_mib())
+    refusals = server.log().count(line) - before
+    assert refusals == 250, (refusals, server.log()[-2000:])
+    assert samples[1] - samples[0] <= 1.0, ("host RSS MiB after 50 and 250 refused loads", samples)
+
+
 def test_a_static_tensor_takes_its_own_dims_only(server, repo):
     io = SMALL_IO.replace("dims: [ 8, 64 ] },\n", "dims: [ -1, 64 ] },\n", 1)
     harness.make_model(repo, "static_narrowed", pte="triton_small_static", config=f'backend: "torchtrt_executorch"\n{io}')
