@@ -2,6 +2,7 @@
 // back to a partition (triton/src/device_split.h, Note [keeping a split for the next load]). No GPU:
 // the splits here hold no green contexts, and the streams are stand-in handles never used.
 #include "device_split.h"
+#include "instance.h"
 #include "plan_set_serving.h"
 
 #include <gtest/gtest.h>
@@ -115,6 +116,33 @@ TEST_F(KeptSplit, AStreamGivenBackIsTheNextInstancesOnThatPartitionOnly) {
   EXPECT_NE(*first, *second) << "one stream to one instance";
   EXPECT_TRUE((*first == s1 || *first == s2) && (*second == s1 || *second == s2));
   EXPECT_FALSE(take_partition_stream(split, a).ok()) << "both taken: none left";
+}
+
+TEST_F(KeptSplit, AnInstanceOnAPartitionGivesItsStreamBackWhenItGoes) {
+  // The instance's teardown (Triton finalizes instances before their model): its partition's stream
+  // goes back to the split for the next instance there, not destroyed; an instance of its own stream
+  // (the whole GPU) gives nothing back. Without a GPU the stream is a stand-in handle (the teardown's
+  // CUDA calls fail before they reach it); with one, a real stream, which the teardown waits for.
+  auto split = std::make_shared<DeviceSplit>();
+  et::GreenContext partition;
+  int gpus = 0;
+  const bool gpu = cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0;
+  (void)cudaGetLastError();
+  cudaStream_t stream = reinterpret_cast<cudaStream_t>(0x3000);
+  if (gpu) ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  {
+    InstanceState instance;
+    instance.partition = &partition;
+    instance.split = split;
+    instance.stream = stream;
+  }
+  ASSERT_EQ(split->idle_streams[&partition].size(), 1u);
+  EXPECT_EQ(split->idle_streams[&partition][0], stream);
+  auto again = take_partition_stream(*split, partition);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, stream) << "the next instance there takes it";
+  if (gpu) EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  (void)cudaGetLastError();
 }
 
 }  // namespace
