@@ -146,6 +146,7 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
                               places[k]->plan_partition.c_str(), k, device, names.c_str()));
         }
       }
+      const std::string kept_key = "plan\n" + text;  // Note [keeping a split for the next load]
       std::lock_guard<std::mutex> lock(g_splits_mutex);
       std::shared_ptr<DeviceSplit> split;
       auto existing = g_splits.find(device);
@@ -157,7 +158,7 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
                               "same plan file (a second split would share SMs)",
                               device, split->owner.c_str()));
         }
-      } else if ((split = take_kept_split(device, "plan\n" + text)) != nullptr) {
+      } else if ((split = take_kept_split(device, kept_key)) != nullptr) {
         split->owner = "plan " + path.string();  // Note [keeping a split for the next load]
         g_splits[device] = split;
         log(TRITONSERVER_LOG_INFO, format("GPU %d: the partitions of plan %s are an earlier load's, kept for this one",
@@ -172,7 +173,7 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
         split->device = device;
         split->owner = "plan " + path.string();
         split->plan_text = text;
-        split->key = "plan\n" + text;
+        split->key = kept_key;
         split->planned = std::move(*parts);
         g_splits[device] = split;
       }
@@ -211,7 +212,8 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
     }
     std::string asked;
     for (unsigned c : counts) asked += (asked.empty() ? "" : ", ") + std::to_string(c);
-    std::shared_ptr<DeviceSplit> split = take_kept_split(device, "sms " + asked);
+    const std::string kept_key = "sms " + asked;
+    std::shared_ptr<DeviceSplit> split = take_kept_split(device, kept_key);
     if (split != nullptr) {  // Note [keeping a split for the next load]
       log(TRITONSERVER_LOG_INFO, format("GPU %d: the partitions of %s SMs are an earlier load's, kept for model '%s'",
                                         device, asked.c_str(), state.name.c_str()));
@@ -223,7 +225,7 @@ TRITONSERVER_Error* acquire_partitions(ModelState& state) {
       }
       split = std::make_shared<DeviceSplit>();
       split->device = device;
-      split->key = "sms " + asked;
+      split->key = kept_key;
       split->own = std::move(*parts);
     }
     split->owner = format("model '%s' (sms)", state.name.c_str());

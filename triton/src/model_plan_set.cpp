@@ -115,7 +115,8 @@ TRITONSERVER_Error* acquire_plan_set(ModelState& state) {
     } else {
       // Note [keeping a split for the next load]: an earlier load's partitions of the same set, on
       // its first plan again, or new ones.
-      split = take_kept_split(device, "set\n" + file.text);
+      const std::string kept_key = "set\n" + file.text;
+      split = take_kept_split(device, kept_key);
       et::PlanSetPartitions parts;
       if (split != nullptr) {
         parts = std::move(split->set_parts);
@@ -135,7 +136,7 @@ TRITONSERVER_Error* acquire_plan_set(ModelState& state) {
         parts = std::move(*made);
         split = std::make_shared<DeviceSplit>();
         split->device = device;
-        split->key = "set\n" + file.text;
+        split->key = kept_key;
       }
       split->owner = "plan set " + file.path;
       split->plan_text = file.text;

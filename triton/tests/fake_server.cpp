@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <string>
+#include <utility>
 
 #include "errors.h"
 
@@ -83,6 +84,12 @@ void set_request(int k, std::vector<Input> inputs) {
 }
 
 void set_pieces(int k, std::size_t i, std::vector<std::string> pieces) { g_pieces[k].at(i) = std::move(pieces); }
+
+// The request k and input i behind an input handle (&g_inputs[k][i]).
+std::pair<std::ptrdiff_t, std::ptrdiff_t> input_at(const TRITONBACKEND_Input* input) {
+  const std::ptrdiff_t at = reinterpret_cast<const char*>(input) - &g_inputs[0][0];
+  return {at / 16, at % 16};
+}
 
 }  // namespace fake_server
 
@@ -192,14 +199,14 @@ TRITONSERVER_Error* TRITONBACKEND_InputProperties(TRITONBACKEND_Input* input, co
                                                   TRITONSERVER_DataType* datatype, const std::int64_t** shape,
                                                   std::uint32_t* dims_count, std::uint64_t* byte_size,
                                                   std::uint32_t* buffer_count) {
-  const std::ptrdiff_t at = reinterpret_cast<char*>(input) - &fake_server::g_inputs[0][0];
-  const fake_server::Input& in = fake_server::g_requests[at / 16][at % 16];
+  const auto [k, i] = fake_server::input_at(input);
+  const fake_server::Input& in = fake_server::g_requests[k][i];
   if (name != nullptr) *name = in.name.c_str();
   if (datatype != nullptr) *datatype = in.type;
   if (shape != nullptr) *shape = in.shape.data();
   if (dims_count != nullptr) *dims_count = static_cast<std::uint32_t>(in.shape.size());
   if (byte_size != nullptr) *byte_size = in.bytes;
-  const auto& pieces = fake_server::g_pieces[at / 16][at % 16];
+  const auto& pieces = fake_server::g_pieces[k][i];
   if (buffer_count != nullptr) *buffer_count = pieces.empty() ? 1 : static_cast<std::uint32_t>(pieces.size());
   return nullptr;
 }
@@ -213,8 +220,8 @@ TRITONSERVER_Error* not_held(const char* what) {
 TRITONSERVER_Error* TRITONBACKEND_InputBuffer(TRITONBACKEND_Input* input, const std::uint32_t index, const void** buffer,
                                               std::uint64_t* buffer_byte_size, TRITONSERVER_MemoryType* memory_type,
                                               std::int64_t* memory_type_id) {
-  const std::ptrdiff_t at = reinterpret_cast<char*>(input) - &fake_server::g_inputs[0][0];
-  const auto& pieces = fake_server::g_pieces[at / 16][at % 16];
+  const auto [k, i] = fake_server::input_at(input);
+  const auto& pieces = fake_server::g_pieces[k][i];
   if (index >= pieces.size()) return not_held("input data");
   *buffer = pieces[index].data();
   *buffer_byte_size = pieces[index].size();

@@ -113,6 +113,12 @@ def python_backend_models(root, names, shape):
     return {"TRTET_TRITON_BACKENDS": backends, "LD_LIBRARY_PATH": libs + (":" + previous if previous else "")}
 
 
+def rss_mib(pid):
+    """The resident memory of process `pid`, MiB (/proc; OSError where it cannot be read)."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
 def env_path(name):
     value = os.environ.get(name)
     if not value:

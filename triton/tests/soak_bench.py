@@ -182,13 +182,9 @@ class DynamicClient(threading.Thread):
 
 def rss_mib(pid):
     try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return -1.0
+        return harness.rss_mib(pid)
+    except (OSError, StopIteration):
+        return -1.0
 
 
 def memory_failures(rss, device, warmup_s, rss_slack_mib, device_slack_mib):

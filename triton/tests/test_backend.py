@@ -287,10 +287,6 @@ def test_a_model_refused_again_and_again_keeps_no_host_memory(server, repo):
     harness.make_model(repo, "refused_often", pte="triton_small", config=f'backend: "torchtrt_executorch"\n{io}')
     config = os.path.join(repo, "refused_often", "config.pbtxt")
 
-    def rss_mib():
-        with open(f"/proc/{server.process.pid}/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
-
     line = "input 'input_0' has dims [8, 128] in the config"  # the backend's refusal, as the server logs it
     before = server.log().count(line)
     samples = []
@@ -300,7 +296,7 @@ def test_a_model_refused_again_and_again_keeps_no_host_memory(server, repo):
         message = server.load("refused_often")
         assert message is not None and "has dims [8, 128] in the config" in message, message
         if k in (49, 249):
-            samples.append(rss_mib())
+            samples.append(harness.rss_mib(server.process.pid))
     refusals = server.log().count(line) - before
     assert refusals == 250, (refusals, server.log()[-2000:])
     assert samples[1] - samples[0] <= 1.0, ("host RSS MiB after 50 and 250 refused loads", samples)
@@ -1797,10 +1793,6 @@ def test_a_model_loaded_and_unloaded_again_and_again_serves_right_and_gives_its_
     kept = "GPU 0: the partitions of 16 SMs are an earlier load's, kept for model 'again'"
     rng = np.random.default_rng(31)
 
-    def rss_mib():
-        with open(f"/proc/{s.process.pid}/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
-
     try:
         samples = []
         for cycle in range(6):
@@ -1812,7 +1804,7 @@ def test_a_model_loaded_and_unloaded_again_and_again_serves_right_and_gives_its_
             s.unload("again")
             with cupy.cuda.Device(0):
                 free, _ = cupy.cuda.runtime.memGetInfo()
-            samples.append((free / 2**20, rss_mib()))
+            samples.append((free / 2**20, harness.rss_mib(s.process.pid)))
         free_first, rss_first = samples[0]
         lost = max(free_first - free for free, _ in samples[1:])
         grown = max(rss - rss_first for _, rss in samples[1:])
