@@ -4,6 +4,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "common/escape.h"
+
 namespace trtet_triton {
 
 // ---- errors and logging ----
@@ -28,10 +30,14 @@ std::string format(const char* fmt, ...) {
   return text;
 }
 
+std::string message_text(const std::string& message) {
+  return et::escape_for_message(std::string(kBackend) + ": " + message, kMessageLimit);
+}
+
 // A Triton error whose message starts with the backend's name, so a user reading the server's log
 // or a client's exception knows which part refused.
 TRITONSERVER_Error* error(TRITONSERVER_Error_Code code, const std::string& message) {
-  return TRITONSERVER_ErrorNew(code, (std::string(kBackend) + ": " + message).c_str());
+  return TRITONSERVER_ErrorNew(code, message_text(message).c_str());
 }
 
 TRITONSERVER_Error_Code triton_code(et::ErrorCode code) {
@@ -48,7 +54,7 @@ TRITONSERVER_Error_Code triton_code(et::ErrorCode code) {
 
 void log(TRITONSERVER_LogLevel level, const std::string& message) {
   if (!TRITONSERVER_LogIsEnabled(level)) return;
-  TRITONSERVER_Error* e = TRITONSERVER_LogMessage(level, __FILE__, __LINE__, (std::string(kBackend) + ": " + message).c_str());
+  TRITONSERVER_Error* e = TRITONSERVER_LogMessage(level, __FILE__, __LINE__, message_text(message).c_str());
   if (e != nullptr) TRITONSERVER_ErrorDelete(e);
 }
 
@@ -71,7 +77,8 @@ void executorch_log(et_timestamp_t, et_pal_log_level_t level, const char* filena
   const TRITONSERVER_LogLevel triton_level = is_error ? TRITONSERVER_LOG_ERROR : level == kInfo ? TRITONSERVER_LOG_INFO
                                                                                                 : TRITONSERVER_LOG_VERBOSE;
   if (!TRITONSERVER_LogIsEnabled(triton_level)) return;
-  const std::string line_text = format("executorch %s:%zu: %s", filename, line, text.c_str());
+  const std::string line_text =
+      et::escape_for_message(format("executorch %s:%zu: %s", filename, line, text.c_str()), kMessageLimit);
   TRITONSERVER_Error* e = TRITONSERVER_LogMessage(triton_level, __FILE__, __LINE__, line_text.c_str());
   if (e != nullptr) TRITONSERVER_ErrorDelete(e);
 }

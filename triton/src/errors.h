@@ -19,7 +19,21 @@ namespace etr = ::executorch::runtime;
 
 constexpr const char* kBackend = "torchtrt_executorch";
 
+// Note [untrusted text in messages]
+// ---------------------------------
+// A model's config, the files it names, its program and the requests that reach the server are
+// untrusted, and their text (a parameter's key or value, a path, a tensor's name, what the delegate
+// logs about a program) goes into the backend's errors and log lines. Every message the backend
+// hands the server, an error's, a log line's, an ExecuTorch log line's, is written once more here on
+// its way out: each control character (a newline, an escape sequence's ESC, DEL, UTF-8's C1 controls)
+// and each backslash as \xNN, and cut after kMessageLimit bytes with "...". So no config can forge
+// a line of the server's log or send a terminal's control sequence to whoever reads it, and no
+// message is unbounded. The backend's own messages hold none of those bytes, and pass unchanged.
+constexpr std::size_t kMessageLimit = 16384;
+
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// "<backend>: <message>" as it goes to the server (Note [untrusted text in messages]).
+std::string message_text(const std::string& message);
 TRITONSERVER_Error* error(TRITONSERVER_Error_Code code, const std::string& message);
 TRITONSERVER_Error_Code triton_code(et::ErrorCode code);
 void log(TRITONSERVER_LogLevel level, const std::string& message);

@@ -2,6 +2,10 @@
 
 #include "model_plan_set.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,23 +29,43 @@ std::string split_message(const et::Error& e) {
 }  // namespace
 
 std::string read_file_text(const std::string& path, std::string& why) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
+  // Opened without blocking (a FIFO's open waits for a writer otherwise), then refused unless it is a
+  // regular file: a config naming a FIFO or a device must not hold the model's load forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
     why = format("cannot open %s: %s", path.c_str(), std::strerror(errno));
+    return {};
+  }
+  struct stat facts {};
+  if (::fstat(fd, &facts) != 0 || !S_ISREG(facts.st_mode)) {
+    why = format("%s is not a regular file", path.c_str());
+    ::close(fd);
+    return {};
+  }
+  if (facts.st_size > static_cast<off_t>(kMaxConfigFileBytes)) {
+    why = format("%s is larger than 1 MiB", path.c_str());
+    ::close(fd);
     return {};
   }
   std::string text;
   char buffer[65536];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) {
-    text.append(buffer, n);
-    if (text.size() > (1u << 20)) {
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = format("reading %s: %s", path.c_str(), std::strerror(errno));
+      text.clear();
+      break;
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > kMaxConfigFileBytes) {  // grown since the fstat
       why = format("%s is larger than 1 MiB", path.c_str());
-      std::fclose(f);
-      return {};
+      text.clear();
+      break;
     }
   }
-  std::fclose(f);
+  ::close(fd);
   return text;
 }
 

@@ -1,6 +1,6 @@
 // The stand-in for Triton's C API that finish_test.cpp links (fake_server.h): errors are real objects
-// (made, read and deleted), metrics and log lines go nowhere, and the calls that finish a request are
-// recorded.
+// (made, read and deleted), metrics go nowhere, log lines are kept where a test asks (capture_logs),
+// and the calls that finish a request are recorded.
 #include "fake_server.h"
 
 #include <atomic>
@@ -26,6 +26,8 @@ void* g_instance_state = nullptr;
 std::vector<Input> g_requests[64];
 char g_inputs[64][16];  // request k's input i: &g_inputs[k][i]
 std::vector<std::vector<std::string>> g_pieces[64];  // request k's input i's pieces (set_pieces)
+std::atomic<bool> g_capture_logs{false};
+std::vector<std::string> g_logs;  // under g_mutex
 
 int index_of(const void* handle, const char* base, std::size_t stride) {
   return static_cast<int>((static_cast<const char*>(handle) - base) / static_cast<std::ptrdiff_t>(stride));
@@ -85,6 +87,16 @@ void set_request(int k, std::vector<Input> inputs) {
 
 void set_pieces(int k, std::size_t i, std::vector<std::string> pieces) { g_pieces[k].at(i) = std::move(pieces); }
 
+void capture_logs(bool on) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_capture_logs = on;
+  g_logs.clear();
+}
+std::vector<std::string> logs() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_logs;
+}
+
 // The request k and input i behind an input handle (&g_inputs[k][i]).
 std::pair<std::ptrdiff_t, std::ptrdiff_t> input_at(const TRITONBACKEND_Input* input) {
   const std::ptrdiff_t at = reinterpret_cast<const char*>(input) - &g_inputs[0][0];
@@ -108,8 +120,14 @@ void TRITONSERVER_ErrorDelete(TRITONSERVER_Error* error) {
 }
 TRITONSERVER_Error_Code TRITONSERVER_ErrorCode(TRITONSERVER_Error* error) { return error->code; }
 const char* TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error) { return error->message.c_str(); }
-TRITONSERVER_Error* TRITONSERVER_LogMessage(TRITONSERVER_LogLevel, const char*, const int, const char*) { return nullptr; }
-bool TRITONSERVER_LogIsEnabled(TRITONSERVER_LogLevel) { return false; }
+TRITONSERVER_Error* TRITONSERVER_LogMessage(TRITONSERVER_LogLevel, const char*, const int, const char* msg) {
+  if (fake_server::g_capture_logs) {
+    std::lock_guard<std::mutex> lock(fake_server::g_mutex);
+    fake_server::g_logs.emplace_back(msg == nullptr ? "" : msg);
+  }
+  return nullptr;
+}
+bool TRITONSERVER_LogIsEnabled(TRITONSERVER_LogLevel) { return fake_server::g_capture_logs; }
 TRITONSERVER_Parameter* TRITONSERVER_ParameterNew(const char*, const TRITONSERVER_ParameterType, const void*) { return nullptr; }
 void TRITONSERVER_ParameterDelete(TRITONSERVER_Parameter*) {}
 TRITONSERVER_Error* TRITONSERVER_MetricFamilyNew(TRITONSERVER_MetricFamily** family, const TRITONSERVER_MetricKind,

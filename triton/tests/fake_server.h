@@ -54,6 +54,11 @@ void set_request(int k, std::vector<Input> inputs);
 // as buffer b); without: one buffer, whose data the fake server does not hold. set_request clears them.
 void set_pieces(int k, std::size_t i, std::vector<std::string> pieces);
 
+// Log lines: with capture on, TRITONSERVER_LogIsEnabled answers true for every level and each line
+// TRITONSERVER_LogMessage gets is kept, as given; off (the default), none is. Either way clears them.
+void capture_logs(bool on);
+std::vector<std::string> logs();
+
 // What TRITONBACKEND_ModelInstanceState answers for instance(): the backend's state of it, which a test
 // makes itself (a server would have had the backend set it at the instance's load).
 void set_instance_state(void* state);

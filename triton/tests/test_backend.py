@@ -123,6 +123,21 @@ def test_unknown_parameters_are_refused_by_name(server, repo):
     assert "Invalid argument: torchtrt_executorch: unknown parameters 'plan', 'sm'" in message
 
 
+def test_a_config_cannot_forge_a_line_of_the_servers_log(server, repo):
+    # Note [untrusted text in messages]: a parameter's key with a newline (protobuf's text format
+    # unescapes "\\n") and a terminal escape goes out escaped, in the refusal and in the log.
+    forged = "E0101 00:00:00.000000 1 forged.cc:1] forged by a config"
+    harness.make_model(repo, "forging", pte="triton_small", parameters={f"k\\n{forged}\\033[2J": "1"})
+    message = refused(server, "forging")
+    assert f"unknown parameter 'k\\x0a{forged}\\x1b[2J'" in message, message
+    assert "\n" not in message.rstrip() and "\x1b" not in message  # (Triton ends its load error with a newline)
+    log = server.log()
+    assert not any(line.startswith(forged) for line in log.splitlines()), "a line of the log was forged"
+    assert "\x1b[2J" not in log
+    # (Triton 2.51 quotes each log line's message and writes its backslashes doubled.)
+    assert f"k\\x0a{forged}" in log.replace("\\\\", "\\")
+
+
 def test_parameters_that_choose_code_are_refused(server, repo):
     harness.make_model(repo, "code_param", pte="triton_small", parameters={"tensorrt_runtime": "/tmp/evil.so"})
     message = refused(server, "code_param")
@@ -218,6 +233,24 @@ def test_missing_plan_file_is_refused(server, repo):
     harness.make_model(repo, "plan_missing", pte="triton_small", parameters={"plan_file": "nowhere.json"})
     message = refused(server, "plan_missing")
     assert "plan_file: cannot open" in message and "nowhere.json" in message
+
+
+def test_a_plan_file_that_is_a_fifo_or_a_directory_is_refused_at_once(server, repo):
+    # A FIFO would hold the load until something wrote to it; a config naming one (or a device, or a
+    # directory) is refused as not a regular file, without waiting on it.
+    harness.make_model(repo, "plan_fifo", pte="triton_small", parameters={"plan_file": "plan.json"})
+    os.mkfifo(os.path.join(repo, "plan_fifo", "plan.json"))
+    started = time.monotonic()
+    message = refused(server, "plan_fifo")
+    assert "plan_file: " in message and "plan.json is not a regular file" in message, message
+    assert time.monotonic() - started < 30
+    harness.make_model(repo, "plan_dir", pte="triton_small", parameters={"plan_file": "plans"})
+    os.makedirs(os.path.join(repo, "plan_dir", "plans"))
+    assert "plans is not a regular file" in refused(server, "plan_dir")
+    harness.make_model(repo, "set_fifo", pte="triton_small", parameters={"plan_set_file": "set.json"})
+    os.mkfifo(os.path.join(repo, "set_fifo", "set.json"))
+    message = refused(server, "set_fifo")
+    assert "plan_set_file: " in message and "set.json is not a regular file" in message, message
 
 
 def test_dynamic_tensors_are_completed_with_minus_one_and_static_ones_as_they_are(server, repo):

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# scripts/gpu background (scripts/lib/gpu-background) on any machine: a run started detached outlives
+# the command that started it, `wait` prints its log and returns its status once it ends (75 while it
+# runs), copies its $OUT to the caller's $OUT, refuses a second start under a running name and bad
+# names, and `stop` ends the run's whole process group.
+set -euo pipefail
+gpu=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TRTET_BACKGROUND_DIR=$work/state
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# A run that writes to its $OUT, logs twice and ends with status 3.
+set +e
+"$gpu" background start quick -- bash -c 'echo one; echo made > "$OUT/result.txt"; sleep 1; echo two; exit 3' > "$work/start.txt"
+rc=$?
+set -e
+[ "$rc" -eq 75 ] || fail "start with --wait 0 returned $rc, not 75 (still running)"
+grep -q '^quick: started' "$work/start.txt" || fail "start did not say it started: $(cat "$work/start.txt")"
+set +e
+OUT=$work/out "$gpu" background wait quick 30 > "$work/wait.txt"
+rc=$?
+set -e
+[ "$rc" -eq 3 ] || fail "wait returned $rc, not the run's 3: $(cat "$work/wait.txt")"
+# Each line once, over the two commands (start prints what was logged by its end).
+[ "$(cat "$work/start.txt" "$work/wait.txt" | grep -c '^one$')" -eq 1 ] || fail "'one' not printed once: $(cat "$work/start.txt" "$work/wait.txt")"
+[ "$(cat "$work/start.txt" "$work/wait.txt" | grep -c '^two$')" -eq 1 ] || fail "'two' not printed once: $(cat "$work/start.txt" "$work/wait.txt")"
+grep -q '^quick: ended, exit 3' "$work/wait.txt" || fail "no end line: $(cat "$work/wait.txt")"
+[ "$(cat "$work/out/quick/result.txt")" = made ] || fail "the run's \$OUT did not come back to the caller's"
+# A second wait prints nothing again of the log, and the same status.
+set +e
+"$gpu" background wait quick 5 > "$work/again.txt"
+rc=$?
+set -e
+[ "$rc" -eq 3 ] || fail "a second wait returned $rc"
+if grep -q '^one$' "$work/again.txt"; then fail "a second wait printed the log again"; fi
+
+# A run still going: wait returns 75 after its time, a second start under its name is refused, stop ends it.
+set +e
+"$gpu" background start slow --wait 1 -- bash -c 'echo begun; sleep 300 & wait' > "$work/slow.txt"
+rc=$?
+set -e
+[ "$rc" -eq 75 ] || fail "a running run's start --wait 1 returned $rc"
+grep -q '^slow: still running after' "$work/slow.txt" || fail "no 'still running': $(cat "$work/slow.txt")"
+if "$gpu" background start slow -- true 2> "$work/twice.txt"; then fail "a second start under a running name was accepted"; fi
+grep -q "still running" "$work/twice.txt" || fail "the second start's refusal does not say why: $(cat "$work/twice.txt")"
+pid=$(cat "$work/state/slow/pid")
+"$gpu" background stop slow > /dev/null
+if kill -0 "$pid" 2> /dev/null; then fail "stop left the run's process alive"; fi
+if pgrep -g "$pid" > /dev/null; then fail "stop left a process of the run's group (its sleep) alive"; fi
+set +e
+"$gpu" background wait slow 5 > /dev/null
+rc=$?
+set -e
+[ "$rc" -eq 143 ] || fail "a stopped run's status is $rc, not 143"
+
+# Names that would leave the state directory, and a start without a command.
+if "$gpu" background start ../escape -- true 2> /dev/null; then fail "a name with '/' was accepted"; fi
+if "$gpu" background start ok -- 2> /dev/null; then fail "a start without a command was accepted"; fi
+echo "gpu background: detached run, its log and status, its \$OUT, refusals and stop checked"
