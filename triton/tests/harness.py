@@ -7,6 +7,8 @@ Paths come from the environment (scripts/test-triton and scripts/gpu-triton set 
   TRTET_TRITON_BACKENDS  a backend directory holding torchtrt_executorch/ (cmake --install's backends/)
   TRTET_TRITON_PROGRAMS  the test programs (<build>/triton/programs)
   TRTET_TRITON_PRELOAD   optional: LD_PRELOAD for the server (the test-engine plugin)
+  TRTET_TRITON_REPORT    optional: a file the tests append what they measured to (report()), which
+                         scripts/gpu-triton prints after the tests
 """
 
 import json
@@ -26,6 +28,16 @@ BACKEND = "torchtrt_executorch"
 # The host cores every Server started from now on runs on (None: wherever the OS puts it). Set with
 # split_host_cores, which puts this process and the load generators it starts on the others.
 SERVER_CPUS = None
+
+
+def report(test, text):
+    """A figure a passing test measured (pytest keeps a passing test's output to itself): printed, and
+    appended as "<test>: <text>" to $TRTET_TRITON_REPORT where that is set."""
+    print(f"{test}: {text}", flush=True)
+    path = os.environ.get("TRTET_TRITON_REPORT")
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{test}: {text}\n")
 
 
 class Terminated(BaseException):

@@ -988,6 +988,21 @@ def test_a_soak_window_over_the_bound_is_reported_with_the_servers_own_p99_from_
     assert soak_bench.window_failures(windows, 3000.0) == []
 
 
+def test_a_passing_tests_figures_reach_the_report_file(tmp_path, monkeypatch, capsys):
+    # harness.report: what a passing GPU case measured reaches scripts/gpu-triton's output through
+    # $TRTET_TRITON_REPORT (pytest shows a passing test's own output to no one), one line a figure.
+    path = tmp_path / "report.txt"
+    monkeypatch.setenv("TRTET_TRITON_REPORT", str(path))
+    harness.report("reload x6", "device MiB free / host RSS MiB after each cycle: 100 / 5.0")
+    harness.report("4 MiB inputs", "2 pieces")
+    assert path.read_text().splitlines() == ["reload x6: device MiB free / host RSS MiB after each cycle: 100 / 5.0",
+                                             "4 MiB inputs: 2 pieces"]
+    assert "4 MiB inputs: 2 pieces" in capsys.readouterr().out
+    monkeypatch.delenv("TRTET_TRITON_REPORT")
+    harness.report("nowhere", "printed only")
+    assert path.read_text().count("\n") == 2
+
+
 def test_split_host_cores_puts_the_server_and_the_load_generators_on_cores_of_their_own(monkeypatch):
     # harness.split_host_cores (perf_bench and soak_bench --client-cores): the real server started
     # after it runs every one of its threads on the server's cores, and this process (with what it
@@ -1688,7 +1703,7 @@ def test_large_tensors_are_served_right_whether_they_arrive_in_pieces_or_in_cuda
                 np.testing.assert_allclose(got, 2 * x - 0.5 * y, rtol=1e-6, atol=1e-6)
         pieces = [int(n) for n in re.findall(r"model 'large': input 'input_[01]' \(\d+ bytes\) came in (\d+) piece\(s\) "
                                              r"from host memory: gathered into host memory", s.log())]
-        print(f"HTTP inputs that came in several pieces: {len(pieces)} (pieces: {sorted(set(pieces))})")
+        harness.report("4 MiB inputs", f"HTTP inputs that came in several pieces: {len(pieces)} (pieces: {sorted(set(pieces))})")
         cupy = pytest.importorskip("cupy", reason="CUDA shared memory needs cupy to make the CUDA buffers")
         import base64
         x = rng.standard_normal((1024, 1024), dtype=np.float32)
@@ -1841,6 +1856,8 @@ def test_a_model_loaded_and_unloaded_again_and_again_serves_right_and_gives_its_
         free_first, rss_first = samples[0]
         lost = max(free_first - free for free, _ in samples[1:])
         grown = max(rss - rss_first for _, rss in samples[1:])
+        harness.report("reload x6", "device MiB free / host RSS MiB after each cycle: " +
+                       ", ".join(f"{free:.0f} / {rss:.1f}" for free, rss in samples))
         assert lost <= 8.0 and grown <= 32.0, ("device MiB free, host RSS MiB after each cycle", samples)
         assert s.log().count(kept) == 5, s.log()[-3000:]  # every load after the first took the kept split
         for name, sms in (("other", 24), ("again", 16)):
@@ -2036,7 +2053,7 @@ def test_a_sticky_cuda_error_makes_the_server_not_ready_and_every_later_request_
                 break
             time.sleep(0.01)
         assert not_ready_after is not None and not_ready_after < 1.0, not_ready_after
-        print(f"not ready {not_ready_after * 1e3:.0f} ms after the faulting request's answer")
+        harness.report("sticky error", f"not ready {not_ready_after * 1e3:.0f} ms after the faulting request's answer")
         # The log gives the cause.
         log = server.log()
         assert "this process's CUDA context is lost: model 'faulty' instance 'faulty_0_0'" in log, log[-3000:]
