@@ -80,7 +80,10 @@ Program::Program(const std::string& path, nb::dict options, const std::string& e
   }
   nb::gil_scoped_release release;
   clear_backend_message();
-  const etr::Error loaded = opts.empty() ? loaded_->module->load() : loaded_->module->load(map);
+  // A program is untrusted: its flatbuffer is verified before anything of it is read (ExecuTorch's
+  // default, Minimal, checks the header only, and a damaged table crashes the reads that follow).
+  constexpr auto verification = ::executorch::runtime::Program::Verification::InternalConsistency;
+  const etr::Error loaded = opts.empty() ? loaded_->module->load(verification) : loaded_->module->load(map, verification);
   if (loaded != etr::Error::Ok) {
     nb::gil_scoped_acquire gil;
     raise_executorch(loaded, "loading program '" + path + "'");

@@ -1,6 +1,11 @@
 // trtet-run's command line on the CPU: argument errors exit 1 with the reason, --help exits 0,
-// and a valid command on a machine without a GPU exits 2 saying so.
+// a damaged program is refused as such before anything else, and a valid command on a machine
+// without a GPU exits 2 saying so.
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "common/gpu.h"
 #include "green/contains.h"
@@ -39,6 +44,25 @@ TEST(RunCli, ABadSweepIsAUsageError) {
   const Ran ran = run_trtet("'" TRTET_RUN_BINARY "' --sweep-sms 32:8:8");
   EXPECT_EQ(ran.exit_code, trtet_run::kExitUsage) << ran.output;
   EXPECT_CONTAINS(ran.output, "FIRST is above LAST");
+}
+
+TEST(RunCli, ADamagedProgramIsRefusedAsSuchOnAnyMachine) {
+  if (!TRTET_RUN_HAVE_PROGRAMS) GTEST_SKIP() << "no generated programs (flatc or program.fbs missing)";
+  // run_device.pte with its flatbuffer's root offset pointing far past the file's end: the header
+  // ExecuTorch's default verification checks is intact, the tables are not.
+  std::ifstream in(run_program("run_device"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 64u);
+  bytes[0] = '\xf0';
+  bytes[1] = '\xff';
+  bytes[2] = '\xff';
+  bytes[3] = '\x0f';
+  const std::string path = ::testing::TempDir() + "trtet_run_damaged.pte";
+  std::ofstream(path, std::ios::binary) << bytes;
+  const Ran ran = run_trtet("'" + path + "' --test-engines --sms 32 -n 10");
+  EXPECT_EQ(ran.exit_code, trtet_run::kExitUsage) << ran.output;
+  EXPECT_CONTAINS(ran.output, "is not a program this runtime reads");
+  EXPECT_CONTAINS(ran.output, "verifying it");
 }
 
 TEST(RunCli, WithoutAGpuAValidCommandExitsTwoSayingSo) {

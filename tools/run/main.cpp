@@ -230,6 +230,9 @@ int run_sweep(Runner& runner, const RunOptions& o, const et::GreenContextLimits&
 }
 
 int run(const RunOptions& o) {
+  // The program first: a damaged one is refused as such on any machine, before anything reads it.
+  const ex::Status verified = verify_program(o.program);
+  if (!verified.ok()) return fail("loading " + o.program, verified);
   int devices = 0;
   const cudaError_t counted = cudaGetDeviceCount(&devices);
   if (counted != cudaSuccess || devices == 0) {

@@ -25,6 +25,17 @@ ex::Status cuda_status(cudaError_t error, const char* what) {
 
 }  // namespace
 
+ex::Status verify_program(const std::string& path) {
+  etr::runtime_init();
+  Module module(path, Module::LoadMode::File);
+  const etr::Error loaded = module.load(etr::Program::Verification::InternalConsistency);
+  TRTET_CHECK_OR_RETURN(loaded == etr::Error::Ok, kInvalidArgument,
+                        "%s is not a program this runtime reads: ExecuTorch error %s (0x%x) verifying it; "
+                        "ExecuTorch's log above says more",
+                        path.c_str(), etr::to_string(loaded), static_cast<unsigned>(loaded));
+  return ex::Status::Ok();
+}
+
 ex::Result<std::unique_ptr<Runner>> Runner::load(const RunOptions& options) {
   etr::runtime_init();
   if (options.test_engines) TRTET_RETURN_IF_ERROR(install_test_engine_factory());
@@ -42,7 +53,10 @@ ex::Result<std::unique_ptr<Runner>> Runner::load(const RunOptions& options) {
 #endif
   }
   runner->module_ = std::make_unique<Module>(options.program, Module::LoadMode::File, std::move(tracer));
-  const etr::Error loaded = runner->module_->load_method(options.method);
+  // The program is untrusted: its flatbuffer is verified before anything of it is read (ExecuTorch's
+  // default, Minimal, checks the header only; docs/SECURITY.md).
+  etr::Error loaded = runner->module_->load(etr::Program::Verification::InternalConsistency);
+  if (loaded == etr::Error::Ok) loaded = runner->module_->load_method(options.method);
   TRTET_CHECK_OR_RETURN(loaded == etr::Error::Ok, kInternal,
                         "loading method '%s' of %s failed: ExecuTorch error %s (0x%x); ExecuTorch's log above says "
                         "more%s",

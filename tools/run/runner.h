@@ -23,6 +23,12 @@ struct Measurement {
   std::optional<std::vector<int>> engine_sms;
 };
 
+/// Reads `path` as an ExecuTorch program and verifies its whole flatbuffer (every offset and length
+/// within the file), with no GPU: kInvalidArgument naming ExecuTorch's error where it is not one.
+/// Nothing of a program is read before it passes (ExecuTorch's default verification checks the
+/// header only, and a damaged table then crashes the reads that follow; docs/SECURITY.md).
+ex::Status verify_program(const std::string& path);
+
 class Runner {
  public:
   /// Loads `options.program`, its method, and its inputs and outputs (MethodIo). kInvalidArgument

@@ -153,7 +153,7 @@ TRITONSERVER_Error* initialize_instance(TRITONBACKEND_ModelInstance* instance, M
   }
   etr::LoadBackendOptionsMap map;
   etr::Error e = map.set_options("TensorRTBackend", options.view());
-  if (e == etr::Error::Ok) e = state.module->load(map);
+  if (e == etr::Error::Ok) e = state.module->load(map, kProgramVerification);  // Note [verifying a program]
   if (e == etr::Error::Ok) {
     et::CudaStreamGuard guard(state.stream);
     e = state.module->load_method(model.parameters.method);

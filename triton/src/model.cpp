@@ -156,7 +156,8 @@ TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& sta
   {
     take_executorch_errors();
     Module module(state.program_path, Module::LoadMode::File);
-    const etr::Error loaded = module.load();
+    // The flatbuffer verified before anything of it is read (Note [verifying a program]).
+    const etr::Error loaded = module.load(kProgramVerification);
     if (loaded != etr::Error::Ok) {
       return error(TRITONSERVER_ERROR_INVALID_ARG, executorch_failure("loading the program " + state.program_path, loaded));
     }

@@ -72,7 +72,9 @@ class Reader {
 
 // Fields, in the schema's order (executorch/exir/_serialize/program.fbs).
 constexpr int kProgramExecutionPlan = 1;
-constexpr int kPlanName = 0, kPlanValues = 2, kPlanInputs = 3, kPlanOutputs = 4;
+constexpr int kPlanName = 0, kPlanValues = 2, kPlanInputs = 3, kPlanOutputs = 4, kPlanDelegates = 7;
+constexpr int kDelegateId = 0, kDelegateProcessed = 1, kDelegateCompileSpecs = 2;
+constexpr int kCompileSpecKey = 0, kCompileSpecValue = 1;
 constexpr int kEValueType = 0, kEValueVal = 1;
 constexpr std::uint8_t kKernelTypesTensor = 5;  // a union's members count from 1 (0 is NONE)
 constexpr int kTensorShapeDynamism = 8;
@@ -105,6 +107,39 @@ bool dynamism_of(Reader& r, std::optional<std::size_t> values, std::optional<std
   }
   if (r.bad()) {
     why = std::string("the program's ") + kind + " tensors point outside its flatbuffer";
+    return false;
+  }
+  return true;
+}
+
+// Note [a delegate's fields]: every delegate of the plan has its id, processed data and compile specs,
+// and each compile spec its key and value.
+bool delegates_whole(Reader& r, const std::size_t plan, const std::string& method, std::string& why) {
+  auto delegates = r.target(plan, kPlanDelegates);
+  const std::uint32_t count = delegates ? r.u32(*delegates).value_or(0) : 0;
+  for (std::uint32_t d = 0; d < count && !r.bad(); ++d) {
+    auto delegate = r.element(*delegates, d);
+    if (!delegate) break;
+    const char* missing = !r.target(*delegate, kDelegateId)          ? "its backend id"
+                          : !r.target(*delegate, kDelegateProcessed) ? "its processed data"
+                          : nullptr;
+    auto specs = missing == nullptr ? r.target(*delegate, kDelegateCompileSpecs) : std::nullopt;
+    if (missing == nullptr && !specs) missing = "its compile specs";
+    const std::uint32_t spec_count = specs ? r.u32(*specs).value_or(0) : 0;
+    for (std::uint32_t s = 0; missing == nullptr && s < spec_count && !r.bad(); ++s) {
+      auto spec = r.element(*specs, s);
+      if (!spec) break;
+      if (!r.target(*spec, kCompileSpecKey)) missing = "a compile spec's key";
+      else if (!r.target(*spec, kCompileSpecValue)) missing = "a compile spec's value";
+    }
+    if (missing != nullptr && !r.bad()) {
+      why = "delegate " + std::to_string(d) + " of method '" + method + "' lacks " + missing +
+            " (ExecuTorch reads it without a check)";
+      return false;
+    }
+  }
+  if (r.bad()) {
+    why = "the delegates of method '" + method + "' point outside the program's flatbuffer";
     return false;
   }
   return true;
@@ -170,7 +205,8 @@ bool method_dynamism_in(const std::vector<std::uint8_t>& bytes, const std::strin
     }
     auto values = r.target(*plan, kPlanValues);
     return dynamism_of(r, values, r.target(*plan, kPlanInputs), inputs, "input", why) &&
-           dynamism_of(r, values, r.target(*plan, kPlanOutputs), outputs, "output", why);
+           dynamism_of(r, values, r.target(*plan, kPlanOutputs), outputs, "output", why) &&
+           delegates_whole(r, *plan, method, why);
   }
   why = r.bad() ? "the program's execution plans point outside its flatbuffer"
                 : "the program has no execution plan named '" + method + "'";

@@ -21,8 +21,18 @@ namespace trtet_triton {
 // delegate gives it, and the response carries that shape.
 enum class Dynamism { kStatic = 0, kDynamicBound = 1, kDynamicUnbound = 2 };
 
+// Note [a delegate's fields]
+// --------------------------
+// A verified flatbuffer (Note [verifying a program], model.h) may still leave out a table's fields:
+// the schema makes every field optional. ExecuTorch 1.5.1 reads a BackendDelegate's id, processed
+// data and compile specs, and each CompileSpec's key and value, without checking that they are
+// there (BackendDelegate::Init, when an instance loads the method), so a program without one crashes
+// the server. The same walk that reads the method's dynamism checks every delegate of the method for
+// them and refuses the program naming the one that is missing, before any instance loads it.
+
 // The dynamism of `method`'s inputs and outputs in the program file at `path`, in order. False with
-// `why` when the file cannot be read or its tables are malformed.
+// `why` when the file cannot be read, its tables are malformed, or a delegate of the method lacks a
+// field ExecuTorch reads unchecked (Note [a delegate's fields]).
 bool method_dynamism(const std::string& path, const std::string& method, std::vector<Dynamism>& inputs,
                      std::vector<Dynamism>& outputs, std::string& why);
 // The same from the flatbuffer's bytes (the file's first program_size bytes, or all of it).

@@ -129,7 +129,9 @@ TEST_F(KeptSplit, AnInstanceOnAPartitionGivesItsStreamBackWhenItGoes) {
   const bool gpu = cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0;
   (void)cudaGetLastError();
   cudaStream_t stream = reinterpret_cast<cudaStream_t>(0x3000);
-  if (gpu) ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  if (gpu) {
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  }
   {
     InstanceState instance;
     instance.partition = &partition;
@@ -141,7 +143,9 @@ TEST_F(KeptSplit, AnInstanceOnAPartitionGivesItsStreamBackWhenItGoes) {
   auto again = take_partition_stream(*split, partition);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, stream) << "the next instance there takes it";
-  if (gpu) EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  if (gpu) {
+    EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  }
   (void)cudaGetLastError();
 }
 

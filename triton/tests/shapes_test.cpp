@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -138,6 +139,71 @@ TEST(ProgramShapes, DamagedProgramsAreRefusedOrReadNeverOutOfBounds) {
     for (int k = 0; k < 4; ++k) damaged[rng() % damaged.size()] = static_cast<char>(rng());
     attempt(damaged);
   }
+}
+
+// A table's field slot in its vtable, and where an offset field points (the test's own reading of
+// the flatbuffer, for planting a missing field: Note [a delegate's fields]).
+std::uint32_t u32_at(const std::vector<char>& b, std::size_t at) {
+  std::uint32_t v = 0;
+  std::memcpy(&v, b.data() + at, sizeof v);
+  return v;
+}
+std::size_t slot_of(const std::vector<char>& b, std::size_t table, int field) {
+  std::int32_t back = 0;
+  std::memcpy(&back, b.data() + table, sizeof back);
+  return static_cast<std::size_t>(static_cast<std::int64_t>(table) - back) + 4 + 2 * static_cast<std::size_t>(field);
+}
+std::size_t target_of(const std::vector<char>& b, std::size_t table, int field) {
+  std::uint16_t o = 0;
+  std::memcpy(&o, b.data() + slot_of(b, table, field), sizeof o);
+  return table + o + u32_at(b, table + o);
+}
+std::size_t element_of(const std::vector<char>& b, std::size_t vector, std::uint32_t i) {
+  const std::size_t slot = vector + 4 + 4 * static_cast<std::size_t>(i);
+  return slot + u32_at(b, slot);
+}
+
+TEST(ProgramShapes, ADelegateWithoutAFieldExecuTorchReadsIsRefused) {
+  if (program("triton_small").empty()) GTEST_SKIP() << "TRTET_TRITON_PROGRAMS is not set (scripts/test-triton sets it)";
+  const std::string path = ::testing::TempDir() + "/trtet_no_field.pte";
+  // `bytes` with field `field` of the table at `table` left out (its vtable slot 0, as a writer that
+  // left it out makes it): refused, naming it.
+  auto refused_without = [&](std::vector<char> bytes, std::size_t table, int field, const std::string& says) {
+    const std::size_t slot = slot_of(bytes, table, field);
+    bytes[slot] = 0;
+    bytes[slot + 1] = 0;
+    {
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    std::vector<Dynamism> in, out;
+    std::string why;
+    EXPECT_FALSE(method_dynamism(path, "forward", in, out, why)) << says;
+    EXPECT_NE(why.find("delegate 0 of method 'forward' " + says), std::string::npos) << why;
+  };
+  auto first_delegate = [](const std::vector<char>& bytes) {
+    const std::size_t plan = element_of(bytes, target_of(bytes, u32_at(bytes, 0), 1), 0);  // execution_plan[0]
+    return element_of(bytes, target_of(bytes, plan, 7), 0);                                // delegates[0]
+  };
+  const std::vector<char> small = read(program("triton_small"));
+  refused_without(small, first_delegate(small), 0, "lacks its backend id");
+  refused_without(small, first_delegate(small), 1, "lacks its processed data");
+  refused_without(small, first_delegate(small), 2, "lacks its compile specs");
+  // A program whose delegate has compile specs (the .pte fuzzer's seed, made by the test suite).
+  const std::vector<char> specced = read(std::string(TRTET_SOURCE_DIR) + "/tests/fuzz/pte/programs/bad_budget_spec.pte");
+  ASSERT_GT(specced.size(), 64u);
+  const std::size_t specs = target_of(specced, first_delegate(specced), 2);
+  ASSERT_GT(u32_at(specced, specs), 0u) << "bad_budget_spec.pte's delegate has compile specs";
+  std::vector<Dynamism> in, out;
+  std::string why;
+  const std::string whole = ::testing::TempDir() + "/trtet_specced.pte";
+  {
+    std::ofstream f(whole, std::ios::binary | std::ios::trunc);
+    f.write(specced.data(), static_cast<std::streamsize>(specced.size()));
+  }
+  ASSERT_TRUE(method_dynamism(whole, "forward", in, out, why)) << why;  // whole, it passes
+  refused_without(specced, element_of(specced, specs, 0), 0, "lacks a compile spec's key");
+  refused_without(specced, element_of(specced, specs, 0), 1, "lacks a compile spec's value");
 }
 
 }  // namespace
