@@ -169,8 +169,21 @@ TRITONSERVER_Error* initialize_model(TRITONBACKEND_Model* model, ModelState& sta
     // Which tensors are dynamic: the program's flag, read from its flatbuffer (Note [dynamic shapes]).
     std::vector<Dynamism> in_dynamism, out_dynamism;
     std::string why;
-    if (!method_dynamism(state.program_path, state.parameters.method, in_dynamism, out_dynamism, why)) {
+    TensorTypes types;
+    if (!method_dynamism(state.program_path, state.parameters.method, in_dynamism, out_dynamism, why, &types)) {
       return error(TRITONSERVER_ERROR_INVALID_ARG, format("the program %s: %s", state.program_path.c_str(), why.c_str()));
+    }
+    // Every tensor's type one this backend carries, before MethodMeta reads the tensors (it aborts the
+    // process on a type it does not know: Note [verifying a program]).
+    for (const auto* list : {&types.inputs, &types.outputs}) {
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::int8_t t = (*list)[i];
+        if (t != kNotATensor && data_type_of(static_cast<::executorch::aten::ScalarType>(t)) == nullptr) {
+          return error(TRITONSERVER_ERROR_UNSUPPORTED,
+                       format("the program's %s %zu has a dtype (%d) Triton cannot carry", list == &types.inputs ? "input" : "output",
+                              i, static_cast<int>(t)));
+        }
+      }
     }
     TRTET_TRITON_RETURN_IF_ERROR(read_io(*meta, true, in_dynamism, state.inputs));
     TRTET_TRITON_RETURN_IF_ERROR(read_io(*meta, false, out_dynamism, state.outputs));

@@ -25,12 +25,15 @@ namespace trtet_triton {
 // --------------------------
 // A model's program is untrusted. ExecuTorch's Module loads with Verification::Minimal unless told
 // otherwise, which checks the file's header only: the flatbuffer's tables are then read as they
-// are, and a damaged offset crashes the server in the reads that follow (S54: four random bytes
-// changed in the first 4 KiB of a test program crashed 96 to 106 loads of 400, the method's
-// metadata read after a Minimal load). Every load here (the model's, for its metadata, and each
-// instance's) asks for InternalConsistency, which runs the flatbuffer's verifier over the whole
-// program first (every offset and length within the file): the same damage was refused in 360 of
-// 400 loads and crashed none.
+// are, and a damaged offset crashes the server in the reads that follow (four random bytes changed
+// in the first 4 KiB of a test program: 100 and 103 loads of 400 crashed, security_verification_test
+// in tests/security). Every load here (the model's, for its metadata, and each instance's) asks for
+// InternalConsistency, which runs the flatbuffer's verifier over the whole program first (every
+// offset and length within the file): the same damage was refused in 361 and 364 loads of 400, and
+// one load crashed. That one is the verifier's gap: an unknown scalar type on a
+// dynamic tensor, on which MethodMeta's tensor_meta aborts the process; the backend reads each
+// input's and output's type in its own walk of the flatbuffer (program_shapes.h) and refuses a type
+// it does not carry before MethodMeta reads any tensor.
 inline constexpr auto kProgramVerification = ::executorch::runtime::Program::Verification::InternalConsistency;
 
 // One KIND_GPU instance as the config makes it: its group, device and partition size (0: whole GPU).

@@ -77,11 +77,12 @@ constexpr int kDelegateId = 0, kDelegateProcessed = 1, kDelegateCompileSpecs = 2
 constexpr int kCompileSpecKey = 0, kCompileSpecValue = 1;
 constexpr int kEValueType = 0, kEValueVal = 1;
 constexpr std::uint8_t kKernelTypesTensor = 5;  // a union's members count from 1 (0 is NONE)
-constexpr int kTensorShapeDynamism = 8;
+constexpr int kTensorScalarType = 0, kTensorShapeDynamism = 8;
 
 bool dynamism_of(Reader& r, std::optional<std::size_t> values, std::optional<std::size_t> indices,
-                 std::vector<Dynamism>& out, const char* kind, std::string& why) {
+                 std::vector<Dynamism>& out, std::vector<std::int8_t>* types, const char* kind, std::string& why) {
   out.clear();
+  if (types != nullptr) types->clear();
   if (!indices && !r.bad()) return true;
   const std::uint32_t count = indices ? r.u32(*indices).value_or(0) : 0;
   const std::uint32_t value_count = values ? r.u32(*values).value_or(0) : 0;
@@ -99,7 +100,12 @@ bool dynamism_of(Reader& r, std::optional<std::size_t> values, std::optional<std
     auto tensor = type == kKernelTypesTensor ? r.target(*evalue, kEValueVal) : std::nullopt;
     if (!tensor) {
       out.push_back(Dynamism::kStatic);  // not a tensor: read_io refuses it with its own reason
+      if (types != nullptr) types->push_back(kNotATensor);
       continue;
+    }
+    if (types != nullptr) {  // a byte enum; absent, its default (0)
+      const std::uint16_t t_field = r.field(*tensor, kTensorScalarType);
+      types->push_back(t_field == 0 ? 0 : static_cast<std::int8_t>(r.u8(*tensor + t_field).value_or(0)));
     }
     const std::uint16_t d_field = r.field(*tensor, kTensorShapeDynamism);
     const std::uint8_t d = d_field == 0 ? 0 : r.u8(*tensor + d_field).value_or(0);
@@ -148,7 +154,7 @@ bool delegates_whole(Reader& r, const std::size_t plan, const std::string& metho
 }  // namespace
 
 bool method_dynamism(const std::string& path, const std::string& method, std::vector<Dynamism>& inputs,
-                     std::vector<Dynamism>& outputs, std::string& why) {
+                     std::vector<Dynamism>& outputs, std::string& why, TensorTypes* types) {
   // The flatbuffer is the file's start: all of it, or the extended header's program_size bytes.
   std::ifstream file(path, std::ios::binary);
   if (!file) {
@@ -184,11 +190,11 @@ bool method_dynamism(const std::string& path, const std::string& method, std::ve
     why = "cannot read " + path;
     return false;
   }
-  return method_dynamism_in(bytes, method, inputs, outputs, why);
+  return method_dynamism_in(bytes, method, inputs, outputs, why, types);
 }
 
 bool method_dynamism_in(const std::vector<std::uint8_t>& bytes, const std::string& method, std::vector<Dynamism>& inputs,
-                        std::vector<Dynamism>& outputs, std::string& why) {
+                        std::vector<Dynamism>& outputs, std::string& why, TensorTypes* types) {
   Reader r(bytes);
   const std::size_t root = r.u32(0).value_or(0);
   auto plans = root == 0 ? std::nullopt : r.target(root, kProgramExecutionPlan);
@@ -204,8 +210,8 @@ bool method_dynamism_in(const std::vector<std::uint8_t>& bytes, const std::strin
       continue;
     }
     auto values = r.target(*plan, kPlanValues);
-    return dynamism_of(r, values, r.target(*plan, kPlanInputs), inputs, "input", why) &&
-           dynamism_of(r, values, r.target(*plan, kPlanOutputs), outputs, "output", why) &&
+    return dynamism_of(r, values, r.target(*plan, kPlanInputs), inputs, types ? &types->inputs : nullptr, "input", why) &&
+           dynamism_of(r, values, r.target(*plan, kPlanOutputs), outputs, types ? &types->outputs : nullptr, "output", why) &&
            delegates_whole(r, *plan, method, why);
   }
   why = r.bad() ? "the program's execution plans point outside its flatbuffer"

@@ -30,13 +30,23 @@ enum class Dynamism { kStatic = 0, kDynamicBound = 1, kDynamicUnbound = 2 };
 // the server. The same walk that reads the method's dynamism checks every delegate of the method for
 // them and refuses the program naming the one that is missing, before any instance loads it.
 
-// The dynamism of `method`'s inputs and outputs in the program file at `path`, in order. False with
+// Each input's and output's scalar type as the program writes it (ExecuTorch's ScalarType, a byte;
+// kNotATensor for a value that is no tensor). ExecuTorch 1.5.1's verification lets an unknown type
+// through on a dynamic tensor, and MethodMeta's tensor_meta then aborts the process on it (S54): the
+// backend checks these before it asks MethodMeta for a tensor (Note [verifying a program], model.h).
+constexpr std::int8_t kNotATensor = -128;
+struct TensorTypes {
+  std::vector<std::int8_t> inputs, outputs;
+};
+
+// The dynamism of `method`'s inputs and outputs in the program file at `path`, in order (and, given
+// `types`, their scalar types). False with
 // `why` when the file cannot be read, its tables are malformed, or a delegate of the method lacks a
 // field ExecuTorch reads unchecked (Note [a delegate's fields]).
 bool method_dynamism(const std::string& path, const std::string& method, std::vector<Dynamism>& inputs,
-                     std::vector<Dynamism>& outputs, std::string& why);
+                     std::vector<Dynamism>& outputs, std::string& why, TensorTypes* types = nullptr);
 // The same from the flatbuffer's bytes (the file's first program_size bytes, or all of it).
 bool method_dynamism_in(const std::vector<std::uint8_t>& bytes, const std::string& method, std::vector<Dynamism>& inputs,
-                        std::vector<Dynamism>& outputs, std::string& why);
+                        std::vector<Dynamism>& outputs, std::string& why, TensorTypes* types = nullptr);
 
 }  // namespace trtet_triton

@@ -163,6 +163,34 @@ std::size_t element_of(const std::vector<char>& b, std::size_t vector, std::uint
   return slot + u32_at(b, slot);
 }
 
+TEST(ProgramShapes, ReadsEachTensorsScalarTypeEvenOneExecuTorchDoesNotKnow) {
+  if (program("triton_small").empty()) GTEST_SKIP() << "TRTET_TRITON_PROGRAMS is not set (scripts/test-triton sets it)";
+  std::vector<char> bytes = read(program("triton_small"));
+  std::vector<Dynamism> in, out;
+  std::string why;
+  trtet_triton::TensorTypes types;
+  ASSERT_TRUE(method_dynamism(program("triton_small"), "forward", in, out, why, &types)) << why;
+  EXPECT_EQ(types.inputs, (std::vector<std::int8_t>{6, 6}));  // ScalarType::Float
+  EXPECT_EQ(types.outputs, (std::vector<std::int8_t>{6}));
+  // Input 0's tensor: execution_plan[0].values[inputs[0]].val; its scalar_type byte set to -37, which
+  // ExecuTorch's verifier lets through on a dynamic tensor and MethodMeta aborts on.
+  const std::size_t plan = element_of(bytes, target_of(bytes, u32_at(bytes, 0), 1), 0);
+  const std::size_t first = target_of(bytes, plan, 3) + 4;
+  const std::size_t evalue = element_of(bytes, target_of(bytes, plan, 2), u32_at(bytes, first));
+  const std::size_t tensor = target_of(bytes, evalue, 1);
+  std::uint16_t type_at = 0;
+  std::memcpy(&type_at, bytes.data() + slot_of(bytes, tensor, 0), sizeof type_at);
+  ASSERT_NE(type_at, 0) << "the test program writes its tensors' type";
+  bytes[tensor + type_at] = static_cast<char>(-37);
+  const std::string path = ::testing::TempDir() + "/trtet_bad_type.pte";
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  ASSERT_TRUE(method_dynamism(path, "forward", in, out, why, &types)) << why;
+  EXPECT_EQ(types.inputs, (std::vector<std::int8_t>{-37, 6}));
+}
+
 TEST(ProgramShapes, ADelegateWithoutAFieldExecuTorchReadsIsRefused) {
   if (program("triton_small").empty()) GTEST_SKIP() << "TRTET_TRITON_PROGRAMS is not set (scripts/test-triton sets it)";
   const std::string path = ::testing::TempDir() + "/trtet_no_field.pte";

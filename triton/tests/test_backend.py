@@ -142,6 +142,41 @@ def test_damaged_programs_are_refused_and_the_server_stays_up(server, repo):
     assert at_load >= 20, at_load  # most are refused by the verifier itself
 
 
+def _u32(b, at):
+    return int.from_bytes(b[at:at + 4], "little")
+
+
+def _target(b, table, field):  # where offset field `field` of the table at `table` points
+    vtable = table - int.from_bytes(b[table:table + 4], "little", signed=True)
+    o = int.from_bytes(b[vtable + 4 + 2 * field:vtable + 6 + 2 * field], "little")
+    return table + o + _u32(b, table + o), table + o
+
+
+def test_a_program_whose_input_has_a_type_executorch_does_not_know_is_refused(server, repo):
+    # Note [verifying a program]: ExecuTorch's verifier lets an unknown scalar type through on a
+    # dynamic tensor, and MethodMeta aborts the process on it; the backend reads the type first.
+    with open(harness.program("triton_small"), "rb") as f:
+        b = bytearray(f.read())
+    plans, _ = _target(b, _u32(b, 0), 1)
+    plan = plans + 4 + _u32(b, plans + 4)  # execution_plan[0]
+    values, _ = _target(b, plan, 2)
+    inputs, _ = _target(b, plan, 3)
+    slot = values + 4 + 4 * _u32(b, inputs + 4)
+    evalue = slot + _u32(b, slot)
+    tensor, _ = _target(b, evalue, 1)
+    vtable = tensor - int.from_bytes(b[tensor:tensor + 4], "little", signed=True)
+    type_at = int.from_bytes(b[vtable + 4:vtable + 6], "little")
+    assert type_at != 0 and b[tensor + type_at] == 6  # Float
+    b[tensor + type_at] = (-37) & 0xFF
+    harness.make_model(repo, "bad_type")
+    with open(os.path.join(repo, "bad_type", "1", "model.pte"), "wb") as f:
+        f.write(b)
+    message = refused(server, "bad_type")
+    assert server.process.poll() is None, server.log()[-2000:]
+    assert "the program's input 0 has a dtype (-37) Triton cannot carry" in message, message
+    assert server.client.is_server_ready()
+
+
 def test_unknown_parameters_are_refused_by_name(server, repo):
     harness.make_model(repo, "unknown_params", pte="triton_small", parameters={"sm": "32", "plan": "x.json"})
     message = refused(server, "unknown_params")
