@@ -155,6 +155,39 @@ print("refused", refused, "loaded", loaded)
     assert refused >= 20, r.stdout
 
 
+def test_an_input_of_a_type_executorch_does_not_know_is_refused(programs, tmp_path):
+    # ExecuTorch's verifier lets an unknown scalar type through on a dynamic tensor, and MethodMeta
+    # aborts on one; the package loads the method first, whose tensor parser refuses it. cpu_add's
+    # input 0 (a dynamic tensor) given the type -37, in a process of its own.
+    b = bytearray((programs / "cpu_add.pte").read_bytes())
+
+    def u32(at):
+        return int.from_bytes(b[at:at + 4], "little")
+
+    def target(table, field):
+        vtable = table - int.from_bytes(b[table:table + 4], "little", signed=True)
+        o = int.from_bytes(b[vtable + 4 + 2 * field:vtable + 6 + 2 * field], "little")
+        return table + o + u32(table + o), vtable
+
+    plans, _ = target(u32(0), 1)
+    plan = plans + 4 + u32(plans + 4)
+    values, _ = target(plan, 2)
+    inputs, _ = target(plan, 3)
+    slot = values + 4 + 4 * u32(inputs + 4)
+    tensor, _ = target(slot + u32(slot), 1)
+    vtable = tensor - int.from_bytes(b[tensor:tensor + 4], "little", signed=True)
+    at = int.from_bytes(b[vtable + 4:vtable + 6], "little")
+    assert at != 0 and b[tensor + at] == 6  # Float
+    b[tensor + at] = (-37) & 0xFF
+    bad = tmp_path / "bad_type.pte"
+    bad.write_bytes(bytes(b))
+    code = ("import sys, torchtrt_executorch as t\n"
+            "try:\n    t.load(sys.argv[1]); print('loaded')\nexcept t.Error as e:\n    print(type(e).__name__, e)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(bad)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
+    assert r.stdout.startswith("InvalidProgramError loading method 'forward'"), r.stdout
+
+
 def test_malformed_blob_is_an_invalid_program(programs):
     with pytest.raises(tet.InvalidProgramError, match="TensorRTBackend init: InvalidProgram: blob"):
         tet.load(programs / "malformed_blob.pte")
