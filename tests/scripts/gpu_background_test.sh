@@ -12,6 +12,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # A run that writes to its $OUT, logs twice and ends with status 3.
 set +e
+# shellcheck disable=SC2016 # $OUT is the run's, expanded by its shell
 "$gpu" background start quick -- bash -c 'echo one; echo made > "$OUT/result.txt"; sleep 1; echo two; exit 3' > "$work/start.txt"
 rc=$?
 set -e
