@@ -1,6 +1,7 @@
 // Program: a .pte loaded with ExecuTorch's Module, its methods called with numpy, DLPack and
 // __cuda_array_interface__ arrays without a copy (docs/PYTHON.md, "Arrays").
 #include "program.h"
+#include "program_shapes.h"
 
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
@@ -113,6 +114,19 @@ std::shared_ptr<MethodInfo> Program::load_method(const std::string& name) {
   auto found = methods_.find(name);
   if (found != methods_.end()) return found->second;
   Module& module = live();
+  // ExecuTorch 1.5.1 reads a delegate's id, processed data and compile specs (and each spec's key and
+  // value) without checking that the program has them, and a program without one crashes the
+  // process in the method's load: the program's own flatbuffer is walked first, every read bounds-
+  // checked (triton/src/program_shapes.h, Note [a delegate's fields]).
+  {
+    std::vector<trtet_triton::Dynamism> inputs, outputs;
+    std::string why;
+    bool known = false;
+    for (const auto& n : method_names_) known = known || n == name;
+    if (known && !trtet_triton::method_dynamism(path_, name, inputs, outputs, why)) {
+      raise(et::ErrorCode::kInvalidProgram, "loading method '" + name + "' of '" + path_ + "': " + why);
+    }
+  }
   etr::Error e;
   {
     nb::gil_scoped_release release;

@@ -188,6 +188,36 @@ def test_an_input_of_a_type_executorch_does_not_know_is_refused(programs, tmp_pa
     assert r.stdout.startswith("InvalidProgramError loading method 'forward'"), r.stdout
 
 
+def test_a_delegate_without_its_compile_specs_is_refused_not_crashed_on(programs, tmp_path):
+    # ExecuTorch 1.5.1 reads a delegate's compile specs without checking that the program has them;
+    # the package walks the program's flatbuffer first (Note [a delegate's fields]). elementwise's
+    # delegate 0 with its compile_specs field left out, in a process of its own.
+    b = bytearray((programs / "elementwise.pte").read_bytes())
+
+    def u32(at):
+        return int.from_bytes(b[at:at + 4], "little")
+
+    def target(table, field):
+        vtable = table - int.from_bytes(b[table:table + 4], "little", signed=True)
+        o = int.from_bytes(b[vtable + 4 + 2 * field:vtable + 6 + 2 * field], "little")
+        return table + o + u32(table + o), vtable + 4 + 2 * field
+
+    plans, _ = target(u32(0), 1)
+    plan = plans + 4 + u32(plans + 4)
+    delegates, _ = target(plan, 7)
+    delegate = delegates + 4 + u32(delegates + 4)
+    _, slot = target(delegate, 2)
+    b[slot:slot + 2] = b"\0\0"  # the field absent, as a writer that left it out makes it
+    bad = tmp_path / "no_specs.pte"
+    bad.write_bytes(bytes(b))
+    code = ("import sys, torchtrt_executorch as t\n"
+            "try:\n    t.load(sys.argv[1]); print('loaded')\nexcept t.Error as e:\n    print(type(e).__name__, e)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(bad)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
+    assert r.stdout.startswith("InvalidProgramError"), r.stdout
+    assert "delegate 0 of method 'forward' lacks its compile specs" in r.stdout, r.stdout
+
+
 def test_malformed_blob_is_an_invalid_program(programs):
     with pytest.raises(tet.InvalidProgramError, match="TensorRTBackend init: InvalidProgram: blob"):
         tet.load(programs / "malformed_blob.pte")
