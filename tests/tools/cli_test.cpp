@@ -3,6 +3,8 @@
 // without a GPU exits 2 saying so.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -63,6 +65,42 @@ TEST(RunCli, ADamagedProgramIsRefusedAsSuchOnAnyMachine) {
   EXPECT_EQ(ran.exit_code, trtet_run::kExitUsage) << ran.output;
   EXPECT_CONTAINS(ran.output, "is not a program this runtime reads");
   EXPECT_CONTAINS(ran.output, "verifying it");
+}
+
+TEST(RunCli, ADelegateWithoutItsCompileSpecsIsRefusedAsSuchOnAnyMachine) {
+  if (!TRTET_RUN_HAVE_PROGRAMS) GTEST_SKIP() << "no generated programs (flatc or program.fbs missing)";
+  // run_device.pte with its delegate's compile_specs field left out (its vtable slot 0): ExecuTorch
+  // 1.5.1 would read the missing vector in the method's load (Note [a delegate's fields]).
+  std::ifstream in(run_program("run_device"), std::ios::binary);
+  std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(b.size(), 64u);
+  auto u32 = [&](std::size_t at) {
+    std::uint32_t v = 0;
+    std::memcpy(&v, b.data() + at, sizeof v);
+    return static_cast<std::size_t>(v);
+  };
+  auto slot = [&](std::size_t table, int field) {
+    std::int32_t back = 0;
+    std::memcpy(&back, b.data() + table, sizeof back);
+    return static_cast<std::size_t>(static_cast<std::int64_t>(table) - back) + 4 + 2 * static_cast<std::size_t>(field);
+  };
+  auto target = [&](std::size_t table, int field) {
+    std::uint16_t o = 0;
+    std::memcpy(&o, b.data() + slot(table, field), sizeof o);
+    return table + o + u32(table + o);
+  };
+  const std::size_t plans = target(u32(0), 1);
+  const std::size_t plan = plans + 4 + u32(plans + 4);
+  const std::size_t delegates = target(plan, 7);
+  ASSERT_GT(u32(delegates), 0u) << "run_device has a delegate";
+  const std::size_t delegate = delegates + 4 + u32(delegates + 4);
+  b[slot(delegate, 2)] = 0;
+  b[slot(delegate, 2) + 1] = 0;
+  const std::string path = ::testing::TempDir() + "trtet_run_no_specs.pte";
+  std::ofstream(path, std::ios::binary) << b;
+  const Ran ran = run_trtet("'" + path + "' --test-engines --sms 32 -n 10");
+  EXPECT_EQ(ran.exit_code, trtet_run::kExitUsage) << ran.output;
+  EXPECT_CONTAINS(ran.output, "delegate 0 of method 'forward' lacks its compile specs");
 }
 
 TEST(RunCli, WithoutAGpuAValidCommandExitsTwoSayingSo) {

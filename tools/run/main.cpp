@@ -231,7 +231,7 @@ int run_sweep(Runner& runner, const RunOptions& o, const et::GreenContextLimits&
 
 int run(const RunOptions& o) {
   // The program first: a damaged one is refused as such on any machine, before anything reads it.
-  const ex::Status verified = verify_program(o.program);
+  const ex::Status verified = verify_program(o.program, o.method);
   if (!verified.ok()) return fail("loading " + o.program, verified);
   int devices = 0;
   const cudaError_t counted = cudaGetDeviceCount(&devices);

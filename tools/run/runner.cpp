@@ -9,6 +9,7 @@
 
 #include <chrono>
 
+#include "program_shapes.h"
 #include "run/engines.h"
 #include "run/npy.h"
 
@@ -25,7 +26,7 @@ ex::Status cuda_status(cudaError_t error, const char* what) {
 
 }  // namespace
 
-ex::Status verify_program(const std::string& path) {
+ex::Status verify_program(const std::string& path, const std::string& method) {
   etr::runtime_init();
   Module module(path, Module::LoadMode::File);
   const etr::Error loaded = module.load(etr::Program::Verification::InternalConsistency);
@@ -33,6 +34,14 @@ ex::Status verify_program(const std::string& path) {
                         "%s is not a program this runtime reads: ExecuTorch error %s (0x%x) verifying it; "
                         "ExecuTorch's log above says more",
                         path.c_str(), etr::to_string(loaded), static_cast<unsigned>(loaded));
+  // ExecuTorch 1.5.1 reads a delegate's id, processed data and compile specs without checking that
+  // the program has them (triton/src/program_shapes.h, Note [a delegate's fields]).
+  auto names = module.method_names();
+  if (!names.ok() || names->count(method) == 0) return ex::Status::Ok();  // Runner::load names the method
+  std::vector<trtet_triton::Dynamism> inputs, outputs;
+  std::string why;
+  TRTET_CHECK_OR_RETURN(trtet_triton::method_dynamism(path, method, inputs, outputs, why), kInvalidArgument,
+                        "%s is not a program this runtime reads: %s", path.c_str(), why.c_str());
   return ex::Status::Ok();
 }
 

@@ -24,10 +24,11 @@ struct Measurement {
 };
 
 /// Reads `path` as an ExecuTorch program and verifies its whole flatbuffer (every offset and length
-/// within the file), with no GPU: kInvalidArgument naming ExecuTorch's error where it is not one.
+/// within the file), and that `method`'s delegates have every field ExecuTorch reads without a check,
+/// with no GPU: kInvalidArgument naming what is wrong where it is not such a program.
 /// Nothing of a program is read before it passes (ExecuTorch's default verification checks the
 /// header only, and a damaged table then crashes the reads that follow; docs/SECURITY.md).
-ex::Status verify_program(const std::string& path);
+ex::Status verify_program(const std::string& path, const std::string& method);
 
 class Runner {
  public:
