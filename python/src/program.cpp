@@ -10,6 +10,7 @@
 #include <executorch/devtools/etdump/etdump_flatcc.h>
 #endif
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdint>
@@ -114,16 +115,15 @@ std::shared_ptr<MethodInfo> Program::load_method(const std::string& name) {
   auto found = methods_.find(name);
   if (found != methods_.end()) return found->second;
   Module& module = live();
+  const bool known = std::find(method_names_.begin(), method_names_.end(), name) != method_names_.end();
   // ExecuTorch 1.5.1 reads a delegate's id, processed data and compile specs (and each spec's key and
   // value) without checking that the program has them, and a program without one crashes the
   // process in the method's load: the program's own flatbuffer is walked first, every read bounds-
   // checked (triton/src/program_shapes.h, Note [a delegate's fields]).
-  {
+  if (known) {
     std::vector<trtet_triton::Dynamism> inputs, outputs;
     std::string why;
-    bool known = false;
-    for (const auto& n : method_names_) known = known || n == name;
-    if (known && !trtet_triton::method_dynamism(path_, name, inputs, outputs, why)) {
+    if (!trtet_triton::method_dynamism(path_, name, inputs, outputs, why)) {
       raise(et::ErrorCode::kInvalidProgram, "loading method '" + name + "' of '" + path_ + "': " + why);
     }
   }
@@ -135,8 +135,6 @@ std::shared_ptr<MethodInfo> Program::load_method(const std::string& name) {
     e = module.load_method(name, nullptr, loaded_->tracer, nullptr);
   }
   if (e != etr::Error::Ok) {
-    bool known = false;
-    for (const auto& n : method_names_) known = known || n == name;
     if (!known) raise(et::ErrorCode::kNotFound, "the program has no method '" + name + "'");
     raise_executorch(e, "loading method '" + name + "' of '" + path_ + "'");
   }

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import gc
 import os
-import pathlib
 import subprocess
 import sys
-import tempfile
 import threading
 
 import numpy as np
@@ -124,7 +122,7 @@ def test_not_a_program(tmp_path):
     assert "loading program" in str(info.value)
 
 
-def test_damaged_programs_are_refused_without_a_crash(programs):
+def test_damaged_programs_are_refused_without_a_crash(programs, tmp_path):
     # The flatbuffer is verified before anything of it is read (ExecuTorch's default verification
     # checks the header only; about one load in four of these damages crashed the process with it).
     # In a process of its own, so that a crash is reported as one.
@@ -147,12 +145,47 @@ for k in range(40):
         refused += 1
 print("refused", refused, "loaded", loaded)
 """
-    work = pathlib.Path(tempfile.mkdtemp())
-    r = subprocess.run([sys.executable, "-c", code, str(programs / "cpu_add.pte"), str(work)], capture_output=True,
+    r = subprocess.run([sys.executable, "-c", code, str(programs / "cpu_add.pte"), str(tmp_path)], capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, f"exit {r.returncode}: stdout={r.stdout!r} stderr={r.stderr[-2000:]!r}"
     refused = int(r.stdout.split()[1])
     assert refused >= 20, r.stdout
+
+
+# A program's flatbuffer, read by hand to plant one flaw (the tests below): the little-endian words,
+# where field `field` of the table at `table` is in its vtable, and where an offset field points.
+def _u32(b, at):
+    return int.from_bytes(b[at:at + 4], "little")
+
+
+def _field_slot(b, table, field):
+    vtable = table - int.from_bytes(b[table:table + 4], "little", signed=True)
+    return vtable + 4 + 2 * field
+
+
+def _target(b, table, field):
+    slot = _field_slot(b, table, field)
+    o = int.from_bytes(b[slot:slot + 2], "little")
+    return table + o + _u32(b, table + o)
+
+
+def _element(b, vector, i):  # element i of a vector of tables
+    slot = vector + 4 + 4 * i
+    return slot + _u32(b, slot)
+
+
+def _first_plan(b):  # execution_plan[0] (the program's field 1)
+    return _element(b, _target(b, _u32(b, 0), 1), 0)
+
+
+def _load_in_own_process(path):
+    """tet.load(path) in a process of its own (a crash is reported as one): its stdout, "loaded" or the
+    error's class and message."""
+    code = ("import sys, torchtrt_executorch as t\n"
+            "try:\n    t.load(sys.argv[1]); print('loaded')\nexcept t.Error as e:\n    print(type(e).__name__, e)\n")
+    r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
+    return r.stdout
 
 
 def test_an_input_of_a_type_executorch_does_not_know_is_refused(programs, tmp_path):
@@ -160,32 +193,17 @@ def test_an_input_of_a_type_executorch_does_not_know_is_refused(programs, tmp_pa
     # aborts on one; the package loads the method first, whose tensor parser refuses it. cpu_add's
     # input 0 (a dynamic tensor) given the type -37, in a process of its own.
     b = bytearray((programs / "cpu_add.pte").read_bytes())
-
-    def u32(at):
-        return int.from_bytes(b[at:at + 4], "little")
-
-    def target(table, field):
-        vtable = table - int.from_bytes(b[table:table + 4], "little", signed=True)
-        o = int.from_bytes(b[vtable + 4 + 2 * field:vtable + 6 + 2 * field], "little")
-        return table + o + u32(table + o), vtable
-
-    plans, _ = target(u32(0), 1)
-    plan = plans + 4 + u32(plans + 4)
-    values, _ = target(plan, 2)
-    inputs, _ = target(plan, 3)
-    slot = values + 4 + 4 * u32(inputs + 4)
-    tensor, _ = target(slot + u32(slot), 1)
-    vtable = tensor - int.from_bytes(b[tensor:tensor + 4], "little", signed=True)
-    at = int.from_bytes(b[vtable + 4:vtable + 6], "little")
+    plan = _first_plan(b)
+    inputs = _target(b, plan, 3)
+    tensor = _target(b, _element(b, _target(b, plan, 2), _u32(b, inputs + 4)), 1)  # values[inputs[0]].val
+    type_slot = _field_slot(b, tensor, 0)
+    at = int.from_bytes(b[type_slot:type_slot + 2], "little")
     assert at != 0 and b[tensor + at] == 6  # Float
     b[tensor + at] = (-37) & 0xFF
     bad = tmp_path / "bad_type.pte"
     bad.write_bytes(bytes(b))
-    code = ("import sys, torchtrt_executorch as t\n"
-            "try:\n    t.load(sys.argv[1]); print('loaded')\nexcept t.Error as e:\n    print(type(e).__name__, e)\n")
-    r = subprocess.run([sys.executable, "-c", code, str(bad)], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
-    assert r.stdout.startswith("InvalidProgramError loading method 'forward'"), r.stdout
+    out = _load_in_own_process(bad)
+    assert out.startswith("InvalidProgramError loading method 'forward'"), out
 
 
 def test_a_delegate_without_its_compile_specs_is_refused_not_crashed_on(programs, tmp_path):
@@ -193,29 +211,14 @@ def test_a_delegate_without_its_compile_specs_is_refused_not_crashed_on(programs
     # the package walks the program's flatbuffer first (Note [a delegate's fields]). elementwise's
     # delegate 0 with its compile_specs field left out, in a process of its own.
     b = bytearray((programs / "elementwise.pte").read_bytes())
-
-    def u32(at):
-        return int.from_bytes(b[at:at + 4], "little")
-
-    def target(table, field):
-        vtable = table - int.from_bytes(b[table:table + 4], "little", signed=True)
-        o = int.from_bytes(b[vtable + 4 + 2 * field:vtable + 6 + 2 * field], "little")
-        return table + o + u32(table + o), vtable + 4 + 2 * field
-
-    plans, _ = target(u32(0), 1)
-    plan = plans + 4 + u32(plans + 4)
-    delegates, _ = target(plan, 7)
-    delegate = delegates + 4 + u32(delegates + 4)
-    _, slot = target(delegate, 2)
+    delegate = _element(b, _target(b, _first_plan(b), 7), 0)
+    slot = _field_slot(b, delegate, 2)
     b[slot:slot + 2] = b"\0\0"  # the field absent, as a writer that left it out makes it
     bad = tmp_path / "no_specs.pte"
     bad.write_bytes(bytes(b))
-    code = ("import sys, torchtrt_executorch as t\n"
-            "try:\n    t.load(sys.argv[1]); print('loaded')\nexcept t.Error as e:\n    print(type(e).__name__, e)\n")
-    r = subprocess.run([sys.executable, "-c", code, str(bad)], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
-    assert r.stdout.startswith("InvalidProgramError"), r.stdout
-    assert "delegate 0 of method 'forward' lacks its compile specs" in r.stdout, r.stdout
+    out = _load_in_own_process(bad)
+    assert out.startswith("InvalidProgramError"), out
+    assert "delegate 0 of method 'forward' lacks its compile specs" in out, out
 
 
 def test_malformed_blob_is_an_invalid_program(programs):

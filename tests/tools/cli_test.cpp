@@ -3,12 +3,11 @@
 // without a GPU exits 2 saying so.
 #include <gtest/gtest.h>
 
-#include <cstdint>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
 
+#include "common/flatbuffer_edit.h"
 #include "common/gpu.h"
 #include "green/contains.h"
 #include "run/options.h"
@@ -48,19 +47,28 @@ TEST(RunCli, ABadSweepIsAUsageError) {
   EXPECT_CONTAINS(ran.output, "FIRST is above LAST");
 }
 
+// run_device.pte as bytes, changed by `edit`, written where trtet-run is run on it.
+template <typename Edit>
+std::string edited_run_device(const char* name, Edit edit) {
+  std::ifstream in(run_program("run_device"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GT(bytes.size(), 64u);
+  if (bytes.size() > 64) edit(bytes);
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
 TEST(RunCli, ADamagedProgramIsRefusedAsSuchOnAnyMachine) {
   if (!TRTET_RUN_HAVE_PROGRAMS) GTEST_SKIP() << "no generated programs (flatc or program.fbs missing)";
   // run_device.pte with its flatbuffer's root offset pointing far past the file's end: the header
   // ExecuTorch's default verification checks is intact, the tables are not.
-  std::ifstream in(run_program("run_device"), std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_GT(bytes.size(), 64u);
-  bytes[0] = '\xf0';
-  bytes[1] = '\xff';
-  bytes[2] = '\xff';
-  bytes[3] = '\x0f';
-  const std::string path = ::testing::TempDir() + "trtet_run_damaged.pte";
-  std::ofstream(path, std::ios::binary) << bytes;
+  const std::string path = edited_run_device("trtet_run_damaged.pte", [](std::string& bytes) {
+    bytes[0] = '\xf0';
+    bytes[1] = '\xff';
+    bytes[2] = '\xff';
+    bytes[3] = '\x0f';
+  });
   const Ran ran = run_trtet("'" + path + "' --test-engines --sms 32 -n 10");
   EXPECT_EQ(ran.exit_code, trtet_run::kExitUsage) << ran.output;
   EXPECT_CONTAINS(ran.output, "is not a program this runtime reads");
@@ -69,35 +77,14 @@ TEST(RunCli, ADamagedProgramIsRefusedAsSuchOnAnyMachine) {
 
 TEST(RunCli, ADelegateWithoutItsCompileSpecsIsRefusedAsSuchOnAnyMachine) {
   if (!TRTET_RUN_HAVE_PROGRAMS) GTEST_SKIP() << "no generated programs (flatc or program.fbs missing)";
-  // run_device.pte with its delegate's compile_specs field left out (its vtable slot 0): ExecuTorch
-  // 1.5.1 would read the missing vector in the method's load (Note [a delegate's fields]).
-  std::ifstream in(run_program("run_device"), std::ios::binary);
-  std::string b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_GT(b.size(), 64u);
-  auto u32 = [&](std::size_t at) {
-    std::uint32_t v = 0;
-    std::memcpy(&v, b.data() + at, sizeof v);
-    return static_cast<std::size_t>(v);
-  };
-  auto slot = [&](std::size_t table, int field) {
-    std::int32_t back = 0;
-    std::memcpy(&back, b.data() + table, sizeof back);
-    return static_cast<std::size_t>(static_cast<std::int64_t>(table) - back) + 4 + 2 * static_cast<std::size_t>(field);
-  };
-  auto target = [&](std::size_t table, int field) {
-    std::uint16_t o = 0;
-    std::memcpy(&o, b.data() + slot(table, field), sizeof o);
-    return table + o + u32(table + o);
-  };
-  const std::size_t plans = target(u32(0), 1);
-  const std::size_t plan = plans + 4 + u32(plans + 4);
-  const std::size_t delegates = target(plan, 7);
-  ASSERT_GT(u32(delegates), 0u) << "run_device has a delegate";
-  const std::size_t delegate = delegates + 4 + u32(delegates + 4);
-  b[slot(delegate, 2)] = 0;
-  b[slot(delegate, 2) + 1] = 0;
-  const std::string path = ::testing::TempDir() + "trtet_run_no_specs.pte";
-  std::ofstream(path, std::ios::binary) << b;
+  // run_device.pte with its delegate's compile_specs field left out: ExecuTorch 1.5.1 would read the
+  // missing vector in the method's load (Note [a delegate's fields]).
+  namespace fb = trtet_test::flatbuffer;
+  const std::string path = edited_run_device("trtet_run_no_specs.pte", [](std::string& bytes) {
+    const std::size_t delegates = fb::target(bytes, fb::first_plan(bytes), 7);
+    ASSERT_GT(fb::u32_at(bytes, delegates), 0u) << "run_device has a delegate";
+    fb::drop_field(bytes, fb::element(bytes, delegates, 0), 2);
+  });
   const Ran ran = run_trtet("'" + path + "' --test-engines --sms 32 -n 10");
   EXPECT_EQ(ran.exit_code, trtet_run::kExitUsage) << ran.output;
   EXPECT_CONTAINS(ran.output, "delegate 0 of method 'forward' lacks its compile specs");

@@ -5,13 +5,13 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "common/flatbuffer_edit.h"
 #include "data_types.h"
 #include "program_shapes.h"
 #include "shape_rule.h"
@@ -92,6 +92,11 @@ std::vector<char> read(const std::string& path) {
   return std::vector<char>((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
 }
 
+void write(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
 TEST(ProgramShapes, ReadsEachTensorsDynamismFromTheProgram) {
   if (program("triton_small").empty()) GTEST_SKIP() << "TRTET_TRITON_PROGRAMS is not set (scripts/test-triton sets it)";
   std::vector<Dynamism> in, out;
@@ -116,10 +121,7 @@ TEST(ProgramShapes, DamagedProgramsAreRefusedOrReadNeverOutOfBounds) {
   ASSERT_GT(bytes.size(), 64u);
   const std::string path = ::testing::TempDir() + "/trtet_damaged.pte";
   auto attempt = [&](const std::vector<char>& data) {
-    {
-      std::ofstream f(path, std::ios::binary | std::ios::trunc);
-      f.write(data.data(), static_cast<std::streamsize>(data.size()));
-    }
+    write(path, data);
     std::vector<Dynamism> in, out;
     std::string why;
     const bool ok = method_dynamism(path, "forward", in, out, why);
@@ -141,27 +143,7 @@ TEST(ProgramShapes, DamagedProgramsAreRefusedOrReadNeverOutOfBounds) {
   }
 }
 
-// A table's field slot in its vtable, and where an offset field points (the test's own reading of
-// the flatbuffer, for planting a missing field: Note [a delegate's fields]).
-std::uint32_t u32_at(const std::vector<char>& b, std::size_t at) {
-  std::uint32_t v = 0;
-  std::memcpy(&v, b.data() + at, sizeof v);
-  return v;
-}
-std::size_t slot_of(const std::vector<char>& b, std::size_t table, int field) {
-  std::int32_t back = 0;
-  std::memcpy(&back, b.data() + table, sizeof back);
-  return static_cast<std::size_t>(static_cast<std::int64_t>(table) - back) + 4 + 2 * static_cast<std::size_t>(field);
-}
-std::size_t target_of(const std::vector<char>& b, std::size_t table, int field) {
-  std::uint16_t o = 0;
-  std::memcpy(&o, b.data() + slot_of(b, table, field), sizeof o);
-  return table + o + u32_at(b, table + o);
-}
-std::size_t element_of(const std::vector<char>& b, std::size_t vector, std::uint32_t i) {
-  const std::size_t slot = vector + 4 + 4 * static_cast<std::size_t>(i);
-  return slot + u32_at(b, slot);
-}
+namespace fb = trtet_test::flatbuffer;
 
 TEST(ProgramShapes, ReadsEachTensorsScalarTypeEvenOneExecuTorchDoesNotKnow) {
   if (program("triton_small").empty()) GTEST_SKIP() << "TRTET_TRITON_PROGRAMS is not set (scripts/test-triton sets it)";
@@ -174,19 +156,15 @@ TEST(ProgramShapes, ReadsEachTensorsScalarTypeEvenOneExecuTorchDoesNotKnow) {
   EXPECT_EQ(types.outputs, (std::vector<std::int8_t>{6}));
   // Input 0's tensor: execution_plan[0].values[inputs[0]].val; its scalar_type byte set to -37, which
   // ExecuTorch's verifier lets through on a dynamic tensor and MethodMeta aborts on.
-  const std::size_t plan = element_of(bytes, target_of(bytes, u32_at(bytes, 0), 1), 0);
-  const std::size_t first = target_of(bytes, plan, 3) + 4;
-  const std::size_t evalue = element_of(bytes, target_of(bytes, plan, 2), u32_at(bytes, first));
-  const std::size_t tensor = target_of(bytes, evalue, 1);
-  std::uint16_t type_at = 0;
-  std::memcpy(&type_at, bytes.data() + slot_of(bytes, tensor, 0), sizeof type_at);
+  const std::size_t plan = fb::first_plan(bytes);
+  const std::size_t first = fb::target(bytes, plan, 3) + 4;
+  const std::size_t evalue = fb::element(bytes, fb::target(bytes, plan, 2), fb::u32_at(bytes, first));
+  const std::size_t tensor = fb::target(bytes, evalue, 1);
+  const std::uint16_t type_at = fb::field_offset(bytes, tensor, 0);
   ASSERT_NE(type_at, 0) << "the test program writes its tensors' type";
   bytes[tensor + type_at] = static_cast<char>(-37);
   const std::string path = ::testing::TempDir() + "/trtet_bad_type.pte";
-  {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
+  write(path, bytes);
   ASSERT_TRUE(method_dynamism(path, "forward", in, out, why, &types)) << why;
   EXPECT_EQ(types.inputs, (std::vector<std::int8_t>{-37, 6}));
 }
@@ -194,24 +172,17 @@ TEST(ProgramShapes, ReadsEachTensorsScalarTypeEvenOneExecuTorchDoesNotKnow) {
 TEST(ProgramShapes, ADelegateWithoutAFieldExecuTorchReadsIsRefused) {
   if (program("triton_small").empty()) GTEST_SKIP() << "TRTET_TRITON_PROGRAMS is not set (scripts/test-triton sets it)";
   const std::string path = ::testing::TempDir() + "/trtet_no_field.pte";
-  // `bytes` with field `field` of the table at `table` left out (its vtable slot 0, as a writer that
-  // left it out makes it): refused, naming it.
+  // `bytes` with field `field` of the table at `table` left out: refused, naming it.
   auto refused_without = [&](std::vector<char> bytes, std::size_t table, int field, const std::string& says) {
-    const std::size_t slot = slot_of(bytes, table, field);
-    bytes[slot] = 0;
-    bytes[slot + 1] = 0;
-    {
-      std::ofstream f(path, std::ios::binary | std::ios::trunc);
-      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    }
+    fb::drop_field(bytes, table, field);
+    write(path, bytes);
     std::vector<Dynamism> in, out;
     std::string why;
     EXPECT_FALSE(method_dynamism(path, "forward", in, out, why)) << says;
     EXPECT_NE(why.find("delegate 0 of method 'forward' " + says), std::string::npos) << why;
   };
   auto first_delegate = [](const std::vector<char>& bytes) {
-    const std::size_t plan = element_of(bytes, target_of(bytes, u32_at(bytes, 0), 1), 0);  // execution_plan[0]
-    return element_of(bytes, target_of(bytes, plan, 7), 0);                                // delegates[0]
+    return fb::element(bytes, fb::target(bytes, fb::first_plan(bytes), 7), 0);  // delegates[0]
   };
   const std::vector<char> small = read(program("triton_small"));
   refused_without(small, first_delegate(small), 0, "lacks its backend id");
@@ -220,18 +191,15 @@ TEST(ProgramShapes, ADelegateWithoutAFieldExecuTorchReadsIsRefused) {
   // A program whose delegate has compile specs (the .pte fuzzer's seed, made by the test suite).
   const std::vector<char> specced = read(std::string(TRTET_SOURCE_DIR) + "/tests/fuzz/pte/programs/bad_budget_spec.pte");
   ASSERT_GT(specced.size(), 64u);
-  const std::size_t specs = target_of(specced, first_delegate(specced), 2);
-  ASSERT_GT(u32_at(specced, specs), 0u) << "bad_budget_spec.pte's delegate has compile specs";
+  const std::size_t specs = fb::target(specced, first_delegate(specced), 2);
+  ASSERT_GT(fb::u32_at(specced, specs), 0u) << "bad_budget_spec.pte's delegate has compile specs";
   std::vector<Dynamism> in, out;
   std::string why;
   const std::string whole = ::testing::TempDir() + "/trtet_specced.pte";
-  {
-    std::ofstream f(whole, std::ios::binary | std::ios::trunc);
-    f.write(specced.data(), static_cast<std::streamsize>(specced.size()));
-  }
+  write(whole, specced);
   ASSERT_TRUE(method_dynamism(whole, "forward", in, out, why)) << why;  // whole, it passes
-  refused_without(specced, element_of(specced, specs, 0), 0, "lacks a compile spec's key");
-  refused_without(specced, element_of(specced, specs, 0), 1, "lacks a compile spec's value");
+  refused_without(specced, fb::element(specced, specs, 0), 0, "lacks a compile spec's key");
+  refused_without(specced, fb::element(specced, specs, 0), 1, "lacks a compile spec's value");
 }
 
 }  // namespace
