@@ -25,10 +25,14 @@ constexpr const char* kBackend = "torchtrt_executorch";
 // untrusted, and their text (a parameter's key or value, a path, a tensor's name, what the delegate
 // logs about a program) goes into the backend's errors and log lines. Every message the backend
 // hands the server, an error's, a log line's, an ExecuTorch log line's, is written once more here on
-// its way out: each control character (a newline, an escape sequence's ESC, DEL, UTF-8's C1 controls)
-// and each backslash as \xNN, and cut after kMessageLimit bytes with "...". So no config can forge
-// a line of the server's log or send a terminal's control sequence to whoever reads it, and no
-// message is unbounded. The backend's own messages hold none of those bytes, and pass unchanged.
+// its way out: each control character (a newline, an escape sequence's ESC, DEL, UTF-8's C1 controls),
+// each backslash and each byte that is not part of well-formed UTF-8 as \xNN, and cut after at most
+// kMessageLimit bytes, never inside a character, with "...". So no config can forge a line of the
+// server's log or send a terminal's control sequence to whoever reads it, no message is unbounded,
+// and every message is valid UTF-8: Triton keeps a failed load's message in its repository index,
+// JSON that its clients decode as UTF-8, so one byte of a damaged program quoted raw (ExecuTorch logs
+// a backend id it cannot find) made the whole index unreadable to them. The backend's own messages
+// hold none of those bytes, and pass unchanged.
 constexpr std::size_t kMessageLimit = 16384;
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

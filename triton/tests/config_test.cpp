@@ -59,6 +59,26 @@ TEST(Messages, AreCutAtTheLimit) {
   EXPECT_EQ(message.substr(message.size() - 3), "...");
 }
 
+TEST(Messages, AreValidUtf8WhateverTheyQuote) {
+  // What ExecuTorch logs about a damaged program (a backend id, a name) is the program's bytes; Triton
+  // keeps a refusal in its repository index, JSON that clients decode as UTF-8.
+  const char executorch_line[] = "Backend torchtrt\xac\xe4\xb8 is not registered";
+  fake_server::capture_logs(true);
+  trtet_triton::executorch_log(0, kError, "method.cpp", "f", 7, executorch_line, sizeof executorch_line - 1);
+  fake_server::capture_logs(false);
+  const std::string failure = taken(trtet_triton::error(
+      TRITONSERVER_ERROR_INTERNAL, trtet_triton::executorch_failure("init", ::executorch::runtime::Error::NotFound)));
+  EXPECT_NE(failure.find("Backend torchtrt\\xac\\xe4\\xb8 is not registered"), std::string::npos) << failure;
+  // Cut at the limit, never inside a character: 3-byte characters after 1, 2 and 3 bytes of ASCII.
+  for (std::size_t lead = 1; lead <= 3; ++lead) {
+    std::string text(lead, 'a');
+    for (int i = 0; i < 6000; ++i) text += "\xe4\xb8\xad";
+    const std::string message = taken(trtet_triton::error(TRITONSERVER_ERROR_INVALID_ARG, text));
+    ASSERT_LE(message.size(), trtet_triton::kMessageLimit + 3);
+    EXPECT_EQ(message.substr(message.size() - 6), "\xe4\xb8\xad...") << lead;
+  }
+}
+
 TEST(Messages, LogLinesAndExecuTorchsGoOutEscaped) {
   fake_server::capture_logs(true);
   trtet_triton::log(TRITONSERVER_LOG_ERROR, "model 'x\nI1205 fake line' refused");

@@ -324,6 +324,25 @@ def gpu_count():
         return 0
 
 
+def cuda_region_array(count, dtype="float32", values=None):
+    """A cupy array of `count` elements for a CUDA shared-memory region, in an allocation of its own
+    (cudaMalloc, freed with the array), on the current device; `values` (a numpy array) copied in.
+
+    A region is registered by its CUDA IPC handle, and a handle names the start of the allocation it
+    was taken from: the server maps that start. An array from cupy's pool may lie at an offset in a
+    larger allocation (a block freed by an earlier test, split), so its region would be other memory
+    (the outputs written elsewhere, the inputs read from elsewhere)."""
+    import cupy
+    import numpy as np
+    memory = cupy.cuda.memory.Memory(count * np.dtype(dtype).itemsize)
+    array = cupy.ndarray((count,), dtype, cupy.cuda.MemoryPointer(memory, 0))
+    if values is None:
+        array.fill(0)
+    else:
+        array.set(np.ascontiguousarray(values, dtype=dtype).ravel())
+    return array
+
+
 def write_plan(path, partitions, remainder="", gpu=None):
     """A trtet-partition-plan file (docs/PLANNING.md): `partitions` as (name, sms); plan_dict's plan."""
     with open(path, "w") as f:

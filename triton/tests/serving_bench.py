@@ -66,10 +66,7 @@ class Io:
             self.buffers = {}
             with cupy.cuda.Device(0):
                 for n, host in (("x", self.x), ("y", self.y), ("out", None)):
-                    buf = cupy.empty(self.x.size, dtype=cupy.float32)
-                    if host is not None:
-                        buf.set(host.ravel())
-                    self.buffers[n] = buf
+                    self.buffers[n] = harness.cuda_region_array(self.x.size, values=host)
                 cupy.cuda.Device(0).synchronize()
             for n, buf in self.buffers.items():
                 region = f"{tag}_{n}"

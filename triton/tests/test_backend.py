@@ -140,6 +140,27 @@ def test_damaged_programs_are_refused_and_the_server_stays_up(server, repo):
             at_load += 1
     assert server.client.is_server_ready()
     assert at_load >= 20, at_load  # most are refused by the verifier itself
+    # What ExecuTorch logs about a damaged program (a backend id, a name) is the program's bytes, and
+    # goes into the refusal that the repository index carries: the index must stay JSON a client reads.
+    index = server.client.get_model_repository_index()
+    assert sum(m["name"].startswith("damaged_") for m in index) == 40, index
+
+
+def test_a_refusal_cut_at_the_message_limit_keeps_the_repository_index_readable(server, repo):
+    # Note [untrusted text in messages]: a refusal longer than the limit (16 KiB) is cut, never inside
+    # a character, so the refusal Triton keeps in its repository index (JSON) stays valid UTF-8 and
+    # the index readable. 400 unknown keys of 20 three-byte characters each, after a first key of 1, 2
+    # or 3 bytes: the three refusals put the cut at each place within a character.
+    keys = {f"k{i:03d}" + "\u4e2d" * 20: "1" for i in range(400)}
+    for first in ("a", "ab", "abc"):
+        name = "long_" + first
+        harness.make_model(repo, name, pte="triton_small", parameters=dict({first: "1"}, **keys))
+        message = refused(server, name)
+        assert f"unknown parameters '{first}', 'k000\u4e2d\u4e2d" in message and "..." in message, message[:300]
+    index = server.client.get_model_repository_index()  # the whole index as JSON, decoded as UTF-8
+    reasons = {m["name"]: m.get("reason", "") for m in index}
+    for first in ("a", "ab", "abc"):
+        assert "\u4e2d..." in reasons["long_" + first], reasons["long_" + first][-60:]
 
 
 def _u32(b, at):
@@ -1651,9 +1672,8 @@ def test_serves_device_io_through_cuda_shared_memory(server, repo):
     x, y = elementwise_inputs()
     nbytes = x.nbytes
     with cupy.cuda.Device(0):
-        buffers = {n: cupy.empty(nbytes // 4, dtype=cupy.float32) for n in ("x", "y", "out")}
-        buffers["x"].set(x.ravel())
-        buffers["y"].set(y.ravel())
+        buffers = {"x": harness.cuda_region_array(x.size, values=x), "y": harness.cuda_region_array(y.size, values=y),
+                   "out": harness.cuda_region_array(x.size)}
         cupy.cuda.Device(0).synchronize()
         import base64
         for n, buf in buffers.items():
@@ -1710,7 +1730,7 @@ def test_programs_shaped_like_todays_exports_are_served_right(server, repo):
     import base64
     bound = 8 * 64 * 4
     with cupy.cuda.Device(0):
-        buffers = {n: cupy.zeros(bound // 4, dtype=cupy.float32) for n in ("x", "y", "out")}
+        buffers = {n: harness.cuda_region_array(bound // 4) for n in ("x", "y", "out")}
         for n, buf in buffers.items():
             handle = cupy.cuda.runtime.ipcGetMemHandle(buf.data.ptr)
             server.client.register_cuda_shared_memory(f"trtet_planned_{n}", base64.b64encode(handle), 0, bound)
@@ -1769,7 +1789,8 @@ def test_large_tensors_are_served_right_whether_they_arrive_in_pieces_or_in_cuda
         x = rng.standard_normal((1024, 1024), dtype=np.float32)
         y = rng.standard_normal((1024, 1024), dtype=np.float32)
         with cupy.cuda.Device(0):
-            buffers = {"x": cupy.asarray(x.ravel()), "y": cupy.asarray(y.ravel()), "out": cupy.zeros(x.size, cupy.float32)}
+            buffers = {"x": harness.cuda_region_array(x.size, values=x), "y": harness.cuda_region_array(y.size, values=y),
+                       "out": harness.cuda_region_array(x.size)}
             cupy.cuda.Device(0).synchronize()
             for n, buf in buffers.items():
                 handle = cupy.cuda.runtime.ipcGetMemHandle(buf.data.ptr)
@@ -1855,7 +1876,7 @@ def test_cuda_graphs_through_the_server_replay_with_each_requests_own_values(ser
     import base64
     nbytes = 8 * 64 * 4
     with cupy.cuda.Device(0):
-        buffers = {f"{n}{k}": cupy.zeros(8 * 64, dtype=cupy.float32) for n in ("x", "y", "out") for k in (0, 1)}
+        buffers = {f"{n}{k}": harness.cuda_region_array(8 * 64) for n in ("x", "y", "out") for k in (0, 1)}
         for n, buf in buffers.items():
             handle = cupy.cuda.runtime.ipcGetMemHandle(buf.data.ptr)
             server.client.register_cuda_shared_memory(f"trtet_graphs_{n}", base64.b64encode(handle), 0, nbytes)
@@ -2260,16 +2281,10 @@ def test_dynamic_batching_serves_each_request_its_own_rows(tmp_path):
                 c = httpclient.InferenceServerClient(s.url, network_timeout=60.0, connection_timeout=30.0)
                 rng = np.random.default_rng(7000 + seed)
                 nbytes = 3 * 64 * 4
-                regions, raw = [], []
+                regions = []
                 try:
                     with cupy.cuda.Device(0):
-                        # cudaMalloc'ed each (not from cupy's pool): an IPC handle names its allocation's
-                        # start, which is where the server maps the region.
-                        bufs = {}
-                        for n in ("x", "y", "out"):
-                            raw.append(cupy.cuda.runtime.malloc(nbytes))
-                            memory = cupy.cuda.UnownedMemory(raw[-1], nbytes, None)
-                            bufs[n] = cupy.ndarray((3 * 64,), cupy.float32, cupy.cuda.MemoryPointer(memory, 0))
+                        bufs = {n: harness.cuda_region_array(3 * 64) for n in ("x", "y", "out")}
                         for n, buf in bufs.items():
                             region = f"{name}_{seed}_{n}"
                             handle = cupy.cuda.runtime.ipcGetMemHandle(buf.data.ptr)
@@ -2302,8 +2317,6 @@ def test_dynamic_batching_serves_each_request_its_own_rows(tmp_path):
                             c.unregister_cuda_shared_memory(region)
                         except Exception:
                             pass
-                    for pointer in raw:
-                        cupy.cuda.runtime.free(pointer)
                     c.close()
 
             run_clients([(host_client, seed) for seed in range(6)] + [(device_client, seed) for seed in (6, 7)], 180)

@@ -4,8 +4,8 @@
 // input is the config's JSON, as Triton hands it over; what the JSON parser rejects never reaches the
 // backend and is skipped. Exceptions are caught as the entry points catch them (backend.cpp).
 // Beyond "no crash, no leak, no UB":
-//   - a refusal says why, starts with the backend's name and carries no raw control character
-//     (Note [untrusted text in messages]), and stays within the message limit;
+//   - a refusal says why, starts with the backend's name, carries no raw control character, is valid
+//     UTF-8 (Note [untrusted text in messages]) and stays within the message limit;
 //   - an accepted config's dims for every dynamic tensor are -1 or within the program's bound, and
 //     a static tensor's are the program's;
 //   - the parameters it accepted are within their documented ranges.
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/escape.h"
 #include "errors.h"
 #include "fake_server.h"
 #include "model_io.h"
@@ -62,6 +63,11 @@ void check_refusal(TRITONSERVER_Error* e) {
   for (const char c : message) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f) fail("a raw control character in a refusal: '" + message.substr(0, 200) + "'");
+  }
+  for (std::size_t at = 0; at < message.size();) {
+    const std::size_t length = torch_tensorrt::executorch_backend::utf8_sequence_at(message, at);
+    if (length == 0) fail("a refusal that is not valid UTF-8 at byte " + std::to_string(at));
+    at += length;
   }
   if (message.size() > trtet_triton::kMessageLimit + 3) fail("a refusal of " + std::to_string(message.size()) + " bytes");
 }
