@@ -545,17 +545,37 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
             os.remove(export_path)
 
 
-def measure_once_more(on_stall, server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
+# Note [a window the load generator fell behind in]
+# ------------------------------------------------
+# perf_analyzer says when it could not keep to its schedule ("not able to keep up"): the requests it
+# owed then went out late and together, so the window measured a burst, not the open-loop rate the
+# reading is about, and the server's queue behind it. In S55's three runs (H100) every partitioned
+# row with such a window read far from 1 on one side or the other (0.23, 0.72, 0.66, 2.18 at the
+# client), and its windows alone lay up to 13x apart. Decided in S55, before the next runs: such a
+# window runs once more, alone or beside alike, and the second is kept whatever it shows (delayed or
+# not); the summary counts the windows run again per row. `--keep-delayed` keeps the first instead.
+
+
+def measure_once_more(on_stall, server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False,
+                      on_delayed=None):
     """measure(), run again once where the window stalled at the load generator with the server clean
     (WindowStalled.client_side), after on_stall(tag, the WindowStalled) has recorded it. Any other
-    stall, or a second one, is raised."""
+    stall, or a second one, is raised. With on_delayed, a window perf_analyzer fell behind in runs again
+    once too, after on_delayed(tag, the window) has recorded it, and the second is returned with
+    "ran_again": the first's delays (Note [a window the load generator fell behind in])."""
     try:
-        return measure(server, protocol, io, rate, window_s, work, tag, extra_env, export)
+        window = measure(server, protocol, io, rate, window_s, work, tag, extra_env, export)
     except WindowStalled as e:
         if not e.client_side:
             raise
         on_stall(tag, e)
-    return measure(server, protocol, io, rate, window_s, work, tag + "_again", extra_env, export)
+        return measure(server, protocol, io, rate, window_s, work, tag + "_again", extra_env, export)
+    if on_delayed is None or not window["delayed"]:
+        return window
+    on_delayed(tag, window)
+    again = measure(server, protocol, io, rate, window_s, work, tag + "_again", extra_env, export)
+    again["ran_again"] = window["delayed"]
+    return again
 
 
 def device_memory_mib():
@@ -726,6 +746,12 @@ def run_layout(layout, args, plan_gpu, work):
         print(f"  {tag}: LOAD GENERATOR STALLED with the server clean, the window runs again: {str(e)[:300]}",
               flush=True)
 
+    def delayed(tag, window):  # Note [a window the load generator fell behind in]
+        print(f"  {tag}: perf_analyzer fell behind the rate (client p99 {window['p99_us']:.0f} us), the window "
+              f"runs again: {window['delayed'][0][:200]}", flush=True)
+
+    on_delayed = None if args.keep_delayed else delayed
+
     memory_before, _ = device_memory_mib()
     mps = None
     pa_env = {}
@@ -760,14 +786,15 @@ def run_layout(layout, args, plan_gpu, work):
         # The measured windows take the client's p99.9 from perf_analyzer's export (Note [the
         # client's p99.9]); the warm-up's are not measured.
         def alone_window(protocol, io, window_s, tag, export=True):
-            return measure_once_more(stalled, lat_server, protocol, io, args.rate, window_s, work, tag, pa_env, export)
+            return measure_once_more(stalled, lat_server, protocol, io, args.rate, window_s, work, tag, pa_env, export,
+                                     on_delayed if export else None)
 
         def beside_window(protocol, io, window_s, tag, export=True):  # the window, and the aggressor's calls/s over it
             load = AggressorLoad(agg_server, work, pa_env)
             try:
                 agg_start, t0 = success_count(agg_server, "aggressor"), time.monotonic()
                 window = measure_once_more(stalled, lat_server, protocol, io, args.rate, window_s, work, tag, pa_env,
-                                           export)
+                                           export, on_delayed if export else None)
                 return window, (success_count(agg_server, "aggressor") - agg_start) / (time.monotonic() - t0)
             finally:
                 load.stop()
@@ -934,6 +961,7 @@ def summarize(results, args):
                        "control_server_ratio": [ratio(w, "server_p99_us", CONTROL) for w in ws if CONTROL in w],
                        "aggressor": statistics.median(w["aggressor_calls_per_s"] for w in ws),
                        "delayed": sum(len(side["delayed"]) for w in ws for side in sides(w)),
+                       "ran_again": sum(1 for w in ws for side in sides(w) if side.get("ran_again")),
                        "windows": ws}
                 # The row's readings for the goals (Note [one p99 per side]): the pooled ratio, else the
                 # median of the pairs' (pooled: False).
@@ -1036,6 +1064,9 @@ def main():
     parser.add_argument("--host-idle-latency-us", type=int, default=-1,
                         help="hold the host's CPU idle states to this exit latency for the run (Note [the host's "
                              "idle states]; -1: leave them)")
+    parser.add_argument("--keep-delayed", action="store_true",
+                        help="keep a window perf_analyzer fell behind the rate in, instead of running it once more "
+                             "(Note [a window the load generator fell behind in])")
     parser.add_argument("--bound", type=float, default=0.0, help="fail above this partitioned client p99 ratio (0: off)")
     parser.add_argument("--json", help="write every window here")
     parser.add_argument("--work", help="keep perf_analyzer's files and the traces here (default: a temporary directory)")
@@ -1160,7 +1191,8 @@ def main():
               f"{reading_text(row):>18}"
               f"{ratios_text(row['server_mean_ratio']):>16}"
               f"{latency_calls_per_s(med, 'alone'):>7.0f}/{latency_calls_per_s(med, 'beside'):<6.0f}{row['aggressor']:>8.0f}"
-              + (f"  ({row['delayed']} windows where perf_analyzer fell behind the rate)" if row["delayed"] else ""))
+              + (f"  ({row['delayed']} windows where perf_analyzer fell behind the rate)" if row["delayed"] else "")
+              + (f"  ({row['ran_again']} windows run again where it fell behind)" if row["ran_again"] else ""))
     print("\nThe rows' readings for the goals (Note [one p99 per side]): one p99 over every request of the row's "
           "windows alone -> one over those beside (us; requests alone/beside), and their ratio, at the client "
           "(perf_analyzer's exports) and at the server (queue + compute, the traces); then how far the row's "

@@ -1005,6 +1005,44 @@ def test_a_stall_is_the_load_generators_only_with_the_server_clean():
     assert not perf_bench.stalled_at_the_client({**before, "fail": None}, clean, True)
 
 
+def test_a_window_the_load_generator_fell_behind_in_runs_once_more(monkeypatch):
+    # perf_bench's Note [a window the load generator fell behind in]: a window perf_analyzer said it
+    # could not keep up in runs again once, and the second is kept whatever it shows; a stall still
+    # runs again as before; without on_delayed the first window is kept.
+    import perf_bench
+    calls = []
+
+    def fake_measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
+        calls.append(tag)
+        behind = ["[WARNING] Perf Analyzer is not able to keep up with the desired load."]
+        return {"tag": tag, "p99_us": 900.0 if len(calls) == 1 else 700.0,
+                "delayed": behind if len(calls) <= 2 else []}
+
+    monkeypatch.setattr(perf_bench, "measure", fake_measure)
+    recorded = []
+    window = perf_bench.measure_once_more(None, "server", "grpc", "host", 2000, 2, "work", "w", on_delayed=lambda tag, w: recorded.append((tag, w["p99_us"])))
+    assert calls == ["w", "w_again"] and recorded == [("w", 900.0)]
+    assert window["tag"] == "w_again" and window["ran_again"] and window["delayed"]  # kept though delayed again
+    calls.clear()
+    window = perf_bench.measure_once_more(None, "server", "grpc", "host", 2000, 2, "work", "k")
+    assert calls == ["k"] and window["delayed"] and "ran_again" not in window
+    calls[:] = ["x", "y", "z"]  # on time from here
+    window = perf_bench.measure_once_more(None, "server", "grpc", "host", 2000, 2, "work", "t", on_delayed=recorded.append)
+    assert calls[-1] == "t" and "ran_again" not in window and len(recorded) == 1
+
+    def stalling(server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
+        calls.append(tag)
+        if not tag.endswith("_again"):
+            raise perf_bench.WindowStalled("stalled", client_side=True)
+        return {"tag": tag, "p99_us": 1.0, "delayed": []}
+
+    monkeypatch.setattr(perf_bench, "measure", stalling)
+    stalls = []
+    window = perf_bench.measure_once_more(lambda tag, e: stalls.append(tag), "server", "grpc", "host", 2000, 2, "work", "s",
+                                          on_delayed=recorded.append)
+    assert window["tag"] == "s_again" and stalls == ["s"]
+
+
 def test_the_server_queue_splits_into_dispatch_and_waiting_behind_an_earlier_request():
     # perf_bench's Note [where the queue goes], on traces written here (us): one instance serves A (queued
     # at 0, computes 10..110), B (queued at 50, while A computes; starts at 130: 60 behind A, 20 of
