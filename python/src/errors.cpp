@@ -120,7 +120,12 @@ void set_python_error(const PyError& e) noexcept {
     for (unsigned v : e.closest_valid) closest.append(v);
     nb::object limits = nb::none();
     if (e.limits.device >= 0) limits = limits_dict(e.limits);
-    nb::object exc = errors.attr("_make")(et::to_string(e.code), e.message, e.executorch_error, closest, limits);
+    // A message quotes names from the program and the delegate's log, escaped to UTF-8 where they
+    // are quoted; a byte that still is not UTF-8 goes in as \xNN rather than failing the exception.
+    nb::object message = nb::steal(
+        PyUnicode_DecodeUTF8(e.message.data(), static_cast<Py_ssize_t>(e.message.size()), "backslashreplace"));
+    if (!message.is_valid()) throw nb::python_error();
+    nb::object exc = errors.attr("_make")(et::to_string(e.code), message, e.executorch_error, closest, limits);
     PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
   } catch (nb::python_error& pe) {
     pe.restore();
@@ -150,6 +155,14 @@ void bind_errors(nb::module_& m) {
     }
     raise(et::ErrorCode::kInvalidArgument, "no error kind named '" + code + "'");
   }, "Raises the exception of error kind `code` from C++ (the translation the test suite checks).");
+  m.def("_raise_for_test", [](const std::string& code, const nb::bytes& message) {
+    for (int c = 1; c <= static_cast<int>(et::ErrorCode::kInvalidState); ++c) {
+      if (code == et::to_string(static_cast<et::ErrorCode>(c))) {
+        raise(static_cast<et::ErrorCode>(c), std::string(message.c_str(), message.size()));
+      }
+    }
+    raise(et::ErrorCode::kInvalidArgument, "no error kind named '" + code + "'");
+  }, "The same with a message of raw bytes, as C++ may hold (not UTF-8 among them).");
 }
 
 }  // namespace trtet_py

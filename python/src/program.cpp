@@ -3,6 +3,8 @@
 #include "program.h"
 #include "program_shapes.h"
 
+#include "common/escape.h"
+
 #include <torch_tensorrt/executorch/TensorRTBackend.h>
 
 #include <executorch/runtime/backend/backend_options_map.h>
@@ -96,6 +98,11 @@ Program::Program(const std::string& path, nb::dict options, const std::string& e
     raise_executorch(names.error(), "reading the methods of '" + path + "'");
   }
   for (const std::string& name : *names) {
+    if (!et::is_valid_utf8(name)) {  // Python names a method by a str, which holds Unicode only
+      nb::gil_scoped_acquire gil;
+      raise(et::ErrorCode::kInvalidProgram, "program '" + path + "': method name '" + et::escape_for_message(name, 256) +
+                                                "' is not valid UTF-8");
+    }
     method_names_.push_back(name);
     if (load_methods) {
       nb::gil_scoped_acquire gil;

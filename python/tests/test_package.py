@@ -72,6 +72,14 @@ def test_every_error_kind_is_its_own_class(code):
     assert str(info.value) == f"a {code} message from C++"
 
 
+def test_a_message_that_is_not_utf8_still_raises_its_error():
+    # A message C++ holds that is not UTF-8 (a name quoted unescaped somewhere) raises its own error,
+    # the bytes shown as \xNN, not a UnicodeDecodeError in its place.
+    with pytest.raises(tet.InvalidProgramError) as info:
+        tet._C._raise_for_test("InvalidProgram", b"method 'forw\xacrd' \xe4\xb8\xad")
+    assert info.value.message == "method 'forw\\xacrd' \u4e2d", info.value.message
+
+
 def test_error_kinds_cover_the_cpp_error_codes():
     cpp = [c for c in tet._C._error_code_names() if c != "Ok"]
     assert sorted(cpp) == sorted(tet.ERROR_CLASSES)
@@ -219,6 +227,21 @@ def test_a_delegate_without_its_compile_specs_is_refused_not_crashed_on(programs
     out = _load_in_own_process(bad)
     assert out.startswith("InvalidProgramError"), out
     assert "delegate 0 of method 'forward' lacks its compile specs" in out, out
+
+
+def test_a_method_name_that_is_not_utf8_is_refused_naming_it(programs, tmp_path):
+    # A name Python cannot hold (str is Unicode) is refused at the load, quoted with the byte escaped,
+    # rather than failing in the conversion to str (UnicodeDecodeError). cpu_add's method name
+    # "forward" made "forw\xacrd", in a process of its own.
+    b = bytearray((programs / "cpu_add.pte").read_bytes())
+    name = _target(b, _first_plan(b), 0)
+    assert bytes(b[name + 4:name + 11]) == b"forward"
+    b[name + 8] = 0xAC
+    bad = tmp_path / "not_utf8_name.pte"
+    bad.write_bytes(bytes(b))
+    out = _load_in_own_process(bad)
+    assert out.startswith("InvalidProgramError"), out
+    assert "method name 'forw\\xacrd' is not valid UTF-8" in out, out
 
 
 def test_malformed_blob_is_an_invalid_program(programs):

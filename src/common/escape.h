@@ -41,6 +41,16 @@ inline std::size_t utf8_sequence_at(std::string_view text, std::size_t at) noexc
   return length;
 }
 
+/// True when all of `text` is well-formed UTF-8.
+inline bool is_valid_utf8(std::string_view text) noexcept {
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_sequence_at(text, at);
+    if (length == 0) return false;
+    at += length;
+  }
+  return true;
+}
+
 /// `text` as valid UTF-8 with no control character: every byte below 0x20, 0x7f, '\\', the UTF-8 C1
 /// controls (U+0080..U+009F) and every byte that is not part of a well-formed UTF-8 sequence written
 /// as \xNN; cut after at most `limit` bytes of input (never inside a character) with "..." appended.
