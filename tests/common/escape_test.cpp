@@ -72,6 +72,15 @@ TEST(Escape, BytesThatAreNotWellFormedUtf8AreEscaped) {
   EXPECT_EQ(escape_for_message("\xC2" "A"), "\\xc2A");
 }
 
+TEST(Escape, Utf8IsCheckedWhole) {
+  EXPECT_TRUE(is_valid_utf8(""));
+  EXPECT_TRUE(is_valid_utf8("forward k\xC3\xA9\xF0\x9F\x98\x80"));
+  EXPECT_FALSE(is_valid_utf8("forw\xACrd"));
+  EXPECT_FALSE(is_valid_utf8("end \xE4\xB8"));      // cut short
+  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));      // a surrogate
+  EXPECT_TRUE(is_valid_utf8(std::string("a\0b", 3)));  // NUL is UTF-8 (escaped when quoted, as a control)
+}
+
 TEST(Escape, TheLimitNeverCutsACharacter) {
   EXPECT_EQ(escape_for_message("abcdef", 4), "abcd...");
   EXPECT_EQ(escape_for_message("abc\xE4\xB8\xAD", 4), "abc...");  // the character would pass the limit
@@ -91,6 +100,7 @@ TEST(Escape, AnyBytesGiveValidUtf8WithoutControlsWithinTheLimit) {
       const unsigned pick = rng() % 4;
       c = static_cast<char>(pick == 0 ? rng() % 256 : pick == 1 ? 0x80 + rng() % 64 : pick == 2 ? 0xC0 + rng() % 64 : 0x20 + rng() % 95);
     }
+    ASSERT_EQ(is_valid_utf8(text), valid_utf8(text)) << round;
     const std::size_t limit = rng() % 48;
     const std::string out = escape_for_message(text, limit);
     ASSERT_TRUE(valid_utf8(out)) << round;

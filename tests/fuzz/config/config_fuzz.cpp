@@ -64,10 +64,8 @@ void check_refusal(TRITONSERVER_Error* e) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte < 0x20 || byte == 0x7f) fail("a raw control character in a refusal: '" + message.substr(0, 200) + "'");
   }
-  for (std::size_t at = 0; at < message.size();) {
-    const std::size_t length = torch_tensorrt::executorch_backend::utf8_sequence_at(message, at);
-    if (length == 0) fail("a refusal that is not valid UTF-8 at byte " + std::to_string(at));
-    at += length;
+  if (!torch_tensorrt::executorch_backend::is_valid_utf8(message)) {
+    fail("a refusal that is not valid UTF-8: '" + torch_tensorrt::executorch_backend::escape_for_message(message, 200) + "'");
   }
   if (message.size() > trtet_triton::kMessageLimit + 3) fail("a refusal of " + std::to_string(message.size()) + " bytes");
 }
