@@ -102,7 +102,8 @@ def main(argv=None):
         print(f"{k[0]:<12}{k[1]:<6}{k[2]:<5}" + "".join(f"{c:>24}" for c in cells) + "".join(f"{c:>16}" for c in counts))
     print("\nper run: client p50 / p99 / p99.9 alone -> beside (us, medians over the pairs), latency calls/s alone / "
           "beside, aggressor calls/s, compute in+infer+out alone (us); the spread of the windows alone (max / min p99, "
-          "client / server); the pooled p99s alone -> beside (us) behind the run's readings")
+          "client / server); the pooled p99s alone -> beside (us) behind the run's readings; the windows where perf_analyzer "
+          "fell behind the rate, kept and run again")
     for i, run in enumerate(runs):
         for k in keys:
             row = run.get(k)
@@ -116,7 +117,10 @@ def main(argv=None):
                   + f"  {med('alone', 'compute_us'):.0f}"
                   + f"  spread {perf_bench.ratios_text([row['client_alone_spread']])} / {perf_bench.ratios_text([row['server_alone_spread']])}"
                   + "".join(f"  {name} pooled p99 {p['alone_p99_us']:.0f}->{p['beside_p99_us']:.0f}"
-                            for name in ("client", "server") for p in [row[f"{name}_pooled"]] if p))
+                            for name in ("client", "server") for p in [row[f"{name}_pooled"]] if p)
+                  # Note [a window the load generator fell behind in] (perf_bench.py)
+                  + (f"  fell behind: {row['delayed']} window(s) kept, {row.get('ran_again', 0)} run again"
+                     if row["delayed"] or row.get("ran_again") else ""))
     print("\nper run: device memory per layout, MiB used on the GPU with both models loaded (before them), and per "
           "server process")
     for i, run_results in enumerate(results):

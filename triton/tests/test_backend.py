@@ -794,6 +794,15 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     assert "1.10* (1.05*) [1.20]" in out  # the control's ratio beside the pair's; no per-request times: *
     assert "  2000/2000  850  90" in out  # no export: perf_analyzer's calls/s (Note [calls per second])
     assert "  run 2 partitioned 1665 (500); per server: 1165" in out, out
+    assert "fell behind:" not in out
+    # Note [a window the load generator fell behind in]: a row's windows kept though delayed, and run again.
+    results = json.loads(open(a).read())
+    results[0]["windows"][1]["alone"]["delayed"] = ["not able to keep up"]
+    results[0]["windows"][1]["beside"]["ran_again"] = ["not able to keep up"]
+    (tmp_path / "late.json").write_text(json.dumps(results))
+    assert perf_runs.main([str(tmp_path / "late.json")]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  run 1 partitioned ") and "spread" in line]
+    assert [("fell behind: 1 window(s) kept, 1 run again" in line) for line in rows] == [False, True, False, False], rows
     assert perf_runs.main([a, b]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 7 of 8 readings, server <= 1.05 in 7 of 8 readings; in every run: not met"), last
