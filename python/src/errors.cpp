@@ -149,19 +149,16 @@ void bind_errors(nb::module_& m) {
       names.append(et::to_string(static_cast<et::ErrorCode>(c)));
     return names;
   });
-  m.def("_raise_for_test", [](const std::string& code, const std::string& message) {
+  auto raise_named = [](const std::string& code, std::string message) {
     for (int c = 1; c <= static_cast<int>(et::ErrorCode::kInvalidState); ++c) {
-      if (code == et::to_string(static_cast<et::ErrorCode>(c))) raise(static_cast<et::ErrorCode>(c), message);
+      if (code == et::to_string(static_cast<et::ErrorCode>(c))) raise(static_cast<et::ErrorCode>(c), std::move(message));
     }
     raise(et::ErrorCode::kInvalidArgument, "no error kind named '" + code + "'");
-  }, "Raises the exception of error kind `code` from C++ (the translation the test suite checks).");
-  m.def("_raise_for_test", [](const std::string& code, const nb::bytes& message) {
-    for (int c = 1; c <= static_cast<int>(et::ErrorCode::kInvalidState); ++c) {
-      if (code == et::to_string(static_cast<et::ErrorCode>(c))) {
-        raise(static_cast<et::ErrorCode>(c), std::string(message.c_str(), message.size()));
-      }
-    }
-    raise(et::ErrorCode::kInvalidArgument, "no error kind named '" + code + "'");
+  };
+  m.def("_raise_for_test", raise_named,
+        "Raises the exception of error kind `code` from C++ (the translation the test suite checks).");
+  m.def("_raise_for_test", [raise_named](const std::string& code, const nb::bytes& message) {
+    raise_named(code, std::string(message.c_str(), message.size()));
   }, "The same with a message of raw bytes, as C++ may hold (not UTF-8 among them).");
 }
 
