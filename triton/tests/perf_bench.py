@@ -43,6 +43,17 @@ kill), as a latency-tuned host does (tuned's latency-performance profile). It ch
 sides alike, alone and beside; nothing of the GPU. The summary says whether it was held, and lists the
 host's idle states with their exit latencies.
 
+Note [the host while it measures]: in S52's and S56's first runs perf_analyzer fell behind the rate in
+window after window, alone as well as beside and in every layout (S56: 55 of 78 windows; the window run
+once more fell behind again in 25 of 30), and the later runs on the same machine hardly at all, with
+nothing of the GPU changed: something on the host took the load generators' time, and the runs did not
+say what. So each layout starts with a look at the host (before its servers start: a process left by
+an earlier test or bench shows here), and so does each window perf_analyzer fell behind in (the first
+four a layout, right after it): over HOST_LOOK_S, the busiest processes by CPU time (/proc/<pid>/stat,
+percent of one core), how busy each of the load generators' cores was (/proc/stat) and the load
+average. They are printed, kept in the JSON (host_before, host_after_delayed) and listed by
+perf_runs.py per run and layout.
+
 Per window, for the latency model: p50, p90, p95 and p99 at the client and the throughput (perf_analyzer's
 -f CSV, which stops at p99), the client's p99.9 (Note [the client's p99.9]), the means of where a request's time goes (client send, network + server send/receive,
 server queue, compute input, compute infer, compute output, client receive: the CSV's columns), and
@@ -441,6 +452,8 @@ def phase_means(before, after):
 # asynchronously with time to spare; where it could not keep up perf_analyzer says so, and the
 # bench reports the window as delayed. --client-threads 4 gives perf_analyzer's default back.
 CLIENT_THREADS = 1
+# The load generators' cores (--client-cores), for Note [the host while it measures]; None: every core.
+CLIENT_CORES = None
 
 # Beyond twice its window and this, a perf_analyzer window has stalled: on the H200 (S50) a 2 s window took
 # 2.3 to 5.0 s from perf_analyzer's start to its exit; a stall held the bench 34 s with 30 here.
@@ -749,9 +762,15 @@ def run_layout(layout, args, plan_gpu, work):
     def delayed(tag, window):  # Note [a window the load generator fell behind in]
         print(f"  {tag}: perf_analyzer fell behind the rate (client p99 {window['p99_us']:.0f} us), the window "
               f"runs again: {window['delayed'][0][:200]}", flush=True)
+        looks = out.setdefault("host_after_delayed", [])
+        if len(looks) < HOST_LOOKS_DELAYED:  # Note [the host while it measures]
+            looks.append({"window": tag, **host_look(CLIENT_CORES)})
+            print(f"  {tag}: the host right after it, {host_look_text(looks[-1])}", flush=True)
 
     on_delayed = None if args.keep_delayed else delayed
 
+    out["host_before"] = host_look(CLIENT_CORES)  # Note [the host while it measures]
+    print(f"  {layout}: the host before its servers start, {host_look_text(out['host_before'])}", flush=True)
     memory_before, _ = device_memory_mib()
     mps = None
     pa_env = {}
@@ -1003,6 +1022,71 @@ def ratios_text(values):
     return ",".join("-" if v != v else (f"{v:.0f}" if v >= 100 else f"{v:.2f}") for v in values)
 
 
+HOST_LOOK_S = 1.0        # Note [the host while it measures]: how long a look at the host lasts
+HOST_LOOKS_DELAYED = 4   # looks after windows perf_analyzer fell behind in, at most, per layout
+
+
+def core_times():
+    """{core: (busy, total)} clock ticks since boot, per core, from /proc/stat."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            name, *values = line.split()
+            if name.startswith("cpu") and name[3:].isdigit():
+                ticks = [int(v) for v in values[:8]]  # user nice system idle iowait irq softirq steal
+                out[int(name[3:])] = (sum(ticks) - ticks[3] - ticks[4], sum(ticks))
+    return out
+
+
+def process_times():
+    """{pid: (command, user + system clock ticks)} of every process whose /proc/<pid>/stat can be read."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        close = text.rfind(")")  # the command may hold spaces and parentheses
+        fields = text[close + 2:].split()  # fields[0] is the state (field 3); utime, stime are 14, 15
+        try:
+            out[int(entry)] = (text[text.find("(") + 1:close], int(fields[11]) + int(fields[12]))
+        except (IndexError, ValueError):
+            continue
+    return out
+
+
+def host_look(cores=None, seconds=None, top=4):
+    """Note [the host while it measures]: over `seconds`, the `top` busiest processes (percent of one
+    core), how busy each of `cores` was (percent; all cores if None) and the load average."""
+    seconds = HOST_LOOK_S if seconds is None else seconds
+    procs0, cores0, t0 = process_times(), core_times(), time.monotonic()
+    time.sleep(seconds)
+    procs1, cores1, elapsed = process_times(), core_times(), time.monotonic() - t0
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = sorted(((100.0 * (t - procs0[pid][1]) / tick / elapsed, command, pid)
+                   for pid, (command, t) in procs1.items()
+                   if pid in procs0 and procs0[pid][0] == command and t > procs0[pid][1]), reverse=True)
+    core_busy = {}
+    for core in sorted(cores1 if cores is None else cores):
+        if core in cores0 and core in cores1 and cores1[core][1] > cores0[core][1]:
+            core_busy[core] = round(100.0 * (cores1[core][0] - cores0[core][0]) / (cores1[core][1] - cores0[core][1]), 1)
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    return {"seconds": round(elapsed, 2), "load_average": load,
+            "busiest": [{"command": c, "pid": p, "percent": round(d, 1)} for d, c, p in busy[:top]],
+            "cores_busy_percent": core_busy}
+
+
+def host_look_text(look):
+    busiest = ", ".join(f"{b['command']} {b['percent']:.0f}% (pid {b['pid']})" for b in look["busiest"]) or "none"
+    cores = ", ".join(f"{c}: {v:.0f}%" for c, v in look["cores_busy_percent"].items())
+    return (f"over {look['seconds']:g} s: busiest {busiest}; load generators' cores busy {cores or '-'}; "
+            f"load average {' '.join(look['load_average'])}")
+
+
 def host_idle_states():
     """The host's CPU idle states (core 0, from cpuidle): 'name (exit latency us)' each, or why none."""
     base = "/sys/devices/system/cpu/cpu0/cpuidle"
@@ -1031,7 +1115,7 @@ def hold_host_idle_latency(us):
 
 
 def main():
-    global CLIENT_THREADS  # --client-threads: every window this run measures
+    global CLIENT_THREADS, CLIENT_CORES  # --client-threads: every window this run measures; --client-cores
     parser = argparse.ArgumentParser()
     parser.add_argument("--rate", type=float, default=2000.0, help="latency model requests/s (open loop)")
     parser.add_argument("--window", type=float, default=2.0, help="seconds per measurement window")
@@ -1075,6 +1159,7 @@ def main():
     CLIENT_THREADS = args.client_threads
     if args.client_cores:
         server_cores, client_cores = harness.split_host_cores(args.client_cores)
+        CLIENT_CORES = sorted(client_cores)
         print(f"host cores: servers {harness.cores_text(server_cores)}, perf_analyzer {harness.cores_text(client_cores)}",
               flush=True)
     idle_hold, idle_text = (None, "left as they are")

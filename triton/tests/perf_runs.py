@@ -131,6 +131,16 @@ def main(argv=None):
                 print(f"  run {i + 1} {r['layout']:<12}{m['gpu_used_loaded']} ({m.get('gpu_used_before')}); per server: {per}")
             else:
                 print(f"  run {i + 1} {r['layout']:<12}(not measured{': ' + r['error'][-120:] if 'error' in r else ''})")
+    looks = [(i, r) for i, run_results in enumerate(results) for r in run_results
+             if r.get("host_before") or r.get("host_after_delayed")]
+    if looks:  # Note [the host while it measures] (perf_bench.py); runs before S57 have none
+        print("\nper run: the host before each layout's servers started, and right after windows perf_analyzer fell "
+              "behind in")
+        for i, r in looks:
+            if r.get("host_before"):
+                print(f"  run {i + 1} {r['layout']:<12}before: {perf_bench.host_look_text(r['host_before'])}")
+            for look in r.get("host_after_delayed") or []:
+                print(f"  run {i + 1} {r['layout']:<12}after {look.get('window', '?')}: {perf_bench.host_look_text(look)}")
     text, met = verdict(runs)
     print(f"perf runs: {n} run{'s' if n != 1 else ''}; {text}; in every run: {'met' if met else 'not met'}")
     return 0

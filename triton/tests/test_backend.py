@@ -278,6 +278,30 @@ def test_the_perf_benchs_hold_on_the_hosts_idle_states_is_in_force_while_held_an
         hold.close()
 
 
+def test_the_perf_benchs_look_at_the_host_names_a_busy_process_and_its_core():
+    # Note [the host while it measures]: a process spinning on one core, its command renamed to one with
+    # spaces and parentheses as /proc/<pid>/stat quotes it, is among the busiest with most of a core,
+    # and that core reads busy; the text names it with its pid.
+    import perf_bench
+    core = max(os.sched_getaffinity(0))
+    spin = ("import os, time\n"
+            "open('/proc/self/comm', 'w').write('spin (a) b')\n"
+            "end = time.monotonic() + 30\n"
+            "while time.monotonic() < end: pass\n")
+    child = subprocess.Popen([sys.executable, "-c", spin], preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    try:
+        time.sleep(0.3)  # renamed and spinning
+        look = perf_bench.host_look(cores=[core], seconds=0.5)
+        mine = [b for b in look["busiest"] if b["pid"] == child.pid]
+        assert mine and mine[0]["command"] == "spin (a) b" and mine[0]["percent"] > 50, look
+        assert look["cores_busy_percent"][core] > 50, look
+        assert len(look["load_average"]) == 3, look
+        assert f"spin (a) b {mine[0]['percent']:.0f}% (pid {child.pid})" in perf_bench.host_look_text(look)
+    finally:
+        child.kill()
+        child.wait()
+
+
 @needs_no_gpu
 def test_the_perf_benchs_rate_limited_instance_groups_are_a_config_triton_takes():
     # perf_bench --rate-limiter shared: the server with --rate-limit=execution_count and both models'
@@ -795,6 +819,7 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     assert "  2000/2000  850  90" in out  # no export: perf_analyzer's calls/s (Note [calls per second])
     assert "  run 2 partitioned 1665 (500); per server: 1165" in out, out
     assert "fell behind:" not in out
+    assert "the host before each layout" not in out  # runs without looks at the host say nothing of it
     # Note [a window the load generator fell behind in]: a row's windows kept though delayed, and run again.
     results = json.loads(open(a).read())
     results[0]["windows"][1]["alone"]["delayed"] = ["not able to keep up"]
@@ -803,6 +828,17 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     assert perf_runs.main([str(tmp_path / "late.json")]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  run 1 partitioned ") and "spread" in line]
     assert [("fell behind: 1 window(s) kept, 1 run again" in line) for line in rows] == [False, True, False, False], rows
+    # Note [the host while it measures]: the looks at the host, each with its layout and window.
+    look = {"seconds": 1.0, "load_average": ["3.10", "2.00", "1.00"], "cores_busy_percent": {"14": 97.0},
+            "busiest": [{"command": "tritonserver", "pid": 42, "percent": 180.0}]}
+    results[0]["host_before"] = look
+    results[0]["host_after_delayed"] = [dict(look, window="partitioned_grpc_cuda_0_alone")]
+    (tmp_path / "looked.json").write_text(json.dumps(results))
+    assert perf_runs.main([str(tmp_path / "looked.json")]) == 0
+    out = capsys.readouterr().out
+    assert ("  run 1 partitioned before: over 1 s: busiest tritonserver 180% (pid 42); load generators' cores busy "
+            "14: 97%; load average 3.10 2.00 1.00") in out, out
+    assert "  run 1 partitioned after partitioned_grpc_cuda_0_alone: over 1 s: busiest tritonserver 180%" in out, out
     assert perf_runs.main([a, b]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 7 of 8 readings, server <= 1.05 in 7 of 8 readings; in every run: not met"), last
