@@ -54,6 +54,18 @@ percent of one core), how busy each of the load generators' cores was (/proc/sta
 average. They are printed, kept in the JSON (host_before, host_after_delayed) and listed by
 perf_runs.py per run and layout.
 
+Note [cores of the latency model's own]: in every run so far the server's p99 moved in the queue,
+not in compute, and the queue's part with an instance free (the instance thread woken for the
+request) read a p99 of 130 to 240 us against a mean near 30, alone as beside (S53 to S56). That
+thread shares the server's cores with every other thread of the server: the frontends', and in the
+one-server layouts the aggressor's instance. With --latency-cores N (with --client-cores) the last N
+of the server's cores become the latency model's instance threads' own: Triton's host policy
+(tritonserver --host-policy=latency,cpu-cores=<first>-<last>, and host_policy: "latency" in the
+latency model's instance_group) sets the affinity of the instance's thread and of the threads it
+starts, and every server process is started on the other server cores only, so nothing else of the
+server runs there. The same in every layout, alone as beside. Triton takes one range of cores, so
+the N must be consecutive.
+
 Per window, for the latency model: p50, p90, p95 and p99 at the client and the throughput (perf_analyzer's
 -f CSV, which stops at p99), the client's p99.9 (Note [the client's p99.9]), the means of where a request's time goes (client send, network + server send/receive,
 server queue, compute input, compute infer, compute output, client receive: the CSV's columns), and
@@ -718,14 +730,35 @@ RATE_LIMIT_PRIORITY = {"latency": 1, "aggressor": 8}
 RATE_LIMIT_SERVER_ARGS = ["--rate-limit=execution_count"]
 
 
-def instance_group_text(count, model, rate_limited=False):
+def instance_group_text(count, model, rate_limited=False, host_policy=None):
     """The instance_group of `count` instances on GPU 0, with the rate limiter's shared resource and the
-    model's priority when `rate_limited`."""
+    model's priority when `rate_limited`, and Triton's host policy `host_policy` (Note [cores of the
+    latency model's own])."""
     limiter = ""
     if rate_limited:
         limiter = (f' rate_limiter {{ resources [ {{ name: "{RATE_LIMIT_RESOURCE}" global: true count: 1 }} ]'
                    f' priority: {RATE_LIMIT_PRIORITY[model]} }}')
-    return f'instance_group [ {{ kind: KIND_GPU count: {count} gpus: [ 0 ]{limiter} }} ]\n'
+    policy = f' host_policy: "{host_policy}"' if host_policy else ""
+    return f'instance_group [ {{ kind: KIND_GPU count: {count} gpus: [ 0 ]{limiter}{policy} }} ]\n'
+
+
+# Note [cores of the latency model's own]: the policy's name, and the server arguments that give it cores.
+LATENCY_POLICY = "latency"
+LATENCY_POLICY_ARGS = []
+
+
+def latency_cores_split(server_cores, count):
+    """(the cores left to the server processes, the latency model's instance cores, the server argument
+    naming them): the last `count` of `server_cores`, which must be consecutive (Triton's cpu-cores is
+    one range), and at least one core left."""
+    cores = sorted(server_cores)
+    if count < 1 or count > len(cores) - 1:
+        raise ValueError(f"{count} latency cores of {len(cores)} server cores: it takes 1 to {len(cores) - 1}")
+    own = cores[-count:]
+    if own[-1] - own[0] != count - 1:
+        raise ValueError(f"the latency model's cores {harness.cores_text(own)} are not consecutive: Triton's "
+                         f"cpu-cores takes one range")
+    return set(cores[:-count]), set(own), f"--host-policy={LATENCY_POLICY},cpu-cores={own[0]}-{own[-1]}"
 
 
 def run_layout(layout, args, plan_gpu, work):
@@ -738,7 +771,8 @@ def run_layout(layout, args, plan_gpu, work):
         params = {"plan_file": plan}
     # The latency model's instances (--instances): each its own Module and stream; partitioned, each on a
     # partition of its own (latency_<k>), the same LAT_SMS SMs in all; otherwise all on the whole GPU.
-    latency_group = instance_group_text(args.instances, "latency", rate_limited)
+    latency_group = instance_group_text(args.instances, "latency", rate_limited,
+                                        LATENCY_POLICY if LATENCY_POLICY_ARGS else None)
     if args.priority != "default":  # Triton's optimization.priority for the latency model (whole GPU: its stream's)
         latency_group += f"optimization {{ priority: PRIORITY_{args.priority.upper()} }}\n"
     harness.make_model(repo, "latency", pte="triton_latency", parameters=dict(params, stream_wait=args.wait,
@@ -749,7 +783,8 @@ def run_layout(layout, args, plan_gpu, work):
     sms_file = os.path.join(repo, "sms.txt")
     env = {"TRTET_TEST_ENGINES_SMS_FILE": sms_file, "TRTET_TEST_ENGINES_AUTOINSTALL": "1"}
     trace_path = os.path.join(work, f"trace-{layout}.json")
-    server_args = (trace_args(trace_path) if args.trace else []) + (RATE_LIMIT_SERVER_ARGS if rate_limited else [])
+    server_args = ((trace_args(trace_path) if args.trace else []) + (RATE_LIMIT_SERVER_ARGS if rate_limited else [])
+                   + LATENCY_POLICY_ARGS)  # the latency model's server: Note [cores of the latency model's own]
     out = {"layout": layout, "windows": [], "checks": [], "load_generator_stalls": []}
     if rate_limited:
         out["rate_limiter"] = {"resource": RATE_LIMIT_RESOURCE, "priority": dict(RATE_LIMIT_PRIORITY)}
@@ -1115,7 +1150,7 @@ def hold_host_idle_latency(us):
 
 
 def main():
-    global CLIENT_THREADS, CLIENT_CORES  # --client-threads: every window this run measures; --client-cores
+    global CLIENT_THREADS, CLIENT_CORES, LATENCY_POLICY_ARGS  # --client-threads, --client-cores, --latency-cores
     parser = argparse.ArgumentParser()
     parser.add_argument("--rate", type=float, default=2000.0, help="latency model requests/s (open loop)")
     parser.add_argument("--window", type=float, default=2.0, help="seconds per measurement window")
@@ -1143,6 +1178,10 @@ def main():
     parser.add_argument("--client-cores", type=int, default=0,
                         help="run perf_analyzer on this many of the host's last cores and the servers on the rest "
                              "(0: no split)")
+    parser.add_argument("--latency-cores", type=int, default=0,
+                        help="with --client-cores: the last this many of the server's cores are the latency model's "
+                             "instance threads' own, through Triton's host policy (Note [cores of the latency "
+                             "model's own]; 0: none)")
     parser.add_argument("--client-threads", type=int, default=CLIENT_THREADS, choices=range(1, 17), metavar="1..16",
                         help="perf_analyzer's --max-threads for the latency model's windows (Note [one sending thread])")
     parser.add_argument("--host-idle-latency-us", type=int, default=-1,
@@ -1160,8 +1199,19 @@ def main():
     if args.client_cores:
         server_cores, client_cores = harness.split_host_cores(args.client_cores)
         CLIENT_CORES = sorted(client_cores)
-        print(f"host cores: servers {harness.cores_text(server_cores)}, perf_analyzer {harness.cores_text(client_cores)}",
-              flush=True)
+        own_text = ""
+        if args.latency_cores:  # Note [cores of the latency model's own]
+            try:
+                server_cores, own, policy = latency_cores_split(server_cores, args.latency_cores)
+            except ValueError as e:
+                parser.error(f"--latency-cores: {e}")
+            harness.SERVER_CPUS = server_cores
+            LATENCY_POLICY_ARGS = [policy]
+            own_text = f", the latency model's instance threads {harness.cores_text(own)}"
+        print(f"host cores: servers {harness.cores_text(server_cores)}{own_text}, perf_analyzer "
+              f"{harness.cores_text(client_cores)}", flush=True)
+    elif args.latency_cores:
+        parser.error("--latency-cores takes --client-cores: the cores are split first between servers and clients")
     idle_hold, idle_text = (None, "left as they are")
     if args.host_idle_latency_us >= 0:
         idle_hold, idle_text = hold_host_idle_latency(args.host_idle_latency_us)
@@ -1195,7 +1245,8 @@ def main():
 
     print("\n== perf bench summary ==")
     if harness.SERVER_CPUS is not None:
-        print(f"host cores: servers {harness.cores_text(harness.SERVER_CPUS)}, perf_analyzer "
+        own = f", the latency model's instance threads ({LATENCY_POLICY_ARGS[0]})" if LATENCY_POLICY_ARGS else ""
+        print(f"host cores: servers {harness.cores_text(harness.SERVER_CPUS)}{own}, perf_analyzer "
               f"{harness.cores_text(os.sched_getaffinity(0))}")
     for r in results:
         if "error" in r:

@@ -578,6 +578,52 @@ def python_backend_server(tmp_path, monkeypatch, names):
     return harness.Server(str(tmp_path / "repo"))
 
 
+def test_the_perf_benchs_latency_cores_are_the_latency_instances_own(tmp_path, monkeypatch):
+    # Note [cores of the latency model's own], in the real server: a model of the latency model's name on
+    # Triton's Python backend, its instance_group as the bench writes it (on the CPU here, where no GPU
+    # group can load), the server started on the cores left and with the bench's host policy. A thread
+    # of the server runs on the latency core alone, and the server's main thread never there.
+    import perf_bench
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip(f"needs two cores to give one its own (this process may use {len(cores)})")
+    left, own, policy = perf_bench.latency_cores_split(set(cores), 1)
+    assert own == {cores[-1]} and left == set(cores[:-1]), (own, left)
+    assert policy == f"--host-policy=latency,cpu-cores={cores[-1]}-{cores[-1]}", policy
+    with pytest.raises(ValueError, match="not consecutive"):
+        perf_bench.latency_cores_split({0, 1, 2, 5}, 2)
+    with pytest.raises(ValueError, match="it takes 1 to"):
+        perf_bench.latency_cores_split(set(cores), len(cores))
+    s = python_backend_server(tmp_path, monkeypatch, ["latency"])
+    s.stop()  # the models are written; the server starts again below, as the bench starts it
+    config = tmp_path / "repo" / "latency" / "config.pbtxt"
+    group = perf_bench.instance_group_text(1, "latency", host_policy=perf_bench.LATENCY_POLICY)
+    assert 'host_policy: "latency"' in group, group
+    config.write_text(re.sub(r"instance_group \[.*\]\n", group.replace("KIND_GPU", "KIND_CPU").replace(" gpus: [ 0 ]", ""),
+                             config.read_text()))
+    monkeypatch.setattr(harness, "SERVER_CPUS", left)
+
+    def allowed(pid, task):  # the cores a thread may run on (Linux's list: "0-2,5")
+        with open(f"/proc/{pid}/task/{task}/status") as f:
+            text = next(line for line in f if line.startswith("Cpus_allowed_list:")).split()[1]
+        out = set()
+        for part in text.split(","):
+            first, _, last = part.partition("-")
+            out.update(range(int(first), int(last or first) + 1))
+        return out
+
+    s = harness.Server(str(tmp_path / "repo"), args=[policy])
+    try:
+        message = s.load("latency")
+        assert message is None, message + s.log()[-3000:]
+        pid = s.process.pid
+        threads = [allowed(pid, t) for t in os.listdir(f"/proc/{pid}/task")]
+        assert allowed(pid, pid) == left, (allowed(pid, pid), left)
+        assert own in threads, threads
+    finally:
+        s.stop()
+
+
 def test_the_batch_benchs_runs_read_perf_analyzer_and_the_servers_counts(tmp_path, monkeypatch):
     # batch_bench.run against the real server and the real perf_analyzer, with models of the bench's
     # names on Triton's Python backend (no GPU): "single" takes [1, 64] one request a call, "batched"
