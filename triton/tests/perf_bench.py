@@ -1309,7 +1309,7 @@ def main():
             text += " | " + " ".join(f"{percentile([m[f] for m in means if f in m], 50):.1f}" for f in TIMED)
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {text}")
     print(f"\nperf_analyzer on {plan_gpu['name']} ({plan_gpu['sm_count']} SMs): latency model open loop at "
-          f"{args.rate:.0f}/s (stream_wait {args.wait}, send_from {args.send_from}, {args.instances} instance(s), priority {args.priority}, rate limiter {args.rate_limiter}; perf_analyzer with {CLIENT_THREADS} sending thread(s)), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
+          f"{args.rate:.0f}/s (stream_wait {args.wait}, send_from {args.send_from}, {args.instances} instance(s), priority {args.priority}, rate limiter {args.rate_limiter}{f', cores of its own {args.latency_cores}' if args.latency_cores else ''}; perf_analyzer with {CLIENT_THREADS} sending thread(s)), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
           f"ratios per pair, beside / alone; beside first in odd pairs{'; a control window alone ends each pair' if args.control else ''}) after "
           f"{f'{args.warmup:g} s warm-up windows, alone and beside, per protocol and I/O' if args.warmup > 0 else 'no warm-up'}; aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
           f"{time.monotonic() - t0:.0f} s")
