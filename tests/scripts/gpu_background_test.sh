@@ -75,6 +75,20 @@ rc=$?
 set -e
 [ "$rc" -eq 143 ] || fail "a stopped run's status is $rc, not 143"
 
+# A run whose processes are killed outright (no status written): wait says so, and packs what it wrote.
+# shellcheck disable=SC2016 # $OUT is the run's, expanded by its shell
+"$gpu" background start gone -- bash -c 'echo some > "$OUT/so_far.txt"; sleep 300 & wait' > /dev/null || true
+sleep 1
+kill -KILL -- "-$(cat "$work/state/gone/pid")"
+sleep 0.5
+set +e
+OUT=$work/gone "$gpu" background wait gone 5 > "$work/gone.txt"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "a run killed outright: wait returned $rc, not 1: $(cat "$work/gone.txt")"
+grep -q '^gone: ended without a status' "$work/gone.txt" || fail "no 'ended without a status': $(cat "$work/gone.txt")"
+[ "$(tar xzOf "$work/gone/gone.tgz" out/so_far.txt)" = some ] || fail "a run killed outright: what it wrote was not packed"
+
 # Names that would leave the state directory, and a start without a command.
 if "$gpu" background start ../escape -- true 2> /dev/null; then fail "a name with '/' was accepted"; fi
 if "$gpu" background start ok -- 2> /dev/null; then fail "a start without a command was accepted"; fi
