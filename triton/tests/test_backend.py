@@ -602,23 +602,14 @@ def test_the_perf_benchs_latency_cores_are_the_latency_instances_own(tmp_path, m
     config.write_text(re.sub(r"instance_group \[.*\]\n", group.replace("KIND_GPU", "KIND_CPU").replace(" gpus: [ 0 ]", ""),
                              config.read_text()))
     monkeypatch.setattr(harness, "SERVER_CPUS", left)
-
-    def allowed(pid, task):  # the cores a thread may run on (Linux's list: "0-2,5")
-        with open(f"/proc/{pid}/task/{task}/status") as f:
-            text = next(line for line in f if line.startswith("Cpus_allowed_list:")).split()[1]
-        out = set()
-        for part in text.split(","):
-            first, _, last = part.partition("-")
-            out.update(range(int(first), int(last or first) + 1))
-        return out
-
     s = harness.Server(str(tmp_path / "repo"), args=[policy])
     try:
         message = s.load("latency")
         assert message is None, message + s.log()[-3000:]
         pid = s.process.pid
-        threads = [allowed(pid, t) for t in os.listdir(f"/proc/{pid}/task")]
-        assert allowed(pid, pid) == left, (allowed(pid, pid), left)
+        # Linux takes a thread's id where sched_getaffinity asks for a process's: each thread's cores.
+        threads = [os.sched_getaffinity(int(t)) for t in os.listdir(f"/proc/{pid}/task")]
+        assert os.sched_getaffinity(pid) == left, (os.sched_getaffinity(pid), left)
         assert own in threads, threads
     finally:
         s.stop()
