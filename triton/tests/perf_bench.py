@@ -479,9 +479,10 @@ class WindowStalled(RuntimeError):
     sending and wait forever: triton-inference-server/server issue 2686). start_ns/end_ns: the span
     of the window, for the server's own traces of it."""
 
-    def __init__(self, message, client_side=False, start_ns=None, end_ns=None):
+    def __init__(self, message, client_side=False, start_ns=None, end_ns=None, what="stalled"):
         super().__init__(message)
         self.client_side, self.start_ns, self.end_ns = client_side, start_ns, end_ns
+        self.what = what  # "stalled", or "failed": Note [a window perf_analyzer failed in]
 
 
 def stalled_at_the_client(before, after, ready):
@@ -492,6 +493,34 @@ def stalled_at_the_client(before, after, ready):
     if any(side.get(key) is None for side in (before, after) for key in ("success", "fail")):
         return False
     return after["fail"] == before["fail"]
+
+
+# Note [a window perf_analyzer failed in]
+# --------------------------------------
+# S57's runs (H100) lost two layouts, one a run, to one window each: perf_analyzer over HTTP ended
+# with "Failed to retrieve results from inference request. Thread [0] had error: failed to parse the
+# request JSON buffer: The document is empty. at 0". That message is the HTTP client library's, on a
+# response whose body it got empty (tritonclient's InferResultHttp parses every response's JSON);
+# the server answers a request it refuses with a JSON error, never an empty body. So the request was
+# lost in the client or on the way, not refused. Such a window runs once more, as a stall does, where
+# the server's side is clean by the same test (stalled_at_the_client: it answered, failed no request
+# of the window, holds none pending, is ready) and it served part of the window, so perf_analyzer got
+# as far as sending (a refused argument sends nothing, and fails as before). The first failure is
+# recorded with the stalls (load_generator_stalls) and printed; a second one fails the layout.
+
+
+def failed_at_the_client(before, after, ready):
+    """True when a window perf_analyzer failed in may be put down to the client: the server is clean
+    (stalled_at_the_client) and served part of the window (before/after: request_counts)."""
+    return stalled_at_the_client(before, after, ready) and after["success"] > before["success"]
+
+
+def failure_verdict(tag, returncode, before, after, said):
+    """The message for a window perf_analyzer failed in with the server clean."""
+    lines = [line.strip() for line in said.splitlines() if "error" in line.lower() or "failed" in line.lower()]
+    return (f"perf_analyzer ({tag}) failed ({returncode}) after the server had served "
+            f"{after['success'] - before['success']} of the window's requests, failed none and held none, "
+            f"ready: {' / '.join(lines)[-600:] or said.strip()[-600:]}")
 
 
 def window_command(binary, port, protocol, io, rate, count, csv_path, threads):
@@ -538,6 +567,10 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
             said = done.stdout + done.stderr
             if "Usage:" in said:  # a refused argument: its error comes before the usage text
                 said = said[:said.index("Usage:")]
+            counts_after, ready = request_counts(server, "latency"), server_ready(server)
+            if failed_at_the_client(counts_before, counts_after, ready):  # Note [a window perf_analyzer failed in]
+                raise WindowStalled(failure_verdict(tag, done.returncode, counts_before, counts_after, said),
+                                    client_side=True, start_ns=t0, end_ns=t1, what="failed")
             raise RuntimeError(f"perf_analyzer ({tag}) failed ({done.returncode}):\n{said[-3000:]}")
         row = read_csv(csv_path)
         delayed = [line.strip() for line in done.stdout.splitlines() if "not able to keep up" in line]
@@ -583,7 +616,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
 
 def measure_once_more(on_stall, server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False,
                       on_delayed=None):
-    """measure(), run again once where the window stalled at the load generator with the server clean
+    """measure(), run again once where the window stalled or failed at the load generator with the server clean
     (WindowStalled.client_side), after on_stall(tag, the WindowStalled) has recorded it. Any other
     stall, or a second one, is raised. With on_delayed, a window perf_analyzer fell behind in runs again
     once too, after on_delayed(tag, the window) has recorded it, and the second is returned with
@@ -789,10 +822,10 @@ def run_layout(layout, args, plan_gpu, work):
     if rate_limited:
         out["rate_limiter"] = {"resource": RATE_LIMIT_RESOURCE, "priority": dict(RATE_LIMIT_PRIORITY)}
 
-    def stalled(tag, e):  # measure_once_more's record of a load generator's stall
+    def stalled(tag, e):  # measure_once_more's record of a load generator's stall or failure
         out["load_generator_stalls"].append(str(e))
-        print(f"  {tag}: LOAD GENERATOR STALLED with the server clean, the window runs again: {str(e)[:300]}",
-              flush=True)
+        print(f"  {tag}: LOAD GENERATOR {e.what.upper()} with the server clean, the window runs again: "
+              f"{str(e)[:300]}", flush=True)
 
     def delayed(tag, window):  # Note [a window the load generator fell behind in]
         print(f"  {tag}: perf_analyzer fell behind the rate (client p99 {window['p99_us']:.0f} us), the window "
@@ -1263,7 +1296,7 @@ def main():
             print(f"{r['layout']}: rate limiter: both models' instances need the one copy of global resource "
                   f"'{r['rate_limiter']['resource']}' (--rate-limit=execution_count); priorities {r['rate_limiter']['priority']}")
         if r.get("load_generator_stalls"):
-            print(f"{r['layout']}: {len(r['load_generator_stalls'])} window(s) run again after perf_analyzer stalled "
+            print(f"{r['layout']}: {len(r['load_generator_stalls'])} window(s) run again after perf_analyzer stalled or failed "
                   f"with the server clean; the first: {r['load_generator_stalls'][0][:400]}")
         if "sms_latency" in r:
             lat, agg = set(r["sms_latency"]), set(r["sms_aggressor"])

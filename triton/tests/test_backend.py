@@ -1074,6 +1074,62 @@ def test_a_perf_analyzer_window_that_stalls_is_stopped_and_says_which_side_held_
     assert stalled.value.client_side and "0 pending" in str(stalled.value), str(stalled.value)
 
 
+def test_a_window_perf_analyzer_failed_in_with_the_server_clean_runs_again(tmp_path, monkeypatch):
+    # perf_bench's Note [a window perf_analyzer failed in]: S57's failure (a stand-in perf_analyzer
+    # printing what the real one printed, exit status 99) is put down to the client, as a stall is, only
+    # where the server served part of the window, failed none of it, holds none and is ready; then
+    # measure_once_more runs the window again once. Otherwise it fails the layout as before.
+    import perf_bench
+    said = ("Request Rate: 2000 inference requests per seconds\nFailed to retrieve results from inference "
+            "request.\nThread [0] had error: failed to parse the request JSON buffer: The document is empty. at 0\n")
+    failing = tmp_path / "perf_analyzer"
+    failing.write_text(f"#!/bin/sh\nprintf '{said}'\nexit 99\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(perf_bench, "perf_analyzer_command", lambda extra_env=None: (str(failing), dict(os.environ)))
+
+    class Client:
+        def __init__(self, served, failed, ready):
+            self.calls, self.served, self.failed, self.ready = 0, served, failed, ready
+
+        def get_inference_statistics(self, model):
+            self.calls += 1  # before each window and after it; each window serves and fails as told
+            windows = self.calls // 2
+            return {"model_stats": [{"inference_stats": {
+                "success": {"count": 500 + windows * self.served}, "fail": {"count": 2 + windows * self.failed}}}]}
+
+        def is_server_ready(self):
+            return self.ready
+
+    class Server:
+        grpc_port = http_port = 1
+
+        def __init__(self, served, failed=0, ready=True, pending=0):
+            self.client, self.pending = Client(served, failed, ready), pending
+
+        def metrics_text(self):
+            raise OSError("no /metrics here")
+
+        def metric(self, *args, **kwargs):
+            return self.pending
+
+    with pytest.raises(perf_bench.WindowStalled) as lost:
+        perf_bench.measure(Server(1234), "http", "cuda", 2000, 2, str(tmp_path), "w")
+    text = str(lost.value)
+    assert lost.value.client_side and lost.value.what == "failed", text
+    assert "failed (99)" in text and "served 1234 of the window" in text and "The document is empty" in text, text
+    for server in (Server(0), Server(1234, failed=1), Server(1234, ready=False), Server(1234, pending=2)):
+        with pytest.raises(RuntimeError) as refused:  # nothing sent, a request failed, not ready, held
+            perf_bench.measure(server, "http", "cuda", 2000, 2, str(tmp_path), "w")
+        assert not isinstance(refused.value, perf_bench.WindowStalled), str(refused.value)
+        assert "failed (99)" in str(refused.value) and "The document is empty" in str(refused.value)
+    # measure_once_more: the first failure is recorded and the window runs once more; a second fails.
+    recorded = []
+    with pytest.raises(perf_bench.WindowStalled) as twice:
+        perf_bench.measure_once_more(lambda tag, e: recorded.append((tag, e.what)), Server(1234), "http", "cuda",
+                                     2000, 2, str(tmp_path), "w")
+    assert recorded == [("w", "failed")] and "(w_again) failed (99)" in str(twice.value), str(twice.value)
+
+
 def test_a_stall_is_the_load_generators_only_with_the_server_clean():
     # perf_bench.stalled_at_the_client: only a server that answered, failed nothing of the window,
     # holds nothing and is ready lets a stall be put down to the load generator.
