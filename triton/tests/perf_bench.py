@@ -146,11 +146,11 @@ def nearest_rank(values, q):
 MAX_EXPORT_BYTES = 1 << 30  # a window's profile export read at most (4,000 requests take about 48 MB)
 
 
-def export_latencies_us(path):
+def export_latencies_us(path, sends=None):
     """(each answered request's latency in us, the requests never answered, the span in ns from the
     first answered request's send to the last answer) from perf_analyzer's --profile-export-file (Note
-    [the client's p99.9]). Raises ValueError where the file is missing, empty, too large or holds no
-    request."""
+    [the client's p99.9]); with a list `sends`, every request's send time (ns) is appended to it. Raises
+    ValueError where the file is missing, empty, too large or holds no request."""
     try:
         size = os.path.getsize(path)
     except OSError as e:
@@ -168,6 +168,8 @@ def export_latencies_us(path):
         if m.group(1) is not None:
             unanswered += sent is not None  # the one before had no response_timestamps
             sent = int(m.group(1))
+            if sends is not None:
+                sends.append(sent)
         elif sent is not None:
             if m.group(2):
                 answered = int(m.group(2))
@@ -181,6 +183,50 @@ def export_latencies_us(path):
     if not latencies and not unanswered:
         raise ValueError("the profile export holds no request")
     return latencies, unanswered, (last_answer - first_sent if latencies else 0)
+
+
+# Note [late at the client or on the way]
+# ---------------------------------------
+# perf_analyzer's constant distribution sends request i at its start + i / rate. Where it falls behind
+# (S57: in most rows of all three runs, with its cores at most 14 % busy), the requests it owed go out
+# late and together, and the server's queue behind them is the client's doing, not the GPU's. Each
+# window says how late its requests were against that even schedule, at two places: when perf_analyzer
+# sent them (its export's send times) and when the server's frontend received them (the traces:
+# GRPC_WAITREAD_END or HTTP_RECV_START, else REQUEST_START). A request's lateness is its time minus
+# i / rate, less the least of those over the window, so the window's earliest request relative to the
+# schedule is 0 late. Late when sent: the load generator. On time when sent and late when received:
+# the network, the frontend or the host between them. Neither: the queue is the server's own.
+
+
+def lateness_us(times_ns, rate):
+    """(p99, max) in µs of how late each of a window's requests came against an even schedule of `rate`
+    a second (Note [late at the client or on the way]); None for fewer than two requests."""
+    times = sorted(times_ns)
+    if len(times) < 2 or rate <= 0:
+        return None
+    step = 1e9 / rate
+    ahead = [t - i * step for i, t in enumerate(times)]
+    first = min(ahead)
+    late = [(a - first) / 1e3 for a in ahead]
+    return nearest_rank(late, 99), max(late)
+
+
+def arrivals_ns(traces, model, start_ns, end_ns):
+    """When the server's frontend received each of `model`'s requests that started in [start_ns,
+    end_ns] (Note [late at the client or on the way])."""
+    out = []
+    for t in traces.values():
+        if t.get("model") != model or not start_ns <= t.get("REQUEST_START", -1) <= end_ns:
+            continue
+        out.append(t.get("GRPC_WAITREAD_END", t.get("HTTP_RECV_START", t["REQUEST_START"])))
+    return out
+
+
+def add_lateness(window, side, times_ns, rate):
+    """window[f"{side}_late_p99_us"] and [f"{side}_late_max_us"] from lateness_us, where there are any."""
+    late = lateness_us(times_ns, rate)
+    if late is not None:
+        window[f"{side}_late_p99_us"], window[f"{side}_late_max_us"] = late
 
 
 # Note [calls per second]
@@ -589,7 +635,9 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
         out["phases_us"] = phases  # the backend's own split of compute input, infer and output (and after)
         if export:  # Note [the client's p99.9]
             try:
-                latencies, unanswered, span_ns = export_latencies_us(export_path)
+                sends = []
+                latencies, unanswered, span_ns = export_latencies_us(export_path, sends)
+                add_lateness(out, "sent", sends, rate)  # Note [late at the client or on the way]
                 out.update({"p999_us": nearest_rank(latencies, 99.9), "export_p99_us": nearest_rank(latencies, 99),
                             "exported": len(latencies), "unanswered": unanswered})
                 if span_ns > 0:  # Note [calls per second]
@@ -947,6 +995,8 @@ def run_layout(layout, args, plan_gpu, work):
             for side in sides(w):
                 rows = server_times_us(traces, "latency", side["start_ns"], side["end_ns"])
                 add_server_percentiles(side, rows)
+                add_lateness(side, "received", arrivals_ns(traces, "latency", side["start_ns"], side["end_ns"]),
+                             args.rate)  # Note [late at the client or on the way]
                 side[SERVER_TIMES] = [r[0] for r in rows]  # for the pooled p99; not in the JSON
     out["pooled"] = pool_rows(out["windows"])  # Note [one p99 per side]
     return out
@@ -1327,6 +1377,15 @@ def main():
         print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {figures} | behind another "
               f"{med('alone', 'queued_behind'):.0f}->{med('beside', 'queued_behind'):.0f} of "
               f"{med('alone', 'traced'):.0f}->{med('beside', 'traced'):.0f}")
+    print("\nHow late the latency model's requests came against the even schedule of the rate (Note [late at the "
+          "client or on the way]), p99/max in us alone -> beside: when perf_analyzer sent them (its export), when the"
+          " server's frontend received them (the traces)")
+    for row in rows:
+        med = row["med"]
+        figures = " | ".join(f"{where} " + " ".join(
+            f"{med('alone', f'{where}_late_{q}_us'):.0f}->{med('beside', f'{where}_late_{q}_us'):.0f}"
+            for q in ("p99", "max")) for where in ("sent", "received"))
+        print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {figures}")
     print("\nThe backend's phases of the latency model's requests alone, means in us (trtet_request_phase_duration_us;"
           " compute input = response_new + inputs + outputs, infer = execute + stream_wait + late_outputs, output ="
           " send; release follows the reported end; method is Method::execute, a part of execute): " + ", ".join(PHASES)

@@ -316,7 +316,7 @@ def main():
             def record_client_stall(tag, e):  # measure_once_more runs the window again after this
                 client_stalls.append({"t_s": time.monotonic() - t0, "said": str(e),
                                       "start_ns": e.start_ns, "end_ns": e.end_ns})
-                print(f"  {client_stalls[-1]['t_s']:6.0f} s: LOAD GENERATOR STALLED, the window runs again: {e}",
+                print(f"  {client_stalls[-1]['t_s']:6.0f} s: LOAD GENERATOR {e.what.upper()}, the window runs again: {e}",
                       flush=True)
 
             k = 0

@@ -697,6 +697,8 @@ def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, 
             # Note [calls per second]: the answers over the span they came in, near the rate sent (500 requests
             # at 500/s; perf_analyzer's schedule runs a little early at times: 501.7 once here)
             assert 250.0 < w["served_per_s"] < 1.05 * 500.0, w["served_per_s"]
+            # Note [late at the client or on the way]: the sends read from the same export
+            assert 0.0 <= w["sent_late_p99_us"] <= w["sent_late_max_us"] < 1e6, w
             # the export read and deleted (a stalled attempt's too), the CSVs kept
             assert os.listdir(work) and all(f.endswith(".csv") for f in os.listdir(work)), os.listdir(work)
         plain = window("grpc", "plain", export=False)
@@ -921,6 +923,39 @@ def test_perf_runs_reads_each_run_by_its_pooled_p99s_where_it_has_them(tmp_path,
     assert last.endswith("client <= 1.10 in 8 of 8 readings, server <= 1.05 in 4 of 8 readings; in every run: not met"), last
 
 
+def test_the_perf_benchs_lateness_says_when_requests_left_the_schedule_of_the_rate():
+    # perf_bench's Note [late at the client or on the way]: how late each request of a window came
+    # against an even schedule of the rate, wherever the window started, in send order or not.
+    import perf_bench
+    step = 500_000  # 2,000/s
+    even = [10_123 + i * step for i in range(1000)]
+    assert perf_bench.lateness_us(even, 2000) == (0.0, 0.0)
+    assert perf_bench.lateness_us(list(reversed(even)), 2000) == (0.0, 0.0)  # the order they were listed in
+    # A burst: requests 500 to 519 owed while the sender was held, all sent at request 520's time.
+    burst = [t if not 500 <= i < 520 else even[520] for i, t in enumerate(even)]
+    p99, most = perf_bench.lateness_us(burst, 2000)
+    assert most == 10_000.0  # request 500, twenty steps late
+    assert p99 == perf_bench.nearest_rank([0.0] * 980 + [500.0 * k for k in range(1, 21)], 99) == 5_000.0
+    # Sent 50 us early from request 100 on: it is the first hundred that read late, by 50 us.
+    early = [t - (50_000 if i >= 100 else 0) for i, t in enumerate(even)]
+    assert perf_bench.lateness_us(early, 2000) == (50.0, 50.0)
+    assert perf_bench.lateness_us(even[:1], 2000) is None and perf_bench.lateness_us(even, 0) is None
+    # When the server's frontend received each request: the gRPC read or HTTP receipt, else the request's
+    # start, for the model's requests that started in the window.
+    traces = {1: {"model": "latency", "REQUEST_START": 100, "GRPC_WAITREAD_END": 90},
+              2: {"model": "latency", "REQUEST_START": 200, "HTTP_RECV_START": 180},
+              3: {"model": "latency", "REQUEST_START": 300},
+              4: {"model": "aggressor", "REQUEST_START": 150, "GRPC_WAITREAD_END": 140},
+              5: {"model": "latency", "REQUEST_START": 900, "GRPC_WAITREAD_END": 890},
+              6: {"model": "latency"}}
+    assert sorted(perf_bench.arrivals_ns(traces, "latency", 100, 300)) == [90, 180, 300]
+    window = {}
+    perf_bench.add_lateness(window, "received", [0, 500_000, 1_500_000], 2000)
+    assert window == {"received_late_p99_us": 500.0, "received_late_max_us": 500.0}
+    perf_bench.add_lateness(window, "sent", [7], 2000)  # one request: nothing to say
+    assert set(window) == {"received_late_p99_us", "received_late_max_us"}
+
+
 def test_the_perf_benchs_export_reader_pairs_each_request_with_its_answer(tmp_path):
     # perf_bench.export_latencies_us on exports written here: a request with no answer is counted, not
     # paired with the next one's; a file that is empty, missing or holds no request is refused.
@@ -933,6 +968,9 @@ def test_the_perf_benchs_export_reader_pairs_each_request_with_its_answer(tmp_pa
                     '"window_boundaries":[1,2]}],"version":"2.51.0"}')
     # (the span: the first answered request sent at 1000 ns, the last answer at 31000)
     assert perf_bench.export_latencies_us(str(path)) == ([3.0, 2.0, 1.0], 3, 30000)
+    sends = []  # every request's send time, answered or not (Note [late at the client or on the way])
+    assert perf_bench.export_latencies_us(str(path), sends) == ([3.0, 2.0, 1.0], 3, 30000)
+    assert sends == [1000, 5000, 9000, 20000, 30000, 40000]
     # The client's percentiles by rank, as perf_analyzer's CSV takes them: 500 latencies whose tail jumps
     # after rank 495 give that rank's value as p99, not one interpolated toward the jump.
     tail = [float(v) for v in range(494)] + [1288.0] + [2749.0] * 5
@@ -1545,7 +1583,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert all(round(w["alone"]["server_p99_us"]) == 100 and round(w["beside"]["server_p99_us"]) == 150 for w in windows)
     assert perf_bench.SERVER_TIMES not in json_.dumps(kept)
     assert "1.50" in said and "1.10" in said, said[-3000:]  # the server's and the client's p99 ratios in the table
-    assert "partitioned: 1 window(s) run again after perf_analyzer stalled with the server clean; the first: " \
+    assert "partitioned: 1 window(s) run again after perf_analyzer stalled or failed with the server clean; the first: " \
         "perf_analyzer (stand-in)" in said, said[-3000:]
     assert kept[0]["load_generator_stalls"] == ["perf_analyzer (stand-in) did not finish"]
     # Note [warm-up and order]: first one unmeasured window alone and one beside the aggressor per protocol
