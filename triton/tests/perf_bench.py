@@ -598,6 +598,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
         phases_before = phase_sums(server)
         counts_before = request_counts(server, "latency")
         limit_s = window_s * 2 + STALL_SLACK_S  # a window takes window_s, and perf_analyzer's start
+        cores_before = core_times()  # Note [time the hypervisor took]
         t0 = time.monotonic_ns()
         try:
             done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=limit_s)
@@ -608,6 +609,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
                                 client_side=stalled_at_the_client(counts_before, counts_after, ready),
                                 start_ns=t0, end_ns=time.monotonic_ns()) from None
         t1 = time.monotonic_ns()
+        steal = window_steal(cores_before, core_times())
         phases = phase_means(phases_before, phase_sums(server))
         if done.returncode != 0 or not os.path.exists(csv_path):
             said = done.stdout + done.stderr
@@ -633,6 +635,7 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
         out["server_us"] = out["queue_us"] + out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
         out["compute_us"] = out["compute_input_us"] + out["compute_infer_us"] + out["compute_output_us"]
         out["phases_us"] = phases  # the backend's own split of compute input, infer and output (and after)
+        out.update(steal)  # Note [time the hypervisor took]
         if export:  # Note [the client's p99.9]
             try:
                 sends = []
@@ -1144,16 +1147,58 @@ HOST_LOOK_S = 1.0        # Note [the host while it measures]: how long a look at
 HOST_LOOKS_DELAYED = 4   # looks after windows perf_analyzer fell behind in, at most, per layout
 
 
-def core_times():
-    """{core: (busy, total)} clock ticks since boot, per core, from /proc/stat."""
+def core_times(path="/proc/stat"):
+    """{core: (busy, total, steal)} clock ticks since boot, per core, from /proc/stat (busy counts the
+    steal too: Note [time the hypervisor took])."""
     out = {}
-    with open("/proc/stat") as f:
+    with open(path) as f:
         for line in f:
             name, *values = line.split()
             if name.startswith("cpu") and name[3:].isdigit():
-                ticks = [int(v) for v in values[:8]]  # user nice system idle iowait irq softirq steal
-                out[int(name[3:])] = (sum(ticks) - ticks[3] - ticks[4], sum(ticks))
+                ticks = [int(v) for v in values[:8]] + [0] * (8 - len(values[:8]))
+                # user nice system idle iowait irq softirq steal
+                out[int(name[3:])] = (sum(ticks) - ticks[3] - ticks[4], sum(ticks), ticks[7])
     return out
+
+
+# Note [time the hypervisor took]
+# -------------------------------
+# In S57's runs perf_analyzer fell behind the rate in 88 of 130 windows, alone as often as beside,
+# with the four cores it runs on 0 to 14 % busy by the looks after them; the hosts lent to this work
+# expose no CPU idle states, as virtual machines often do not. A virtual CPU can be taken off its
+# physical core by the hypervisor, and the guest sees that time only as steal (the eighth figure of a
+# core's line in /proc/stat): a sending thread woken on time by its own clock, and not run, sends late.
+# So every window records the steal over its own span, over all cores and on the busiest core for it
+# (window_steal), and so does each look at the host. A window that fell behind with steal near 0 was
+# not held by the hypervisor.
+
+
+def steal_percent(before, after, cores=None):
+    """(steal over `cores` (all if None) as a percent of their time, the most on one core, that
+    core) between two core_times snapshots; None where no time passed."""
+    total = steal = 0
+    most, most_core = 0.0, None
+    for core in sorted(after if cores is None else cores):
+        if core not in before or core not in after:
+            continue
+        dt, ds = after[core][1] - before[core][1], after[core][2] - before[core][2]
+        if dt <= 0:
+            continue
+        total, steal = total + dt, steal + ds
+        if most_core is None or 100.0 * ds / dt > most:
+            most, most_core = 100.0 * ds / dt, core
+    if total == 0:
+        return None
+    return round(100.0 * steal / total, 2), round(most, 2), most_core
+
+
+def window_steal(before, after):
+    """{"steal_percent", "steal_core_percent", "steal_core"} for a window (Note [time the hypervisor
+    took]), or {} where it cannot be told."""
+    got = steal_percent(before, after)
+    if got is None:
+        return {}
+    return {"steal_percent": got[0], "steal_core_percent": got[1], "steal_core": got[2]}
 
 
 def process_times():
@@ -1193,16 +1238,20 @@ def host_look(cores=None, seconds=None, top=4):
             core_busy[core] = round(100.0 * (cores1[core][0] - cores0[core][0]) / (cores1[core][1] - cores0[core][1]), 1)
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
-    return {"seconds": round(elapsed, 2), "load_average": load,
+    look = {"seconds": round(elapsed, 2), "load_average": load,
             "busiest": [{"command": c, "pid": p, "percent": round(d, 1)} for d, c, p in busy[:top]],
             "cores_busy_percent": core_busy}
+    look.update(window_steal(cores0, cores1))  # Note [time the hypervisor took]
+    return look
 
 
 def host_look_text(look):
     busiest = ", ".join(f"{b['command']} {b['percent']:.0f}% (pid {b['pid']})" for b in look["busiest"]) or "none"
     cores = ", ".join(f"{c}: {v:.0f}%" for c, v in look["cores_busy_percent"].items())
+    steal = (f"; steal {look['steal_percent']:g}% of all cores' time, {look['steal_core_percent']:g}% on core "
+             f"{look['steal_core']}" if "steal_percent" in look else "")
     return (f"over {look['seconds']:g} s: busiest {busiest}; load generators' cores busy {cores or '-'}; "
-            f"load average {' '.join(look['load_average'])}")
+            f"load average {' '.join(look['load_average'])}{steal}")
 
 
 def host_idle_states():
@@ -1379,13 +1428,16 @@ def main():
               f"{med('alone', 'traced'):.0f}->{med('beside', 'traced'):.0f}")
     print("\nHow late the latency model's requests came against the even schedule of the rate (Note [late at the "
           "client or on the way]), p99/max in us alone -> beside: when perf_analyzer sent them (its export), when the"
-          " server's frontend received them (the traces)")
+          " server's frontend received them (the traces); then the time the hypervisor took over the windows (Note "
+          "[time the hypervisor took]), percent of all cores' time and of the core it took most from")
     for row in rows:
         med = row["med"]
         figures = " | ".join(f"{where} " + " ".join(
             f"{med('alone', f'{where}_late_{q}_us'):.0f}->{med('beside', f'{where}_late_{q}_us'):.0f}"
             for q in ("p99", "max")) for where in ("sent", "received"))
-        print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {figures}")
+        steal = " ".join(f"{med('alone', k):.2f}->{med('beside', k):.2f}" for k in ("steal_percent", "steal_core_percent"))
+        print(f"  {row['layout']:<12}{row['protocol']:<5}{row['io']:<5} {figures} | steal % all cores, busiest core "
+              f"{steal}")
     print("\nThe backend's phases of the latency model's requests alone, means in us (trtet_request_phase_duration_us;"
           " compute input = response_new + inputs + outputs, infer = execute + stream_wait + late_outputs, output ="
           " send; release follows the reported end; method is Method::execute, a part of execute): " + ", ".join(PHASES)

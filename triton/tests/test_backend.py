@@ -297,6 +297,9 @@ def test_the_perf_benchs_look_at_the_host_names_a_busy_process_and_its_core():
         assert look["cores_busy_percent"][core] > 50, look
         assert len(look["load_average"]) == 3, look
         assert f"spin (a) b {mine[0]['percent']:.0f}% (pid {child.pid})" in perf_bench.host_look_text(look)
+        # Note [time the hypervisor took]: this host's steal over the look, whatever it was
+        assert 0.0 <= look["steal_percent"] <= look["steal_core_percent"] <= 100.0, look
+        assert f"steal {look['steal_percent']:g}% of all cores' time" in perf_bench.host_look_text(look)
     finally:
         child.kill()
         child.wait()
@@ -921,6 +924,34 @@ def test_perf_runs_reads_each_run_by_its_pooled_p99s_where_it_has_them(tmp_path,
     assert perf_runs.main([good, bad]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 8 of 8 readings, server <= 1.05 in 4 of 8 readings; in every run: not met"), last
+
+
+def test_the_perf_benchs_steal_is_the_time_the_hypervisor_took_from_each_core(tmp_path):
+    # perf_bench's Note [time the hypervisor took]: the eighth figure of each core's line in
+    # /proc/stat, over a window, as a share of all cores' time and of the core it took most from.
+    import perf_bench
+    stat = tmp_path / "stat"
+
+    def write(lines):
+        stat.write_text("cpu  1 2 3 4 5 6 7 8 0 0\n" + "".join(f"cpu{c} {' '.join(map(str, t))} 0 0\n"
+                                                           for c, t in enumerate(lines)) + "intr 12 3\nctxt 99\n")
+        return perf_bench.core_times(str(stat))
+
+    # user nice system idle iowait irq softirq steal
+    before = write([[100, 0, 50, 800, 10, 0, 0, 40], [10, 0, 10, 980, 0, 0, 0, 0]])
+    assert before == {0: (190, 1000, 40), 1: (20, 1000, 0)}  # busy counts the steal, not idle or iowait
+    after = write([[150, 0, 60, 840, 10, 0, 0, 140], [20, 0, 20, 1960, 0, 0, 0, 0]])
+    # core 0: 100 of its 200 ticks stolen; core 1: none of 1000; all: 100 of 1200
+    assert perf_bench.steal_percent(before, after) == (8.33, 50.0, 0)
+    assert perf_bench.steal_percent(before, after, cores=[1]) == (0.0, 0.0, 1)
+    assert perf_bench.window_steal(before, after) == {"steal_percent": 8.33, "steal_core_percent": 50.0, "steal_core": 0}
+    assert perf_bench.window_steal(before, before) == {}  # no time passed: nothing to say
+    # A kernel whose lines stop before the steal figure reads none.
+    stat.write_text("cpu0 1 2 3 4\n")
+    assert perf_bench.core_times(str(stat)) == {0: (6, 10, 0)}
+    # The real one, as measure() reads it: every core this process may run on, the steal no more than the time.
+    real = perf_bench.core_times()
+    assert set(os.sched_getaffinity(0)) <= set(real) and all(0 <= st <= total for _, total, st in real.values())
 
 
 def test_the_perf_benchs_lateness_says_when_requests_left_the_schedule_of_the_rate():
