@@ -946,6 +946,10 @@ def test_the_perf_benchs_steal_is_the_time_the_hypervisor_took_from_each_core(tm
     assert perf_bench.steal_percent(before, after, cores=[1]) == (0.0, 0.0, 1)
     assert perf_bench.window_steal(before, after) == {"steal_percent": 8.33, "steal_core_percent": 50.0, "steal_core": 0}
     assert perf_bench.window_steal(before, before) == {}  # no time passed: nothing to say
+    # The core it took most from, wherever it is: here the second, a quarter of its 400 ticks.
+    before = write([[0, 0, 0, 1000, 0, 0, 0, 10], [0, 0, 0, 1000, 0, 0, 0, 0]])
+    after = write([[0, 0, 0, 1390, 0, 0, 0, 20], [0, 0, 0, 1300, 0, 0, 0, 100]])
+    assert perf_bench.steal_percent(before, after) == (13.75, 25.0, 1)
     # A kernel whose lines stop before the steal figure reads none.
     stat.write_text("cpu0 1 2 3 4\n")
     assert perf_bench.core_times(str(stat)) == {0: (6, 10, 0)}
