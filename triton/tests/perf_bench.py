@@ -879,8 +879,11 @@ def run_layout(layout, args, plan_gpu, work):
               f"{str(e)[:300]}", flush=True)
 
     def delayed(tag, window):  # Note [a window the load generator fell behind in]
-        print(f"  {tag}: perf_analyzer fell behind the rate (client p99 {window['p99_us']:.0f} us), the window "
-              f"runs again: {window['delayed'][0][:200]}", flush=True)
+        steal = (f", steal {window['steal_percent']:g}% of all cores' time, {window['steal_core_percent']:g}% on core "
+                 f"{window['steal_core']}" if "steal_percent" in window else "")  # Note [time the hypervisor took]
+        late = (f", sent late by up to {window['sent_late_max_us']:.0f} us" if "sent_late_max_us" in window else "")
+        print(f"  {tag}: perf_analyzer fell behind the rate (client p99 {window['p99_us']:.0f} us{late}{steal}), the "
+              f"window runs again: {window['delayed'][0][:200]}", flush=True)
         looks = out.setdefault("host_after_delayed", [])
         if len(looks) < HOST_LOOKS_DELAYED:  # Note [the host while it measures]
             looks.append({"window": tag, **host_look(CLIENT_CORES)})

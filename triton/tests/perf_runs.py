@@ -121,6 +121,20 @@ def main(argv=None):
                   # Note [a window the load generator fell behind in] (perf_bench.py)
                   + (f"  fell behind: {row['delayed']} window(s) kept, {row.get('ran_again', 0)} run again"
                      if row["delayed"] or row.get("ran_again") else ""))
+    late = [(i, k, run[k]) for i, run in enumerate(runs) for k in keys
+            if run.get(k) is not None and any(k2 in w[side] for w in run[k]["windows"] for side in ("alone", "beside")
+                                              for k2 in ("sent_late_p99_us", "received_late_p99_us", "steal_percent"))]
+    if late:  # Note [late at the client or on the way], Note [time the hypervisor took] (perf_bench.py)
+        print("\nper run: how late the latency model's requests came against the rate's schedule, p99 in us alone -> "
+              "beside (medians over the pairs), when perf_analyzer sent them and when the server received them; the "
+              "steal over the windows, percent of all cores' time and of the core it took most from")
+        for i, k, row in late:
+            med = row["med"]
+            print(f"  run {i + 1} {k[0]:<12}{k[1]:<5}{k[2]:<5}"
+                  + " | ".join(f"{where} {med('alone', f'{where}_late_p99_us'):.0f}->{med('beside', f'{where}_late_p99_us'):.0f}"
+                               for where in ("sent", "received"))
+                  + " | steal " + " ".join(f"{med('alone', q):.2f}->{med('beside', q):.2f}"
+                                           for q in ("steal_percent", "steal_core_percent")))
     print("\nper run: device memory per layout, MiB used on the GPU with both models loaded (before them), and per "
           "server process")
     for i, run_results in enumerate(results):

@@ -881,6 +881,18 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     assert ("  run 1 partitioned before: over 1 s: busiest tritonserver 180% (pid 42); load generators' cores busy "
             "14: 97%; load average 3.10 2.00 1.00") in out, out
     assert "  run 1 partitioned after partitioned_grpc_cuda_0_alone: over 1 s: busiest tritonserver 180%" in out, out
+    assert "how late the latency model's requests came" not in out  # runs before S57's lateness say nothing of it
+    # Note [late at the client or on the way], Note [time the hypervisor took]: per run and row, the
+    # lateness when sent and when received, and the steal, alone -> beside.
+    for w in results[0]["windows"]:
+        w["alone"].update(sent_late_p99_us=40.0, received_late_p99_us=55.0, steal_percent=0.5, steal_core_percent=2.0)
+        w["beside"].update(sent_late_p99_us=4000.0, received_late_p99_us=4100.0, steal_percent=3.25,
+                           steal_core_percent=41.0)
+    (tmp_path / "timed.json").write_text(json.dumps(results))
+    assert perf_runs.main([str(tmp_path / "timed.json")]) == 0
+    out = capsys.readouterr().out
+    assert ("  run 1 partitioned grpc host sent 40->4000 | received 55->4100 | steal 0.50->3.25 2.00->41.00"
+            in out), out
     assert perf_runs.main([a, b]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 7 of 8 readings, server <= 1.05 in 7 of 8 readings; in every run: not met"), last
@@ -1578,6 +1590,9 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
                   "compute_infer_us", "compute_output_us"):
             out[k] = 10.0
         out["server_us"] = out["compute_us"] = 40.0
+        if tag == "partitioned_http_cuda_1_alone":  # Note [a window the load generator fell behind in]
+            out.update(delayed=["[WARNING] Perf Analyzer is not able to keep up with the desired load."],
+                       sent_late_max_us=3000.0, steal_percent=1.5, steal_core_percent=30.0, steal_core=3)
         return out
 
     class Aggressor:
@@ -1621,6 +1636,11 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert "partitioned: 1 window(s) run again after perf_analyzer stalled or failed with the server clean; the first: " \
         "perf_analyzer (stand-in)" in said, said[-3000:]
     assert kept[0]["load_generator_stalls"] == ["perf_analyzer (stand-in) did not finish"]
+    # A window perf_analyzer fell behind in says how late its sends were and what the hypervisor took,
+    # and runs again (Note [late at the client or on the way], Note [time the hypervisor took]).
+    assert ("partitioned_http_cuda_1_alone: perf_analyzer fell behind the rate (client p99 900 us, sent late by up "
+            "to 3000 us, steal 1.5% of all cores' time, 30% on core 3), the window runs again") in said, said[-3000:]
+    assert "partitioned_http_cuda_1_alone_again" in [t for t, _ in tags]
     # Note [warm-up and order]: first one unmeasured window alone and one beside the aggressor per protocol
     # and I/O, --warmup long, and none of them among the measured windows; then the pairs, alone first in
     # pair 0 and beside first in pair 1, the aggressor running exactly through each beside window.
