@@ -1173,7 +1173,8 @@ def core_times(path="/proc/stat"):
 # core's line in /proc/stat): a sending thread woken on time by its own clock, and not run, sends late.
 # So every window records the steal over its own span, over all cores and on the busiest core for it
 # (window_steal), and so does each look at the host. A window that fell behind with steal near 0 was
-# not held by the hypervisor.
+# not held by the hypervisor. /proc/stat counts in clock ticks (1/100 s on these hosts), so over a 2 s
+# window a core's steal moves in steps of 0.5 %: one hold of 10 ms shows, a few of 1 ms may not.
 
 
 def steal_percent(before, after, cores=None):
