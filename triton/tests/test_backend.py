@@ -1641,6 +1641,12 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert ("partitioned_http_cuda_1_alone: perf_analyzer fell behind the rate (client p99 900 us, sent late by up "
             "to 3000 us, steal 1.5% of all cores' time, 30% on core 3), the window runs again") in said, said[-3000:]
     assert "partitioned_http_cuda_1_alone_again" in [t for t, _ in tags]
+    # Note [late at the client or on the way], from the traces the server wrote: the stand-in's 50
+    # requests a window came 20 us apart where the rate's schedule has them 500 us apart, so the first
+    # came 49 x 480 us "late" against the last; the stand-in's windows have no export, so no send times.
+    late_rows = [line for line in said.splitlines() if line.startswith("  partitioned grpc host  sent ")]
+    assert late_rows and "| received 23520->23520 23520->23520 |" in late_rows[0], late_rows
+    assert late_rows[0].startswith("  partitioned grpc host  sent nan->nan nan->nan |"), late_rows
     # Note [warm-up and order]: first one unmeasured window alone and one beside the aggressor per protocol
     # and I/O, --warmup long, and none of them among the measured windows; then the pairs, alone first in
     # pair 0 and beside first in pair 1, the aggressor running exactly through each beside window.
