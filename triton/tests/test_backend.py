@@ -581,6 +581,54 @@ def python_backend_server(tmp_path, monkeypatch, names):
     return harness.Server(str(tmp_path / "repo"))
 
 
+def test_the_perf_benchs_reading_of_the_real_servers_traces(tmp_path, monkeypatch):
+    # Triton's own request traces as the perf bench reads them (read_traces, server_times_us, arrivals_ns:
+    # Note [where the queue goes], Note [late at the client or on the way]), from the real server on the
+    # CPU: a model of the latency model's name on Triton's Python backend, one perf_analyzer window per
+    # protocol. Every request of a window is found in its span, with the frontend's receipt under the
+    # name the bench reads for that protocol, and the window's lateness at the server is read.
+    import perf_bench
+    try:
+        env = harness.python_backend_models(str(tmp_path), ["latency"], perf_bench.SHAPE)
+    except harness.Unavailable as e:
+        pytest.skip(str(e))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TRTET_TRITON_PRELOAD", raising=False)
+    trace_path = str(tmp_path / "trace.json")
+    s = harness.Server(str(tmp_path / "repo"), args=perf_bench.trace_args(trace_path))
+    work = tmp_path / "work"
+    work.mkdir()
+    windows = {}
+    try:
+        message = s.load("latency")
+        assert message is None, message + s.log()[-3000:]
+        perf_bench.enable_trace(s, "latency")
+        for protocol in perf_bench.PROTOCOLS:
+            for attempt in range(3):  # perf_analyzer's client stops at times with the server clean: again
+                try:
+                    windows[protocol] = perf_bench.measure(s, protocol, "host", 500, 1.0, str(work), f"{protocol}_{attempt}")
+                    break
+                except perf_bench.WindowStalled as e:
+                    if not e.client_side:
+                        raise
+            assert protocol in windows, f"perf_analyzer stalled three times over {protocol}"
+    finally:
+        s.stop()  # the server writes the traces it still holds as it exits
+    traces = perf_bench.read_traces(trace_path)
+    receipt = {"grpc": "GRPC_WAITREAD_END", "http": "HTTP_RECV_START"}
+    for protocol, w in windows.items():
+        rows = perf_bench.server_times_us(traces, "latency", w["start_ns"], w["end_ns"])
+        arrivals = perf_bench.arrivals_ns(traces, "latency", w["start_ns"], w["end_ns"])
+        assert len(rows) == len(arrivals) == w["requests"] == perf_bench.TRACE_BATCH, (protocol, len(rows), len(arrivals))
+        inside = [t for t in traces.values() if w["start_ns"] <= t.get("REQUEST_START", -1) <= w["end_ns"]]
+        assert all(receipt[protocol] in t and t[receipt[protocol]] <= t["REQUEST_START"] for t in inside), protocol
+        assert all(r[0] > 0 and r[2] > 0 for r in rows), protocol  # queue + compute, compute
+        side = {}
+        perf_bench.add_lateness(side, "received", arrivals, 500)
+        assert 0.0 <= side["received_late_p99_us"] <= side["received_late_max_us"] < 1e6, side
+
+
 def test_the_perf_benchs_latency_cores_are_the_latency_instances_own(tmp_path, monkeypatch):
     # Note [cores of the latency model's own], in the real server: a model of the latency model's name on
     # Triton's Python backend, its instance_group as the bench writes it (on the CPU here, where no GPU
