@@ -879,11 +879,9 @@ def run_layout(layout, args, plan_gpu, work):
               f"{str(e)[:300]}", flush=True)
 
     def delayed(tag, window):  # Note [a window the load generator fell behind in]
-        steal = (f", steal {window['steal_percent']:g}% of all cores' time, {window['steal_core_percent']:g}% on core "
-                 f"{window['steal_core']}" if "steal_percent" in window else "")  # Note [time the hypervisor took]
         late = (f", sent late by up to {window['sent_late_max_us']:.0f} us" if "sent_late_max_us" in window else "")
-        print(f"  {tag}: perf_analyzer fell behind the rate (client p99 {window['p99_us']:.0f} us{late}{steal}), the "
-              f"window runs again: {window['delayed'][0][:200]}", flush=True)
+        print(f"  {tag}: perf_analyzer fell behind the rate (client p99 {window['p99_us']:.0f} us{late}"
+              f"{steal_text(window, ', ')}), the window runs again: {window['delayed'][0][:200]}", flush=True)
         looks = out.setdefault("host_after_delayed", [])
         if len(looks) < HOST_LOOKS_DELAYED:  # Note [the host while it measures]
             looks.append({"window": tag, **host_look(CLIENT_CORES)})
@@ -1196,6 +1194,15 @@ def steal_percent(before, after, cores=None):
     return round(100.0 * steal / total, 2), round(most, 2), most_core
 
 
+def steal_text(figures, separator):
+    """separator + "steal X% of all cores' time, Y% on core N" from a window's or a look's window_steal
+    figures, or "" where it has none."""
+    if "steal_percent" not in figures:
+        return ""
+    return (f"{separator}steal {figures['steal_percent']:g}% of all cores' time, {figures['steal_core_percent']:g}% "
+            f"on core {figures['steal_core']}")
+
+
 def window_steal(before, after):
     """{"steal_percent", "steal_core_percent", "steal_core"} for a window (Note [time the hypervisor
     took]), or {} where it cannot be told."""
@@ -1252,10 +1259,8 @@ def host_look(cores=None, seconds=None, top=4):
 def host_look_text(look):
     busiest = ", ".join(f"{b['command']} {b['percent']:.0f}% (pid {b['pid']})" for b in look["busiest"]) or "none"
     cores = ", ".join(f"{c}: {v:.0f}%" for c, v in look["cores_busy_percent"].items())
-    steal = (f"; steal {look['steal_percent']:g}% of all cores' time, {look['steal_core_percent']:g}% on core "
-             f"{look['steal_core']}" if "steal_percent" in look else "")
     return (f"over {look['seconds']:g} s: busiest {busiest}; load generators' cores busy {cores or '-'}; "
-            f"load average {' '.join(look['load_average'])}{steal}")
+            f"load average {' '.join(look['load_average'])}{steal_text(look, '; ')}")
 
 
 def host_idle_states():
