@@ -103,7 +103,7 @@ def main(argv=None):
     print("\nper run: client p50 / p99 / p99.9 alone -> beside (us, medians over the pairs), latency calls/s alone / "
           "beside, aggressor calls/s, compute in+infer+out alone (us); the spread of the windows alone (max / min p99, "
           "client / server); the pooled p99s alone -> beside (us) behind the run's readings; the windows where perf_analyzer "
-          "fell behind the rate, kept and run again")
+          "fell behind the rate, kept and run again; the windows run again where the hypervisor took its limit or more")
     for i, run in enumerate(runs):
         for k in keys:
             row = run.get(k)
@@ -120,7 +120,9 @@ def main(argv=None):
                             for name in ("client", "server") for p in [row[f"{name}_pooled"]] if p)
                   # Note [a window the load generator fell behind in] (perf_bench.py)
                   + (f"  fell behind: {row['delayed']} window(s) kept, {row.get('ran_again', 0)} run again"
-                     if row["delayed"] or row.get("ran_again") else ""))
+                     if row["delayed"] or row.get("ran_again") else "")
+                  # Note [a window the hypervisor took from] (perf_bench.py)
+                  + (f"  stolen from: {row['stolen_again']} window(s) run again" if row.get("stolen_again") else ""))
     late = [(i, k, run[k]) for i, run in enumerate(runs) for k in keys
             if run.get(k) is not None and any(k2 in w[side] for w in run[k]["windows"] for side in ("alone", "beside")
                                               for k2 in ("sent_late_p99_us", "received_late_p99_us", "steal_percent"))]

@@ -918,6 +918,14 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     assert perf_runs.main([str(tmp_path / "late.json")]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  run 1 partitioned ") and "spread" in line]
     assert [("fell behind: 1 window(s) kept, 1 run again" in line) for line in rows] == [False, True, False, False], rows
+    assert not any("stolen from" in line for line in rows), rows
+    # Note [a window the hypervisor took from]: a row's windows run again for their steal.
+    results[0]["windows"][2]["alone"]["ran_again_stolen"] = {"steal_percent": 0.3, "steal_core_percent": 3.0, "steal_core": 1}
+    (tmp_path / "stolen.json").write_text(json.dumps(results))
+    assert perf_runs.main([str(tmp_path / "stolen.json")]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  run 1 partitioned ") and "spread" in line]
+    assert [line.endswith("stolen from: 1 window(s) run again") for line in rows] == [False, False, True, False], rows
+    del results[0]["windows"][2]["alone"]["ran_again_stolen"]
     # Note [the host while it measures]: the looks at the host, each with its layout and window.
     look = {"seconds": 1.0, "load_average": ["3.10", "2.00", "1.00"], "cores_busy_percent": {"14": 97.0},
             "busiest": [{"command": "tritonserver", "pid": 42, "percent": 180.0}]}
@@ -1317,6 +1325,52 @@ def test_a_window_the_load_generator_fell_behind_in_runs_once_more(monkeypatch):
     assert window["tag"] == "s_again" and stalls == ["s"]
 
 
+def test_a_window_the_hypervisor_took_from_runs_once_more(monkeypatch):
+    # perf_bench's Note [a window the hypervisor took from]: a window with steal_limit % or more of all
+    # cores' time stolen runs again once, and the second is kept whatever it shows, carrying the first's
+    # steal; below the limit, without on_stolen, with a limit of 0, or without steal figures, the first is
+    # kept; a window that fell behind as well runs again once, for falling behind.
+    import perf_bench
+    calls, recorded = [], []
+    steals = []  # the steal of each call's window, in order; None: no figures
+
+    def fake_measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, export=False):
+        calls.append(tag)
+        steal = steals[len(calls) - 1]
+        out = {"tag": tag, "p99_us": 900.0, "delayed": ["not able to keep up"] if tag.startswith("late") else []}
+        if steal is not None:
+            out.update(steal_percent=steal, steal_core_percent=steal * 10, steal_core=len(calls))
+        return out
+
+    monkeypatch.setattr(perf_bench, "measure", fake_measure)
+
+    def record(tag, window):
+        recorded.append((tag, window["steal_percent"]))
+
+    def once(tag, first, second=0.0, limit=0.2, on_stolen=record, on_delayed=None):
+        calls.clear()
+        steals[:] = [first, second]
+        return perf_bench.measure_once_more(None, "server", "grpc", "host", 2000, 2, "work", tag, on_delayed=on_delayed,
+                                            on_stolen=on_stolen, steal_limit=limit)
+
+    window = once("s", 0.35, 0.5)
+    assert calls == ["s", "s_again"] and recorded == [("s", 0.35)]
+    assert window["tag"] == "s_again" and window["steal_percent"] == 0.5  # kept though stolen from again
+    assert window["ran_again_stolen"] == {"steal_percent": 0.35, "steal_core_percent": 3.5, "steal_core": 1}
+    window = once("at", 0.2)  # at the limit: runs again
+    assert calls == ["at", "at_again"] and window["ran_again_stolen"]["steal_percent"] == 0.2
+    recorded.clear()
+    for tag, first, limit, on_stolen in (("below", 0.19, 0.2, record), ("no_figures", None, 0.2, record),
+                                         ("off", 5.0, 0.0, record), ("no_callback", 5.0, 0.2, None)):
+        window = once(tag, first, limit=limit, on_stolen=on_stolen)
+        assert calls == [tag] and "ran_again_stolen" not in window and "ran_again" not in window, tag
+    assert recorded == []
+    delays = []
+    window = once("late", 1.5, on_delayed=lambda tag, w: delays.append(tag))
+    assert calls == ["late", "late_again"] and delays == ["late"] and recorded == []
+    assert window["ran_again"] and "ran_again_stolen" not in window
+
+
 def test_the_server_queue_splits_into_dispatch_and_waiting_behind_an_earlier_request():
     # perf_bench's Note [where the queue goes], on traces written here (us): one instance serves A (queued
     # at 0, computes 10..110), B (queued at 50, while A computes; starts at 130: 60 behind A, 20 of
@@ -1641,6 +1695,10 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
         if tag == "partitioned_http_cuda_1_alone":  # Note [a window the load generator fell behind in]
             out.update(delayed=["[WARNING] Perf Analyzer is not able to keep up with the desired load."],
                        sent_late_max_us=3000.0, steal_percent=1.5, steal_core_percent=30.0, steal_core=3)
+        if tag in ("partitioned_http_host_1_beside", "partitioned_grpc_cuda_1_alone", "partitioned_grpc_cuda_warmup_alone",
+                   "partitioned_http_cuda_warmup_beside"):
+            # Note [a window the hypervisor took from]: a measured window runs again, a warm-up's not
+            out.update(steal_percent=0.25, steal_core_percent=2.5, steal_core=7)
         return out
 
     class Aggressor:
@@ -1689,6 +1747,23 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert ("partitioned_http_cuda_1_alone: perf_analyzer fell behind the rate (client p99 900 us, sent late by up "
             "to 3000 us, steal 1.5% of all cores' time, 30% on core 3), the window runs again") in said, said[-3000:]
     assert "partitioned_http_cuda_1_alone_again" in [t for t, _ in tags]
+    # Note [a window the hypervisor took from]: a measured window with 0.25 % of all cores' time stolen
+    # runs again, beside as alone, and the row counts it; the warm-up window with as much does not; the
+    # window that fell behind (and had 1.5 % stolen) ran again once, for falling behind.
+    assert ("partitioned_http_host_1_beside: the hypervisor took 0.25% of all cores' time (2.5% on core 7; client "
+            "p99 990 us), at or above 0.2%, the window runs again") in said, said[-3000:]
+    assert "partitioned_grpc_cuda_1_alone: the hypervisor took 0.25%" in said, said[-3000:]
+    assert {"partitioned_http_host_1_beside_again", "partitioned_grpc_cuda_1_alone_again"} <= {t for t, _ in tags}
+    assert not any(t.endswith("warmup_alone_again") or t.endswith("warmup_beside_again") for t, _ in tags), tags
+    by_row = {(w["protocol"], w["io"], w["rep"]): w for w in windows}
+    assert by_row[("http", "host", 1)]["beside"]["ran_again_stolen"] == {"steal_percent": 0.25, "steal_core_percent": 2.5,
+                                                                         "steal_core": 7}
+    assert by_row[("grpc", "cuda", 1)]["alone"]["ran_again_stolen"]["steal_percent"] == 0.25
+    assert "ran_again" in by_row[("http", "cuda", 1)]["alone"] and "ran_again_stolen" not in by_row[("http", "cuda", 1)]["alone"]
+    assert sum("ran_again_stolen" in side for w in windows for side in perf_bench.sides(w)) == 2
+    for prefix in ("partitioned http  host ", "partitioned grpc  cuda "):
+        table = [line for line in said.splitlines() if line.startswith(prefix)]
+        assert table and table[0].endswith("(1 windows run again where the hypervisor took 0.2% or more)"), table
     # Note [late at the client or on the way], from the traces the server wrote: the stand-in's 50
     # requests a window came 20 us apart where the rate's schedule has them 500 us apart, so the first
     # came 49 x 480 us "late" against the last; the stand-in's windows have no export, so no send times.
