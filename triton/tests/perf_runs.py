@@ -5,7 +5,8 @@ windows beside ÷ one over those alone, Note [one p99 per side]; a run without p
 before S51, gives the median of its pairs' ratios, marked *) and, where the run had control windows,
 the control's ratio alone ÷ alone; how many runs kept each goal; and per run the client's p50, p99
 and p99.9 alone -> beside, both models' calls/s, compute input + infer + output alone, how far the
-run's windows alone lie apart, and each layout's device memory. The last line is the verdict for the partitioned layout, the goal "in
+run's windows alone lie apart, how many of its windows the hypervisor took 0.2 % or more of all cores' time from
+(Note [a window the hypervisor took from]), and each layout's device memory. The last line is the verdict for the partitioned layout, the goal "in
 every run":
 
   python3 perf_runs.py out1/perf_bench.json out2/perf_bench.json out3/perf_bench.json
@@ -137,6 +138,18 @@ def main(argv=None):
                                for where in ("sent", "received"))
                   + " | steal " + " ".join(f"{med('alone', q):.2f}->{med('beside', q):.2f}"
                                            for q in ("steal_percent", "steal_core_percent")))
+    stolen = [(i, [side for r in run_results for w in r.get("windows", []) for side in perf_bench.sides(w)])
+              for i, run_results in enumerate(results)]
+    if any("steal_percent" in side for _, ss in stolen for side in ss):  # runs before S58 have no steal
+        limit = perf_bench.STEAL_RERUN_PERCENT  # Note [a window the hypervisor took from] (perf_bench.py)
+        print(f"\nper run: the measured windows kept (every layout, alone and beside, the controls included) at or "
+              f"above {limit:g} % steal (of all cores' time), and those perf_analyzer fell behind the rate in with "
+              f"their steal (%)")
+        for i, ss in stolen:
+            high = sum(1 for side in ss if side.get("steal_percent", 0.0) >= limit)
+            behind = sorted(side.get("steal_percent", float("nan")) for side in ss if side.get("delayed"))
+            print(f"  run {i + 1}: {high} of {len(ss)} at or above {limit:g} % steal; fell behind in {len(behind)}"
+                  + (f", steal {behind[0]:g} to {behind[-1]:g}" if behind else ""))
     print("\nper run: device memory per layout, MiB used on the GPU with both models loaded (before them), and per "
           "server process")
     for i, run_results in enumerate(results):

@@ -898,6 +898,7 @@ def perf_run_json(path, client, server, control=None, layouts=("partitioned",)):
 def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     # perf_runs.py: the goal "in every run" over the runs' JSON; a run missing a row counts as a reading
     # not kept; ratios exactly at the goal keep it.
+    import perf_bench
     import perf_runs
     a = perf_run_json(tmp_path / "a.json", [1.00, 1.10, 0.90, 0.95], [1.00, 1.05, 0.90, 0.95], control=[1.0, 1.2, 0.9, 1.0])
     b = perf_run_json(tmp_path / "b.json", [1.00, 1.11, 0.90, 0.95], [1.06, 1.00, 0.90, 0.95])
@@ -949,6 +950,20 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     out = capsys.readouterr().out
     assert ("  run 1 partitioned grpc host sent 40->4000 | received 55->4100 | steal 0.50->3.25 2.00->41.00"
             in out), out
+    # Note [a window the hypervisor took from]: per run, the windows kept at or above the limit, and the
+    # steal of those perf_analyzer fell behind in.
+    sides_kept = sum(len(perf_bench.sides(w)) for w in results[0]["windows"])  # the controls', without steal, too
+    stolen = 2 * len(results[0]["windows"])
+    assert stolen < sides_kept
+    assert f"  run 1: {stolen} of {sides_kept} at or above 0.2 % steal; fell behind in 1, steal 0.5 to 0.5\n" in out, out
+    results[0]["windows"][0]["alone"]["steal_percent"] = 0.19
+    results[0]["windows"][3]["beside"]["steal_percent"] = 0.2  # at the limit: counted
+    results[0]["windows"][1]["alone"]["steal_percent"] = 5.0  # fell behind, as does the later one with 3.25
+    results[0]["windows"][2]["beside"]["delayed"] = ["not able to keep up"]
+    (tmp_path / "timed.json").write_text(json.dumps(results))
+    assert perf_runs.main([str(tmp_path / "timed.json")]) == 0
+    out = capsys.readouterr().out
+    assert f"  run 1: {stolen - 1} of {sides_kept} at or above 0.2 % steal; fell behind in 2, steal 3.25 to 5\n" in out, out
     assert perf_runs.main([a, b]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 7 of 8 readings, server <= 1.05 in 7 of 8 readings; in every run: not met"), last
