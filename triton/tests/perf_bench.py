@@ -1503,7 +1503,9 @@ def main():
           f"{args.rate:.0f}/s (stream_wait {args.wait}, send_from {args.send_from}, {args.instances} instance(s), priority {args.priority}, rate limiter {args.rate_limiter}{f', cores of its own {args.latency_cores}' if args.latency_cores else ''}; perf_analyzer with {CLIENT_THREADS} sending thread(s)), {args.window:g} s windows, {args.repeat} alone/beside pairs per row (medians over them; "
           f"ratios per pair, beside / alone; beside first in odd pairs{'; a control window alone ends each pair' if args.control else ''}) after "
           f"{f'{args.warmup:g} s warm-up windows, alone and beside, per protocol and I/O' if args.warmup > 0 else 'no warm-up'}; aggressor: perf_analyzer at concurrency {AGGRESSOR_CONCURRENCY} over gRPC; "
-          f"{time.monotonic() - t0:.0f} s")
+          + (f"a window run again where the hypervisor took {args.rerun_steal_percent:g}% of all cores' time or more"
+             if args.rerun_steal_percent > 0 else "every window kept whatever the hypervisor took")
+          + f"; {time.monotonic() - t0:.0f} s")
     print(idle_text)
     print(f"{'layout':<12}{'proto':<6}{'I/O':<5}{'p50 al->bes':>13}{'p99 al->bes':>13}{'p99.9 al->bes':>15}{'srv p99.9 al->bes':>19}"
           f"{'client p99 ratio':>18}{'srv p99 ratio':>16}{'reading cl (srv)':>18}{'srv mean ratio':>16}{'lat/s al/bes':>14}{'aggr/s':>8}")

@@ -1808,6 +1808,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
         else:
             assert (state == "on") == ("_beside" in tag), (tag, tags)
     assert "beside first in odd pairs) after 0.02 s warm-up windows" in said, said[-3000:]
+    assert "over gRPC; a window run again where the hypervisor took 0.2% of all cores' time or more; " in said, said[-3000:]
     # Note [the client's p99.9]: every measured window asks for the export, no warm-up window does; the
     # table gives the p99.9, and a window whose export could not be read is said, not hidden.
     assert all(e == ("_warmup_" not in t and not t.endswith("_flush")) for t, e in exported), exported
