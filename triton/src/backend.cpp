@@ -15,6 +15,8 @@
 #include <executorch/runtime/platform/platform.h>
 #include <executorch/runtime/platform/runtime.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -25,12 +27,51 @@
 #include "fault.h"
 #include "gpu_time.h"
 #include "instance.h"
+#include "keep_awake.h"
 #include "model.h"
 #include "plan_set_serving.h"
 #include "trtet_triton/triton_api.h"
 
 // The entry points use the backend's parts by their names.
 using namespace trtet_triton;  // NOLINT(google-build-using-namespace)
+
+namespace {
+
+// The backend's own settings (Note [cores kept awake]); its threads live until TRITONBACKEND_Finalize.
+CoresKeptAwake& cores_kept_awake() {
+  static CoresKeptAwake cores;
+  return cores;
+}
+
+// Reads the backend settings this backend takes (keep-cores-awake) and acts on them. The server's
+// own keys (backend-directory, default-max-batch-size, ...) are there too and left alone.
+TRITONSERVER_Error* apply_backend_config(TRITONBACKEND_Backend* backend) {
+  TRITONSERVER_Message* message = nullptr;
+  TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_BackendConfig(backend, &message));
+  const char* base = nullptr;
+  size_t size = 0;
+  TRTET_TRITON_RETURN_IF_ERROR(TRITONSERVER_MessageSerializeToJson(message, &base, &size));
+  const nlohmann::json config = nlohmann::json::parse(base, base + size, nullptr, false);
+  if (config.is_discarded() || !config.is_object()) return nullptr;  // nothing readable: no settings
+  const auto cmdline = config.find("cmdline");
+  if (cmdline == config.end() || !cmdline->is_object()) return nullptr;
+  const auto awake = cmdline->find("keep-cores-awake");
+  if (awake == cmdline->end()) return nullptr;
+  if (!awake->is_string()) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG, "backend setting keep-cores-awake: not a string of cores");
+  }
+  std::string why;
+  if (!keep_cores_awake(awake->get<std::string>(), cores_kept_awake(), why)) {
+    return error(TRITONSERVER_ERROR_INVALID_ARG, why);
+  }
+  log(TRITONSERVER_LOG_INFO,
+      format("keeping %zu core(s) awake (keep-cores-awake=%s): one thread each at SCHED_IDLE, spinning while "
+             "nothing else runs there",
+             cores_kept_awake().threads(), awake->get<std::string>().c_str()));
+  return nullptr;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -45,6 +86,7 @@ TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
   }
   const char* name = nullptr;
   TRTET_TRITON_RETURN_IF_ERROR(TRITONBACKEND_BackendName(backend, &name));
+  TRTET_TRITON_RETURN_IF_ERROR(apply_backend_config(backend));
   etr::register_pal(etr::PalImpl::create(&executorch_log, __FILE__));
   etr::runtime_init();
   make_metric_families();
@@ -55,6 +97,11 @@ TRITONSERVER_Error* TRITONBACKEND_Initialize(TRITONBACKEND_Backend* backend) {
 }
 
 TRITONSERVER_Error* TRITONBACKEND_Finalize(TRITONBACKEND_Backend*) {
+  if (cores_kept_awake().threads() > 0) {
+    const std::size_t threads = cores_kept_awake().threads();
+    cores_kept_awake().stop();
+    log(TRITONSERVER_LOG_INFO, format("cores kept awake: %zu thread(s) stopped", threads));
+  }
   drop_kept_splits();  // every model is finalized before the backend (Note [keeping a split for the next load])
   finish_fault_domain();
   delete_metric_families();  // every instance (and its series) is finalized before the backend

@@ -274,6 +274,9 @@ TRITONSERVER_Error* TRITONBACKEND_ModelServer(TRITONBACKEND_Model*, TRITONSERVER
 }
 TRITONSERVER_Error* TRITONBACKEND_ApiVersion(std::uint32_t*, std::uint32_t*) { return not_held("API version"); }
 TRITONSERVER_Error* TRITONBACKEND_BackendName(TRITONBACKEND_Backend*, const char**) { return not_held("backend name"); }
+TRITONSERVER_Error* TRITONBACKEND_BackendConfig(TRITONBACKEND_Backend*, TRITONSERVER_Message**) {
+  return not_held("backend config");
+}
 TRITONSERVER_Error* TRITONBACKEND_ModelName(TRITONBACKEND_Model*, const char**) { return not_held("model name"); }
 TRITONSERVER_Error* TRITONBACKEND_ModelVersion(TRITONBACKEND_Model*, std::uint64_t*) { return not_held("model version"); }
 TRITONSERVER_Error* TRITONBACKEND_ModelRepository(TRITONBACKEND_Model*, TRITONBACKEND_ArtifactType*, const char**) {

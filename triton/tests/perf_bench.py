@@ -66,6 +66,17 @@ starts, and every server process is started on the other server cores only, so n
 server runs there. The same in every layout, alone as beside. Triton takes one range of cores, so
 the N must be consecutive.
 
+Note [the cores kept awake]: the hosts lent to this work are virtual machines whose guests have no CPU
+idle driver (/sys/devices/system/cpu/cpu0/cpuidle is absent), so an idle core halts and the hypervisor
+takes its virtual CPU away; a thread woken there waits until it is run again (the backend's Note [cores
+kept awake]: one thread waking another every 500 us read p99 191 to 214 us on an idle core, 12 us on a
+core kept awake, S59; trtet_triton_wake_bench, which scripts/gpu-triton runs before the perf runs). With --keep-cores-awake every server is started with the backend setting
+keep-cores-awake naming the server's cores (with --latency-cores, those too), and, with --client-cores,
+each of perf_analyzer's cores gets a spinner of the bench's own at SCHED_IDLE: nothing that wants a core
+waits for it, and no core of the run halts. The same for both sides of every row, alone and beside. The
+cores then read fully busy in the looks at the host (Note [the host while it measures]); steal is read
+as before. The summary's host line says whether the cores were kept awake.
+
 Per window, for the latency model: p50, p90, p95 and p99 at the client and the throughput (perf_analyzer's
 -f CSV, which stops at p99), the client's p99.9 (Note [the client's p99.9]), the means of where a request's time goes (client send, network + server send/receive,
 server queue, compute input, compute infer, compute output, client receive: the CSV's columns), and
@@ -93,6 +104,7 @@ over every request of the row's beside windows / one over every request of its a
 """
 
 import argparse
+import atexit
 import csv
 import heapq
 import json
@@ -852,6 +864,32 @@ def instance_group_text(count, model, rate_limited=False, host_policy=None):
 # Note [cores of the latency model's own]: the policy's name, and the server arguments that give it cores.
 LATENCY_POLICY = "latency"
 LATENCY_POLICY_ARGS = []
+SERVER_AWAKE_ARGS = []  # Note [the cores kept awake]: the servers' --backend-config keep-cores-awake
+
+# A load generator's core kept awake: the spinner lowers itself to SCHED_IDLE before it spins, and dies
+# with the bench (PR_SET_PDEATHSIG, SIGKILL), however the bench ends.
+AWAKE_SPINNER = ("import ctypes, os, signal\n"
+                 "ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))\n"
+                 "os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+                 "while True:\n    pass\n")
+
+
+def keep_cores_awake(cores):
+    """Note [the cores kept awake]: one SCHED_IDLE spinner process pinned to each of `cores`, stopped at
+    the bench's exit; returns them."""
+    spinners = []
+    for core in sorted(cores):
+        spinners.append(subprocess.Popen([sys.executable, "-c", AWAKE_SPINNER],
+                                         preexec_fn=lambda core=core: os.sched_setaffinity(0, {core})))
+    atexit.register(stop_spinners, spinners)
+    return spinners
+
+
+def stop_spinners(spinners):
+    for p in spinners:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
 
 
 def latency_cores_split(server_cores, count):
@@ -891,7 +929,8 @@ def run_layout(layout, args, plan_gpu, work):
     env = {"TRTET_TEST_ENGINES_SMS_FILE": sms_file, "TRTET_TEST_ENGINES_AUTOINSTALL": "1"}
     trace_path = os.path.join(work, f"trace-{layout}.json")
     server_args = ((trace_args(trace_path) if args.trace else []) + (RATE_LIMIT_SERVER_ARGS if rate_limited else [])
-                   + LATENCY_POLICY_ARGS)  # the latency model's server: Note [cores of the latency model's own]
+                   + LATENCY_POLICY_ARGS  # the latency model's server: Note [cores of the latency model's own]
+                   + SERVER_AWAKE_ARGS)  # Note [the cores kept awake]
     out = {"layout": layout, "windows": [], "checks": [], "load_generator_stalls": []}
     if rate_limited:
         out["rate_limiter"] = {"resource": RATE_LIMIT_RESOURCE, "priority": dict(RATE_LIMIT_PRIORITY)}
@@ -1363,6 +1402,10 @@ def main():
     parser.add_argument("--host-idle-latency-us", type=int, default=-1,
                         help="hold the host's CPU idle states to this exit latency for the run (Note [the host's "
                              "idle states]; -1: leave them)")
+    parser.add_argument("--keep-cores-awake", action="store_true",
+                        help="keep every host core out of its idle halt for the run: the servers' through the "
+                             "backend setting keep-cores-awake, perf_analyzer's by SCHED_IDLE spinners (Note [the "
+                             "cores kept awake])")
     parser.add_argument("--keep-delayed", action="store_true",
                         help="keep a window perf_analyzer fell behind the rate in, instead of running it once more "
                              "(Note [a window the load generator fell behind in])")
@@ -1375,6 +1418,7 @@ def main():
     args = parser.parse_args()
     harness.stop_on_sigterm()  # Note [a bench stopped by its timeout]
     CLIENT_THREADS = args.client_threads
+    own_cores = set()
     if args.client_cores:
         server_cores, client_cores = harness.split_host_cores(args.client_cores)
         CLIENT_CORES = sorted(client_cores)
@@ -1385,6 +1429,7 @@ def main():
             except ValueError as e:
                 parser.error(f"--latency-cores: {e}")
             harness.SERVER_CPUS = server_cores
+            own_cores = set(own)
             LATENCY_POLICY_ARGS = [policy]
             own_text = f", the latency model's instance threads {harness.cores_text(own)}"
         print(f"host cores: servers {harness.cores_text(server_cores)}{own_text}, perf_analyzer "
@@ -1395,6 +1440,19 @@ def main():
     if args.host_idle_latency_us >= 0:
         idle_hold, idle_text = hold_host_idle_latency(args.host_idle_latency_us)
     idle_text = f"host idle states {idle_text}; the host's: {host_idle_states()}"
+    spinners = []
+    if args.keep_cores_awake:  # Note [the cores kept awake]
+        server_cores = harness.SERVER_CPUS if harness.SERVER_CPUS is not None else os.sched_getaffinity(0)
+        awake = sorted(set(server_cores) | own_cores)
+        SERVER_AWAKE_ARGS[:] = [f"--backend-config={harness.BACKEND},keep-cores-awake={harness.cores_text(awake)}"]
+        if args.client_cores:
+            spinners = keep_cores_awake(CLIENT_CORES)
+        idle_text += (f"; cores kept awake: the servers' {harness.cores_text(awake)} (keep-cores-awake)"
+                      + (f", perf_analyzer's {harness.cores_text(CLIENT_CORES)} (SCHED_IDLE spinners)"
+                         if spinners else ""))
+    else:
+        SERVER_AWAKE_ARGS[:] = []
+        idle_text += "; cores kept awake: none"
     print(idle_text, flush=True)
     plan_gpu = harness.gpu_plan_fields()
     work = args.work or tempfile.mkdtemp(prefix="trtet-perf-")
@@ -1417,6 +1475,7 @@ def main():
             print(f"  stopped by SIGTERM in the {layout} layout: its servers, load generators and MPS daemon are "
                   f"stopped; the layouts after it are not run", flush=True)
             break
+    stop_spinners(spinners)  # the measuring is over (the servers kept theirs until they stopped)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(without_server_times(results), f, indent=1)

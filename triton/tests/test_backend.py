@@ -11,6 +11,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -257,6 +258,99 @@ def test_an_optimization_priority_is_read_before_the_gpu_is_asked_for(server, re
     harness.make_model(repo, "prio_cpu", pte="triton_small", extra="optimization { priority: PRIORITY_MAX }\n")
     message = refused(server, "prio_cpu")
     assert "needs a CUDA GPU" in message and "priority" not in message, message
+
+
+def awake_threads(pid):
+    """The threads of process `pid` the backend keeps cores awake with: (name, policy, cores allowed)."""
+    found = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                name = f.read().strip()
+            if not name.startswith("trtet-awake-"):
+                continue
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                policy = int(f.read().rsplit(")", 1)[1].split()[38])  # field 41: the scheduling policy
+            found.append((name, policy, os.sched_getaffinity(int(tid))))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return sorted(found)
+
+
+def test_the_backend_keeps_the_cores_it_is_told_awake_while_it_is_loaded(repo):
+    # Note [cores kept awake]: tritonserver --backend-config=torchtrt_executorch,keep-cores-awake=<cores>
+    # reaches the backend when it loads; it starts one thread per core, pinned there at SCHED_IDLE (5),
+    # and stops them when the server finalizes it.
+    cores = sorted(harness.SERVER_CPUS or os.sched_getaffinity(0))
+    core = cores[0]
+    server = harness.Server(repo, args=[f"--backend-config=torchtrt_executorch,keep-cores-awake={core}"])
+    try:
+        harness.make_model(repo, "awake", pte="triton_small")
+        message = server.load("awake")
+        assert f"keeping 1 core(s) awake (keep-cores-awake={core})" in server.log()
+        # The backend stays loaded, whether the model served or was refused (no GPU): its thread is there.
+        assert message is None or "needs a CUDA GPU" in message, message
+        assert awake_threads(server.process.pid) == [(f"trtet-awake-{core}", 5, {core})]
+    finally:
+        server.stop()
+        shutil.rmtree(os.path.join(repo, "awake"), ignore_errors=True)
+    with open(server.log_path, errors="replace") as f:
+        log = f.read()
+    assert "cores kept awake: 1 thread(s) stopped" in log, log[-3000:]
+
+
+def test_a_keep_cores_awake_setting_the_backend_cannot_follow_is_refused_with_the_reason(repo):
+    # A malformed list, and a core the server may not run on: the backend does not load, every model
+    # that needs it is refused with the reason, and the server stays up.
+    outside = max(os.cpu_count(), max(os.sched_getaffinity(0)) + 1)  # a core this machine does not have
+    for value, says in (("3-1", "backend setting keep-cores-awake=3-1: the range '3-1' runs backwards"),
+                        (str(outside), f"backend setting keep-cores-awake={outside}: core {outside} is not one "
+                                       "this process may run on")):
+        server = harness.Server(repo, args=[f"--backend-config=torchtrt_executorch,keep-cores-awake={value}"])
+        try:
+            harness.make_model(repo, "awake_bad", pte="triton_small")
+            message = server.load("awake_bad")
+            assert message is not None and says in message, message
+            assert server.client.is_server_live()
+            assert not awake_threads(server.process.pid)
+        finally:
+            server.stop()
+            shutil.rmtree(os.path.join(repo, "awake_bad"), ignore_errors=True)
+
+
+def test_the_perf_benchs_spinners_keep_their_cores_at_sched_idle_and_die_with_the_bench():
+    # Note [the cores kept awake] in perf_bench.py: a load generator's core gets one spinner, pinned
+    # there at SCHED_IDLE (5); killed with SIGKILL, the bench leaves none running.
+    core = min(os.sched_getaffinity(0))
+    code = ("import time, perf_bench\n"
+            f"spinners = perf_bench.keep_cores_awake([{core}])\n"
+            "print(' '.join(str(p.pid) for p in spinners), flush=True)\n"
+            "time.sleep(60)\n")
+    bench = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             cwd=os.path.dirname(os.path.abspath(__file__)))
+    try:
+        pids = [int(p) for p in bench.stdout.readline().split()]
+        assert len(pids) == 1, pids
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # until it has lowered itself
+            with open(f"/proc/{pids[0]}/stat") as f:
+                policy = int(f.read().rsplit(")", 1)[1].split()[38])
+            if policy == 5:
+                break
+            time.sleep(0.05)
+        assert policy == 5, policy
+        assert os.sched_getaffinity(pids[0]) == {core}
+    finally:
+        bench.kill()
+        bench.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{pids[0]}"):
+        with open(f"/proc/{pids[0]}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":  # gone, its parent not yet told
+                break
+        time.sleep(0.05)
+    else:
+        assert not os.path.exists(f"/proc/{pids[0]}"), "the spinner outlived the bench"
 
 
 def test_the_perf_benchs_hold_on_the_hosts_idle_states_is_in_force_while_held_and_says_why_not_otherwise():
@@ -1832,6 +1926,33 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert round(pooled["http_cuda"]["server"]["ratio"], 2) == 1.5 and perf_bench.CLIENT_TIMES not in json_.dumps(kept)
     assert "client p99.9 not read in 1 window(s) (nan in the table); the first: the profile export is empty" in said
     assert "rate_limiter" not in models["latency"] + models["aggressor"] and servers[0].count("--rate-limit=execution_count") == 0
+    assert "; cores kept awake: none" in said and not any("keep-cores-awake" in a for a in servers[0]), servers[0]
+
+    # --keep-cores-awake (Note [the cores kept awake]): the server is told to keep its cores awake, and
+    # perf_analyzer's core gets a spinner for the measuring, stopped before the summary.
+    servers.clear()
+    started = []
+    real_keep = perf_bench.keep_cores_awake
+    monkeypatch.setattr(perf_bench, "keep_cores_awake", lambda cores: started.append(real_keep(cores)) or started[-1])
+    monkeypatch.setattr(sys, "argv", ["perf_bench.py", "--layouts", "whole", "--repeat", "1", "--window", "0.01",
+                                      "--warmup", "0", "--keep-cores-awake", "--work", str(tmp_path / "awake")]
+                        + (["--client-cores", "1"] if len(available) > 1 else []))
+    monkeypatch.setattr(perf_bench, "SERVER_AWAKE_ARGS", [])
+    try:
+        status = perf_bench.main()
+    finally:
+        os.sched_setaffinity(0, available)
+    said = capsys.readouterr().out
+    cores = sorted(available)
+    server_cores = cores[:-1] if len(available) > 1 else cores
+    expected = f"--backend-config=torchtrt_executorch,keep-cores-awake={','.join(map(str, server_cores))}"
+    assert servers and all(expected in args for args in servers), (expected, servers)
+    assert f"; cores kept awake: the servers' {','.join(map(str, server_cores))} (keep-cores-awake)" in said, said[-3000:]
+    if len(available) > 1:
+        assert f", perf_analyzer's {cores[-1]} (SCHED_IDLE spinners)" in said, said[-3000:]
+        assert len(started) == 1 and len(started[0]) == 1 and started[0][0].poll() is not None, started
+    else:
+        assert not started
 
     # --rate-limiter shared applies on the whole GPU (a partition shares no SMs to ration): both models'
     # instance groups ask for the one global resource, each with its priority, and the server rations it.

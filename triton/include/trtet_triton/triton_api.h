@@ -131,6 +131,9 @@ TRITONSERVER_Error* TRITONSERVER_MetricSet(TRITONSERVER_Metric* metric, double v
 // ---- backend API functions the backend calls ----
 TRITONSERVER_Error* TRITONBACKEND_ApiVersion(std::uint32_t* major, std::uint32_t* minor);
 TRITONSERVER_Error* TRITONBACKEND_BackendName(TRITONBACKEND_Backend* backend, const char** name);
+// The backend's settings (tritonserver --backend-config=<backend>,<key>=<value>), as JSON
+// {"cmdline": {"<key>": "<value>", ...}}; the message stays the server's.
+TRITONSERVER_Error* TRITONBACKEND_BackendConfig(TRITONBACKEND_Backend* backend, TRITONSERVER_Message** backend_config);
 
 TRITONSERVER_Error* TRITONBACKEND_ModelName(TRITONBACKEND_Model* model, const char** name);
 TRITONSERVER_Error* TRITONBACKEND_ModelVersion(TRITONBACKEND_Model* model, std::uint64_t* version);
