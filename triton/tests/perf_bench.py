@@ -1471,6 +1471,7 @@ def main():
             print(f"  {layout} FAILED: {str(e)[-3000:]}", flush=True)
         except harness.Terminated as e:  # between windows: what ran is summarized below
             results.append({"layout": layout, "error": str(e), "terminated": True})
+        results[-1]["host_settings"] = idle_text  # the idle states and the cores kept awake, for perf_runs.py
         if results[-1].get("terminated"):
             print(f"  stopped by SIGTERM in the {layout} layout: its servers, load generators and MPS daemon are "
                   f"stopped; the layouts after it are not run", flush=True)

@@ -150,6 +150,12 @@ def main(argv=None):
             behind = sorted(side.get("steal_percent", float("nan")) for side in ss if side.get("delayed"))
             print(f"  run {i + 1}: {high} of {len(ss)} at or above {limit:g} % steal; fell behind in {len(behind)}"
                   + (f", steal {behind[0]:g} to {behind[-1]:g}" if behind else ""))
+    settings = [next((r["host_settings"] for r in run_results if r.get("host_settings")), None) for run_results in results]
+    if any(settings):  # runs before S59 do not record it
+        print("\nper run: the host's idle states and cores kept awake (Notes [the host's idle states] and [the cores "
+              "kept awake] in perf_bench.py)")
+        for i, text in enumerate(settings):
+            print(f"  run {i + 1}: {text or '(not recorded)'}")
     print("\nper run: device memory per layout, MiB used on the GPU with both models loaded (before them), and per "
           "server process")
     for i, run_results in enumerate(results):

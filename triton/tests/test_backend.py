@@ -1005,6 +1005,16 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     assert "  run 2 partitioned 1665 (500); per server: 1165" in out, out
     assert "fell behind:" not in out
     assert "the host before each layout" not in out  # runs without looks at the host say nothing of it
+    assert "cores kept awake" not in out  # nor do runs from before S59 of their host settings
+    # Note [the cores kept awake]: each run's host settings, from its first layout; a run without them
+    # says so.
+    results = json.loads(open(a).read())
+    results[0]["host_settings"] = "host idle states left as they are; cores kept awake: the servers' 0,1 (keep-cores-awake)"
+    (tmp_path / "awake.json").write_text(json.dumps(results))
+    assert perf_runs.main([str(tmp_path / "awake.json"), a]) == 0
+    out = capsys.readouterr().out
+    assert ("  run 1: host idle states left as they are; cores kept awake: the servers' 0,1 (keep-cores-awake)\n"
+            "  run 2: (not recorded)\n") in out, out
     # Note [a window the load generator fell behind in]: a row's windows kept though delayed, and run again.
     results = json.loads(open(a).read())
     results[0]["windows"][1]["alone"]["delayed"] = ["not able to keep up"]
@@ -1927,6 +1937,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert "client p99.9 not read in 1 window(s) (nan in the table); the first: the profile export is empty" in said
     assert "rate_limiter" not in models["latency"] + models["aggressor"] and servers[0].count("--rate-limit=execution_count") == 0
     assert "; cores kept awake: none" in said and not any("keep-cores-awake" in a for a in servers[0]), servers[0]
+    assert kept[0]["host_settings"].endswith("; cores kept awake: none"), kept[0]["host_settings"]
 
     # --keep-cores-awake (Note [the cores kept awake]): the server is told to keep its cores awake, and
     # perf_analyzer's core gets a spinner for the measuring, stopped before the summary.
