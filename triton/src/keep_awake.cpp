@@ -4,10 +4,8 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <cerrno>
 #include <cstring>
 #include <future>
-#include <set>
 
 #include "common/escape.h"
 
