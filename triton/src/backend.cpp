@@ -60,14 +60,13 @@ TRITONSERVER_Error* apply_backend_config(TRITONBACKEND_Backend* backend) {
   if (!awake->is_string()) {
     return error(TRITONSERVER_ERROR_INVALID_ARG, "backend setting keep-cores-awake: not a string of cores");
   }
+  const std::string cores = awake->get<std::string>();
   std::string why;
-  if (!keep_cores_awake(awake->get<std::string>(), cores_kept_awake(), why)) {
-    return error(TRITONSERVER_ERROR_INVALID_ARG, why);
-  }
+  if (!keep_cores_awake(cores, cores_kept_awake(), why)) return error(TRITONSERVER_ERROR_INVALID_ARG, why);
   log(TRITONSERVER_LOG_INFO,
       format("keeping %zu core(s) awake (keep-cores-awake=%s): one thread each at SCHED_IDLE, spinning while "
              "nothing else runs there",
-             cores_kept_awake().threads(), awake->get<std::string>().c_str()));
+             cores_kept_awake().threads(), cores.c_str()));
   return nullptr;
 }
 

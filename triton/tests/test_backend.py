@@ -269,9 +269,7 @@ def awake_threads(pid):
                 name = f.read().strip()
             if not name.startswith("trtet-awake-"):
                 continue
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                policy = int(f.read().rsplit(")", 1)[1].split()[38])  # field 41: the scheduling policy
-            found.append((name, policy, os.sched_getaffinity(int(tid))))
+            found.append((name, os.sched_getscheduler(int(tid)), os.sched_getaffinity(int(tid))))
         except (FileNotFoundError, ProcessLookupError):
             continue
     return sorted(found)
@@ -333,8 +331,7 @@ def test_the_perf_benchs_spinners_keep_their_cores_at_sched_idle_and_die_with_th
         assert len(pids) == 1, pids
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:  # until it has lowered itself
-            with open(f"/proc/{pids[0]}/stat") as f:
-                policy = int(f.read().rsplit(")", 1)[1].split()[38])
+            policy = os.sched_getscheduler(pids[0])
             if policy == 5:
                 break
             time.sleep(0.05)
