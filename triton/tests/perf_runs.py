@@ -14,9 +14,14 @@ every run":
   perf runs: 3 runs; partitioned: client <= 1.10 in 11 of 12 readings, server <= 1.05 in 9 of 12; in every
   run: not met (...)
 
-A run without a row (its layout failed or was not run) counts as a reading not kept: a goal "in every
-run" is not met by a run that did not measure it. Exit status 1 when a file cannot be read or holds no
-perf bench result; the verdict itself does not set it.
+A run without a row of a layout it asked for (the layout failed, or stopped before that row) counts as
+a reading not kept: a goal "in every run" is not met by a run that did not measure it. A run that did
+not ask for a layout at all (perf_bench.py --layouts without it: a session short of device time makes
+the partitioned layout's runs first and the others after, docs/SERVING.md, "How the next runs are
+read") is not one of that layout's runs: its cells read "(not asked)", and the counts and the verdict
+are over the runs that asked. A run stopped by a signal may not have reached a layout it asked for,
+so such a run counts as having asked for every layout. Exit status 1 when a file cannot be read or
+holds no perf bench result; the verdict itself does not set it.
 """
 
 import argparse
@@ -52,16 +57,28 @@ def kept(values, goal):
     return sum(1 for v in values if v == v and v <= goal)
 
 
-def verdict(runs, layout="partitioned", goals=GOALS):
-    """(text, met) for `layout` over the runs' rows: a reading per run and (protocol, I/O)."""
+def asked_for(results, layout):
+    """Whether a run (its perf bench result) asked for `layout`: it has an entry for it, or it was stopped
+    by a signal before every layout it asked for had run (perf_bench.py appends no entry for those)."""
+    return any(r.get("layout") == layout or r.get("terminated") for r in results)
+
+
+def verdict(runs, layout="partitioned", goals=GOALS, asked=None):
+    """(text, met) for `layout` over the rows of the runs that asked for it (`asked`, one flag per run;
+    all when None): a reading per run and (protocol, I/O). Met only where at least one run asked."""
     keys = [(layout, p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS]
-    parts, met = [], True
+    asked = [True] * len(runs) if asked is None else asked
+    runs_asked = [run for run, a in zip(runs, asked) if a]
+    parts, met = [], bool(runs_asked)
     for name, field, goal in goals:
-        readings = [reading(run, k, field) for run in runs for k in keys]
+        readings = [reading(run, k, field) for run in runs_asked for k in keys]
         count = kept(readings, goal)
         met = met and count == len(readings)
         parts.append(f"{name} <= {goal:.2f} in {count} of {len(readings)} readings")
-    return f"{layout}: " + ", ".join(parts), met
+    text = f"{layout}: " + ", ".join(parts)
+    if len(runs_asked) < len(runs):
+        text += f" (the {len(runs_asked)} run{'s' if len(runs_asked) != 1 else ''} that asked for it)"
+    return text, met
 
 
 def main(argv=None):
@@ -81,6 +98,7 @@ def main(argv=None):
                 perf_bench.IOS.index(k[2]))
     keys = sorted({k for run in runs for k in run}, key=order)
     n = len(runs)
+    asked = {layout: [asked_for(r, layout) for r in results] for layout in {k[0] for k in keys} | {"partitioned"}}
     print("client (server) p99 ratio beside / alone per run: the run's reading, one p99 over every request of its "
           "windows beside / one over those alone (perf_bench.py, Note [one p99 per side]; * where the run has no "
           "per-request times: the median of its pairs' ratios); [control: alone again / alone, median over the pairs]")
@@ -88,18 +106,18 @@ def main(argv=None):
           + f"{'client <= 1.10':>16}{'server <= 1.05':>16}")
     for k in keys:
         cells, counts = [], []
-        for run in runs:
+        for run, run_asked in zip(runs, asked[k[0]]):
             row = run.get(k)
             if row is None:
-                cells.append("(not run)")
+                cells.append("(not run)" if run_asked else "(not asked)")
                 continue
             text = perf_bench.reading_text(row)
             if row["control_client_ratio"]:
                 text += f" [{perf_bench.ratios_text([perf_bench.median_of(row['control_client_ratio'])])}]"
             cells.append(text)
         for _, field, goal in GOALS:
-            values = [reading(run, k, field) for run in runs]
-            counts.append(f"{kept(values, goal)} of {n}")
+            values = [reading(run, k, field) for run, run_asked in zip(runs, asked[k[0]]) if run_asked]
+            counts.append(f"{kept(values, goal)} of {len(values)}")
         print(f"{k[0]:<12}{k[1]:<6}{k[2]:<5}" + "".join(f"{c:>24}" for c in cells) + "".join(f"{c:>16}" for c in counts))
     print("\nper run: client p50 / p99 / p99.9 alone -> beside (us, medians over the pairs), latency calls/s alone / "
           "beside, aggressor calls/s, compute in+infer+out alone (us); the spread of the windows alone (max / min p99, "
@@ -176,7 +194,7 @@ def main(argv=None):
                 print(f"  run {i + 1} {r['layout']:<12}before: {perf_bench.host_look_text(r['host_before'])}")
             for look in r.get("host_after_delayed") or []:
                 print(f"  run {i + 1} {r['layout']:<12}after {look.get('window', '?')}: {perf_bench.host_look_text(look)}")
-    text, met = verdict(runs)
+    text, met = verdict(runs, asked=asked["partitioned"])
     print(f"perf runs: {n} run{'s' if n != 1 else ''}; {text}; in every run: {'met' if met else 'not met'}")
     return 0
 

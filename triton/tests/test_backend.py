@@ -1080,6 +1080,46 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     assert "not a perf bench result" in capsys.readouterr().out
 
 
+def test_perf_runs_reads_a_layout_over_the_runs_that_asked_for_it(tmp_path, capsys):
+    # A session short of device time runs the partitioned layout's runs first and the others in a run
+    # of their own (docs/SERVING.md, "How the next runs are read", S60): that run did not ask for the
+    # partitioned layout, so it is not one of its runs; a layout a run asked for and did not measure, or
+    # a run stopped by a signal, still counts as a reading not kept.
+    import perf_runs
+    part = perf_run_json(tmp_path / "part.json", [1.00] * 4, [1.00] * 4)
+    others = perf_run_json(tmp_path / "others.json", [1.20] * 4, [1.20] * 4, layouts=("mps", "whole"))
+    assert perf_runs.main([part, part, others]) == 0
+    out = capsys.readouterr().out
+    assert out.strip().splitlines()[-1] == ("perf runs: 3 runs; partitioned: client <= 1.10 in 8 of 8 readings, "
+                                            "server <= 1.05 in 8 of 8 readings (the 2 runs that asked for it); "
+                                            "in every run: met"), out
+    rows = {line.split()[0] + " " + line.split()[1] + " " + line.split()[2]: line for line in out.splitlines()
+            if line.startswith(("partitioned ", "mps ", "whole "))}
+    assert rows["partitioned grpc host"].count("(not asked)") == 1, rows  # run 3's cell
+    assert rows["partitioned grpc host"].rstrip().endswith("2 of 2          2 of 2"), rows
+    assert rows["mps http cuda"].count("(not asked)") == 2 and rows["mps http cuda"].rstrip().endswith(
+        "0 of 1          0 of 1"), rows
+    assert "(not run)" not in out
+    # Asked for and not measured: the run's layouts name it, with an error.
+    failed = tmp_path / "failed.json"
+    failed.write_text(json.dumps([{"layout": "partitioned", "error": "the server did not start"}]))
+    assert perf_runs.main([part, str(failed)]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "client <= 1.10 in 4 of 8 readings" in last and "asked for it" not in last and last.endswith("not met"), last
+    # Stopped by a signal in another layout: it may not have reached the partitioned one, so it asked.
+    stopped = tmp_path / "stopped.json"
+    stopped.write_text(json.dumps([{"layout": "mps", "error": "stopped by signal 15 (SIGTERM)", "terminated": True}]))
+    assert perf_runs.main([part, str(stopped)]) == 0
+    out = capsys.readouterr().out
+    assert "(not run)" in out and out.strip().splitlines()[-1].endswith(
+        "client <= 1.10 in 4 of 8 readings, server <= 1.05 in 4 of 8 readings; in every run: not met"), out
+    # No run asked for it: nothing is met.
+    assert perf_runs.main([others]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last == ("perf runs: 1 run; partitioned: client <= 1.10 in 0 of 0 readings, server <= 1.05 in 0 of 0 "
+                    "readings (the 0 runs that asked for it); in every run: not met"), last
+
+
 def test_perf_runs_reads_each_run_by_its_pooled_p99s_where_it_has_them(tmp_path, capsys):
     # Note [one p99 per side]: a run's pooled p99s decide its reading, not its pairs' median. Here the
     # pairs say 1.20 (client) and 1.10 (server) in every row, the pooled p99s 1.00 and 1.00; in a
