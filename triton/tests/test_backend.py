@@ -260,6 +260,18 @@ def test_an_optimization_priority_is_read_before_the_gpu_is_asked_for(server, re
     assert "needs a CUDA GPU" in message and "priority" not in message, message
 
 
+def thread_cores(pid):
+    """{thread id: the cores it may run on} for process `pid`'s threads (Linux takes a thread's id where
+    sched_getaffinity asks for a process's); a thread that ends while they are read is left out."""
+    found = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            found[int(tid)] = os.sched_getaffinity(int(tid))
+        except ProcessLookupError:
+            continue
+    return found
+
+
 def awake_threads(pid):
     """The threads of process `pid` the backend keeps cores awake with: (name, policy, cores allowed)."""
     found = []
@@ -749,8 +761,7 @@ def test_the_perf_benchs_latency_cores_are_the_latency_instances_own(tmp_path, m
         message = s.load("latency")
         assert message is None, message + s.log()[-3000:]
         pid = s.process.pid
-        # Linux takes a thread's id where sched_getaffinity asks for a process's: each thread's cores.
-        threads = [os.sched_getaffinity(int(t)) for t in os.listdir(f"/proc/{pid}/task")]
+        threads = list(thread_cores(pid).values())  # each thread's cores
         assert os.sched_getaffinity(pid) == left, (os.sched_getaffinity(pid), left)
         assert own in threads, threads
     finally:
@@ -1627,10 +1638,10 @@ def test_split_host_cores_puts_the_server_and_the_load_generators_on_cores_of_th
         assert child.stdout.strip() == str(sorted(client_cores))  # what the bench starts inherits it
         server = harness.Server(repo)
         try:
-            tasks = os.listdir(f"/proc/{server.process.pid}/task")
+            tasks = thread_cores(server.process.pid)
             assert len(tasks) > 1, tasks
-            for task in tasks:
-                assert os.sched_getaffinity(int(task)) == server_cores, task
+            for task, cores in tasks.items():
+                assert cores == server_cores, task
         finally:
             server.stop()
     finally:
