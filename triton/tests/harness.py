@@ -294,7 +294,16 @@ class Server:
         return metric_value(self.metrics_text() if text is None else text, family, model, **labels)
 
     def stop(self):
-        """SIGTERM to the server's pid, a bounded wait, then SIGKILL. Returns the exit status."""
+        """SIGTERM to the server's pid, a bounded wait, then SIGKILL. Returns the exit status.
+
+        The harness's own HTTP connection is closed first: the server waits for open HTTP connections
+        until its exit timeout, and a server that reaches the timeout with a model still loaded exits
+        at once, without finalizing the backends (so nothing the backend does at its finalize, such as
+        stopping the threads that keep cores awake, would be seen)."""
+        try:
+            self.client.close()
+        except Exception:
+            pass
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGTERM)
             try:
@@ -302,10 +311,6 @@ class Server:
             except subprocess.TimeoutExpired:
                 os.kill(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
-        try:
-            self.client.close()
-        except Exception:
-            pass
         self.log_file.close()
         return self.process.returncode
 
