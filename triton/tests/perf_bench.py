@@ -1354,6 +1354,45 @@ def host_idle_states():
         return f"not readable ({e})"
 
 
+def cpu_list(text):
+    """The cores of a kernel CPU list ("0-3,8,10-11"); ValueError on anything else."""
+    cores = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        first, last = int(first), int(last or first)
+        if last < first:
+            raise ValueError(f"CPU list {text!r}: the range {part!r} runs backwards")
+        cores.update(range(first, last + 1))
+    return cores
+
+
+def host_core_siblings(base="/sys/devices/system/cpu"):
+    """Which of the host's cores share a physical core (SMT siblings, from each core's topology), as text.
+
+    Note [cores that share a physical core]: a thread's SCHED_IDLE policy yields its core to any other
+    thread, but not the execution units its core shares with a sibling. Where the latency model's
+    instance thread has a sibling that runs the aggressor's threads or a spinner, its host path
+    slows whatever the scheduler does; the readings are only read against a layout of the cores
+    where this says which cores are siblings."""
+    try:
+        cores = sorted(int(d[3:]) for d in os.listdir(base) if d.startswith("cpu") and d[3:].isdigit())
+        groups = set()
+        for core in cores:
+            path = f"{base}/cpu{core}/topology/thread_siblings_list"
+            if not os.path.exists(path):  # an offline core
+                continue
+            with open(path) as f:
+                groups.add(tuple(sorted(cpu_list(f.read().strip()))))
+    except (OSError, ValueError) as e:
+        return f"not readable ({e})"
+    shared = sorted(g for g in groups if len(g) > 1)
+    if not groups:
+        return "not listed"
+    if not shared:
+        return f"{len(groups)} physical cores, none shared (no SMT siblings)"
+    return (f"{len(groups)} physical cores; siblings " + " ".join(",".join(map(str, g)) for g in shared))
+
+
 def hold_host_idle_latency(us):
     """Note [the host's idle states]: (the open file holding the request, or None; what was done)."""
     try:
@@ -1439,7 +1478,8 @@ def main():
     idle_hold, idle_text = (None, "left as they are")
     if args.host_idle_latency_us >= 0:
         idle_hold, idle_text = hold_host_idle_latency(args.host_idle_latency_us)
-    idle_text = f"host idle states {idle_text}; the host's: {host_idle_states()}"
+    idle_text = (f"host idle states {idle_text}; the host's: {host_idle_states()}; "
+                 f"cores' siblings: {host_core_siblings()}")
     spinners = []
     if args.keep_cores_awake:  # Note [the cores kept awake]
         server_cores = harness.SERVER_CPUS if harness.SERVER_CPUS is not None else os.sched_getaffinity(0)

@@ -1161,6 +1161,60 @@ def test_perf_runs_reads_each_run_by_its_pooled_p99s_where_it_has_them(tmp_path,
     assert last.endswith("client <= 1.10 in 8 of 8 readings, server <= 1.05 in 4 of 8 readings; in every run: not met"), last
 
 
+def test_perf_runs_says_what_moved_in_the_latency_models_own_time_beside_the_aggressor(tmp_path, capsys):
+    # Note [what moved beside the aggressor]: per run and row, the backend's execute, the stream's wait,
+    # the engine's GPU time and the send, means over the pairs alone -> beside, with compute's and the
+    # queue's p99; per layout, the range of what beside added to execute and to the engine's GPU time.
+    import perf_runs
+    path = perf_run_json(tmp_path / "a.json", [1.0] * 4, [1.0] * 4, layouts=("partitioned", "mps"))
+    assert perf_runs.main([path]) == 0
+    assert "what moved" not in capsys.readouterr().out  # runs without phases say nothing of it
+    results = json.loads(open(path).read())
+    for r in results:
+        for i, w in enumerate(r["windows"]):
+            grow = 1.0 + i if r["layout"] == "partitioned" else 0.5
+            for side, extra in (("alone", 0.0), ("beside", grow)):
+                w[side]["phases_us"] = {"execute": 6.0 + extra, "stream_wait": 30.0, "send": 7.0,
+                                        "trtet_engine_gpu_duration_us": 31.0 - extra / 2}
+                w[side].update(compute_p99_us=50.0 + 2 * extra, queue_p99_us=9.0)
+    results[0]["windows"][3]["alone"].pop("phases_us")  # a window without phases: its row has the other side's
+    path2 = tmp_path / "phases.json"
+    path2.write_text(json.dumps(results))
+    assert perf_runs.main([str(path2)]) == 0
+    out = capsys.readouterr().out
+    assert ("  run 1 partitioned grpc cuda execute 6.0->8.0 wait 30.0->30.0 engine GPU 31.0->30.0 send 7.0->7.0 "
+            "compute p99 50->54 queue p99 9->9\n") in out, out
+    assert "  run 1 partitioned http cuda " not in out.split("what moved")[1]  # no phases alone: left out
+    assert ("  partitioned: execute beside - alone +1.0 to +3.0 us over 3 rows; engine GPU beside - alone -1.5 to "
+            "-0.5 us over 3 rows\n") in out, out
+    assert "  mps: execute beside - alone +0.5 to +0.5 us over 4 rows;" in out, out
+
+
+def test_the_perf_bench_says_which_host_cores_share_a_physical_core(tmp_path):
+    # Note [cores that share a physical core]: from each core's topology/thread_siblings_list; an
+    # offline core (no topology) is left out; an unreadable list says why.
+    import perf_bench
+    assert perf_bench.cpu_list("0-3,8,10-11") == {0, 1, 2, 3, 8, 10, 11}
+    with pytest.raises(ValueError, match="runs backwards"):
+        perf_bench.cpu_list("3-1")
+
+    def host(siblings):
+        base = tmp_path / f"cpu-{len(list(tmp_path.iterdir()))}"
+        for core, text in siblings.items():
+            (base / f"cpu{core}" / "topology").mkdir(parents=True)
+            if text is not None:
+                (base / f"cpu{core}" / "topology" / "thread_siblings_list").write_text(text + "\n")
+        (base / "cpufreq").mkdir(parents=True)  # not a core
+        return str(base)
+
+    assert perf_bench.host_core_siblings(host({0: "0", 1: "1", 2: "2"})) == "3 physical cores, none shared (no SMT siblings)"
+    assert perf_bench.host_core_siblings(host({0: "0,2", 1: "1,3", 2: "0,2", 3: "1,3", 4: "4", 5: None})) == (
+        "3 physical cores; siblings 0,2 1,3")
+    assert perf_bench.host_core_siblings(host({0: "0-1", 1: "0-1"})) == "1 physical cores; siblings 0,1"
+    assert perf_bench.host_core_siblings(host({0: "x"})).startswith("not readable (")
+    assert perf_bench.host_core_siblings(str(tmp_path / "none")).startswith("not readable (")
+
+
 def test_the_perf_benchs_steal_is_the_time_the_hypervisor_took_from_each_core(tmp_path):
     # perf_bench's Note [time the hypervisor took]: the eighth figure of each core's line in
     # /proc/stat, over a window, as a share of all cores' time and of the core it took most from.
