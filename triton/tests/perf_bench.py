@@ -1372,8 +1372,8 @@ def host_core_siblings(base="/sys/devices/system/cpu"):
     Note [cores that share a physical core]: a thread's SCHED_IDLE policy yields its core to any other
     thread, but not the execution units its core shares with a sibling. Where the latency model's
     instance thread has a sibling that runs the aggressor's threads or a spinner, its host path
-    slows whatever the scheduler does; the readings are only read against a layout of the cores
-    where this says which cores are siblings."""
+    slows whatever the scheduler does. So each run records which cores are siblings (in its host
+    settings, which perf_runs.py prints), and its readings are read with that."""
     try:
         cores = sorted(int(d[3:]) for d in os.listdir(base) if d.startswith("cpu") and d[3:].isdigit())
         groups = set()
@@ -1388,9 +1388,10 @@ def host_core_siblings(base="/sys/devices/system/cpu"):
     shared = sorted(g for g in groups if len(g) > 1)
     if not groups:
         return "not listed"
+    physical = f"{len(groups)} physical core{'s' if len(groups) != 1 else ''}"
     if not shared:
-        return f"{len(groups)} physical cores, none shared (no SMT siblings)"
-    return (f"{len(groups)} physical cores; siblings " + " ".join(",".join(map(str, g)) for g in shared))
+        return f"{physical}, none shared (no SMT siblings)"
+    return f"{physical}; siblings " + " ".join(",".join(map(str, g)) for g in shared)
 
 
 def hold_host_idle_latency(us):

@@ -1210,7 +1210,7 @@ def test_the_perf_bench_says_which_host_cores_share_a_physical_core(tmp_path):
     assert perf_bench.host_core_siblings(host({0: "0", 1: "1", 2: "2"})) == "3 physical cores, none shared (no SMT siblings)"
     assert perf_bench.host_core_siblings(host({0: "0,2", 1: "1,3", 2: "0,2", 3: "1,3", 4: "4", 5: None})) == (
         "3 physical cores; siblings 0,2 1,3")
-    assert perf_bench.host_core_siblings(host({0: "0-1", 1: "0-1"})) == "1 physical cores; siblings 0,1"
+    assert perf_bench.host_core_siblings(host({0: "0-1", 1: "0-1"})) == "1 physical core; siblings 0,1"
     assert perf_bench.host_core_siblings(host({0: "x"})).startswith("not readable (")
     assert perf_bench.host_core_siblings(str(tmp_path / "none")).startswith("not readable (")
 
