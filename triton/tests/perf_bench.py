@@ -1366,8 +1366,9 @@ def cpu_list(text):
     return cores
 
 
-def host_core_siblings(base="/sys/devices/system/cpu"):
-    """Which of the host's cores share a physical core (SMT siblings, from each core's topology), as text.
+def host_core_siblings(base="/sys/devices/system/cpu", own=()):
+    """Which of the host's cores share a physical core (SMT siblings, from each core's topology), as
+    text; with `own` (the latency model's cores), also whether those are whole physical cores.
 
     Note [cores that share a physical core]: a thread's SCHED_IDLE policy yields its core to any other
     thread, but not the execution units its core shares with a sibling. Where the latency model's
@@ -1389,9 +1390,14 @@ def host_core_siblings(base="/sys/devices/system/cpu"):
     if not groups:
         return "not listed"
     physical = f"{len(groups)} physical core{'s' if len(groups) != 1 else ''}"
-    if not shared:
-        return f"{physical}, none shared (no SMT siblings)"
-    return f"{physical}; siblings " + " ".join(",".join(map(str, g)) for g in shared)
+    text = (f"{physical}; siblings " + " ".join(",".join(map(str, g)) for g in shared) if shared
+            else f"{physical}, none shared (no SMT siblings)")
+    if own:
+        outside = sorted({c for g in groups if set(g) & set(own) for c in g} - set(own))
+        text += (f"; the latency model's cores {harness.cores_text(own)} share physical cores with "
+                 f"{harness.cores_text(outside)}" if outside
+                 else f"; the latency model's cores {harness.cores_text(own)} are whole physical cores")
+    return text
 
 
 def hold_host_idle_latency(us):
@@ -1480,7 +1486,7 @@ def main():
     if args.host_idle_latency_us >= 0:
         idle_hold, idle_text = hold_host_idle_latency(args.host_idle_latency_us)
     idle_text = (f"host idle states {idle_text}; the host's: {host_idle_states()}; "
-                 f"cores' siblings: {host_core_siblings()}")
+                 f"cores' siblings: {host_core_siblings(own=sorted(own_cores))}")
     spinners = []
     if args.keep_cores_awake:  # Note [the cores kept awake]
         server_cores = harness.SERVER_CPUS if harness.SERVER_CPUS is not None else os.sched_getaffinity(0)

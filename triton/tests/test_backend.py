@@ -1211,6 +1211,13 @@ def test_the_perf_bench_says_which_host_cores_share_a_physical_core(tmp_path):
     assert perf_bench.host_core_siblings(host({0: "0,2", 1: "1,3", 2: "0,2", 3: "1,3", 4: "4", 5: None})) == (
         "3 physical cores; siblings 0,2 1,3")
     assert perf_bench.host_core_siblings(host({0: "0-1", 1: "0-1"})) == "1 physical core; siblings 0,1"
+    # With the latency model's cores: whether a sibling of one of them lies outside them.
+    four = host({0: "0,2", 1: "1,3", 2: "0,2", 3: "1,3", 4: "4"})
+    assert perf_bench.host_core_siblings(four, own=[2, 3]) == (
+        "3 physical cores; siblings 0,2 1,3; the latency model's cores 2,3 share physical cores with 0,1")
+    assert perf_bench.host_core_siblings(four, own=[3, 4]).endswith("cores 3,4 share physical cores with 1")
+    assert perf_bench.host_core_siblings(four, own=[4]).endswith("the latency model's cores 4 are whole physical cores")
+    assert perf_bench.host_core_siblings(host({0: "0-1", 1: "0-1"}), own=[0, 1]).endswith("are whole physical cores")
     assert perf_bench.host_core_siblings(host({0: "x"})).startswith("not readable (")
     assert perf_bench.host_core_siblings(str(tmp_path / "none")).startswith("not readable (")
 
