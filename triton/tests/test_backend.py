@@ -2074,6 +2074,51 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     else:
         assert not started
 
+    # --keep-cores-awake with --latency-cores, the next runs' settings (docs/SERVING.md, "How the next
+    # runs are read", S61), on a stand-in split of five cores (this machine may have two): the servers'
+    # keep-cores-awake names their cores and the latency model's own, the latency model's server gets
+    # the host policy, its instance group names it, and the host settings say whether its cores are
+    # whole physical cores.
+    servers.clear(), models.clear()
+
+    def five_core_split(client_cores):
+        harness.SERVER_CPUS = {0, 1, 2, 3}
+        return {0, 1, 2, 3}, {4}
+    real_split = harness.split_host_cores
+    monkeypatch.setattr(harness, "split_host_cores", five_core_split)
+    class Spinner:  # a stand-in process on a core this machine may not have
+        def poll(self):
+            return 0
+
+        def wait(self):
+            return 0
+    monkeypatch.setattr(perf_bench, "keep_cores_awake", lambda cores: started.append(list(cores)) or [Spinner()])
+    monkeypatch.setattr(perf_bench, "LATENCY_POLICY_ARGS", [])
+    monkeypatch.setattr(perf_bench, "CLIENT_CORES", None)
+    monkeypatch.setattr(perf_bench, "host_core_siblings",
+                        lambda own=(): f"5 physical cores, none shared (no SMT siblings); own {list(own)}")
+    started.clear()
+    monkeypatch.setattr(sys, "argv", ["perf_bench.py", "--layouts", "partitioned", "--repeat", "1", "--window", "0.01",
+                                      "--warmup", "0", "--keep-cores-awake", "--client-cores", "1", "--latency-cores", "2",
+                                      "--work", str(tmp_path / "awake-own"), "--json", str(tmp_path / "awake-own.json")])
+    try:
+        status = perf_bench.main()
+    finally:
+        os.sched_setaffinity(0, available)
+    said = capsys.readouterr().out
+    assert status == 0, said[-3000:]
+    assert "host cores: servers 0,1, the latency model's instance threads 2,3, perf_analyzer 4" in said, said[:2000]
+    assert servers and all("--backend-config=torchtrt_executorch,keep-cores-awake=0,1,2,3" in a for a in servers), servers
+    assert all(f"--host-policy={perf_bench.LATENCY_POLICY},cpu-cores=2-3" in a for a in servers), servers
+    assert f'host_policy: "{perf_bench.LATENCY_POLICY}"' in models["latency"], models["latency"]
+    assert started == [[4]], started  # perf_analyzer's core: the bench's spinner
+    settings = json_.loads((tmp_path / "awake-own.json").read_text())[0]["host_settings"]
+    assert settings.endswith("cores' siblings: 5 physical cores, none shared (no SMT siblings); own [2, 3]; cores kept "
+                             "awake: the servers' 0,1,2,3 (keep-cores-awake), perf_analyzer's 4 (SCHED_IDLE spinners)"), settings
+    # main() set these for its run; the cases below run without them
+    perf_bench.LATENCY_POLICY_ARGS, perf_bench.CLIENT_CORES, harness.SERVER_CPUS = [], None, None
+    monkeypatch.setattr(harness, "split_host_cores", real_split)
+
     # --rate-limiter shared applies on the whole GPU (a partition shares no SMs to ration): both models'
     # instance groups ask for the one global resource, each with its priority, and the server rations it.
     servers.clear(), models.clear()
