@@ -88,12 +88,14 @@ def verdict(runs, layout="partitioned", goals=GOALS, asked=None):
 # With the host's wake-ups out of the way (the cores kept awake, S61) the latency model's p99 alone is
 # 60 to 110 us at the server, and the 5 % of the goal is 3 to 5 us. The backend's phases
 # (trtet_request_phase_duration_us, per window alone and beside in perf_bench.json) say where such a
-# difference lies: in `execute`, which is host work (the program, the delegate's call, the engine's
-# launch: the GPU cannot be behind it), in the stream's wait, or in the engine's own GPU time (CUDA
-# events around the engine on one request in 16). On S61's H100 the partitioned rows moved in `execute`,
-# +1.1 to +5.7 us (16 to 56 % of it with CUDA shm), and under MPS, separate processes, by +0.3 to +4.9,
-# while the engine's GPU time moved by -4 to +2.5: the aggressor's host work slows the latency
-# model's host path, which no partition of the GPU can hold.
+# difference lies: in `execute`, which with CUDA shared memory is host work only (the program, the
+# delegate's call, the engine's launch: the GPU cannot be behind it) and with host I/O also waits for
+# the staged copies, in the stream's wait, or in the engine's own GPU time (CUDA events around the
+# engine on one request in 16). On S61's H100 the partitioned rows moved in `execute`: +1.1 to +3.6 us
+# with CUDA shm (16 to 56 % of it), +2.3 to +5.7 with host I/O (the copies' GPU time within 1 us), and
+# under MPS, separate processes, by +0.3 to +4.9, while the engine's GPU time moved by -4.5 to +2.5:
+# the aggressor's host work slows the latency model's host path, which no partition of the GPU can
+# hold.
 PHASES_MOVED = (("execute", "execute"), ("wait", "stream_wait"), ("engine GPU", "trtet_engine_gpu_duration_us"),
                 ("send", "send"))
 
