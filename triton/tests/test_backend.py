@@ -1948,15 +1948,20 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
                            ("sms_probe", lambda server, sms_file: (list(range(32)), list(range(32, 132))))):
         monkeypatch.setattr(perf_bench, name, stand_in)
     available = os.sched_getaffinity(0)
-    argv = ["perf_bench.py", "--layouts", "partitioned", "--repeat", "2", "--window", "0.01", "--warmup", "0.02",
-            "--work", str(tmp_path),
-            "--json", str(tmp_path / "perf.json")] + (["--client-cores", "1"] if len(available) > 1 else [])
-    monkeypatch.setattr(sys, "argv", argv)
-    try:
-        status = perf_bench.main()
-    finally:
-        os.sched_setaffinity(0, available)
-    said = capsys.readouterr().out
+
+    def bench(*args):
+        """perf_bench.main() with these arguments, this process's cores restored after (a --client-cores
+        run moves it onto the load generators' cores): (its status, what it printed)."""
+        monkeypatch.setattr(sys, "argv", ["perf_bench.py", *args])
+        try:
+            status = perf_bench.main()
+        finally:
+            os.sched_setaffinity(0, available)
+        return status, capsys.readouterr().out
+
+    status, said = bench("--layouts", "partitioned", "--repeat", "2", "--window", "0.01", "--warmup", "0.02",
+                         "--work", str(tmp_path), "--json", str(tmp_path / "perf.json"),
+                         *(["--client-cores", "1"] if len(available) > 1 else []))
     assert status == 0, said[-3000:]
     assert "== perf bench summary ==" in said and "partitioned: SM probe: latency engine on 32 SMs, aggressor on 100, shared 0" in said, said[-3000:]
     if len(available) > 1:
@@ -2054,15 +2059,9 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     started = []
     real_keep = perf_bench.keep_cores_awake
     monkeypatch.setattr(perf_bench, "keep_cores_awake", lambda cores: started.append(real_keep(cores)) or started[-1])
-    monkeypatch.setattr(sys, "argv", ["perf_bench.py", "--layouts", "whole", "--repeat", "1", "--window", "0.01",
-                                      "--warmup", "0", "--keep-cores-awake", "--work", str(tmp_path / "awake")]
-                        + (["--client-cores", "1"] if len(available) > 1 else []))
     monkeypatch.setattr(perf_bench, "SERVER_AWAKE_ARGS", [])
-    try:
-        status = perf_bench.main()
-    finally:
-        os.sched_setaffinity(0, available)
-    said = capsys.readouterr().out
+    status, said = bench("--layouts", "whole", "--repeat", "1", "--window", "0.01", "--warmup", "0", "--keep-cores-awake",
+                         "--work", str(tmp_path / "awake"), *(["--client-cores", "1"] if len(available) > 1 else []))
     cores = sorted(available)
     server_cores = cores[:-1] if len(available) > 1 else cores
     expected = f"--backend-config=torchtrt_executorch,keep-cores-awake={','.join(map(str, server_cores))}"
@@ -2098,14 +2097,9 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     monkeypatch.setattr(perf_bench, "host_core_siblings",
                         lambda own=(): f"5 physical cores, none shared (no SMT siblings); own {list(own)}")
     started.clear()
-    monkeypatch.setattr(sys, "argv", ["perf_bench.py", "--layouts", "partitioned", "--repeat", "1", "--window", "0.01",
-                                      "--warmup", "0", "--keep-cores-awake", "--client-cores", "1", "--latency-cores", "2",
-                                      "--work", str(tmp_path / "awake-own"), "--json", str(tmp_path / "awake-own.json")])
-    try:
-        status = perf_bench.main()
-    finally:
-        os.sched_setaffinity(0, available)
-    said = capsys.readouterr().out
+    status, said = bench("--layouts", "partitioned", "--repeat", "1", "--window", "0.01", "--warmup", "0",
+                         "--keep-cores-awake", "--client-cores", "1", "--latency-cores", "2",
+                         "--work", str(tmp_path / "awake-own"), "--json", str(tmp_path / "awake-own.json"))
     assert status == 0, said[-3000:]
     assert "host cores: servers 0,1, the latency model's instance threads 2,3, perf_analyzer 4" in said, said[:2000]
     assert servers and all("--backend-config=torchtrt_executorch,keep-cores-awake=0,1,2,3" in a for a in servers), servers
@@ -2122,10 +2116,8 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     # --rate-limiter shared applies on the whole GPU (a partition shares no SMs to ration): both models'
     # instance groups ask for the one global resource, each with its priority, and the server rations it.
     servers.clear(), models.clear()
-    monkeypatch.setattr(sys, "argv", ["perf_bench.py", "--layouts", "whole", "--repeat", "1", "--window", "0.01",
-                                      "--warmup", "0", "--rate-limiter", "shared", "--work", str(tmp_path / "whole")])
-    status = perf_bench.main()
-    said = capsys.readouterr().out
+    status, said = bench("--layouts", "whole", "--repeat", "1", "--window", "0.01", "--warmup", "0",
+                         "--rate-limiter", "shared", "--work", str(tmp_path / "whole"))
     assert status == 0, said[-3000:]
     assert models["latency"] == perf_bench.instance_group_text(1, "latency", rate_limited=True)
     assert models["aggressor"] == perf_bench.instance_group_text(1, "aggressor", rate_limited=True)
@@ -2137,11 +2129,8 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     # --control (Note [the control]): each pair ends with a window alone again, the aggressor off, traced
     # like the others; the summary gives its p99 / the first alone window's at the client and the server.
     tags.clear()
-    monkeypatch.setattr(sys, "argv", ["perf_bench.py", "--layouts", "whole", "--repeat", "2", "--window", "0.01",
-                                      "--warmup", "0", "--control", "--work", str(tmp_path / "control"),
-                                      "--json", str(tmp_path / "control.json")])
-    status = perf_bench.main()
-    said = capsys.readouterr().out
+    status, said = bench("--layouts", "whole", "--repeat", "2", "--window", "0.01", "--warmup", "0", "--control",
+                         "--work", str(tmp_path / "control"), "--json", str(tmp_path / "control.json"))
     assert status == 0, said[-3000:]
     measured_tags = [t for t, _ in tags if not t.startswith("aggressor") and t != "trace on" and not t.endswith("_flush")]
     assert measured_tags[:3] == ["whole_grpc_host_0_alone", "whole_grpc_host_0_beside", "whole_grpc_host_0_control"]
