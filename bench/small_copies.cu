@@ -1,26 +1,17 @@
 // trtet-small-copies: what a small host-I/O call pays for its copies, through the copy engines or
 // through a copy kernel that reads and writes page-locked host memory mapped into the device.
 //
-// Each iteration is the shape of a call with pageable host I/O (Note [small copies] below): the
-// input copied into page-locked staging, moved to the device, a one-block "engine" kernel, the
-// output moved back into page-locked staging, the stream's event waited for, the output copied out.
-// Two ways to move the bytes: cudaMemcpyAsync (the copy engines; what the delegate does today) and
-// a copy kernel on the call's stream (its SMs, no copy engine). Each is timed on the host, call by
+// Each iteration is the shape of a call with pageable host I/O: the input copied into page-locked
+// staging, moved to the device, a one-block "engine" kernel, the output moved back into page-locked
+// staging, the stream's event waited for, the output copied out. Two ways to move the bytes:
+// cudaMemcpyAsync (the copy engines) and a copy kernel on the call's stream (its SMs, no copy
+// engine): the staging layer's own kernel_copy, which moves chunks of at most 64 KiB (Note [small
+// copies] in src/staging/small_copy.cu, which cites this bench's numbers). Each is timed on the host, call by
 // call, alone and beside an aggressor thread that keeps the copy engines busy with large copies on a
 // stream of its own; the GPU time of the two copies is timed with events on one call in 16. Every
-// output is checked. The table ends with kernel / DMA ratios.
+// output is checked. The table ends with kernel / copy-engine ratios.
 //
 //   trtet-small-copies [iterations]      (default 4000 a row; sizes 256 B, 4 KiB, 64 KiB, 1 MiB)
-//
-// Note [small copies]
-// -------------------
-// A copy-engine transfer of a few KiB costs its latency, not its bandwidth: the engine has to be
-// handed the work and has to move it across the bus, and its completion has to be seen by the next
-// operation on the stream. A kernel of one or a few blocks whose threads load the page-locked source
-// across the bus and store into device memory (or the other way) needs one launch, and runs on the
-// SMs of the stream's context (so, under a green context, inside its partition), where the copy
-// engines are shared by every partition of the GPU. Whether the kernel is the faster for a size,
-// alone and beside other copies, is what this bench measures; it decides nothing by itself.
 
 #include <cuda_runtime.h>
 
@@ -35,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "staging/small_copy.h"
+
 namespace {
 
 #define CHECK(call)                                                                                 \
@@ -46,34 +39,17 @@ namespace {
     }                                                                                               \
   } while (0)
 
-// Copies `bytes` from `from` to `to`, either of them page-locked host memory mapped into the device:
-// 16 bytes a thread where both are 16-byte aligned, else a byte a thread.
-__global__ void copy_kernel(unsigned char* to, const unsigned char* from, size_t bytes) {
-  const size_t start = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  const bool aligned = ((reinterpret_cast<size_t>(to) | reinterpret_cast<size_t>(from)) & 15) == 0;
-  if (aligned) {
-    const size_t vectors = bytes / 16;
-    auto* t = reinterpret_cast<uint4*>(to);
-    const auto* f = reinterpret_cast<const uint4*>(from);
-    for (size_t i = start; i < vectors; i += stride) t[i] = f[i];
-    for (size_t i = vectors * 16 + start; i < bytes; i += stride) to[i] = from[i];
-  } else {
-    for (size_t i = start; i < bytes; i += stride) to[i] = from[i];
-  }
-}
-
 // The stand-in engine: out[i] = in[i] + 1 over 32-bit words, one block.
 __global__ void engine_kernel(unsigned* out, const unsigned* in, size_t words) {
   for (size_t i = threadIdx.x; i < words; i += blockDim.x) out[i] = in[i] + 1;
 }
 
 void launch_copy(void* to, const void* from, size_t bytes, cudaStream_t stream) {
-  constexpr int kThreads = 256;
-  const size_t per_block = kThreads * 16;
-  const int blocks = static_cast<int>(std::min<size_t>((bytes + per_block - 1) / per_block, 64));
-  copy_kernel<<<std::max(blocks, 1), kThreads, 0, stream>>>(static_cast<unsigned char*>(to),
-                                                             static_cast<const unsigned char*>(from), bytes);
+  const auto status = torch_tensorrt::executorch_backend::staging::kernel_copy(to, from, bytes, stream);
+  if (!status.ok()) {
+    std::fprintf(stderr, "kernel_copy: %s\n", status.to_string().c_str());
+    std::exit(1);
+  }
 }
 
 struct Row {

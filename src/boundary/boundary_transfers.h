@@ -114,6 +114,7 @@ class BoundaryTransfers {
     Result<staging::PinnedChunk> take(std::size_t offset, std::size_t bytes) override;
     std::size_t most_chunks() const noexcept override { return kRingSlots; }
     std::size_t most_chunk_bytes() const noexcept override { return kChunkBytes; }
+    bool device_mapped() const noexcept override { return true; }  ///< cudaHostAlloc's memory
   };
   /// A ring held by one copy, given back at scope exit.
   class RingLease;

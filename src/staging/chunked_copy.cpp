@@ -6,6 +6,7 @@
 #include "common/load_trace.h"
 #include "cuda/check.h"
 #include "staging/layout.h"
+#include "staging/small_copy.h"
 
 namespace torch_tensorrt::executorch_backend::staging {
 namespace {
@@ -46,6 +47,18 @@ std::size_t chunk_count(std::size_t bytes) noexcept {
   return (bytes + chunk - 1) / chunk;
 }
 
+Status ChunkedCopy::transfer(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream,
+                             const PinnedChunks& chunks) {
+  if (chunks.device_mapped() && copy_by_kernel(bytes) && kernel_copies_on_current_device()) {
+    TRTET_RETURN_IF_ERROR(kernel_copy(to, from, bytes, stream));
+    ++kernel_transfers_;
+    return Status::Ok();
+  }
+  TRTET_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream));
+  ++engine_transfers_;
+  return Status::Ok();
+}
+
 Status ChunkedCopy::send(unsigned char* device, const unsigned char* from, std::size_t bytes, cudaStream_t stream,
                          PinnedChunks& chunks) {
   const std::size_t chunk = chunk_bytes_of(bytes, chunks);
@@ -63,16 +76,16 @@ Status ChunkedCopy::send(unsigned char* device, const unsigned char* from, std::
       chunk_ends_.push_back(tasks_.size());
       sent_.push_back(taken);
     }
-    auto transfer = [&](std::size_t c) -> Status {
+    auto queue_chunk = [&](std::size_t c) -> Status {
       const std::size_t offset = c * chunk;
       const std::size_t part = std::min(chunk, length - offset);
-      TRTET_CUDA_CHECK(cudaMemcpyAsync(device + at + offset, sent_[c].data, part, cudaMemcpyHostToDevice, stream));
+      TRTET_RETURN_IF_ERROR(transfer(device + at + offset, sent_[c].data, part, cudaMemcpyHostToDevice, stream, chunks));
       if (sent_[c].landed != nullptr) TRTET_RETURN_IF_ERROR(sent_[c].landed->record(stream));
       return Status::Ok();
     };
     if (tasks_.size() == 1) {  // one slice: no hand-off to the workers
       std::memcpy(tasks_[0].destination, tasks_[0].source, tasks_[0].bytes);
-      TRTET_RETURN_IF_ERROR(transfer(0));
+      TRTET_RETURN_IF_ERROR(queue_chunk(0));
       continue;
     }
     // The pool's workers copy slices into the chunks; this thread queues each chunk's transfer,
@@ -83,7 +96,7 @@ Status ChunkedCopy::send(unsigned char* device, const unsigned char* from, std::
     Status queued;
     for (std::size_t c = 0, first = 0; c < chunk_ends_.size() && queued.ok(); first = chunk_ends_[c++]) {
       for (std::size_t t = first; t < chunk_ends_[c]; ++t) pool.help_until_done(batch, t);
-      queued = transfer(c);
+      queued = queue_chunk(c);
     }
     pool.finish(batch);
     TRTET_RETURN_IF_ERROR(queued);
@@ -96,7 +109,7 @@ Status ChunkedCopy::queue_round(unsigned char* to, const unsigned char* device, 
   for (std::size_t at = offset; at < offset + bytes; at += chunk) {
     const std::size_t length = std::min(chunk, offset + bytes - at);
     TRTET_ASSIGN_OR_RETURN(const PinnedChunk taken, chunks.take(at, length));
-    TRTET_CUDA_CHECK(cudaMemcpyAsync(taken.data, device + at, length, cudaMemcpyDeviceToHost, stream));
+    TRTET_RETURN_IF_ERROR(transfer(taken.data, device + at, length, cudaMemcpyDeviceToHost, stream, chunks));
     TRTET_RETURN_IF_ERROR(taken.landed->record(stream));  // a received chunk always has its event
     add_slices(tasks_, to + at, taken.data, length);
     chunk_ends_.push_back(tasks_.size());

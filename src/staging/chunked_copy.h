@@ -40,6 +40,10 @@ class PinnedChunks {
   virtual std::size_t most_chunks() const noexcept { return kNoLimit; }
   /// The most bytes one chunk holds (a whole number of kCopySlice); kNoLimit: chunk_bytes() decides.
   virtual std::size_t most_chunk_bytes() const noexcept { return kNoLimit; }
+  /// True when the device reads and writes the chunks at their host addresses (page-locked memory of
+  /// cudaHostAlloc or of the staging pools and arenas): then a small chunk may move by a copy kernel
+  /// (Note [small copies] in small_copy.cu). False: every transfer uses the copy engines.
+  virtual bool device_mapped() const noexcept { return false; }
 
  protected:
   ~PinnedChunks() = default;
@@ -51,6 +55,7 @@ class ContiguousChunks final : public PinnedChunks {
  public:
   ContiguousChunks(unsigned char* staging, cuda::Event* events) noexcept : staging_(staging), events_(events) {}
   Result<PinnedChunk> take(std::size_t offset, std::size_t bytes) override;
+  bool device_mapped() const noexcept override { return true; }  ///< a session's staging is
 
  private:
   unsigned char* staging_;
@@ -88,6 +93,9 @@ class ChunkedCopy {
 
   /// Chunks queued by queue_receive since the last finish (each took one event).
   std::size_t queued_chunks() const noexcept { return chunk_events_.size(); }
+  /// Chunk transfers queued so far as copy kernels and on the copy engines (Note [small copies]).
+  std::size_t kernel_transfers() const noexcept { return kernel_transfers_; }
+  std::size_t engine_transfers() const noexcept { return engine_transfers_; }
   /// Forgets queued receives (a call that failed before finishing them).
   void clear() noexcept;
 
@@ -96,6 +104,13 @@ class ChunkedCopy {
   Status queue_round(unsigned char* to, const unsigned char* device, std::size_t offset, std::size_t bytes,
                      std::size_t chunk, cudaStream_t stream, PinnedChunks& chunks);
 
+  /// Queues one chunk's transfer on `stream`: a copy kernel for a small chunk the device maps
+  /// (Note [small copies]), else the copy engines.
+  Status transfer(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream,
+                  const PinnedChunks& chunks);
+
+  std::size_t kernel_transfers_ = 0;
+  std::size_t engine_transfers_ = 0;
   std::vector<CopyTask> tasks_;              ///< slices of the chunks of one round, in order
   std::vector<std::size_t> chunk_ends_;      ///< per chunk: the end of its slices in tasks_
   std::vector<cuda::Event*> chunk_events_;   ///< per received chunk: its event

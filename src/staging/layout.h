@@ -26,6 +26,13 @@ constexpr std::size_t chunk_bytes(std::size_t bytes) noexcept {
   return std::max(kMinChunk, slices * kCopySlice);
 }
 
+/// The largest chunk moved between device memory and page-locked staging by a copy kernel on the
+/// call's stream rather than by the copy engines (Note [small copies] in small_copy.cu).
+constexpr std::size_t kKernelCopyMaxBytes = std::size_t{64} << 10;
+
+/// True when a chunk of `bytes` goes through the copy kernel: not empty, at most kKernelCopyMaxBytes.
+constexpr bool copy_by_kernel(std::size_t bytes) noexcept { return bytes > 0 && bytes <= kKernelCopyMaxBytes; }
+
 /// The bytes one host thread copies at a time within a chunk.
 constexpr std::size_t slice_bytes(std::size_t chunk) noexcept { return std::min(chunk, kCopySlice); }
 

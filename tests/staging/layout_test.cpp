@@ -38,6 +38,16 @@ TEST(ChunkBytes, DoesNotOverflowForTheLargestSizes) {
   EXPECT_EQ(chunk % kCopySlice, 0u);
 }
 
+TEST(CopyByKernel, ChunksFromOneByteTo64KiBAndNoOthers) {
+  EXPECT_FALSE(copy_by_kernel(0)) << "an empty chunk queues nothing";
+  EXPECT_TRUE(copy_by_kernel(1));
+  EXPECT_TRUE(copy_by_kernel(4096));
+  EXPECT_TRUE(copy_by_kernel(kKernelCopyMaxBytes));
+  EXPECT_EQ(kKernelCopyMaxBytes, std::size_t{64} << 10);
+  EXPECT_FALSE(copy_by_kernel(kKernelCopyMaxBytes + 1));
+  EXPECT_FALSE(copy_by_kernel(kMinChunk)) << "a chunk of the chunked path's smallest size takes the copy engines";
+}
+
 TEST(SliceBytes, AChunkSmallerThanASliceIsOneSlice) {
   EXPECT_EQ(slice_bytes(kMiB), kCopySlice);
   EXPECT_EQ(slice_bytes(1000), 1000u);

@@ -1,6 +1,7 @@
 // GPU tests of the staging layer's memory: the staging arenas (Note [staging arena] in
-// src/staging/arena.cpp) and the process's staging of each kind (Note [shared staging pools] in
-// src/staging/pool.cpp).
+// src/staging/arena.cpp), the process's staging of each kind (Note [shared staging pools] in
+// src/staging/pool.cpp), and small chunks moved by the copy kernel (Note [small copies] in
+// src/staging/small_copy.cu).
 #include <gtest/gtest.h>
 
 #include <cuda.h>
@@ -15,8 +16,12 @@
 #include "common/gpu.h"
 #include "cuda/check.h"
 #include "cuda/driver.h"
+#include "cuda/event.h"
 #include "staging/arena.h"
+#include "staging/chunked_copy.h"
+#include "staging/layout.h"
 #include "staging/pool.h"
+#include "staging/small_copy.h"
 
 namespace torch_tensorrt::executorch_backend::staging {
 namespace {
@@ -207,6 +212,174 @@ TEST_F(StagingGpu, TheProcessStagingIsAnArenaWhereTheDeviceHasVirtualMemoryManag
     ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
     TRTET_ASSERT_OK(trim_staging_pool(kind, 0));
   }
+}
+
+// ---- Small chunks by the copy kernel (Note [small copies] in src/staging/small_copy.cu) ----------
+
+/// Chunks of the process's pinned host staging (the memory a session stages through) that the
+/// test may say the device does not map.
+class TestChunks final : public PinnedChunks {
+ public:
+  TestChunks(unsigned char* data, cuda::Event* events, bool mapped) noexcept
+      : data_(data), events_(events), mapped_(mapped) {}
+  Result<PinnedChunk> take(std::size_t offset, std::size_t) override {
+    PinnedChunk chunk{data_ + offset, events_};
+    if (events_ != nullptr) ++events_;
+    return chunk;
+  }
+  bool device_mapped() const noexcept override { return mapped_; }
+
+ private:
+  unsigned char* data_;
+  cuda::Event* events_;
+  bool mapped_;
+};
+
+class SmallCopiesGpu : public StagingGpu {
+ protected:
+  static constexpr std::size_t kMost = 256 << 10;  // the largest copy below, and its guards
+  static constexpr std::size_t kGuard = 64;
+
+  void SetUp() override {
+    StagingGpu::SetUp();
+    if (IsSkipped()) return;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+    auto pool = staging_pool(PoolKind::kPinnedHost, 0);
+    TRTET_ASSERT_OK(pool);
+    for (auto* buffer : {&sent_staging_, &received_staging_}) {
+      auto made = allocate_from(*pool, kMost + 2 * kGuard, stream_);
+      TRTET_ASSERT_OK(made);
+      *buffer = std::move(made).value();
+    }
+    ASSERT_EQ(cudaMalloc(&device_, kMost + 2 * kGuard), cudaSuccess);
+    for (auto& event : events_) {
+      auto made = cuda::Event::create();
+      TRTET_ASSERT_OK(made);
+      event = std::move(made).value();
+    }
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+    sent_staging_.reset();
+    received_staging_.reset();
+    if (device_ != nullptr) cudaFree(device_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+  }
+
+  /// One round trip's memory: a pattern in pageable memory, `out` and the device memory filled with
+  /// guard bytes (on the device before this returns).
+  struct Trip {
+    std::size_t bytes = 0, offset = 0;
+    std::vector<unsigned char> in, out;
+  };
+  Trip prepare(std::size_t bytes, std::size_t offset) {
+    Trip trip{bytes, offset, std::vector<unsigned char>(kMost + 2 * kGuard), std::vector<unsigned char>(kMost + 2 * kGuard, 0xCD)};
+    for (std::size_t i = 0; i < trip.in.size(); ++i) trip.in[i] = static_cast<unsigned char>(i * 131 + bytes);
+    EXPECT_EQ(cudaMemsetAsync(device_, 0xAB, kMost + 2 * kGuard, stream_), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    return trip;
+  }
+  /// Sends the trip's bytes from pageable memory at its offset to the device at that offset and
+  /// receives them back; returns once they are in `out`.
+  void move(ChunkedCopy& copies, Trip& trip, bool mapped) {
+    auto* device = static_cast<unsigned char*>(device_) + kGuard + trip.offset;
+    TestChunks sent(static_cast<unsigned char*>(sent_staging_.data()) + trip.offset, nullptr, mapped);
+    TestChunks received(static_cast<unsigned char*>(received_staging_.data()) + trip.offset, events_, mapped);
+    TRTET_ASSERT_OK(copies.send(device, trip.in.data() + kGuard + trip.offset, trip.bytes, stream_, sent));
+    TRTET_ASSERT_OK(copies.queue_receive(trip.out.data() + kGuard + trip.offset, device, trip.bytes, stream_, received));
+    TRTET_ASSERT_OK(copies.finish_receives());
+  }
+  /// Every byte of the copy, in `out` and on the device, and the guards on each side of both.
+  void verify(const Trip& trip) {
+    SCOPED_TRACE(std::to_string(trip.bytes) + " bytes at offset " + std::to_string(trip.offset));
+    auto inside = [&](std::size_t i) { return i >= kGuard + trip.offset && i < kGuard + trip.offset + trip.bytes; };
+    for (std::size_t i = 0; i < trip.out.size(); ++i) {
+      ASSERT_EQ(trip.out[i], inside(i) ? trip.in[i] : 0xCD) << "byte " << i << (inside(i) ? " of the copy" : " outside it");
+    }
+    std::vector<unsigned char> on_device(kMost + 2 * kGuard);
+    ASSERT_EQ(cudaMemcpy(on_device.data(), device_, on_device.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (std::size_t i = 0; i < on_device.size(); ++i) {
+      ASSERT_EQ(on_device[i], inside(i) ? trip.in[i] : 0xAB) << "device byte " << i << (inside(i) ? " of the copy" : " outside it");
+    }
+  }
+  void round_trip(ChunkedCopy& copies, std::size_t bytes, std::size_t offset, bool mapped) {
+    Trip trip = prepare(bytes, offset);
+    move(copies, trip, mapped);
+    if (HasFatalFailure()) return;
+    verify(trip);
+  }
+
+  cudaStream_t stream_ = nullptr;
+  cuda::DeviceBuffer sent_staging_, received_staging_;
+  void* device_ = nullptr;
+  cuda::Event events_[4];
+};
+
+TEST_F(SmallCopiesGpu, ChunksOfAtMost64KiBMoveByTheCopyKernelExactlyAndLargerOnesByTheCopyEngines) {
+  int major = 0, minor = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), cudaSuccess);
+  if (!kernel_copies_on_current_device()) {
+    // The GPU machines' builds are for sm_90: there the kernel must be there.
+    ASSERT_FALSE(major == 9 && minor == 0) << "an sm_90 device without the copy kernel";
+    GTEST_SKIP() << "this build has no copy kernel for sm_" << major << minor << "; copies take the copy engines";
+  }
+  ChunkedCopy copies;
+  for (const std::size_t bytes : {std::size_t{1}, std::size_t{3}, std::size_t{15}, std::size_t{16}, std::size_t{17},
+                                  std::size_t{4095}, std::size_t{4096}, std::size_t{4097}, kKernelCopyMaxBytes - 1,
+                                  kKernelCopyMaxBytes, kKernelCopyMaxBytes + 1, kMost}) {
+    for (const std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{8}}) {
+      const std::size_t kernels = copies.kernel_transfers(), engines = copies.engine_transfers();
+      round_trip(copies, bytes, offset, true);
+      if (HasFatalFailure()) return;
+      const bool small = bytes <= kKernelCopyMaxBytes;
+      EXPECT_EQ(copies.kernel_transfers() - kernels, small ? 2u : 0u) << bytes << " bytes at offset " << offset;
+      EXPECT_EQ(copies.engine_transfers() - engines, small ? 0u : 2u) << bytes << " bytes at offset " << offset;
+    }
+  }
+}
+
+TEST_F(SmallCopiesGpu, ChunksTheDeviceDoesNotMapTakeTheCopyEnginesWhateverTheirSize) {
+  ChunkedCopy copies;
+  for (const std::size_t bytes : {std::size_t{1}, std::size_t{4096}, kKernelCopyMaxBytes}) {
+    round_trip(copies, bytes, 1, false);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(copies.kernel_transfers(), 0u);
+  EXPECT_EQ(copies.engine_transfers(), 6u);
+}
+
+TEST_F(SmallCopiesGpu, ASmallCopyDoesNotWaitBehindAnotherStreamsLargeCopies) {
+  if (!kernel_copies_on_current_device()) GTEST_SKIP() << "this build has no copy kernel for this device";
+  ChunkedCopy copies;
+  round_trip(copies, kKernelCopyMaxBytes, 0, true);  // the kernel loaded, the staging touched
+  if (HasFatalFailure()) return;
+  // Another stream's large copies, each way, keep the copy engines busy for milliseconds.
+  constexpr std::size_t kLarge = std::size_t{256} << 20;
+  void* host = nullptr;
+  void* device = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&host, kLarge, cudaHostAllocPortable), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&device, kLarge), cudaSuccess);
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  Trip trip = prepare(kKernelCopyMaxBytes, 0);
+  auto large_done = cuda::Event::create();
+  TRTET_ASSERT_OK(large_done);
+  ASSERT_EQ(cudaMemcpyAsync(device, host, kLarge, cudaMemcpyHostToDevice, other), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(host, device, kLarge, cudaMemcpyDeviceToHost, other), cudaSuccess);
+  TRTET_ASSERT_OK(large_done->record(other));
+  // The small copies each way, and their landing, while the large ones are in flight: asked the
+  // moment the small ones have landed, before anything else touches the copy engines.
+  move(copies, trip, true);
+  const cudaError_t large = cudaEventQuery(large_done->get());
+  EXPECT_EQ(large, cudaErrorNotReady) << "the small copies landed only once the other stream's large copies were done";
+  (void)cudaGetLastError();
+  EXPECT_EQ(cudaStreamSynchronize(other), cudaSuccess);
+  cudaStreamDestroy(other);
+  cudaFree(device);
+  cudaFreeHost(host);
+  verify(trip);
 }
 
 }  // namespace

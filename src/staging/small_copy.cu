@@ -1,0 +1,107 @@
+#include "staging/small_copy.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "cuda/check.h"
+
+namespace torch_tensorrt::executorch_backend::staging {
+
+// Note [small copies]
+// -------------------
+// A copy-engine transfer of a few KiB costs its latency, not its bandwidth, and the copy engines
+// belong to the whole GPU: a green context partitions SMs, not copy engines, so a small transfer
+// can queue behind another stream's large one. On an H100 (trtet-small-copies, bench/small_copies.cu;
+// docs/PERFORMANCE.md, "Small copies"), a call shaped like a small call with pageable host I/O (the
+// input into page-locked staging, to the device, a one-block kernel, back, the event waited for)
+// was timed alone and beside a thread keeping the copy engines busy with 32 MiB copies each way. For
+// 256 B to 64 KiB each way, its p99 went from 26-60 us alone to 620-1,270 us beside; with the copies
+// made by a kernel on the call's stream, it was 52-85 us beside (the first of three runs; the
+// kernel's p99 beside was 0.06 to 0.09 of the copy engines' in all three). Alone, neither was the
+// faster (kernel / copy engines, p50: 0.82 to 1.37 by size and run).
+//
+// So a chunk of at most kKernelCopyMaxBytes (layout.h) between device memory and the staging's
+// page-locked memory is moved by copy_kernel, on the call's stream, on the SMs that stream may use:
+// under a green context, inside its partition, in stream order like the transfer it replaces. Larger
+// chunks keep the copy engines: their bandwidth costs the partition no SM time, and the bench's
+// 1 MiB row (kernel / copy engines, p50 and p99: 0.45-0.58 beside, 0.95-1.04 alone) is not yet a
+// reason to move the chunked path of large tensors. The kernel reads or writes host memory across
+// the bus directly: the staging is mapped for the device at the host's addresses (cudaHostAlloc's
+// memory under unified addressing, the pools and arenas by their access descriptors), host writes
+// made before the launch are seen by it, and its writes are seen by the host once the event
+// recorded after it has completed.
+//
+// Where the device does not map host memory, or this library has no code for the device's
+// architecture (built for other GPUs), cudaFuncGetAttributes says so once, and copies go to the copy
+// engines as before.
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 64;
+constexpr std::size_t kVector = 16;
+
+__global__ void copy_kernel(unsigned char* to, const unsigned char* from, std::size_t bytes) {
+  const std::size_t start = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t done = 0;
+  if (((reinterpret_cast<std::uintptr_t>(to) | reinterpret_cast<std::uintptr_t>(from)) & (kVector - 1)) == 0) {
+    const std::size_t vectors = bytes / kVector;
+    auto* t = reinterpret_cast<uint4*>(to);
+    const auto* f = reinterpret_cast<const uint4*>(from);
+    for (std::size_t i = start; i < vectors; i += stride) t[i] = f[i];
+    done = vectors * kVector;
+  }
+  for (std::size_t i = done + start; i < bytes; i += stride) to[i] = from[i];
+}
+
+/// Per device: 0 not asked yet, 1 kernel copies, 2 copy engines. Devices past the table use the
+/// copy engines.
+std::array<std::atomic<std::int8_t>, 64> g_device_state{};
+
+std::int8_t ask(int device) noexcept {
+  int unified = 0, maps = 0;
+  if (cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&maps, cudaDevAttrCanMapHostMemory, device) != cudaSuccess || unified == 0 || maps == 0) {
+    (void)cudaGetLastError();
+    return 2;
+  }
+  cudaFuncAttributes attributes{};
+  if (cudaFuncGetAttributes(&attributes, copy_kernel) != cudaSuccess) {  // no code for this device
+    (void)cudaGetLastError();
+    return 2;
+  }
+  return 1;
+}
+
+}  // namespace
+
+bool kernel_copies_on_current_device() noexcept {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (device < 0 || static_cast<std::size_t>(device) >= g_device_state.size()) return false;
+  std::atomic<std::int8_t>& state = g_device_state[static_cast<std::size_t>(device)];
+  std::int8_t known = state.load(std::memory_order_acquire);
+  if (known == 0) {
+    known = ask(device);
+    state.store(known, std::memory_order_release);
+  }
+  return known == 1;
+}
+
+Status kernel_copy(void* to, const void* from, std::size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return Status::Ok();
+  const std::size_t per_block = static_cast<std::size_t>(kThreads) * kVector;
+  const int blocks = static_cast<int>(std::min<std::size_t>((bytes + per_block - 1) / per_block, kMaxBlocks));
+  copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<unsigned char*>(to), static_cast<const unsigned char*>(from),
+                                              bytes);
+  TRTET_CUDA_CHECK(cudaGetLastError());
+  return Status::Ok();
+}
+
+}  // namespace torch_tensorrt::executorch_backend::staging

@@ -1,0 +1,25 @@
+// Small copies between device memory and page-locked staging by a copy kernel on the call's stream
+// instead of the copy engines (Note [small copies] in small_copy.cu). Internal to the staging layer:
+// chunked_copy.cpp moves each small chunk through it; which sizes qualify is layout.h's
+// copy_by_kernel().
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "common/status.h"
+
+namespace torch_tensorrt::executorch_backend::staging {
+
+/// True where the current device can run the copy kernel on page-locked host memory: it maps such
+/// memory into its address space at the host's addresses (unified addressing) and this library
+/// carries the kernel's code for it. Asked of the driver once per device, then remembered.
+bool kernel_copies_on_current_device() noexcept;
+
+/// Queues a copy of `bytes` from `from` to `to` on `stream` as a kernel: one of them device memory of
+/// the stream's device, the other page-locked host memory mapped into it (the staging's; cudaHostAlloc,
+/// the staging pools and arenas all are). Any size and alignment; at most 64 blocks.
+Status kernel_copy(void* to, const void* from, std::size_t bytes, cudaStream_t stream);
+
+}  // namespace torch_tensorrt::executorch_backend::staging
