@@ -573,6 +573,22 @@ def failed_at_the_client(before, after, ready):
     return stalled_at_the_client(before, after, ready) and after["success"] > before["success"]
 
 
+def server_side(before, after, ready):
+    """The server's side of a window perf_analyzer failed in and that was not put down to the client
+    (failed_at_the_client): what it served and failed of the window, what it holds, whether it is
+    ready (before/after: request_counts; ready: server_ready), so the next such failure says which
+    test kept it from running again."""
+    def delta(key):
+        if before.get(key) is None or after.get(key) is None:
+            return "?"
+        return after[key] - before[key]
+
+    state = {True: "ready", False: "NOT ready", None: "not answering"}[ready]
+    pending = "?" if after.get("pending") is None else after["pending"]
+    return (f"the server served {delta('success')} of the window's requests and failed {delta('fail')}, "
+            f"holds {pending} pending, is {state}")
+
+
 def failure_verdict(tag, returncode, before, after, said):
     """The message for a window perf_analyzer failed in with the server clean."""
     lines = [line.strip() for line in said.splitlines() if "error" in line.lower() or "failed" in line.lower()]
@@ -631,7 +647,8 @@ def measure(server, protocol, io, rate, window_s, work, tag, extra_env=None, exp
             if failed_at_the_client(counts_before, counts_after, ready):  # Note [a window perf_analyzer failed in]
                 raise WindowStalled(failure_verdict(tag, done.returncode, counts_before, counts_after, said),
                                     client_side=True, start_ns=t0, end_ns=t1, what="failed")
-            raise RuntimeError(f"perf_analyzer ({tag}) failed ({done.returncode}):\n{said[-3000:]}")
+            raise RuntimeError(f"perf_analyzer ({tag}) failed ({done.returncode}); "
+                               f"{server_side(counts_before, counts_after, ready)}:\n{said[-3000:]}")
         row = read_csv(csv_path)
         delayed = [line.strip() for line in done.stdout.splitlines() if "not able to keep up" in line]
 

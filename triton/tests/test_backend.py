@@ -1486,11 +1486,16 @@ def test_a_window_perf_analyzer_failed_in_with_the_server_clean_runs_again(tmp_p
     text = str(lost.value)
     assert lost.value.client_side and lost.value.what == "failed", text
     assert "failed (99)" in text and "served 1234 of the window" in text and "The document is empty" in text, text
-    for server in (Server(0), Server(1234, failed=1), Server(1234, ready=False), Server(1234, pending=2)):
+    # Refused, the message says which test kept the window from running again (S62's failure did not).
+    for server, why in ((Server(0), "served 0 of the window's requests and failed 0, holds 0 pending, is ready"),
+                        (Server(1234, failed=1), "served 1234 of the window's requests and failed 1,"),
+                        (Server(1234, ready=False), "holds 0 pending, is NOT ready"),
+                        (Server(1234, pending=2), "holds 2 pending, is ready")):
         with pytest.raises(RuntimeError) as refused:  # nothing sent, a request failed, not ready, held
             perf_bench.measure(server, "http", "cuda", 2000, 2, str(tmp_path), "w")
         assert not isinstance(refused.value, perf_bench.WindowStalled), str(refused.value)
         assert "failed (99)" in str(refused.value) and "The document is empty" in str(refused.value)
+        assert why in str(refused.value), str(refused.value)
     # measure_once_more: the first failure is recorded and the window runs once more; a second fails.
     recorded = []
     with pytest.raises(perf_bench.WindowStalled) as twice:
