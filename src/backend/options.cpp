@@ -140,6 +140,16 @@ const OptionSpec kTable[] = {
      "a copy of 16 MiB or more also gets the pool's wide workers, up to 11 threads besides the caller. "
      "The variable is read once, when the pool starts, and sets the whole pool: N threads for every copy, no wide "
      "workers. 0 leaves every copy to the calling thread (docs/PERFORMANCE.md, \"The copy pool's size\")."},
+    {"small_copies", kFromEnvironment, OptionType::kText, "", 0, 0, "kernel", "staging::kernel_copies_on_current_device()",
+     kSmallCopiesVariable,
+     "\"engines\" moves every host transfer with the copy engines; \"kernel\" moves chunks of at most 64 KiB with "
+     "a copy kernel on the call's stream (read once; a bad value is warned about and the default used)",
+     nullptr, nullptr,
+     "Host I/O moves between pinned staging and the device in chunks. A chunk of at most 64 KiB goes through a copy "
+     "kernel on the call's stream, on the SMs of the stream's partition, because the copy engines are the whole "
+     "GPU's and a small transfer can wait behind another model's large ones (docs/PERFORMANCE.md, \"Small "
+     "copies\"). \"engines\" keeps every transfer on the copy engines: for a platform where the GPU should not "
+     "read host memory itself, such as confidential computing. Either value in any case."},
     {"cuda_allocator", kFromEnvironment, OptionType::kText, "", 0, 0, "registered",
      "detail::register_cuda_allocator()", kCudaAllocatorVariable,
      "\"off\" registers no CUDA device allocator with ExecuTorch (read as the library loads)", nullptr, nullptr,

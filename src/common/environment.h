@@ -8,6 +8,7 @@ namespace torch_tensorrt::executorch_backend {
 inline constexpr const char* kDebugVariable = "TRTET_DEBUG";
 inline constexpr const char* kCudaAllocatorVariable = "TRTET_CUDA_ALLOCATOR";
 inline constexpr const char* kCopyWorkersVariable = "TRTET_COPY_WORKERS";
+inline constexpr const char* kSmallCopiesVariable = "TRTET_SMALL_COPIES";
 
 /// The prefix every variable has, and the one older releases used for some of them.
 inline constexpr const char* kEnvironmentPrefix = "TRTET_";

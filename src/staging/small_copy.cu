@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cstdint>
+#include <cstring>
 
+#include "common/environment.h"
+#include "common/log.h"
 #include "cuda/check.h"
 
 namespace torch_tensorrt::executorch_backend::staging {
@@ -35,7 +39,9 @@ namespace torch_tensorrt::executorch_backend::staging {
 //
 // Where the device does not map host memory, or this library has no code for the device's
 // architecture (built for other GPUs), cudaFuncGetAttributes says so once, and copies go to the copy
-// engines as before.
+// engines as before. TRTET_SMALL_COPIES=engines sends them there on every device: for a platform
+// where the GPU should not read host memory itself (confidential computing, where host memory the
+// GPU reaches directly is not protected), or to compare the two ways in one program.
 
 namespace {
 
@@ -61,7 +67,30 @@ __global__ void copy_kernel(unsigned char* to, const unsigned char* from, std::s
 /// copy engines.
 std::array<std::atomic<std::int8_t>, 64> g_device_state{};
 
+bool equals_ignoring_case(const char* a, const char* b) noexcept {
+  for (; *a != '\0' && *b != '\0'; ++a, ++b) {
+    if (std::tolower(static_cast<unsigned char>(*a)) != std::tolower(static_cast<unsigned char>(*b))) return false;
+  }
+  return *a == *b;
+}
+
+/// TRTET_SMALL_COPIES, read and warned about once.
+SmallCopies setting() noexcept {
+  static const SmallCopies read = [] {
+    const char* value = read_environment(kSmallCopiesVariable);
+    bool bad = false;
+    const SmallCopies parsed = parse_small_copies(value, &bad);
+    if (bad) {
+      log(LogLevel::kWarning, "%s=\"%.64s\" is neither \"kernel\" nor \"engines\"; small copies use the copy kernel "
+          "(docs/OPTIONS.md)", kSmallCopiesVariable, value);
+    }
+    return parsed;
+  }();
+  return read;
+}
+
 std::int8_t ask(int device) noexcept {
+  if (setting() == SmallCopies::kEngines) return 2;
   int unified = 0, maps = 0;
   if (cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, device) != cudaSuccess ||
       cudaDeviceGetAttribute(&maps, cudaDevAttrCanMapHostMemory, device) != cudaSuccess || unified == 0 || maps == 0) {
@@ -77,6 +106,15 @@ std::int8_t ask(int device) noexcept {
 }
 
 }  // namespace
+
+SmallCopies parse_small_copies(const char* value, bool* bad) noexcept {
+  if (bad != nullptr) *bad = false;
+  if (value == nullptr) return SmallCopies::kKernel;
+  if (equals_ignoring_case(value, "engines")) return SmallCopies::kEngines;
+  if (equals_ignoring_case(value, "kernel")) return SmallCopies::kKernel;
+  if (bad != nullptr) *bad = true;
+  return SmallCopies::kKernel;
+}
 
 bool kernel_copies_on_current_device() noexcept {
   int device = 0;

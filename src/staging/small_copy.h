@@ -12,9 +12,17 @@
 
 namespace torch_tensorrt::executorch_backend::staging {
 
-/// True where the current device can run the copy kernel on page-locked host memory: it maps such
-/// memory into its address space at the host's addresses (unified addressing) and this library
-/// carries the kernel's code for it. Asked of the driver once per device, then remembered.
+/// How small chunks move: TRTET_SMALL_COPIES (docs/OPTIONS.md), read once by the process.
+enum class SmallCopies { kKernel, kEngines };
+
+/// The setting `value` names (null: unset): "kernel" or "engines", in any case; unset is kKernel,
+/// and so is anything else, with `*bad` set (the caller warns about it).
+SmallCopies parse_small_copies(const char* value, bool* bad) noexcept;
+
+/// True where small chunks on the current device go through the copy kernel: TRTET_SMALL_COPIES is
+/// not "engines", the device maps page-locked host memory into its address space at the host's
+/// addresses (unified addressing), and this library carries the kernel's code for it. Asked of the
+/// driver once per device, then remembered.
 bool kernel_copies_on_current_device() noexcept;
 
 /// Queues a copy of `bytes` from `from` to `to` on `stream` as a kernel: one of them device memory of
