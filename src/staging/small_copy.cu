@@ -42,6 +42,11 @@ namespace torch_tensorrt::executorch_backend::staging {
 // engines as before. TRTET_SMALL_COPIES=engines sends them there on every device: for a platform
 // where the GPU should not read host memory itself (confidential computing, where host memory the
 // GPU reaches directly is not protected), or to compare the two ways in one program.
+//
+// A failed launch is returned as a failed transfer is, with CUDA's cause. The fault seam
+// (tests/faults) interposes the copy calls and not kernel launches, so its loops fail a staging
+// copy only where the copy engines take it. A launch after a sticky error fails, and that is tested
+// here (staging_small_copies_sticky_gpu_test: the transfer's error names the launch and CUDA's cause).
 
 namespace {
 
@@ -138,7 +143,10 @@ Status kernel_copy(void* to, const void* from, std::size_t bytes, cudaStream_t s
   const int blocks = static_cast<int>(std::min<std::size_t>((bytes + per_block - 1) / per_block, kMaxBlocks));
   copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<unsigned char*>(to), static_cast<const unsigned char*>(from),
                                               bytes);
-  TRTET_CUDA_CHECK(cudaGetLastError());
+  if (const cudaError_t launched = cudaGetLastError(); launched != cudaSuccess) {
+    return cuda::runtime_status(launched, "copy_kernel<<<>>> (a small chunk's transfer, Note [small copies])", __FILE__,
+                                __LINE__);
+  }
   return Status::Ok();
 }
 
