@@ -40,8 +40,8 @@ namespace torch_tensorrt::executorch_backend::staging {
 // Where the device does not map host memory, or this library has no code for the device's
 // architecture (built for other GPUs), cudaFuncGetAttributes says so once, and copies go to the copy
 // engines as before. TRTET_SMALL_COPIES=engines sends them there on every device: for a platform
-// where the GPU should not read host memory itself (confidential computing, where host memory the
-// GPU reaches directly is not protected), or to compare the two ways in one program.
+// where the GPU should not read host memory itself (under confidential computing, for one), or to
+// compare the two ways in one program.
 //
 // A failed launch is returned as a failed transfer is, with CUDA's cause. The fault seam
 // (tests/faults) interposes the copy calls and not kernel launches, so its loops fail a staging
