@@ -425,6 +425,16 @@ def stall_verdict(tag, limit_s, requests, before, after, ready, said):
             + (f"; perf_analyzer had printed: {text[-1500:]}" if text else "; perf_analyzer had printed nothing"))
 
 
+def small_copies_text():
+    """How the servers' delegates move small host transfers, from the environment they inherit
+    (TRTET_SMALL_COPIES, docs/OPTIONS.md; Note [small copies] in src/staging/small_copy.cu): recorded
+    with each run's host settings, since it decides what a host-I/O row's copies wait behind."""
+    value = os.environ.get("TRTET_SMALL_COPIES")
+    if value is None:
+        return "chunks of at most 64 KiB by the copy kernel (TRTET_SMALL_COPIES unset)"
+    return f"TRTET_SMALL_COPIES={value[:32]!r}"
+
+
 def server_ready(server):
     try:
         return bool(server.client.is_server_ready())
@@ -1503,7 +1513,7 @@ def main():
     if args.host_idle_latency_us >= 0:
         idle_hold, idle_text = hold_host_idle_latency(args.host_idle_latency_us)
     idle_text = (f"host idle states {idle_text}; the host's: {host_idle_states()}; "
-                 f"cores' siblings: {host_core_siblings(own=sorted(own_cores))}")
+                 f"cores' siblings: {host_core_siblings(own=sorted(own_cores))}; small copies: {small_copies_text()}")
     spinners = []
     if args.keep_cores_awake:  # Note [the cores kept awake]
         server_cores = harness.SERVER_CPUS if harness.SERVER_CPUS is not None else os.sched_getaffinity(0)

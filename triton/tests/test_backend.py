@@ -1964,6 +1964,7 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
             os.sched_setaffinity(0, available)
         return status, capsys.readouterr().out
 
+    monkeypatch.delenv("TRTET_SMALL_COPIES", raising=False)
     status, said = bench("--layouts", "partitioned", "--repeat", "2", "--window", "0.01", "--warmup", "0.02",
                          "--work", str(tmp_path), "--json", str(tmp_path / "perf.json"),
                          *(["--client-cores", "1"] if len(available) > 1 else []))
@@ -2057,6 +2058,9 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert "rate_limiter" not in models["latency"] + models["aggressor"] and servers[0].count("--rate-limit=execution_count") == 0
     assert "; cores kept awake: none" in said and not any("keep-cores-awake" in a for a in servers[0]), servers[0]
     assert kept[0]["host_settings"].endswith("; cores kept awake: none"), kept[0]["host_settings"]
+    # How the servers move small host copies, in every run's host settings (TRTET_SMALL_COPIES unset here).
+    assert "; small copies: chunks of at most 64 KiB by the copy kernel (TRTET_SMALL_COPIES unset);" \
+        in kept[0]["host_settings"], kept[0]["host_settings"]
 
     # --keep-cores-awake (Note [the cores kept awake]): the server is told to keep its cores awake, and
     # perf_analyzer's core gets a spinner for the measuring, stopped before the summary.
@@ -2065,8 +2069,11 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     real_keep = perf_bench.keep_cores_awake
     monkeypatch.setattr(perf_bench, "keep_cores_awake", lambda cores: started.append(real_keep(cores)) or started[-1])
     monkeypatch.setattr(perf_bench, "SERVER_AWAKE_ARGS", [])
+    monkeypatch.setenv("TRTET_SMALL_COPIES", "engines")
     status, said = bench("--layouts", "whole", "--repeat", "1", "--window", "0.01", "--warmup", "0", "--keep-cores-awake",
                          "--work", str(tmp_path / "awake"), *(["--client-cores", "1"] if len(available) > 1 else []))
+    assert "; small copies: TRTET_SMALL_COPIES='engines';" in said, said[-3000:]
+    monkeypatch.delenv("TRTET_SMALL_COPIES")
     cores = sorted(available)
     server_cores = cores[:-1] if len(available) > 1 else cores
     expected = f"--backend-config=torchtrt_executorch,keep-cores-awake={','.join(map(str, server_cores))}"
@@ -2112,7 +2119,8 @@ def test_the_perf_bench_end_to_end_on_stand_ins_prints_its_summary_and_table(tmp
     assert f'host_policy: "{perf_bench.LATENCY_POLICY}"' in models["latency"], models["latency"]
     assert started == [[4]], started  # perf_analyzer's core: the bench's spinner
     settings = json_.loads((tmp_path / "awake-own.json").read_text())[0]["host_settings"]
-    assert settings.endswith("cores' siblings: 5 physical cores, none shared (no SMT siblings); own [2, 3]; cores kept "
+    assert settings.endswith("cores' siblings: 5 physical cores, none shared (no SMT siblings); own [2, 3]; small copies: "
+                             "chunks of at most 64 KiB by the copy kernel (TRTET_SMALL_COPIES unset); cores kept "
                              "awake: the servers' 0,1,2,3 (keep-cores-awake), perf_analyzer's 4 (SCHED_IDLE spinners)"), settings
     # main() set these for its run; the cases below run without them
     perf_bench.LATENCY_POLICY_ARGS, perf_bench.CLIENT_CORES, harness.SERVER_CPUS = [], None, None
