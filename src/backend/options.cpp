@@ -145,7 +145,8 @@ const OptionSpec kTable[] = {
      "\"engines\" moves every host transfer with the copy engines; \"kernel\" moves chunks of at most 64 KiB with "
      "a copy kernel on the call's stream (read once; a bad value is warned about and the default used)",
      nullptr, nullptr,
-     "Host I/O moves between pinned staging and the device in chunks. A chunk of at most 64 KiB goes through a copy "
+     "Host I/O moves between pinned memory and the device in chunks. A chunk of at most 64 KiB (a pinned tensor of at "
+     "most 64 KiB the device can read at its address, or a chunk of the pageable path's staging) goes through a copy "
      "kernel on the call's stream, on the SMs of the stream's partition, because the copy engines are the whole "
      "GPU's and a small transfer can wait behind another model's large ones (docs/PERFORMANCE.md, \"Small "
      "copies\"). \"engines\" keeps every transfer on the copy engines: for a platform where the GPU should not "

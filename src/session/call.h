@@ -48,6 +48,7 @@ struct Binding {
   void* address = nullptr;      ///< the address the engine is bound to
   std::size_t bytes = 0;        ///< bytes moved for this call
   bool staged = false;          ///< copied through the session's device staging buffer
+  bool device_mapped = false;   ///< pinned host memory the device reads at its address (PointerFacts)
   Shape shape;                  ///< inputs: the shape set for this call
 };
 

@@ -16,7 +16,7 @@ const char* to_string(MemoryKind kind) noexcept {
   return "unknown";
 }
 
-Result<MemoryKind> classify_pointer(const void* pointer, int engine_device) {
+Result<PointerFacts> pointer_facts(const void* pointer, int engine_device) {
   cudaPointerAttributes attributes{};
   TRTET_CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
   switch (attributes.type) {
@@ -24,24 +24,29 @@ Result<MemoryKind> classify_pointer(const void* pointer, int engine_device) {
       TRTET_CHECK_OR_RETURN(attributes.device == engine_device, kInvalidArgument,
                             "tensor memory %p is on device %d, but the engine runs on device %d", pointer,
                             attributes.device, engine_device);
-      return MemoryKind::kDevice;
-    case cudaMemoryTypeManaged: return MemoryKind::kManaged;
-    case cudaMemoryTypeHost: return MemoryKind::kPinnedHost;
-    case cudaMemoryTypeUnregistered: return MemoryKind::kPageableHost;
+      return PointerFacts{MemoryKind::kDevice, false};
+    case cudaMemoryTypeManaged: return PointerFacts{MemoryKind::kManaged, false};
+    case cudaMemoryTypeHost: return PointerFacts{MemoryKind::kPinnedHost, attributes.devicePointer == pointer};
+    case cudaMemoryTypeUnregistered: return PointerFacts{MemoryKind::kPageableHost, false};
   }
   return make_error(ErrorCode::kInternal, "cudaPointerGetAttributes returned unknown memory type %d for %p",
                     static_cast<int>(attributes.type), pointer);
 }
 
-Result<MemoryKind> PointerKindCache::classify(const void* pointer, int engine_device) {
+Result<MemoryKind> classify_pointer(const void* pointer, int engine_device) {
+  TRTET_ASSIGN_OR_RETURN(const PointerFacts facts, pointer_facts(pointer, engine_device));
+  return facts.kind;
+}
+
+Result<PointerFacts> PointerKindCache::classify(const void* pointer, int engine_device) {
   for (std::size_t i = 0; i < size_; ++i) {
-    if (entries_[i].pointer == pointer) return entries_[i].kind;
+    if (entries_[i].pointer == pointer) return entries_[i].facts;
   }
-  TRTET_ASSIGN_OR_RETURN(const MemoryKind kind, classify_pointer(pointer, engine_device));
-  entries_[next_] = Entry{pointer, kind};
+  TRTET_ASSIGN_OR_RETURN(const PointerFacts facts, pointer_facts(pointer, engine_device));
+  entries_[next_] = Entry{pointer, facts};
   next_ = (next_ + 1) % kCapacity;
   if (size_ < kCapacity) ++size_;
-  return kind;
+  return facts;
 }
 
 }  // namespace torch_tensorrt::executorch_backend::delegate

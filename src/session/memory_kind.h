@@ -22,8 +22,19 @@ constexpr bool is_device_accessible(MemoryKind kind) noexcept {
   return kind == MemoryKind::kDevice || kind == MemoryKind::kManaged;
 }
 
+/// Where a pointer's memory lives, and for page-locked host memory whether the device reads and
+/// writes it at the same address (cudaHostAlloc's under unified addressing; cudaHostRegister's where
+/// the device uses host pointers for registered memory): then a small copy of it may be a kernel
+/// (Note [small copies] in src/staging/small_copy.cu).
+struct PointerFacts {
+  MemoryKind kind = MemoryKind::kDevice;
+  bool device_mapped = false;
+};
+
 /// Classifies `pointer` with cudaPointerGetAttributes. Device memory of another device than
 /// `engine_device` is kInvalidArgument.
+Result<PointerFacts> pointer_facts(const void* pointer, int engine_device);
+/// The same, the kind alone.
 Result<MemoryKind> classify_pointer(const void* pointer, int engine_device);
 
 /// A small cache in front of classify_pointer (a ring of 32 entries, oldest replaced first):
@@ -32,12 +43,12 @@ Result<MemoryKind> classify_pointer(const void* pointer, int engine_device);
 /// session asks the driver, not the cache, while a stream is being captured.
 class PointerKindCache {
  public:
-  Result<MemoryKind> classify(const void* pointer, int engine_device);
+  Result<PointerFacts> classify(const void* pointer, int engine_device);
 
  private:
   struct Entry {
     const void* pointer;
-    MemoryKind kind;
+    PointerFacts facts;
   };
   static constexpr std::size_t kCapacity = 32;
   std::array<Entry, kCapacity> entries_{};

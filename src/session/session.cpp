@@ -100,22 +100,23 @@ Status Session::execute(TensorView* args, std::size_t count, CallRecord* record)
   return Status::Ok();
 }
 
-Result<MemoryKind> Session::classify(const TensorView& view, bool capturing) {
+Result<PointerFacts> Session::classify(const TensorView& view, bool capturing) {
   // A capture records addresses for good: ask the driver, not the cache, whose entry may predate a
   // free and a reuse of the address.
-  MemoryKind kind = MemoryKind::kDevice;
+  PointerFacts facts;
   if (capturing) {
-    TRTET_ASSIGN_OR_RETURN(kind, classify_pointer(view.data, engine_->device()));
+    TRTET_ASSIGN_OR_RETURN(facts, pointer_facts(view.data, engine_->device()));
   } else {
-    TRTET_ASSIGN_OR_RETURN(kind, pointer_kinds_.classify(view.data, engine_->device()));
+    TRTET_ASSIGN_OR_RETURN(facts, pointer_kinds_.classify(view.data, engine_->device()));
   }
-  if (!is_device_accessible(kind) && host_memory_is_device_accessible_) kind = MemoryKind::kManaged;
+  MemoryKind& kind = facts.kind;
+  if (!is_device_accessible(kind) && host_memory_is_device_accessible_) facts = PointerFacts{MemoryKind::kManaged, false};
   // A tensor its runtime says is on the GPU is bound as it is: its memory must be, or the engine
   // would write host memory through a device address.
   TRTET_CHECK_OR_RETURN(view.hint != MemoryHint::kDevice || is_device_accessible(kind), kInvalidArgument,
                         "a tensor the program places on the GPU holds %s memory at %p: pass device memory for it",
                         to_string(kind), view.data);
-  return kind;
+  return facts;
 }
 
 Status Session::plan_call(TensorView* args, std::size_t count, CallPlan& plan) {
@@ -142,7 +143,9 @@ Result<HostIo> Session::classify_arguments(TensorView* args, CallPlan& plan) {
     if (!engine_->io(i).is_input) continue;
     binding.user = args[i].data;
     if (args[i].data == nullptr) continue;  // an empty tensor
-    TRTET_ASSIGN_OR_RETURN(binding.kind, classify(args[i], plan.capturing()));
+    TRTET_ASSIGN_OR_RETURN(const PointerFacts facts, classify(args[i], plan.capturing()));
+    binding.kind = facts.kind;
+    binding.device_mapped = facts.device_mapped;
     mark_host(i, plan, host);
   }
   for (int o = 0; o < count; ++o) {
@@ -218,6 +221,7 @@ Status Session::bind_output(int o, TensorView* args, const Shape& inferred, Call
       TRTET_RETURN_IF_ERROR(view.set_data(view.context, view, source.user));
     }
     binding.kind = source.kind;
+    binding.device_mapped = source.device_mapped;
     binding.user = source.user;
     return Status::Ok();
   }
@@ -229,7 +233,9 @@ Status Session::bind_output(int o, TensorView* args, const Shape& inferred, Call
   TRTET_CHECK_OR_RETURN(view.data != nullptr, kInvalidArgument, "output %d (\"%s\") has no data pointer", o,
                         io.name.c_str());
   // Classified only now: the runtime may have placed the output in its resize.
-  TRTET_ASSIGN_OR_RETURN(binding.kind, classify(view, plan.capturing()));
+  TRTET_ASSIGN_OR_RETURN(const PointerFacts facts, classify(view, plan.capturing()));
+  binding.kind = facts.kind;
+  binding.device_mapped = facts.device_mapped;
   TRTET_CHECK_OR_RETURN(!(plan.capturing() && binding.kind == MemoryKind::kPageableHost), kInvalidArgument,
                         "output %d (\"%s\") is in pageable host memory, which cannot be used while the stream is "
                         "being captured; use device or pinned host memory",
@@ -305,8 +311,9 @@ Status Session::copy_inputs_in(const CallPlan& plan) {
       TRTET_RETURN_IF_ERROR(copies_.send(static_cast<unsigned char*>(binding.address),
                                          static_cast<const unsigned char*>(binding.user), binding.bytes, plan.stream(),
                                          chunks));
-    } else {
-      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.address, binding.user, binding.bytes, cudaMemcpyHostToDevice, plan.stream()));
+    } else {  // pinned: straight to the device (Note [small copies]: a small mapped one by a kernel)
+      TRTET_RETURN_IF_ERROR(staging::queue_transfer(binding.address, binding.user, binding.bytes, cudaMemcpyHostToDevice,
+                                                    plan.stream(), binding.device_mapped));
     }
   }
   return Status::Ok();
@@ -324,7 +331,8 @@ Status Session::copy_outputs_out(const CallPlan& plan) {
                                                   static_cast<const unsigned char*>(binding.address), binding.bytes,
                                                   plan.stream(), chunks));
     } else {
-      TRTET_CUDA_CHECK(cudaMemcpyAsync(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost, plan.stream()));
+      TRTET_RETURN_IF_ERROR(staging::queue_transfer(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost,
+                                                    plan.stream(), binding.device_mapped));
     }
   }
   return Status::Ok();

@@ -161,7 +161,7 @@ class Session {
   // reads the plan.
   Status plan_call(TensorView* args, std::size_t count, CallPlan& plan);
   Result<HostIo> classify_arguments(TensorView* args, CallPlan& plan);
-  Result<MemoryKind> classify(const TensorView& view, bool capturing);
+  Result<PointerFacts> classify(const TensorView& view, bool capturing);
   void mark_host(int index, const CallPlan& plan, HostIo& host) const;
   Status select_profile(const CallPlan& plan);
   Status resolve_shapes(TensorView* args, CallPlan& plan);

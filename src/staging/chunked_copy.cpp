@@ -47,15 +47,23 @@ std::size_t chunk_count(std::size_t bytes) noexcept {
   return (bytes + chunk - 1) / chunk;
 }
 
+Status queue_transfer(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream,
+                      bool device_mapped, bool* kernel) {
+  const bool by_kernel = device_mapped && copy_by_kernel(bytes) && kernel_copies_on_current_device();
+  if (by_kernel) {
+    TRTET_RETURN_IF_ERROR(kernel_copy(to, from, bytes, stream));
+  } else {
+    TRTET_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream));
+  }
+  if (kernel != nullptr) *kernel = by_kernel;
+  return Status::Ok();
+}
+
 Status ChunkedCopy::transfer(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream,
                              const PinnedChunks& chunks) {
-  if (chunks.device_mapped() && copy_by_kernel(bytes) && kernel_copies_on_current_device()) {
-    TRTET_RETURN_IF_ERROR(kernel_copy(to, from, bytes, stream));
-    ++kernel_transfers_;
-    return Status::Ok();
-  }
-  TRTET_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, kind, stream));
-  ++engine_transfers_;
+  bool kernel = false;
+  TRTET_RETURN_IF_ERROR(queue_transfer(to, from, bytes, kind, stream, chunks.device_mapped(), &kernel));
+  ++(kernel ? kernel_transfers_ : engine_transfers_);
   return Status::Ok();
 }
 

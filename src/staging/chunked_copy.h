@@ -68,6 +68,13 @@ std::size_t chunk_bytes_of(std::size_t bytes, const PinnedChunks& chunks) noexce
 /// The chunks a copy of `bytes` through staging that holds it whole takes.
 std::size_t chunk_count(std::size_t bytes) noexcept;
 
+/// Queues one transfer of `bytes` between device memory and page-locked host memory on `stream`: a
+/// copy kernel where the host side is `device_mapped` (the device reads it at its address) and the
+/// transfer is small (copy_by_kernel in layout.h; Note [small copies] in small_copy.cu), else the
+/// copy engines (cudaMemcpyAsync of `kind`). `kernel`, where given, is set to which it was.
+Status queue_transfer(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream,
+                      bool device_mapped, bool* kernel = nullptr);
+
 /// Moves pageable memory through pinned chunks. Holds the copy lists of the receives it has queued
 /// and not finished; one copy at a time (its owner serializes it).
 class ChunkedCopy {

@@ -1,6 +1,8 @@
 // Memory is classified by what it is at the call, not by what was once at its address: pinned
 // memory that stops being pinned is staged as pageable (eager calls right) and refused in a
-// capture with the contract's clear error, the capture left valid and empty.
+// capture with the contract's clear error, the capture left valid and empty. Pinned memory the
+// device reads at its own address is known as such, and a call's small pinned I/O moves by the copy
+// kernel, not behind another stream's copies on the copy engines (Note [small copies]).
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
@@ -12,6 +14,8 @@
 
 #include "common/error_match.h"
 #include "common/gpu.h"
+#include "session/memory_kind.h"
+#include "staging/small_copy.h"
 #include "common/random.h"
 #include "common/stream_gpu_test.h"
 #include "session/session_fixture.h"
@@ -117,6 +121,90 @@ TEST_F(MemoryKindGpu, PageableMemoryAtAFormerlyPinnedAddressIsTreatedAsPageable)
   }
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
   EXPECT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the eager call with the pageable input";
+}
+
+TEST_F(MemoryKindGpu, PinnedMemoryIsDeviceMappedWhereTheDeviceReadsItAtItsOwnAddress) {
+  constexpr std::size_t kBytes = 1 << 16;
+  void* allocated = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&allocated, kBytes, cudaHostAllocDefault), cudaSuccess);
+  auto facts = ex::delegate::pointer_facts(allocated, 0);
+  TRTET_ASSERT_OK(facts);
+  EXPECT_EQ(facts->kind, ex::delegate::MemoryKind::kPinnedHost);
+  EXPECT_TRUE(facts->device_mapped) << "cudaHostAlloc's memory under unified addressing";
+  EXPECT_EQ(cudaFreeHost(allocated), cudaSuccess);
+
+  Mapping memory(kBytes);
+  ASSERT_NE(memory.data(), nullptr);
+  ASSERT_EQ(cudaHostRegister(memory.data(), kBytes, cudaHostRegisterDefault), cudaSuccess);
+  int same_address = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&same_address, cudaDevAttrCanUseHostPointerForRegisteredMem, 0), cudaSuccess);
+  facts = ex::delegate::pointer_facts(memory.data(), 0);
+  TRTET_ASSERT_OK(facts);
+  EXPECT_EQ(facts->kind, ex::delegate::MemoryKind::kPinnedHost);
+  EXPECT_EQ(facts->device_mapped, same_address != 0) << "registered memory, the device's attribute " << same_address;
+  EXPECT_EQ(cudaHostUnregister(memory.data()), cudaSuccess);
+
+  facts = ex::delegate::pointer_facts(memory.data(), 0);
+  TRTET_ASSERT_OK(facts);
+  EXPECT_EQ(facts->kind, ex::delegate::MemoryKind::kPageableHost);
+  EXPECT_FALSE(facts->device_mapped) << "pageable memory is never read by the device at its address";
+}
+
+TEST_F(MemoryKindGpu, SmallPinnedIoLandsWhileAnotherStreamsLargeCopiesAreInFlight) {
+  if (!ex::staging::kernel_copies_on_current_device()) {
+    int major = 0, minor = 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+    ASSERT_FALSE(major == 9 && minor == 0) << "an sm_90 device without the copy kernel (TRTET_SMALL_COPIES=engines left set?)";
+    GTEST_SKIP() << "small copies take the copy engines on this device";
+  }
+  constexpr std::int64_t kN = 1024;  // 4 KiB each way, pinned
+  auto s = make_session("elementwise min=1 max=4194304");
+  ASSERT_TRUE(s.session);
+  OwnedTensor x(Memory::kPinned, Shape{kN}), y(Memory::kDevice, Shape{kN}), out(Memory::kPinned, Shape{kN});
+  std::vector<float> xv = fresh_random(kN);
+  const std::vector<float> yv = fresh_random(kN);
+  x.write(xv);
+  y.write(yv);
+  {
+    TensorView args[3] = {x.view(), y.view(), out.view()};
+    CudaStreamGuard guard(stream_);
+    TRTET_ASSERT_OK(s.session->execute(args, 3));  // the kernel loaded, the engine warm
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  ASSERT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the first call";
+
+  fill_random(xv, fresh_seed());
+  x.write(xv);
+  out.poison();
+  constexpr std::size_t kLarge = std::size_t{256} << 20;
+  void* host = nullptr;
+  void* device = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&host, kLarge, cudaHostAllocDefault), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&device, kLarge), cudaSuccess);
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  cudaEvent_t large_done = nullptr;
+  ASSERT_EQ(cudaEventCreateWithFlags(&large_done, cudaEventDisableTiming), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(device, host, kLarge, cudaMemcpyHostToDevice, other), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(host, device, kLarge, cudaMemcpyDeviceToHost, other), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(large_done, other), cudaSuccess);
+  {
+    TensorView args[3] = {x.view(), y.view(), out.view()};
+    CudaStreamGuard guard(stream_);
+    TRTET_EXPECT_OK(s.session->execute(args, 3));
+  }
+  // The promise, asked the moment the call's work is done: the other stream's copies still run.
+  EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_EQ(cudaEventQuery(large_done), cudaErrorNotReady)
+      << "the call's 4 KiB of pinned I/O landed only once another stream's 256 MiB copies were done";
+  (void)cudaGetLastError();
+  EXPECT_EQ(cudaStreamSynchronize(other), cudaSuccess);
+  EXPECT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the call beside the large copies";
+  cudaEventDestroy(large_done);
+  cudaStreamDestroy(other);
+  cudaFree(device);
+  cudaFreeHost(host);
 }
 
 }  // namespace
