@@ -109,8 +109,8 @@ Result<PointerFacts> Session::classify(const TensorView& view, bool capturing) {
   } else {
     TRTET_ASSIGN_OR_RETURN(facts, pointer_kinds_.classify(view.data, engine_->device()));
   }
-  MemoryKind& kind = facts.kind;
-  if (!is_device_accessible(kind) && host_memory_is_device_accessible_) facts = PointerFacts{MemoryKind::kManaged, false};
+  if (!is_device_accessible(facts.kind) && host_memory_is_device_accessible_) facts = PointerFacts{MemoryKind::kManaged, false};
+  const MemoryKind kind = facts.kind;
   // A tensor its runtime says is on the GPU is bound as it is: its memory must be, or the engine
   // would write host memory through a device address.
   TRTET_CHECK_OR_RETURN(view.hint != MemoryHint::kDevice || is_device_accessible(kind), kInvalidArgument,
@@ -301,6 +301,15 @@ Result<QueuedCall> Session::queue_call(const CallPlan& plan, const SharedEvent& 
   return std::move(queued).finish();
 }
 
+Result<bool> Session::mapped_now(const Binding& binding) const {
+  if (!binding.device_mapped || !staging::copy_by_kernel(binding.bytes)) return false;
+  // The kind cache keys by address alone, and a kernel that read an address no longer mapped would
+  // leave a sticky error: before a copy kernel reads or writes the caller's memory, the driver says
+  // what is there now (memory unregistered since is pageable, and the copy engines take it).
+  TRTET_ASSIGN_OR_RETURN(const PointerFacts now, pointer_facts(binding.user, engine_->device()));
+  return now.kind == MemoryKind::kPinnedHost && now.device_mapped;
+}
+
 Status Session::copy_inputs_in(const CallPlan& plan) {
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
@@ -312,8 +321,9 @@ Status Session::copy_inputs_in(const CallPlan& plan) {
                                          static_cast<const unsigned char*>(binding.user), binding.bytes, plan.stream(),
                                          chunks));
     } else {  // pinned: straight to the device (Note [small copies]: a small mapped one by a kernel)
+      TRTET_ASSIGN_OR_RETURN(const bool mapped, mapped_now(binding));
       TRTET_RETURN_IF_ERROR(staging::queue_transfer(binding.address, binding.user, binding.bytes, cudaMemcpyHostToDevice,
-                                                    plan.stream(), binding.device_mapped));
+                                                    plan.stream(), mapped));
     }
   }
   return Status::Ok();
@@ -331,8 +341,9 @@ Status Session::copy_outputs_out(const CallPlan& plan) {
                                                   static_cast<const unsigned char*>(binding.address), binding.bytes,
                                                   plan.stream(), chunks));
     } else {
+      TRTET_ASSIGN_OR_RETURN(const bool mapped, mapped_now(binding));
       TRTET_RETURN_IF_ERROR(staging::queue_transfer(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost,
-                                                    plan.stream(), binding.device_mapped));
+                                                    plan.stream(), mapped));
     }
   }
   return Status::Ok();

@@ -170,6 +170,9 @@ class Session {
   Status bind_addresses(const CallPlan& plan);
   /// The call's work, phase by phase: copies in, the engine, copies out.
   Result<QueuedCall> queue_call(const CallPlan& plan, const SharedEvent& done);
+  /// True when a pinned binding's copy may be a kernel (Note [small copies]): small, and the memory at
+  /// its address pinned and mapped at the same address as the driver says now, not as cached.
+  Result<bool> mapped_now(const Binding& binding) const;
   Status copy_inputs_in(const CallPlan& plan);
   Status copy_outputs_out(const CallPlan& plan);
   /// Waits for the call's host data (`done`, under the lock for pageable I/O) or hands `done` to

@@ -30,7 +30,9 @@ namespace torch_tensorrt::executorch_backend::staging {
 // page-locked memory is moved by copy_kernel, on the call's stream, on the SMs that stream may use:
 // under a green context, inside its partition, in stream order like the transfer it replaces. So is
 // a caller's page-locked tensor of at most that size that the device reads at its own address
-// (queue_transfer in chunked_copy.h; the session's pinned I/O, PointerFacts::device_mapped). Larger
+// (queue_transfer in chunked_copy.h; the session's pinned I/O, PointerFacts::device_mapped). The
+// session asks the driver about the caller's memory again before each such copy, since its kind
+// cache keys by address alone and a kernel reading memory unregistered since would fault. Larger
 // chunks keep the copy engines: their bandwidth costs the partition no SM time, and the bench's
 // 1 MiB row (kernel / copy engines, p50 and p99: 0.45-0.58 beside, 0.95-1.04 alone) is not yet a
 // reason to move the chunked path of large tensors. The kernel reads or writes host memory across

@@ -207,5 +207,42 @@ TEST_F(MemoryKindGpu, SmallPinnedIoLandsWhileAnotherStreamsLargeCopiesAreInFligh
   cudaFreeHost(host);
 }
 
+TEST_F(MemoryKindGpu, SmallPageableMemoryAtAFormerlyPinnedAddressIsCopiedNotReadByTheCopyKernel) {
+  // The kind cache still says "pinned, device-mapped" for the address; a copy kernel reading it now
+  // would make an illegal address (a sticky error). The session asks the driver before a kernel
+  // copy, so the call is right and the next one works.
+  constexpr std::int64_t kN = 1024;  // 4 KiB: small enough for the copy kernel
+  constexpr std::size_t kBytes = kN * sizeof(float);
+  auto s = make_session("elementwise min=1 max=4194304");
+  ASSERT_TRUE(s.session);
+  OwnedTensor y(Memory::kDevice, Shape{kN}), out(Memory::kDevice, Shape{kN});
+  std::vector<float> xv = fresh_random(kN);
+  const std::vector<float> yv = fresh_random(kN);
+  y.write(yv);
+  Mapping memory(kBytes);  // a page of its own
+  ASSERT_NE(memory.data(), nullptr);
+  ASSERT_EQ(cudaHostRegister(memory.data(), kBytes, cudaHostRegisterDefault), cudaSuccess);
+  std::memcpy(memory.data(), xv.data(), kBytes);
+  for (int call = 0; call < 2; ++call) {  // classified and cached as pinned
+    TensorView args[3] = {raw_view(memory.data(), kBytes, Shape{kN}), y.view(), out.view()};
+    CudaStreamGuard guard(stream_);
+    TRTET_ASSERT_OK(s.session->execute(args, 3));
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  ASSERT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the calls with the pinned input";
+  ASSERT_EQ(cudaHostUnregister(memory.data()), cudaSuccess);  // the same page, now pageable
+
+  fill_random(xv, fresh_seed());
+  std::memcpy(memory.data(), xv.data(), kBytes);
+  out.poison();
+  {
+    TensorView args[3] = {raw_view(memory.data(), kBytes, Shape{kN}), y.view(), out.view()};
+    CudaStreamGuard guard(stream_);
+    TRTET_EXPECT_OK(s.session->execute(args, 3));
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess) << "the call after the unregister faulted";
+  EXPECT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the call with the now pageable input";
+}
+
 }  // namespace
 }  // namespace trtet_test
