@@ -32,7 +32,9 @@ namespace torch_tensorrt::executorch_backend::staging {
 // a caller's page-locked tensor of at most that size that the device reads at its own address
 // (queue_transfer in chunked_copy.h; the session's pinned I/O, PointerFacts::device_mapped). The
 // session asks the driver about the caller's memory again before each such copy, since its kind
-// cache keys by address alone and a kernel reading memory unregistered since would fault. Larger
+// cache keys by address alone and a kernel reading memory unregistered since would fault. Memory
+// registered read-only for the device (cudaHostRegisterReadOnly) cannot be told apart here; a small
+// output there would fault in the kernel's write (not tested). Larger
 // chunks keep the copy engines: their bandwidth costs the partition no SM time, and the bench's
 // 1 MiB row (kernel / copy engines, p50 and p99: 0.45-0.58 beside, 0.95-1.04 alone) is not yet a
 // reason to move the chunked path of large tensors. The kernel reads or writes host memory across
