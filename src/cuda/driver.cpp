@@ -55,6 +55,7 @@ Status load_all(DriverApi& api) {
   TRTET_LOAD(cuStreamIsCapturing, 10000);
   TRTET_LOAD(cuStreamGetId, 12000);
   TRTET_LOAD(cuEventRecord, 2000);
+  TRTET_LOAD(cuPointerGetAttribute, 4000);
 #undef TRTET_LOAD
   if (!load(api.cuCtxGetDevice_v2, "cuCtxGetDevice", 13000).ok()) api.cuCtxGetDevice_v2 = nullptr;  // optional
   return Status::Ok();

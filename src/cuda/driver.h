@@ -38,6 +38,9 @@ struct DriverApi {
   PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
   PFN_cuStreamGetId_v12000 cuStreamGetId;
   PFN_cuEventRecord_v2000 cuEventRecord;
+  /// Whether the device may write a caller's pinned memory (its access flags), before a copy kernel
+  /// writes there (session/memory_kind.cpp; Note [small copies]).
+  PFN_cuPointerGetAttribute_v4000 cuPointerGetAttribute;
 };
 
 /// The driver's virtual memory management functions (the staging arenas, staging/arena.h), in a

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/check.h"
+#include "cuda/driver.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
@@ -16,6 +17,26 @@ const char* to_string(MemoryKind kind) noexcept {
   return "unknown";
 }
 
+namespace {
+
+/// True when the device reads and writes pinned memory at `pointer` itself: mapped at the same
+/// address, and not registered read-only for the device (its access flags, from the driver), since a
+/// copy kernel writes a small output there (Note [small copies]). Anything unknown is false: the
+/// copy engines take it.
+bool device_writes_at(const void* pointer, const cudaPointerAttributes& attributes) noexcept {
+  if (attributes.devicePointer != pointer) return false;
+  const Result<const cuda::DriverApi*> api = cuda::driver();
+  if (!api.ok()) return false;
+  unsigned long long flags = 0;
+  if ((*api)->cuPointerGetAttribute(&flags, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+                                    reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
+    return false;
+  }
+  return flags == CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+}
+
+}  // namespace
+
 Result<PointerFacts> pointer_facts(const void* pointer, int engine_device) {
   cudaPointerAttributes attributes{};
   TRTET_CUDA_CHECK(cudaPointerGetAttributes(&attributes, pointer));
@@ -26,7 +47,7 @@ Result<PointerFacts> pointer_facts(const void* pointer, int engine_device) {
                             attributes.device, engine_device);
       return PointerFacts{MemoryKind::kDevice, false};
     case cudaMemoryTypeManaged: return PointerFacts{MemoryKind::kManaged, false};
-    case cudaMemoryTypeHost: return PointerFacts{MemoryKind::kPinnedHost, attributes.devicePointer == pointer};
+    case cudaMemoryTypeHost: return PointerFacts{MemoryKind::kPinnedHost, device_writes_at(pointer, attributes)};
     case cudaMemoryTypeUnregistered: return PointerFacts{MemoryKind::kPageableHost, false};
   }
   return make_error(ErrorCode::kInternal, "cudaPointerGetAttributes returned unknown memory type %d for %p",

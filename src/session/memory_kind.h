@@ -24,8 +24,8 @@ constexpr bool is_device_accessible(MemoryKind kind) noexcept {
 
 /// Where a pointer's memory lives, and for page-locked host memory whether the device reads and
 /// writes it at the same address (cudaHostAlloc's under unified addressing; cudaHostRegister's where
-/// the device uses host pointers for registered memory): then a small copy of it may be a kernel
-/// (Note [small copies] in src/staging/small_copy.cu).
+/// the device uses host pointers for registered memory, unless registered read-only): then a small
+/// copy of it may be a kernel (Note [small copies] in src/staging/small_copy.cu).
 struct PointerFacts {
   MemoryKind kind = MemoryKind::kDevice;
   bool device_mapped = false;

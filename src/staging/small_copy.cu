@@ -33,8 +33,8 @@ namespace torch_tensorrt::executorch_backend::staging {
 // (queue_transfer in chunked_copy.h; the session's pinned I/O, PointerFacts::device_mapped). The
 // session asks the driver about the caller's memory again before each such copy, since its kind
 // cache keys by address alone and a kernel reading memory unregistered since would fault. Memory
-// registered read-only for the device (cudaHostRegisterReadOnly) cannot be told apart here; a small
-// output there would fault in the kernel's write (not tested). Larger
+// the device may only read (cudaHostRegisterReadOnly; the driver's access flags) keeps the copy
+// engines: the kernel's write of a small output there would fault. Larger
 // chunks keep the copy engines: their bandwidth costs the partition no SM time, and the bench's
 // 1 MiB row (kernel / copy engines, p50 and p99: 0.45-0.58 beside, 0.95-1.04 alone) is not yet a
 // reason to move the chunked path of large tensors. The kernel reads or writes host memory across

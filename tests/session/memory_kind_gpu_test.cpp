@@ -123,7 +123,7 @@ TEST_F(MemoryKindGpu, PageableMemoryAtAFormerlyPinnedAddressIsTreatedAsPageable)
   EXPECT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the eager call with the pageable input";
 }
 
-TEST_F(MemoryKindGpu, PinnedMemoryIsDeviceMappedWhereTheDeviceReadsItAtItsOwnAddress) {
+TEST_F(MemoryKindGpu, PinnedMemoryIsDeviceMappedWhereTheDeviceReadsAndWritesItAtItsOwnAddress) {
   constexpr std::size_t kBytes = 1 << 16;
   void* allocated = nullptr;
   ASSERT_EQ(cudaHostAlloc(&allocated, kBytes, cudaHostAllocDefault), cudaSuccess);
@@ -148,6 +148,17 @@ TEST_F(MemoryKindGpu, PinnedMemoryIsDeviceMappedWhereTheDeviceReadsItAtItsOwnAdd
   TRTET_ASSERT_OK(facts);
   EXPECT_EQ(facts->kind, ex::delegate::MemoryKind::kPageableHost);
   EXPECT_FALSE(facts->device_mapped) << "pageable memory is never read by the device at its address";
+  // Registered read-only for the device: a copy kernel would fault writing a small output there.
+  int read_only = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&read_only, cudaDevAttrHostRegisterReadOnlySupported, 0), cudaSuccess);
+  if (read_only != 0) {
+    ASSERT_EQ(cudaHostRegister(memory.data(), kBytes, cudaHostRegisterReadOnly), cudaSuccess);
+    facts = ex::delegate::pointer_facts(memory.data(), 0);
+    TRTET_ASSERT_OK(facts);
+    EXPECT_EQ(facts->kind, ex::delegate::MemoryKind::kPinnedHost);
+    EXPECT_FALSE(facts->device_mapped) << "memory the device may only read is not for the copy kernel";
+    EXPECT_EQ(cudaHostUnregister(memory.data()), cudaSuccess);
+  }
 }
 
 TEST_F(MemoryKindGpu, SmallPinnedIoLandsWhileAnotherStreamsLargeCopiesAreInFlight) {
