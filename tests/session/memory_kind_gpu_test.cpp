@@ -14,6 +14,7 @@
 
 #include "common/error_match.h"
 #include "common/gpu.h"
+#include "common/large_copies.h"
 #include "session/memory_kind.h"
 #include "staging/small_copy.h"
 #include "common/random.h"
@@ -188,18 +189,9 @@ TEST_F(MemoryKindGpu, SmallPinnedIoLandsWhileAnotherStreamsLargeCopiesAreInFligh
   fill_random(xv, fresh_seed());
   x.write(xv);
   out.poison();
-  constexpr std::size_t kLarge = std::size_t{256} << 20;
-  void* host = nullptr;
-  void* device = nullptr;
-  ASSERT_EQ(cudaHostAlloc(&host, kLarge, cudaHostAllocDefault), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&device, kLarge), cudaSuccess);
-  cudaStream_t other = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
-  cudaEvent_t large_done = nullptr;
-  ASSERT_EQ(cudaEventCreateWithFlags(&large_done, cudaEventDisableTiming), cudaSuccess);
-  ASSERT_EQ(cudaMemcpyAsync(device, host, kLarge, cudaMemcpyHostToDevice, other), cudaSuccess);
-  ASSERT_EQ(cudaMemcpyAsync(host, device, kLarge, cudaMemcpyDeviceToHost, other), cudaSuccess);
-  ASSERT_EQ(cudaEventRecord(large_done, other), cudaSuccess);
+  LargeCopies large;  // 256 MiB each way on another stream
+  ASSERT_TRUE(large.ok());
+  ASSERT_TRUE(large.start());
   {
     TensorView args[3] = {x.view(), y.view(), out.view()};
     CudaStreamGuard guard(stream_);
@@ -207,15 +199,10 @@ TEST_F(MemoryKindGpu, SmallPinnedIoLandsWhileAnotherStreamsLargeCopiesAreInFligh
   }
   // The promise, asked the moment the call's work is done: the other stream's copies still run.
   EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-  EXPECT_EQ(cudaEventQuery(large_done), cudaErrorNotReady)
+  EXPECT_TRUE(large.running())
       << "the call's 4 KiB of pinned I/O landed only once another stream's 256 MiB copies were done";
-  (void)cudaGetLastError();
-  EXPECT_EQ(cudaStreamSynchronize(other), cudaSuccess);
+  EXPECT_EQ(large.finish(), cudaSuccess);
   EXPECT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the call beside the large copies";
-  cudaEventDestroy(large_done);
-  cudaStreamDestroy(other);
-  cudaFree(device);
-  cudaFreeHost(host);
 }
 
 TEST_F(MemoryKindGpu, SmallPageableMemoryAtAFormerlyPinnedAddressIsCopiedNotReadByTheCopyKernel) {

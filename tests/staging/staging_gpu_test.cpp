@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/gpu.h"
+#include "common/large_copies.h"
 #include "cuda/check.h"
 #include "cuda/driver.h"
 #include "cuda/event.h"
@@ -364,29 +365,15 @@ TEST_F(SmallCopiesGpu, ASmallCopyDoesNotWaitBehindAnotherStreamsLargeCopies) {
   round_trip(copies, kKernelCopyMaxBytes, 0, true);  // the kernel loaded, the staging touched
   if (HasFatalFailure()) return;
   // Another stream's large copies, each way, keep the copy engines busy for milliseconds.
-  constexpr std::size_t kLarge = std::size_t{256} << 20;
-  void* host = nullptr;
-  void* device = nullptr;
-  ASSERT_EQ(cudaHostAlloc(&host, kLarge, cudaHostAllocPortable), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&device, kLarge), cudaSuccess);
-  cudaStream_t other = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  trtet_test::LargeCopies large;
+  ASSERT_TRUE(large.ok());
   Trip trip = prepare(kKernelCopyMaxBytes, 0);
-  auto large_done = cuda::Event::create();
-  TRTET_ASSERT_OK(large_done);
-  ASSERT_EQ(cudaMemcpyAsync(device, host, kLarge, cudaMemcpyHostToDevice, other), cudaSuccess);
-  ASSERT_EQ(cudaMemcpyAsync(host, device, kLarge, cudaMemcpyDeviceToHost, other), cudaSuccess);
-  TRTET_ASSERT_OK(large_done->record(other));
+  ASSERT_TRUE(large.start());
   // The small copies each way, and their landing, while the large ones are in flight: asked the
   // moment the small ones have landed, before anything else touches the copy engines.
   move(copies, trip, true);
-  const cudaError_t large = cudaEventQuery(large_done->get());
-  EXPECT_EQ(large, cudaErrorNotReady) << "the small copies landed only once the other stream's large copies were done";
-  (void)cudaGetLastError();
-  EXPECT_EQ(cudaStreamSynchronize(other), cudaSuccess);
-  cudaStreamDestroy(other);
-  cudaFree(device);
-  cudaFreeHost(host);
+  EXPECT_TRUE(large.running()) << "the small copies landed only once the other stream's large copies were done";
+  EXPECT_EQ(large.finish(), cudaSuccess);
   verify(trip);
 }
 
