@@ -1,11 +1,11 @@
 #include "staging/small_copy.h"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cctype>
 #include <cstdint>
-#include <cstring>
 
 #include "common/environment.h"
 #include "common/log.h"
@@ -78,13 +78,6 @@ __global__ void copy_kernel(unsigned char* to, const unsigned char* from, std::s
 /// copy engines.
 std::array<std::atomic<std::int8_t>, 64> g_device_state{};
 
-bool equals_ignoring_case(const char* a, const char* b) noexcept {
-  for (; *a != '\0' && *b != '\0'; ++a, ++b) {
-    if (std::tolower(static_cast<unsigned char>(*a)) != std::tolower(static_cast<unsigned char>(*b))) return false;
-  }
-  return *a == *b;
-}
-
 /// TRTET_SMALL_COPIES, read and warned about once.
 SmallCopies setting() noexcept {
   static const SmallCopies read = [] {
@@ -121,8 +114,8 @@ std::int8_t ask(int device) noexcept {
 SmallCopies parse_small_copies(const char* value, bool* bad) noexcept {
   if (bad != nullptr) *bad = false;
   if (value == nullptr) return SmallCopies::kKernel;
-  if (equals_ignoring_case(value, "engines")) return SmallCopies::kEngines;
-  if (equals_ignoring_case(value, "kernel")) return SmallCopies::kKernel;
+  if (strcasecmp(value, "engines") == 0) return SmallCopies::kEngines;
+  if (strcasecmp(value, "kernel") == 0) return SmallCopies::kKernel;
   if (bad != nullptr) *bad = true;
   return SmallCopies::kKernel;
 }

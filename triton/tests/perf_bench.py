@@ -400,16 +400,23 @@ def request_counts(server, model):
     return counts
 
 
+def count_delta(before, after, key):
+    """What the server's count `key` (request_counts) grew by over a window; None where either side
+    could not be read."""
+    if before.get(key) is None or after.get(key) is None:
+        return None
+    return after[key] - before[key]
+
+
+# server_ready's answer, in words.
+READINESS = {True: "ready", False: "NOT ready", None: "not answering"}
+
+
 def stall_verdict(tag, limit_s, requests, before, after, ready, said):
     """The message for a perf_analyzer window that did not finish in limit_s: which side held the
     requests. before/after are request_counts around the window; ready is the server's readiness
     after it (None when it did not answer); said is what perf_analyzer printed before it was stopped."""
-    def delta(key):
-        if before.get(key) is None or after.get(key) is None:
-            return None
-        return after[key] - before[key]
-
-    done, failed = delta("success"), delta("fail") or 0
+    done, failed = count_delta(before, after, "success"), count_delta(before, after, "fail") or 0
     if done is None:
         where = "the server did not answer its statistics, so which side stalled is unknown"
     elif done + failed >= requests:
@@ -419,9 +426,8 @@ def stall_verdict(tag, limit_s, requests, before, after, ready, said):
         where = (f"the server completed {done + failed} of the {requests} requests ({done} succeeded, "
                  f"{failed} failed), {after.get('pending')} pending at the end: the rest were either "
                  "never sent or never answered")
-    state = {True: "ready", False: "NOT ready", None: "not answering"}[ready]
     text = (said or "").strip()
-    return (f"perf_analyzer ({tag}) did not finish in {limit_s:.0f} s; {where}; the server is {state}"
+    return (f"perf_analyzer ({tag}) did not finish in {limit_s:.0f} s; {where}; the server is {READINESS[ready]}"
             + (f"; perf_analyzer had printed: {text[-1500:]}" if text else "; perf_analyzer had printed nothing"))
 
 
@@ -588,15 +594,12 @@ def server_side(before, after, ready):
     (failed_at_the_client): what it served and failed of the window, what it holds, whether it is
     ready (before/after: request_counts; ready: server_ready), so the next such failure says which
     test kept it from running again."""
-    def delta(key):
-        if before.get(key) is None or after.get(key) is None:
-            return "?"
-        return after[key] - before[key]
+    def known(value):
+        return "?" if value is None else value
 
-    state = {True: "ready", False: "NOT ready", None: "not answering"}[ready]
-    pending = "?" if after.get("pending") is None else after["pending"]
-    return (f"the server served {delta('success')} of the window's requests and failed {delta('fail')}, "
-            f"holds {pending} pending, is {state}")
+    return (f"the server served {known(count_delta(before, after, 'success'))} of the window's requests and "
+            f"failed {known(count_delta(before, after, 'fail'))}, holds {known(after.get('pending'))} pending, "
+            f"is {READINESS[ready]}")
 
 
 def failure_verdict(tag, returncode, before, after, said):
