@@ -10,6 +10,7 @@
 #include "session/memory_kind.h"
 #include "session/policy.h"
 #include "session/stream_resolution.h"
+#include "staging/small_copy.h"
 
 namespace torch_tensorrt::executorch_backend::boundary {
 namespace {
@@ -74,6 +75,9 @@ Status BoundaryTransfers::initialize() {
   cuda::DeviceGuard guard(device_);
   TRTET_RETURN_IF_ERROR(guard.status());
   TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
+  // The ring's small chunks move by the copy kernel, loaded now rather than at a copy's first
+  // launch, whose load would wait for the work running on the device (Note [small copies]).
+  (void)staging::kernel_copies_on_current_device();
   Result<cuda::MemoryPool> pool = cuda::MemoryPool::device_memory(device_);
   if (pool.ok()) {
     pool_ = std::move(pool).value();

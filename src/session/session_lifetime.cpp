@@ -9,6 +9,7 @@
 #include "cuda/device.h"
 #include "session/aliases.h"
 #include "session/checks.h"
+#include "staging/small_copy.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
@@ -42,6 +43,12 @@ Status Session::initialize() {
     TRTET_CUDA_CHECK(cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, engine.device()));
     TRTET_CUDA_CHECK(cudaDeviceGetAttribute(&ats, cudaDevAttrPageableMemoryAccessUsesHostPageTables, engine.device()));
     host_memory_is_device_accessible_ = integrated != 0 || ats != 0;
+  }
+  {
+    // The copy kernel of small transfers, loaded now: CUDA loads a kernel at its first launch, and
+    // that load waits for the work running on the device (Note [small copies]).
+    TimedStep step("session: copy kernel");
+    (void)staging::kernel_copies_on_current_device();
   }
   {
     TimedStep step("session: events");

@@ -74,14 +74,14 @@ Status ChunkedCopy::send(unsigned char* device, const unsigned char* from, std::
   for (std::size_t at = 0; at < bytes; at += round) {
     const std::size_t length = std::min(round, bytes - at);
     // Every chunk of the round, ready to be written, and its slices.
-    tasks_.clear();
-    chunk_ends_.clear();
+    send_tasks_.clear();
+    send_ends_.clear();
     sent_.clear();
     for (std::size_t offset = 0; offset < length; offset += chunk) {
       const std::size_t part = std::min(chunk, length - offset);
       TRTET_ASSIGN_OR_RETURN(const PinnedChunk taken, chunks.take(at + offset, part));
-      add_slices(tasks_, taken.data, from + at + offset, part);
-      chunk_ends_.push_back(tasks_.size());
+      add_slices(send_tasks_, taken.data, from + at + offset, part);
+      send_ends_.push_back(send_tasks_.size());
       sent_.push_back(taken);
     }
     auto queue_chunk = [&](std::size_t c) -> Status {
@@ -91,19 +91,19 @@ Status ChunkedCopy::send(unsigned char* device, const unsigned char* from, std::
       if (sent_[c].landed != nullptr) TRTET_RETURN_IF_ERROR(sent_[c].landed->record(stream));
       return Status::Ok();
     };
-    if (tasks_.size() == 1) {  // one slice: no hand-off to the workers
-      std::memcpy(tasks_[0].destination, tasks_[0].source, tasks_[0].bytes);
+    if (send_tasks_.size() == 1) {  // one slice: no hand-off to the workers
+      std::memcpy(send_tasks_[0].destination, send_tasks_[0].source, send_tasks_[0].bytes);
       TRTET_RETURN_IF_ERROR(queue_chunk(0));
       continue;
     }
     // The pool's workers copy slices into the chunks; this thread queues each chunk's transfer,
     // on the caller's stream, as soon as all of that chunk's slices are copied.
     HostCopyPool& pool = copy_pool();
-    CopyBatch batch(tasks_);
-    pool.begin(batch, tasks_.size());
+    CopyBatch batch(send_tasks_);
+    pool.begin(batch, send_tasks_.size());
     Status queued;
-    for (std::size_t c = 0, first = 0; c < chunk_ends_.size() && queued.ok(); first = chunk_ends_[c++]) {
-      for (std::size_t t = first; t < chunk_ends_[c]; ++t) pool.help_until_done(batch, t);
+    for (std::size_t c = 0, first = 0; c < send_ends_.size() && queued.ok(); first = send_ends_[c++]) {
+      for (std::size_t t = first; t < send_ends_[c]; ++t) pool.help_until_done(batch, t);
       queued = queue_chunk(c);
     }
     pool.finish(batch);

@@ -118,10 +118,15 @@ class ChunkedCopy {
 
   std::size_t kernel_transfers_ = 0;
   std::size_t engine_transfers_ = 0;
-  std::vector<CopyTask> tasks_;              ///< slices of the chunks of one round, in order
+  // Queued receives (kept until finish_receives or clear).
+  std::vector<CopyTask> tasks_;              ///< slices of the queued chunks, in order
   std::vector<std::size_t> chunk_ends_;      ///< per chunk: the end of its slices in tasks_
   std::vector<cuda::Event*> chunk_events_;   ///< per received chunk: its event
-  std::vector<PinnedChunk> sent_;            ///< per chunk of a send's round: where it went
+  // One round of a send, apart from the receives: a send between a queue_receive and its
+  // finish_receives leaves the queued receives as they were.
+  std::vector<CopyTask> send_tasks_;         ///< slices of the round's chunks, in order
+  std::vector<std::size_t> send_ends_;       ///< per chunk: the end of its slices in send_tasks_
+  std::vector<PinnedChunk> sent_;            ///< per chunk of the round: where it went
 };
 
 }  // namespace torch_tensorrt::executorch_backend::staging

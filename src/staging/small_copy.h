@@ -1,7 +1,7 @@
 // Small copies between device memory and page-locked staging by a copy kernel on the call's stream
-// instead of the copy engines (Note [small copies] in small_copy.cu). Internal to the staging layer:
-// chunked_copy.cpp moves each small chunk through it; which sizes qualify is layout.h's
-// copy_by_kernel().
+// instead of the copy engines (Note [small copies] in small_copy.cu). chunked_copy.cpp moves each
+// small chunk through it; which sizes qualify is layout.h's copy_by_kernel(). Sessions and the
+// boundary transfers ask kernel_copies_on_current_device() as they load, which loads the kernel.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -22,7 +22,8 @@ SmallCopies parse_small_copies(const char* value, bool* bad) noexcept;
 /// True where small chunks on the current device go through the copy kernel: TRTET_SMALL_COPIES is
 /// not "engines", the device maps page-locked host memory into its address space at the host's
 /// addresses (unified addressing), and this library carries the kernel's code for it. Asked of the
-/// driver once per device, then remembered.
+/// driver once per device, then remembered. The first ask loads the kernel (cudaFuncGetAttributes),
+/// so a copy's first launch does not: call it at load time, where waiting for the device is allowed.
 bool kernel_copies_on_current_device() noexcept;
 
 /// Queues a copy of `bytes` from `from` to `to` on `stream` as a kernel: one of them device memory of
