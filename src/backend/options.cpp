@@ -143,14 +143,17 @@ const OptionSpec kTable[] = {
     {"small_copies", kFromEnvironment, OptionType::kText, "", 0, 0, "kernel", "staging::kernel_copies_on_current_device()",
      kSmallCopiesVariable,
      "\"engines\" moves every host transfer with the copy engines; \"kernel\" moves chunks of at most 64 KiB with "
-     "a copy kernel on the call's stream (read once; a bad value is warned about and the default used)",
+     "a copy kernel where the call's stream is a partition's (read once; a bad value is warned about and the "
+     "default used)",
      nullptr, nullptr,
-     "Host I/O moves between pinned memory and the device in chunks. A chunk of at most 64 KiB (a pinned tensor of at "
-     "most 64 KiB the device can read at its address, or a chunk of the pageable path's staging) goes through a copy "
-     "kernel on the call's stream, on the SMs of the stream's partition, because the copy engines are the whole "
-     "GPU's and a small transfer can wait behind another model's large ones (docs/PERFORMANCE.md, \"Small "
-     "copies\"). \"engines\" keeps every transfer on the copy engines: for a platform where the GPU should not "
-     "read host memory itself, such as confidential computing. Either value in any case."},
+     "Host I/O moves between pinned memory and the device in chunks. Where the call's stream runs on a green "
+     "context, a chunk of at most 64 KiB (a pinned tensor of at most 64 KiB the device can read at its address, or "
+     "a chunk of the pageable path's staging) goes through a copy kernel on that stream, on the partition's own "
+     "SMs, because the copy engines are the whole GPU's and a small transfer can wait behind another model's large "
+     "ones (docs/PERFORMANCE.md, \"Small copies\"). On any other stream the copy engines take every transfer: "
+     "there the kernel would wait for SMs that other work holds. \"engines\" keeps every transfer on the copy "
+     "engines everywhere: for a platform where the GPU should not read host memory itself, such as confidential "
+     "computing. Either value in any case."},
     {"cuda_allocator", kFromEnvironment, OptionType::kText, "", 0, 0, "registered",
      "detail::register_cuda_allocator()", kCudaAllocatorVariable,
      "\"off\" registers no CUDA device allocator with ExecuTorch (read as the library loads)", nullptr, nullptr,

@@ -10,7 +10,6 @@
 #include "session/memory_kind.h"
 #include "session/policy.h"
 #include "session/stream_resolution.h"
-#include "staging/small_copy.h"
 
 namespace torch_tensorrt::executorch_backend::boundary {
 namespace {
@@ -29,6 +28,7 @@ Result<CopyRoute> route_copy(int device) {
   // A copy is no engine and may run on the per-thread stream itself; never on the legacy stream,
   // which would order it with every blocking stream of the device.
   route.stream = choice.default_handle ? cudaStreamPerThread : choice.caller;
+  route.selected = !choice.default_handle;
   TRTET_ASSIGN_OR_RETURN(route.capturing, cuda::stream_is_capturing(route.stream));
   TRTET_ASSIGN_OR_RETURN(const int stream_device, cuda::stream_device(route.stream, route.capturing));
   TRTET_CHECK_OR_RETURN(stream_device == device, kInvalidArgument,
@@ -37,6 +37,19 @@ Result<CopyRoute> route_copy(int device) {
                         stream_device, device, device);
   return route;
 }
+
+namespace {
+
+/// True when the route's stream runs on a green context, so a ring's small chunks may move by the
+/// copy kernel inside it (Note [small copies] in staging/small_copy.cu). cudaStreamPerThread is the
+/// primary context's.
+Result<bool> on_partition(const CopyRoute& route) {
+  if (!route.selected) return false;
+  TRTET_ASSIGN_OR_RETURN(const CUgreenCtx green, cuda::stream_green_context(route.stream));
+  return green != nullptr;
+}
+
+}  // namespace
 
 class BoundaryTransfers::RingLease {
  public:
@@ -77,7 +90,7 @@ Status BoundaryTransfers::initialize() {
   TRTET_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
   // The ring's small chunks move by the copy kernel, loaded now rather than at a copy's first
   // launch, whose load would wait for the work running on the device (Note [small copies]).
-  (void)staging::kernel_copies_on_current_device();
+  staging::prepare_small_copies();
   Result<cuda::MemoryPool> pool = cuda::MemoryPool::device_memory(device_);
   if (pool.ok()) {
     pool_ = std::move(pool).value();
@@ -225,8 +238,10 @@ Status BoundaryTransfers::copy_to_device(void* destination, const void* source, 
   TRTET_CHECK_OR_RETURN(!route.capturing, kInvalidArgument,
                         "pageable host memory cannot be copied to the GPU while the stream is being captured into a "
                         "CUDA graph (the copy would synchronize); use pinned host or device memory");
+  TRTET_ASSIGN_OR_RETURN(const bool partition, on_partition(route));
   TRTET_ASSIGN_OR_RETURN(Ring* taken, take_ring());
   RingLease ring(*this, taken);
+  (*ring).on_partition = partition;
   TRTET_RETURN_IF_ERROR((*ring).copies.send(static_cast<unsigned char*>(destination),
                                              static_cast<const unsigned char*>(source), bytes, route.stream, *ring));
   std::lock_guard<std::mutex> lock(mutex_);
@@ -249,8 +264,10 @@ Status BoundaryTransfers::copy_to_host(void* destination, const void* source, st
   TRTET_CHECK_OR_RETURN(!route.capturing, kInvalidArgument,
                         "pageable host memory cannot receive a copy from the GPU while the stream is being captured "
                         "into a CUDA graph (the copy would synchronize); use pinned host or device memory");
+  TRTET_ASSIGN_OR_RETURN(const bool partition, on_partition(route));
   TRTET_ASSIGN_OR_RETURN(Ring* taken, take_ring());
   RingLease ring(*this, taken);
+  (*ring).on_partition = partition;
   TRTET_RETURN_IF_ERROR((*ring).copies.receive(static_cast<unsigned char*>(destination),
                                                 static_cast<const unsigned char*>(source), bytes, route.stream, *ring));
   std::lock_guard<std::mutex> lock(mutex_);

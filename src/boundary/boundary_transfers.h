@@ -46,6 +46,7 @@ namespace torch_tensorrt::executorch_backend::boundary {
 struct CopyRoute {
   cudaStream_t stream = nullptr;  ///< never the legacy stream
   bool capturing = false;         ///< the stream is capturing into a graph
+  bool selected = false;          ///< the stream is the caller's selection, not cudaStreamPerThread
 };
 
 /// The route for a copy on `device`'s memory: the selected stream, checked to be on `device`, or
@@ -114,7 +115,10 @@ class BoundaryTransfers {
     Result<staging::PinnedChunk> take(std::size_t offset, std::size_t bytes) override;
     std::size_t most_chunks() const noexcept override { return kRingSlots; }
     std::size_t most_chunk_bytes() const noexcept override { return kChunkBytes; }
-    bool device_mapped() const noexcept override { return true; }  ///< cudaHostAlloc's memory
+    /// cudaHostAlloc's memory is device-mapped: small chunks take the kernel where the copy's stream
+    /// is a partition's (set by the copy that holds the ring).
+    bool small_by_kernel() const noexcept override { return on_partition; }
+    bool on_partition = false;
   };
   /// A ring held by one copy, given back at scope exit.
   class RingLease;

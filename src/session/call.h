@@ -39,6 +39,9 @@ struct ResolvedStream {
   bool green_known = false;        ///< facts.green_context was read (eager calls; captures ask later)
   /// `stream` is the session's own, joined to the caller's by events (a default-stream handle).
   bool joined() const noexcept { return choice.default_handle; }
+  /// `stream` is known to run on a green context: its SMs are its own, so a small copy by a kernel
+  /// on it waits for no one else's work (Note [small copies]).
+  bool on_partition() const noexcept { return green_known && facts.green_context != nullptr; }
 };
 
 /// Per binding, per call: where the engine reads or writes it.

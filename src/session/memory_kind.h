@@ -41,7 +41,7 @@ Result<MemoryKind> classify_pointer(const void* pointer, int engine_device);
 /// ExecuTorch's memory-planned tensors pass the same pointers on every call. Keyed by address
 /// alone: an address freed and reused for memory of another kind keeps its cached kind, so the
 /// session asks the driver, not the cache, while a stream is being captured, and before a copy
-/// kernel touches memory the cache says is device-mapped (Session::mapped_now).
+/// kernel touches memory the cache says is device-mapped (Session::small_by_kernel).
 class PointerKindCache {
  public:
   Result<PointerFacts> classify(const void* pointer, int engine_device);

@@ -301,8 +301,8 @@ Result<QueuedCall> Session::queue_call(const CallPlan& plan, const SharedEvent& 
   return std::move(queued).finish();
 }
 
-Result<bool> Session::mapped_now(const Binding& binding) const {
-  if (!binding.device_mapped || !staging::copy_by_kernel(binding.bytes)) return false;
+Result<bool> Session::small_by_kernel(const CallPlan& plan, const Binding& binding) const {
+  if (!plan.where.on_partition() || !binding.device_mapped || !staging::copy_by_kernel(binding.bytes)) return false;
   // The kind cache keys by address alone, and a kernel that read an address no longer mapped would
   // leave a sticky error: before a copy kernel reads or writes the caller's memory, the driver says
   // what is there now (memory unregistered since is pageable, and the copy engines take it).
@@ -316,14 +316,16 @@ Status Session::copy_inputs_in(const CallPlan& plan) {
     const Binding& binding = plan.bindings[static_cast<std::size_t>(i)];
     if (!engine_->io(i).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
-      ContiguousChunks chunks(staging_.host_data(i), nullptr);
+      ContiguousChunks chunks(staging_.host_data(i), nullptr, plan.where.on_partition());
       TRTET_RETURN_IF_ERROR(copies_.send(static_cast<unsigned char*>(binding.address),
                                          static_cast<const unsigned char*>(binding.user), binding.bytes, plan.stream(),
                                          chunks));
     } else {  // pinned: straight to the device (Note [small copies]: a small mapped one by a kernel)
-      TRTET_ASSIGN_OR_RETURN(const bool mapped, mapped_now(binding));
+      TRTET_ASSIGN_OR_RETURN(const bool by_kernel, small_by_kernel(plan, binding));
+      bool kernel = false;
       TRTET_RETURN_IF_ERROR(staging::queue_transfer(binding.address, binding.user, binding.bytes, cudaMemcpyHostToDevice,
-                                                    plan.stream(), mapped));
+                                                    plan.stream(), by_kernel, &kernel));
+      ++(kernel ? pinned_kernel_copies_ : pinned_engine_copies_);
     }
   }
   return Status::Ok();
@@ -336,14 +338,17 @@ Status Session::copy_outputs_out(const CallPlan& plan) {
     const Binding& binding = plan.bindings[static_cast<std::size_t>(o)];
     if (engine_->io(o).is_input || !binding.staged) continue;
     if (binding.kind == MemoryKind::kPageableHost) {
-      ContiguousChunks chunks(staging_.host_data(o), staging_.chunk_events() + copies_.queued_chunks());
+      ContiguousChunks chunks(staging_.host_data(o), staging_.chunk_events() + copies_.queued_chunks(),
+                              plan.where.on_partition());
       TRTET_RETURN_IF_ERROR(copies_.queue_receive(static_cast<unsigned char*>(binding.user),
                                                   static_cast<const unsigned char*>(binding.address), binding.bytes,
                                                   plan.stream(), chunks));
     } else {
-      TRTET_ASSIGN_OR_RETURN(const bool mapped, mapped_now(binding));
+      TRTET_ASSIGN_OR_RETURN(const bool by_kernel, small_by_kernel(plan, binding));
+      bool kernel = false;
       TRTET_RETURN_IF_ERROR(staging::queue_transfer(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost,
-                                                    plan.stream(), mapped));
+                                                    plan.stream(), by_kernel, &kernel));
+      ++(kernel ? pinned_kernel_copies_ : pinned_engine_copies_);
     }
   }
   return Status::Ok();

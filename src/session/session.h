@@ -72,6 +72,11 @@ struct SessionStats {
   std::uint64_t host_used_bytes = 0;
   std::uint64_t host_reserved_high_bytes = 0;
   std::uint64_t host_used_high_bytes = 0;
+  /// Host transfers of staged inputs and outputs (pageable ones chunk by chunk) made by the copy
+  /// kernel and by the copy engines (Note [small copies]: small ones on a partition's stream take
+  /// the kernel).
+  std::uint64_t kernel_copies = 0;
+  std::uint64_t engine_copies = 0;
 };
 
 /// The memory fields of `stats` in one line: "device reserved R used U (high RH / UH), host
@@ -170,9 +175,10 @@ class Session {
   Status bind_addresses(const CallPlan& plan);
   /// The call's work, phase by phase: copies in, the engine, copies out.
   Result<QueuedCall> queue_call(const CallPlan& plan, const SharedEvent& done);
-  /// True when a pinned binding's copy may be a kernel (Note [small copies]): small, and the memory at
-  /// its address pinned and mapped at the same address as the driver says now, not as cached.
-  Result<bool> mapped_now(const Binding& binding) const;
+  /// True when a pinned binding's copy may be a kernel (Note [small copies]): small, on a stream of a
+  /// partition, and the memory at its address pinned and mapped at the same address as the driver
+  /// says now, not as cached.
+  Result<bool> small_by_kernel(const CallPlan& plan, const Binding& binding) const;
   Status copy_inputs_in(const CallPlan& plan);
   Status copy_outputs_out(const CallPlan& plan);
   /// Waits for the call's host data (`done`, under the lock for pageable I/O) or hands `done` to
@@ -198,6 +204,8 @@ class Session {
   StagingStore staging_;
   CallOrdering ordering_;
   ChunkedCopy copies_;                            ///< pageable copies through the staging's pinned chunks
+  std::uint64_t pinned_kernel_copies_ = 0;        ///< pinned I/O's transfers by the copy kernel
+  std::uint64_t pinned_engine_copies_ = 0;        ///< and by the copy engines
   EngineRunner runner_;
   LastCall last_call_;
   SessionStats stats_;                            ///< the counters the session keeps itself

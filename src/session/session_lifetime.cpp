@@ -9,7 +9,6 @@
 #include "cuda/device.h"
 #include "session/aliases.h"
 #include "session/checks.h"
-#include "staging/small_copy.h"
 
 namespace torch_tensorrt::executorch_backend::delegate {
 
@@ -48,7 +47,7 @@ Status Session::initialize() {
     // The copy kernel of small transfers, loaded now: CUDA loads a kernel at its first launch, and
     // that load waits for the work running on the device (Note [small copies]).
     TimedStep step("session: copy kernel");
-    (void)staging::kernel_copies_on_current_device();
+    staging::prepare_small_copies();
   }
   {
     TimedStep step("session: events");
@@ -103,6 +102,8 @@ SessionStats Session::stats() const {
   stats.profile_switches = profiles_.switches();
   stats.graph_captures = runner_.graph_captures();
   stats.graph_launches = runner_.graph_launches();
+  stats.kernel_copies = copies_.kernel_transfers() + pinned_kernel_copies_;
+  stats.engine_copies = copies_.engine_transfers() + pinned_engine_copies_;
   if (!initialized_) return stats;  // the pools are given back
   const StagingMemory memory = staging_.memory();
   stats.device_reserved_bytes = memory.device_reserved;

@@ -47,9 +47,11 @@ std::size_t chunk_count(std::size_t bytes) noexcept {
   return (bytes + chunk - 1) / chunk;
 }
 
+void prepare_small_copies() noexcept { (void)kernel_copies_on_current_device(); }
+
 Status queue_transfer(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream,
-                      bool device_mapped, bool* kernel) {
-  const bool by_kernel = device_mapped && copy_by_kernel(bytes) && kernel_copies_on_current_device();
+                      bool small_by_kernel, bool* kernel) {
+  const bool by_kernel = small_by_kernel && copy_by_kernel(bytes) && kernel_copies_on_current_device();
   if (by_kernel) {
     TRTET_RETURN_IF_ERROR(kernel_copy(to, from, bytes, stream));
   } else {
@@ -62,7 +64,7 @@ Status queue_transfer(void* to, const void* from, std::size_t bytes, cudaMemcpyK
 Status ChunkedCopy::transfer(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream,
                              const PinnedChunks& chunks) {
   bool kernel = false;
-  TRTET_RETURN_IF_ERROR(queue_transfer(to, from, bytes, kind, stream, chunks.device_mapped(), &kernel));
+  TRTET_RETURN_IF_ERROR(queue_transfer(to, from, bytes, kind, stream, chunks.small_by_kernel(), &kernel));
   ++(kernel ? kernel_transfers_ : engine_transfers_);
   return Status::Ok();
 }

@@ -40,10 +40,11 @@ class PinnedChunks {
   virtual std::size_t most_chunks() const noexcept { return kNoLimit; }
   /// The most bytes one chunk holds (a whole number of kCopySlice); kNoLimit: chunk_bytes() decides.
   virtual std::size_t most_chunk_bytes() const noexcept { return kNoLimit; }
-  /// True when the device reads and writes the chunks at their host addresses (page-locked memory of
-  /// cudaHostAlloc or of the staging pools and arenas): then a small chunk may move by a copy kernel
-  /// (Note [small copies] in small_copy.cu). False: every transfer uses the copy engines.
-  virtual bool device_mapped() const noexcept { return false; }
+  /// True when a small chunk may move by the copy kernel (Note [small copies] in small_copy.cu): the
+  /// device reads and writes the chunks at their host addresses (page-locked memory of cudaHostAlloc
+  /// or of the staging pools and arenas), and the stream the copy runs on has SMs of its own (a
+  /// green context). False: every transfer uses the copy engines.
+  virtual bool small_by_kernel() const noexcept { return false; }
 
  protected:
   ~PinnedChunks() = default;
@@ -53,13 +54,17 @@ class PinnedChunks {
 /// its offset, with the next event of `events` (received chunks), or none (sent chunks).
 class ContiguousChunks final : public PinnedChunks {
  public:
-  ContiguousChunks(unsigned char* staging, cuda::Event* events) noexcept : staging_(staging), events_(events) {}
+  /// `on_partition`: the copy's stream runs on a green context (a session's staging is device-mapped,
+  /// so that decides small_by_kernel).
+  ContiguousChunks(unsigned char* staging, cuda::Event* events, bool on_partition) noexcept
+      : staging_(staging), events_(events), on_partition_(on_partition) {}
   Result<PinnedChunk> take(std::size_t offset, std::size_t bytes) override;
-  bool device_mapped() const noexcept override { return true; }  ///< a session's staging is
+  bool small_by_kernel() const noexcept override { return on_partition_; }
 
  private:
   unsigned char* staging_;
   cuda::Event* events_;  ///< one per chunk, in order (null: none)
+  bool on_partition_;
 };
 
 /// The bytes per chunk of a copy of `bytes` through `chunks`: chunk_bytes(), within the chunks' limit.
@@ -68,12 +73,18 @@ std::size_t chunk_bytes_of(std::size_t bytes, const PinnedChunks& chunks) noexce
 /// The chunks a copy of `bytes` through staging that holds it whole takes.
 std::size_t chunk_count(std::size_t bytes) noexcept;
 
+/// Loads the copy kernel of small transfers on the current device, and asks once whether it applies
+/// there (Note [small copies] in small_copy.cu). For load time: CUDA loads a kernel at its first
+/// launch otherwise, and that load waits for the work running on the device.
+void prepare_small_copies() noexcept;
+
 /// Queues one transfer of `bytes` between device memory and page-locked host memory on `stream`: a
-/// copy kernel where the host side is `device_mapped` (the device reads it at its address) and the
-/// transfer is small (copy_by_kernel in layout.h; Note [small copies] in small_copy.cu), else the
-/// copy engines (cudaMemcpyAsync of `kind`). `kernel`, where given, is set to which it was.
+/// copy kernel where `small_by_kernel` (the device reads the host side at its address and `stream`
+/// runs on a green context) and the transfer is small (copy_by_kernel in layout.h; Note [small
+/// copies] in small_copy.cu), else the copy engines (cudaMemcpyAsync of `kind`). `kernel`, where
+/// given, is set to which it was.
 Status queue_transfer(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream,
-                      bool device_mapped, bool* kernel = nullptr);
+                      bool small_by_kernel, bool* kernel = nullptr);
 
 /// Moves pageable memory through pinned chunks. Holds the copy lists of the receives it has queued
 /// and not finished; one copy at a time (its owner serializes it).

@@ -26,22 +26,28 @@ namespace torch_tensorrt::executorch_backend::staging {
 // kernel's p99 beside was 0.06 to 0.09 of the copy engines' in all three). Alone, neither was the
 // faster (kernel / copy engines, p50: 0.82 to 1.37 by size and run).
 //
-// So a chunk of at most kKernelCopyMaxBytes (layout.h) between device memory and the staging's
-// page-locked memory is moved by copy_kernel, on the call's stream, on the SMs that stream may use:
-// under a green context, inside its partition, in stream order like the transfer it replaces. So is
-// a caller's page-locked tensor of at most that size that the device reads at its own address
-// (queue_transfer in chunked_copy.h; the session's pinned I/O, PointerFacts::device_mapped). The
-// session asks the driver about the caller's memory again before each such copy, since its kind
-// cache keys by address alone and a kernel reading memory unregistered since would fault. Memory
-// the device may only read (cudaHostRegisterReadOnly; the driver's access flags) keeps the copy
-// engines: the kernel's write of a small output there would fault. Larger
-// chunks keep the copy engines: their bandwidth costs the partition no SM time, and the bench's
-// 1 MiB row (kernel / copy engines, p50 and p99: 0.45-0.58 beside, 0.95-1.04 alone) is not yet a
-// reason to move the chunked path of large tensors. The kernel reads or writes host memory across
-// the bus directly: the staging is mapped for the device at the host's addresses (cudaHostAlloc's
-// memory under unified addressing, the pools and arenas by their access descriptors), host writes
-// made before the launch are seen by it, and its writes are seen by the host once the event
-// recorded after it has completed.
+// So where the call's stream runs on a green context, a chunk of at most kKernelCopyMaxBytes
+// (layout.h) between device memory and the staging's page-locked memory is moved by copy_kernel, on
+// that stream, inside its partition, in stream order like the transfer it replaces. So is a
+// caller's page-locked tensor of at most that size that the device reads at its own address
+// (queue_transfer in chunked_copy.h; the session's pinned I/O, PointerFacts::device_mapped). On any
+// other stream the copy engines take every transfer: there the kernel shares the SMs with all other
+// work, and behind a neighbour's long kernels it waits for them. In S63's serving runs (H100) the
+// whole-GPU layout, its 4 KiB host I/O by the kernel beside a compute-bound aggressor, spent 499 to
+// 579 us in the backend's execute against 353 to 432 us with the copy engines in S62's (another
+// H100); the partitions' execute was as before. So the rule asks PinnedChunks::small_by_kernel (a
+// session's staging on a partition's stream; the boundary's ring likewise) and, for pinned I/O,
+// ResolvedStream::on_partition. The session asks the driver about the caller's memory again before
+// each such copy, since its kind cache keys by address alone and a kernel reading memory
+// unregistered since would fault. Memory the device may only read (cudaHostRegisterReadOnly; the
+// driver's access flags) keeps the copy engines: the kernel's write of a small output there would
+// fault. Larger chunks keep the copy engines: their bandwidth costs the partition no SM time, and
+// the bench's 1 MiB row (kernel / copy engines, p50 and p99: 0.45-0.58 beside, 0.95-1.04 alone) is
+// not yet a reason to move the chunked path of large tensors. The kernel reads or writes host
+// memory across the bus directly: the staging is mapped for the device at the host's addresses
+// (cudaHostAlloc's memory under unified addressing, the pools and arenas by their access
+// descriptors), host writes made before the launch are seen by it, and its writes are seen by the
+// host once the event recorded after it has completed.
 //
 // Where the device does not map host memory, or this library has no code for the device's
 // architecture (built for other GPUs), cudaFuncGetAttributes says so once, and copies go to the copy

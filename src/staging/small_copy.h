@@ -1,7 +1,8 @@
 // Small copies between device memory and page-locked staging by a copy kernel on the call's stream
 // instead of the copy engines (Note [small copies] in small_copy.cu). chunked_copy.cpp moves each
-// small chunk through it; which sizes qualify is layout.h's copy_by_kernel(). Sessions and the
-// boundary transfers ask kernel_copies_on_current_device() as they load, which loads the kernel.
+// small chunk through it; which sizes qualify is layout.h's copy_by_kernel(). Internal to the
+// staging layer: sessions and the boundary transfers call prepare_small_copies() (chunked_copy.h)
+// as they load, which loads the kernel.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,13 +1,16 @@
 // Memory is classified by what it is at the call, not by what was once at its address: pinned
 // memory that stops being pinned is staged as pageable (eager calls right) and refused in a
 // capture with the contract's clear error, the capture left valid and empty. Pinned memory the
-// device reads at its own address is known as such, and a call's small pinned I/O moves by the copy
-// kernel, not behind another stream's copies on the copy engines (Note [small copies]).
+// device reads at its own address is known as such, and on a partition's stream a call's small
+// host I/O moves by the copy kernel, not behind another stream's copies on the copy engines; on
+// any other stream it keeps the copy engines (Note [small copies]).
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
@@ -171,6 +174,9 @@ TEST_F(MemoryKindGpu, SmallPinnedIoLandsWhileAnotherStreamsLargeCopiesAreInFligh
     GTEST_SKIP() << "small copies take the copy engines on this device";
   }
   constexpr std::int64_t kN = 1024;  // 4 KiB each way, pinned
+  GreenPartitions green;  // the call runs on a partition's stream, where small copies take the kernel
+  ASSERT_TRUE(green.ok());
+  const cudaStream_t stream = green.small;
   auto s = make_session("elementwise min=1 max=4194304");
   ASSERT_TRUE(s.session);
   OwnedTensor x(Memory::kPinned, Shape{kN}), y(Memory::kDevice, Shape{kN}), out(Memory::kPinned, Shape{kN});
@@ -180,37 +186,43 @@ TEST_F(MemoryKindGpu, SmallPinnedIoLandsWhileAnotherStreamsLargeCopiesAreInFligh
   y.write(yv);
   {
     TensorView args[3] = {x.view(), y.view(), out.view()};
-    CudaStreamGuard guard(stream_);
+    CudaStreamGuard guard(stream);
     TRTET_ASSERT_OK(s.session->execute(args, 3));  // the kernel loaded, the engine warm
   }
-  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   ASSERT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the first call";
 
   fill_random(xv, fresh_seed());
   x.write(xv);
   out.poison();
+  const std::uint64_t kernel_copies = s.session->stats().kernel_copies;
   LargeCopies large;  // 256 MiB each way on another stream
   ASSERT_TRUE(large.ok());
   ASSERT_TRUE(large.start());
   {
     TensorView args[3] = {x.view(), y.view(), out.view()};
-    CudaStreamGuard guard(stream_);
+    CudaStreamGuard guard(stream);
     TRTET_EXPECT_OK(s.session->execute(args, 3));
   }
   // The promise, asked the moment the call's work is done: the other stream's copies still run.
-  EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   EXPECT_TRUE(large.running())
       << "the call's 4 KiB of pinned I/O landed only once another stream's 256 MiB copies were done";
   EXPECT_EQ(large.finish(), cudaSuccess);
   EXPECT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the call beside the large copies";
+  EXPECT_EQ(s.session->stats().kernel_copies - kernel_copies, 2u) << "x in and out back, by the copy kernel";
 }
 
 TEST_F(MemoryKindGpu, SmallPageableMemoryAtAFormerlyPinnedAddressIsCopiedNotReadByTheCopyKernel) {
   // The kind cache still says "pinned, device-mapped" for the address; a copy kernel reading it now
   // would make an illegal address (a sticky error). The session asks the driver before a kernel
-  // copy, so the call is right and the next one works.
+  // copy, so the call is right and the next one works. On a partition's stream, where small
+  // copies take the kernel.
   constexpr std::int64_t kN = 1024;  // 4 KiB: small enough for the copy kernel
   constexpr std::size_t kBytes = kN * sizeof(float);
+  GreenPartitions green;
+  ASSERT_TRUE(green.ok());
+  const cudaStream_t stream = green.small;
   auto s = make_session("elementwise min=1 max=4194304");
   ASSERT_TRUE(s.session);
   OwnedTensor y(Memory::kDevice, Shape{kN}), out(Memory::kDevice, Shape{kN});
@@ -223,11 +235,14 @@ TEST_F(MemoryKindGpu, SmallPageableMemoryAtAFormerlyPinnedAddressIsCopiedNotRead
   std::memcpy(memory.data(), xv.data(), kBytes);
   for (int call = 0; call < 2; ++call) {  // classified and cached as pinned
     TensorView args[3] = {raw_view(memory.data(), kBytes, Shape{kN}), y.view(), out.view()};
-    CudaStreamGuard guard(stream_);
+    CudaStreamGuard guard(stream);
     TRTET_ASSERT_OK(s.session->execute(args, 3));
   }
-  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   ASSERT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the calls with the pinned input";
+  if (ex::staging::kernel_copies_on_current_device()) {
+    ASSERT_EQ(s.session->stats().kernel_copies, 2u) << "the premise: the pinned input took the copy kernel";
+  }
   ASSERT_EQ(cudaHostUnregister(memory.data()), cudaSuccess);  // the same page, now pageable
 
   fill_random(xv, fresh_seed());
@@ -235,11 +250,59 @@ TEST_F(MemoryKindGpu, SmallPageableMemoryAtAFormerlyPinnedAddressIsCopiedNotRead
   out.poison();
   {
     TensorView args[3] = {raw_view(memory.data(), kBytes, Shape{kN}), y.view(), out.view()};
-    CudaStreamGuard guard(stream_);
+    CudaStreamGuard guard(stream);
     TRTET_EXPECT_OK(s.session->execute(args, 3));
   }
-  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess) << "the call after the unregister faulted";
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << "the call after the unregister faulted";
   EXPECT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f)) << "the call with the now pageable input";
+}
+
+// Which way a call's small host I/O moves, by the stream: the copy kernel on a partition's stream
+// (its SMs are its own), the copy engines on an ordinary stream and without a guard (there the
+// kernel would wait for SMs that other work holds). Pinned and pageable I/O alike, the outputs right.
+TEST_F(MemoryKindGpu, SmallHostIoTakesTheCopyKernelOnlyOnAPartitionsStream) {
+  if (!ex::staging::kernel_copies_on_current_device()) {
+    int major = 0, minor = 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+    ASSERT_FALSE(major == 9 && minor == 0) << "an sm_90 device without the copy kernel (TRTET_SMALL_COPIES=engines left set?)";
+    GTEST_SKIP() << "small copies take the copy engines on this device";
+  }
+  constexpr std::int64_t kN = 1024;  // 4 KiB each way
+  GreenPartitions green;
+  ASSERT_TRUE(green.ok());
+  auto s = make_session("elementwise min=1 max=4194304");
+  ASSERT_TRUE(s.session);
+  for (const Memory memory : {Memory::kPinned, Memory::kPageable}) {
+    OwnedTensor x(memory, Shape{kN}), y(Memory::kDevice, Shape{kN}), out(memory, Shape{kN});
+    const std::vector<float> yv = fresh_random(kN);
+    y.write(yv);
+    struct Way {
+      const char* stream_name;
+      cudaStream_t stream;
+      bool guarded;
+      bool kernel;
+    };
+    for (const Way& way : {Way{"an ordinary stream", stream_, true, false}, Way{"a partition's stream", green.small, true, true},
+                           Way{"no guard", nullptr, false, false}}) {
+      SCOPED_TRACE(std::string(to_string(memory)) + " I/O on " + way.stream_name);
+      std::vector<float> xv = fresh_random(kN);
+      x.write(xv);
+      out.poison();
+      const ex::delegate::SessionStats before = s.session->stats();
+      {
+        TensorView args[3] = {x.view(), y.view(), out.view()};
+        std::optional<CudaStreamGuard> guard;
+        if (way.guarded) guard.emplace(way.stream);
+        TRTET_ASSERT_OK(s.session->execute(args, 3));
+      }
+      if (way.guarded) ASSERT_EQ(cudaStreamSynchronize(way.stream), cudaSuccess);
+      const ex::delegate::SessionStats after = s.session->stats();
+      EXPECT_EQ(after.kernel_copies - before.kernel_copies, way.kernel ? 2u : 0u);
+      EXPECT_EQ(after.engine_copies - before.engine_copies, way.kernel ? 0u : 2u);
+      EXPECT_TRUE(axpby_matches(out.read(), xv, yv, 2.0f, -0.5f));
+    }
+  }
 }
 
 }  // namespace

@@ -36,9 +36,10 @@ TEST(SmallCopiesSettingGpu, EnginesSendsEveryChunkToTheCopyEnginesAndTheBytesLan
   ASSERT_EQ(cudaMalloc(&device, kBytes), cudaSuccess);
   std::vector<unsigned char> in(kBytes), out(kBytes, 0);
   for (std::size_t i = 0; i < kBytes; ++i) in[i] = static_cast<unsigned char>(i * 29 + 5);
-  ContiguousChunks into(static_cast<unsigned char*>(sent->data()), nullptr);
-  ContiguousChunks back(static_cast<unsigned char*>(received->data()), &*landed);
-  ASSERT_TRUE(into.device_mapped()) << "a session's staging may take the copy kernel; the setting says no";
+  // As a partition's stream would have them: the setting alone decides.
+  ContiguousChunks into(static_cast<unsigned char*>(sent->data()), nullptr, /*on_partition=*/true);
+  ContiguousChunks back(static_cast<unsigned char*>(received->data()), &*landed, /*on_partition=*/true);
+  ASSERT_TRUE(into.small_by_kernel()) << "these chunks may take the copy kernel; the setting says no";
   ChunkedCopy copies;
   TRTET_ASSERT_OK(copies.send(static_cast<unsigned char*>(device), in.data(), kBytes, stream, into));
   TRTET_ASSERT_OK(copies.queue_receive(out.data(), static_cast<unsigned char*>(device), kBytes, stream, back));

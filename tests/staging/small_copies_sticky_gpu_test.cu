@@ -31,7 +31,7 @@ TEST(SmallCopiesStickyGpu, ATransferAfterAStickyErrorFailsAtOnceNamingTheLaunchA
   void* device = nullptr;
   ASSERT_EQ(cudaMalloc(&device, kBytes), cudaSuccess);
   std::vector<unsigned char> in(kBytes, 7);
-  ContiguousChunks chunks(static_cast<unsigned char*>(staging->data()), nullptr);
+  ContiguousChunks chunks(static_cast<unsigned char*>(staging->data()), nullptr, /*on_partition=*/true);
   ChunkedCopy copies;
   TRTET_ASSERT_OK(copies.send(static_cast<unsigned char*>(device), in.data(), kBytes, stream, chunks));
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);

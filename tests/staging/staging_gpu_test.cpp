@@ -228,7 +228,7 @@ class TestChunks final : public PinnedChunks {
     if (events_ != nullptr) ++events_;
     return chunk;
   }
-  bool device_mapped() const noexcept override { return mapped_; }
+  bool small_by_kernel() const noexcept override { return mapped_; }
 
  private:
   unsigned char* data_;
