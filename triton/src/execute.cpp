@@ -71,6 +71,15 @@ TRITONSERVER_Error* read_input(const ModelState& model, TRITONBACKEND_Request* r
 
 TRITONSERVER_Error* gather_input(const IoSpec& spec, TRITONBACKEND_Input* input, const std::uint32_t buffers,
                                  const std::uint64_t bytes, std::vector<unsigned char>& scratch, bool& from_gpu) {
+  if (buffers == 0 && bytes > 0) {
+    // Triton's core checks an input's bytes against its shape before a backend sees the request,
+    // so no client can send this: the request is refused as the server's fault, and logged.
+    const std::string message = format("input '%s' reports %llu bytes in 0 buffers, which Triton's core does not hand "
+                                       "a backend (it checks an input's bytes against its shape first); the request "
+                                       "is refused", spec.name.c_str(), static_cast<unsigned long long>(bytes));
+    log(TRITONSERVER_LOG_ERROR, message);
+    return error(TRITONSERVER_ERROR_INTERNAL, message);
+  }
   scratch.resize(bytes);
   std::uint64_t offset = 0;
   from_gpu = false;

@@ -26,6 +26,7 @@ void* g_instance_state = nullptr;
 std::vector<Input> g_requests[64];
 char g_inputs[64][16];  // request k's input i: &g_inputs[k][i]
 std::vector<std::vector<std::string>> g_pieces[64];  // request k's input i's pieces (set_pieces)
+std::vector<bool> g_no_buffers[64];                   // request k's input i answers 0 buffers (set_no_buffers)
 std::atomic<bool> g_capture_logs{false};
 std::vector<std::string> g_logs;  // under g_mutex
 
@@ -82,10 +83,13 @@ void set_request(int k, std::vector<Input> inputs) {
     input.bytes = bytes;
   }
   g_pieces[k].assign(inputs.size(), {});
+  g_no_buffers[k].assign(inputs.size(), false);
   g_requests[k] = std::move(inputs);
 }
 
 void set_pieces(int k, std::size_t i, std::vector<std::string> pieces) { g_pieces[k].at(i) = std::move(pieces); }
+
+void set_no_buffers(int k, std::size_t i) { g_no_buffers[k].at(i) = true; }
 
 void capture_logs(bool on) {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -225,7 +229,9 @@ TRITONSERVER_Error* TRITONBACKEND_InputProperties(TRITONBACKEND_Input* input, co
   if (dims_count != nullptr) *dims_count = static_cast<std::uint32_t>(in.shape.size());
   if (byte_size != nullptr) *byte_size = in.bytes;
   const auto& pieces = fake_server::g_pieces[k][i];
-  if (buffer_count != nullptr) *buffer_count = pieces.empty() ? 1 : static_cast<std::uint32_t>(pieces.size());
+  if (buffer_count != nullptr) {
+    *buffer_count = fake_server::g_no_buffers[k][i] ? 0 : pieces.empty() ? 1 : static_cast<std::uint32_t>(pieces.size());
+  }
   return nullptr;
 }
 

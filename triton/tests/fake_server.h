@@ -53,6 +53,9 @@ void set_request(int k, std::vector<Input> inputs);
 // Request k's input i given as these pieces of host memory (TRITONBACKEND_InputBuffer answers piece b
 // as buffer b); without: one buffer, whose data the fake server does not hold. set_request clears them.
 void set_pieces(int k, std::size_t i, std::vector<std::string> pieces);
+// Request k's input i answers 0 buffers, its byte size kept: a state Triton's core does not hand a
+// backend (S63 saw one on the H100; execute.h gather_input). set_request clears it.
+void set_no_buffers(int k, std::size_t i);
 
 // Log lines: with capture on, TRITONSERVER_LogIsEnabled answers true for every level and each line
 // TRITONSERVER_LogMessage gets is kept, as given; off (the default), none is. Either way clears them.

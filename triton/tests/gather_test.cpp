@@ -80,4 +80,36 @@ TEST(Gather, PiecesShortOfOrOverTheShapeAreRefusedWithTheirCountsAndTheNextReque
   EXPECT_EQ(fake_server::live_errors(), 0);
 }
 
+// S63's H100 run: one request reached the backend with its input's byte size right and no buffer,
+// which Triton's core never hands a backend. It is refused as the server's fault (INTERNAL, not a
+// client's bad argument), logged, and the next request is gathered as before.
+TEST(Gather, AnInputWithBytesInNoBufferIsRefusedAsTheServersFaultAndLoggedAndTheNextRequestWorks) {
+  ModelState model;
+  trtet_triton_test::two_input_model(model, "gather", 0);
+  std::vector<unsigned char> scratch;
+  bool from_gpu = false;
+  fake_server::set_request(24, {{"input_0", TRITONSERVER_TYPE_FP32, {3, 17}}});
+  fake_server::set_no_buffers(24, 0);
+  fake_server::capture_logs(true);
+  TRITONSERVER_Error* e = gather(model, 24, scratch, from_gpu);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(TRITONSERVER_ErrorCode(e), TRITONSERVER_ERROR_INTERNAL);
+  const std::string said = TRITONSERVER_ErrorMessage(e);
+  TRITONSERVER_ErrorDelete(e);
+  EXPECT_EQ(said, "torchtrt_executorch: input 'input_0' reports 204 bytes in 0 buffers, which Triton's core does not "
+                  "hand a backend (it checks an input's bytes against its shape first); the request is refused");
+  const std::vector<std::string> logged = fake_server::logs();
+  fake_server::capture_logs(false);
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_NE(logged[0].find("reports 204 bytes in 0 buffers"), std::string::npos) << logged[0];
+  // The next request, in the same scratch.
+  const std::string whole = bytes_of(204, 11);
+  fake_server::set_request(25, {{"input_0", TRITONSERVER_TYPE_FP32, {3, 17}}});
+  fake_server::set_pieces(25, 0, {whole.substr(0, 100), whole.substr(100)});
+  e = gather(model, 25, scratch, from_gpu);
+  ASSERT_EQ(e, nullptr) << TRITONSERVER_ErrorMessage(e);
+  EXPECT_EQ(std::string(scratch.begin(), scratch.end()), whole);
+  EXPECT_EQ(fake_server::live_errors(), 0);
+}
+
 }  // namespace
