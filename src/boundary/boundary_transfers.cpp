@@ -49,6 +49,19 @@ Result<bool> on_partition(const CopyRoute& route) {
   return green != nullptr;
 }
 
+/// A ring's chunk transfers so far, by the copy kernel and by the copy engines.
+struct TransferCounts {
+  std::size_t kernel = 0, engines = 0;
+};
+TransferCounts counts_of(const staging::ChunkedCopy& copies) noexcept {
+  return TransferCounts{copies.kernel_transfers(), copies.engine_transfers()};
+}
+/// Adds one copy's transfers (a ring's counts before and after it) to `stats`.
+void add_transfers(BoundaryStats& stats, const TransferCounts& before, const TransferCounts& after) noexcept {
+  stats.kernel_transfers += after.kernel - before.kernel;
+  stats.engine_transfers += after.engines - before.engines;
+}
+
 }  // namespace
 
 class BoundaryTransfers::RingLease {
@@ -242,10 +255,12 @@ Status BoundaryTransfers::copy_to_device(void* destination, const void* source, 
   TRTET_ASSIGN_OR_RETURN(Ring* taken, take_ring());
   RingLease ring(*this, taken);
   (*ring).on_partition = partition;
+  const TransferCounts before = counts_of((*ring).copies);
   TRTET_RETURN_IF_ERROR((*ring).copies.send(static_cast<unsigned char*>(destination),
                                              static_cast<const unsigned char*>(source), bytes, route.stream, *ring));
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.staged_copies;
+  add_transfers(stats_, before, counts_of((*ring).copies));
   return Status::Ok();
 }
 
@@ -268,10 +283,12 @@ Status BoundaryTransfers::copy_to_host(void* destination, const void* source, st
   TRTET_ASSIGN_OR_RETURN(Ring* taken, take_ring());
   RingLease ring(*this, taken);
   (*ring).on_partition = partition;
+  const TransferCounts before = counts_of((*ring).copies);
   TRTET_RETURN_IF_ERROR((*ring).copies.receive(static_cast<unsigned char*>(destination),
                                                 static_cast<const unsigned char*>(source), bytes, route.stream, *ring));
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.staged_copies;
+  add_transfers(stats_, before, counts_of((*ring).copies));
   return Status::Ok();
 }
 

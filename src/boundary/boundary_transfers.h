@@ -60,6 +60,10 @@ struct BoundaryStats {
   std::uint64_t arenas = 0;          ///< arenas allocated now
   std::uint64_t arena_bytes = 0;     ///< their bytes
   std::uint64_t staged_copies = 0;   ///< copies through pinned staging (pageable host memory)
+  /// Of the staged copies' chunk transfers, those made by the copy kernel (small chunks on a
+  /// partition's stream, Note [small copies] in staging/small_copy.cu) and by the copy engines.
+  std::uint64_t kernel_transfers = 0;
+  std::uint64_t engine_transfers = 0;
   std::uint64_t direct_copies = 0;   ///< one-transfer copies (pinned, device or managed memory)
   std::uint64_t captured_copies = 0; ///< of direct copies, those recorded into a capture
   std::uint64_t staging_bytes = 0;   ///< pinned staging held

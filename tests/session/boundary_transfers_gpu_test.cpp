@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,8 @@
 #include "common/gpu.h"
 #include "common/random.h"
 #include "engines/kernels.h"
+#include "green/split.h"
+#include "staging/small_copy.h"
 
 namespace trtet_test {
 namespace {
@@ -275,6 +278,49 @@ TEST_F(BoundaryTransfersGpu, ThreadsOnTheirOwnStreamsShareTheStagingAndStayRight
   for (int t = 0; t < kThreads; ++t) {
     EXPECT_EQ(errors[static_cast<std::size_t>(t)], "") << "thread " << t;
     EXPECT_EQ(wrong[static_cast<std::size_t>(t)], 0) << "thread " << t;
+  }
+}
+
+// Which way a staged copy's small chunks move, by the stream (Note [small copies]): the copy kernel
+// on a partition's stream, the copy engines on an ordinary stream and without a guard. The bytes land
+// either way. The GPU machines' builds are for sm_90, where the kernel must be there.
+TEST_F(BoundaryTransfersGpu, SmallChunksTakeTheCopyKernelOnlyOnAPartitionsStream) {
+  constexpr std::size_t kBytes = 4096 + 3;
+  unsigned char* device = arena(kBytes);
+  ASSERT_NE(device, nullptr);
+  auto split = ex::green::split_device(0, ex::green::SplitRequest::counts({16}, /*remainder=*/true));
+  TRTET_ASSERT_OK(split);
+  auto partition_stream = (*split)[0].context.make_stream();  // owned by the partition
+  TRTET_ASSERT_OK(partition_stream);
+  const bool kernel_here = ex::staging::kernel_copies_on_current_device();
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  EXPECT_TRUE(kernel_here || !(major == 9 && minor == 0))
+      << "an sm_90 device without the copy kernel (TRTET_SMALL_COPIES=engines left set?)";
+  struct Way {
+    const char* name;
+    cudaStream_t stream;
+    bool guarded;
+    bool kernel;
+  };
+  for (const Way& way : {Way{"an ordinary stream", stream_, true, false},
+                         Way{"a partition's stream", *partition_stream, true, kernel_here},
+                         Way{"no guard", nullptr, false, false}}) {
+    SCOPED_TRACE(way.name);
+    const std::vector<std::uint8_t> sent = pattern(kBytes, 7);
+    std::vector<std::uint8_t> back(kBytes, 0xEE);
+    const auto before = transfers_->stats();
+    {
+      std::optional<CudaStreamGuard> guard;
+      if (way.guarded) guard.emplace(way.stream);
+      TRTET_ASSERT_OK(transfers_->copy_to_device(device, sent.data(), kBytes));
+      TRTET_ASSERT_OK(transfers_->copy_to_host(back.data(), device, kBytes));
+    }
+    EXPECT_TRUE(back == sent) << "the copy out returned before its data landed, or the data is wrong";
+    const auto after = transfers_->stats();
+    EXPECT_EQ(after.kernel_transfers - before.kernel_transfers, way.kernel ? 2u : 0u);
+    EXPECT_EQ(after.engine_transfers - before.engine_transfers, way.kernel ? 0u : 2u);
   }
 }
 
