@@ -310,6 +310,16 @@ Result<bool> Session::small_by_kernel(const CallPlan& plan, const Binding& bindi
   return now.kind == MemoryKind::kPinnedHost && now.device_mapped;
 }
 
+Status Session::transfer_pinned(const CallPlan& plan, const Binding& binding, cudaMemcpyKind kind) {
+  TRTET_ASSIGN_OR_RETURN(const bool by_kernel, small_by_kernel(plan, binding));
+  const bool in = kind == cudaMemcpyHostToDevice;
+  bool kernel = false;
+  TRTET_RETURN_IF_ERROR(staging::queue_transfer(in ? binding.address : binding.user, in ? binding.user : binding.address,
+                                                binding.bytes, kind, plan.stream(), by_kernel, &kernel));
+  ++(kernel ? pinned_kernel_copies_ : pinned_engine_copies_);
+  return Status::Ok();
+}
+
 Status Session::copy_inputs_in(const CallPlan& plan) {
   const int count = engine_->io_count();
   for (int i = 0; i < count; ++i) {
@@ -320,12 +330,8 @@ Status Session::copy_inputs_in(const CallPlan& plan) {
       TRTET_RETURN_IF_ERROR(copies_.send(static_cast<unsigned char*>(binding.address),
                                          static_cast<const unsigned char*>(binding.user), binding.bytes, plan.stream(),
                                          chunks));
-    } else {  // pinned: straight to the device (Note [small copies]: a small mapped one by a kernel)
-      TRTET_ASSIGN_OR_RETURN(const bool by_kernel, small_by_kernel(plan, binding));
-      bool kernel = false;
-      TRTET_RETURN_IF_ERROR(staging::queue_transfer(binding.address, binding.user, binding.bytes, cudaMemcpyHostToDevice,
-                                                    plan.stream(), by_kernel, &kernel));
-      ++(kernel ? pinned_kernel_copies_ : pinned_engine_copies_);
+    } else {  // pinned: straight to the device
+      TRTET_RETURN_IF_ERROR(transfer_pinned(plan, binding, cudaMemcpyHostToDevice));
     }
   }
   return Status::Ok();
@@ -344,11 +350,7 @@ Status Session::copy_outputs_out(const CallPlan& plan) {
                                                   static_cast<const unsigned char*>(binding.address), binding.bytes,
                                                   plan.stream(), chunks));
     } else {
-      TRTET_ASSIGN_OR_RETURN(const bool by_kernel, small_by_kernel(plan, binding));
-      bool kernel = false;
-      TRTET_RETURN_IF_ERROR(staging::queue_transfer(binding.user, binding.address, binding.bytes, cudaMemcpyDeviceToHost,
-                                                    plan.stream(), by_kernel, &kernel));
-      ++(kernel ? pinned_kernel_copies_ : pinned_engine_copies_);
+      TRTET_RETURN_IF_ERROR(transfer_pinned(plan, binding, cudaMemcpyDeviceToHost));
     }
   }
   return Status::Ok();

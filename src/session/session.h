@@ -179,6 +179,9 @@ class Session {
   /// partition, and the memory at its address pinned and mapped at the same address as the driver
   /// says now, not as cached.
   Result<bool> small_by_kernel(const CallPlan& plan, const Binding& binding) const;
+  /// Queues a pinned binding's one transfer, in (cudaMemcpyHostToDevice) or out: by the copy kernel
+  /// where small_by_kernel says so, else by the copy engines; counted for stats().
+  Status transfer_pinned(const CallPlan& plan, const Binding& binding, cudaMemcpyKind kind);
   Status copy_inputs_in(const CallPlan& plan);
   Status copy_outputs_out(const CallPlan& plan);
   /// Waits for the call's host data (`done`, under the lock for pageable I/O) or hands `done` to

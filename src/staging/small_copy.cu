@@ -50,13 +50,14 @@ namespace torch_tensorrt::executorch_backend::staging {
 // host once the event recorded after it has completed.
 //
 // Where the device does not map host memory, or this library has no code for the device's
-// architecture (built for other GPUs), cudaFuncGetAttributes says so once, and copies go to the copy
-// engines as before. That same call loads the kernel, and sessions and the boundary transfers make
-// it as they load: CUDA loads a kernel at its first launch otherwise, and that load waits for the
-// work running on the device, so a guarded call's first small copy returned only once the caller's
-// queued work was done (the H100's first run of BoundaryTransfersGpu.PageableIn... caught it). TRTET_SMALL_COPIES=engines sends them there on every device: for a platform
-// where the GPU should not read host memory itself (under confidential computing, for one), or to
-// compare the two ways in one program.
+// architecture (built for other GPUs), cudaFuncGetAttributes says so once, and copies go to the
+// copy engines as before. That same call loads the kernel, and sessions and the boundary transfers
+// make it as they load: CUDA loads a kernel at its first launch otherwise, and that load waits for
+// the work running on the device, so a guarded call's first small copy returned only once the
+// caller's queued work was done (the H100's first run of BoundaryTransfersGpu.PageableIn... caught
+// it). TRTET_SMALL_COPIES=engines sends them there on every device: for a platform where the GPU
+// should not read host memory itself (under confidential computing, for one), or to compare the two
+// ways in one program.
 //
 // A failed launch is returned as a failed transfer is, with CUDA's cause. The fault seam
 // (tests/faults) interposes the copy calls and not kernel launches, so its loops fail a staging
