@@ -61,7 +61,11 @@ Result<MemoryKind> classify_pointer(const void* pointer, int engine_device) {
 
 Result<PointerFacts> PointerKindCache::classify(const void* pointer, int engine_device) {
   for (std::size_t i = 0; i < size_; ++i) {
-    if (entries_[i].pointer == pointer) return entries_[i].facts;
+    if (entries_[i].pointer != pointer) continue;
+    if (entries_[i].facts.kind != MemoryKind::kPinnedHost) return entries_[i].facts;
+    // Page-locked memory is asked again (see the class comment): what is there now.
+    TRTET_ASSIGN_OR_RETURN(entries_[i].facts, pointer_facts(pointer, engine_device));
+    return entries_[i].facts;
   }
   TRTET_ASSIGN_OR_RETURN(const PointerFacts facts, pointer_facts(pointer, engine_device));
   entries_[next_] = Entry{pointer, facts};

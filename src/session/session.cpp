@@ -301,17 +301,12 @@ Result<QueuedCall> Session::queue_call(const CallPlan& plan, const SharedEvent& 
   return std::move(queued).finish();
 }
 
-Result<bool> Session::small_by_kernel(const CallPlan& plan, const Binding& binding) const {
-  if (!plan.where.on_partition() || !binding.device_mapped || !staging::copy_by_kernel(binding.bytes)) return false;
-  // The kind cache keys by address alone, and a kernel that read an address no longer mapped would
-  // leave a sticky error: before a copy kernel reads or writes the caller's memory, the driver says
-  // what is there now (memory unregistered since is pageable, and the copy engines take it).
-  TRTET_ASSIGN_OR_RETURN(const PointerFacts now, pointer_facts(binding.user, engine_->device()));
-  return now.kind == MemoryKind::kPinnedHost && now.device_mapped;
+bool Session::small_by_kernel(const CallPlan& plan, const Binding& binding) noexcept {
+  return plan.where.on_partition() && binding.device_mapped && staging::copy_by_kernel(binding.bytes);
 }
 
 Status Session::transfer_pinned(const CallPlan& plan, const Binding& binding, cudaMemcpyKind kind) {
-  TRTET_ASSIGN_OR_RETURN(const bool by_kernel, small_by_kernel(plan, binding));
+  const bool by_kernel = small_by_kernel(plan, binding);
   const bool in = kind == cudaMemcpyHostToDevice;
   bool kernel = false;
   TRTET_RETURN_IF_ERROR(staging::queue_transfer(in ? binding.address : binding.user, in ? binding.user : binding.address,

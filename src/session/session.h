@@ -176,9 +176,9 @@ class Session {
   /// The call's work, phase by phase: copies in, the engine, copies out.
   Result<QueuedCall> queue_call(const CallPlan& plan, const SharedEvent& done);
   /// True when a pinned binding's copy may be a kernel (Note [small copies]): small, on a stream of a
-  /// partition, and the memory at its address pinned and mapped at the same address as the driver
-  /// says now, not as cached.
-  Result<bool> small_by_kernel(const CallPlan& plan, const Binding& binding) const;
+  /// partition, and the memory at its address mapped at the same address (the binding's facts are
+  /// the driver's of this call: the kind cache asks again for page-locked memory).
+  static bool small_by_kernel(const CallPlan& plan, const Binding& binding) noexcept;
   /// Queues a pinned binding's one transfer, in (cudaMemcpyHostToDevice) or out: by the copy kernel
   /// where small_by_kernel says so, else by the copy engines; counted for stats().
   Status transfer_pinned(const CallPlan& plan, const Binding& binding, cudaMemcpyKind kind);

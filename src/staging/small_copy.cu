@@ -37,9 +37,9 @@ namespace torch_tensorrt::executorch_backend::staging {
 // 579 us in the backend's execute against 353 to 432 us with the copy engines in S62's (another
 // H100); the partitions' execute was as before. So the rule asks PinnedChunks::small_by_kernel (a
 // session's staging on a partition's stream; the boundary's ring likewise) and, for pinned I/O,
-// ResolvedStream::on_partition. The session asks the driver about the caller's memory again before
-// each such copy, since its kind cache keys by address alone and a kernel reading memory
-// unregistered since would fault. Memory the device may only read (cudaHostRegisterReadOnly; the
+// ResolvedStream::on_partition. The session's kind cache asks the driver again for page-locked
+// memory on every call (it keys by address alone), so a kernel never reads memory unregistered
+// since, which would fault. Memory the device may only read (cudaHostRegisterReadOnly; the
 // driver's access flags) keeps the copy engines: the kernel's write of a small output there would
 // fault. Larger chunks keep the copy engines: their bandwidth costs the partition no SM time, and
 // the bench's 1 MiB row (kernel / copy engines, p50 and p99: 0.45-0.58 beside, 0.95-1.04 alone) is
