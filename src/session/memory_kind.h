@@ -42,8 +42,8 @@ Result<MemoryKind> classify_pointer(const void* pointer, int engine_device);
 /// alone, so an address freed and reused for memory of another kind would keep its cached kind.
 /// Page-locked memory is therefore asked of the driver on every call (its entry refreshed): host
 /// memory is unregistered and its address kept, or freed and its address handed to a device
-/// allocation (a device tensor cached as pinned would be staged, one copy more on every call;
-/// seen on an H100 in S64, after cudaFreeHost then cudaMalloc), and a copy kernel must not write
+/// allocation (a device tensor cached as pinned would be staged, one copy more on every call, as
+/// an H100 counted in S64 after cudaFreeHost then cudaMalloc), and a copy kernel must not write
 /// memory no longer mapped. Device and managed entries are kept: those are the memory-planned
 /// tensors, and asking would cost every call. The session asks the driver, not the cache, while a
 /// stream is being captured.

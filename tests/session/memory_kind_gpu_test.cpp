@@ -280,9 +280,9 @@ TEST_F(MemoryKindGpu, SmallHostIoTakesTheCopyKernelOnlyOnAPartitionsStream) {
   auto s = make_session("elementwise min=1 max=4194304");
   ASSERT_TRUE(s.session);
   // Every tensor lives for the whole test. The session caches a pointer's kind by its address
-  // alone (memory_kind.h), and in S64's first run of this test a device `y` made after the pinned
-  // tensors were freed came back at one of their addresses: cached as pinned, it was staged, one
-  // copy more per call than the ways below count.
+  // alone (memory_kind.h), and in S64's first run of this test every pageable call counted one copy
+  // more on the copy engines: a device `y`, made after the pinned tensors were freed, at an address
+  // one of them had had (the one binding the counts leave), staged as cached pinned.
   OwnedTensor y(Memory::kDevice, Shape{kN});
   const std::vector<float> yv = fresh_random(kN);
   y.write(yv);
