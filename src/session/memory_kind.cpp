@@ -64,10 +64,10 @@ Result<PointerFacts> PointerKindCache::classify(const void* pointer, int engine_
     if (entries_[i].pointer != pointer) continue;
     if (entries_[i].facts.kind != MemoryKind::kPinnedHost) return entries_[i].facts;
     // Page-locked memory is asked again (see the class comment): what is there now.
-    TRTET_ASSIGN_OR_RETURN(entries_[i].facts, pointer_facts(pointer, engine_device));
+    TRTET_ASSIGN_OR_RETURN(entries_[i].facts, query_(pointer, engine_device));
     return entries_[i].facts;
   }
-  TRTET_ASSIGN_OR_RETURN(const PointerFacts facts, pointer_facts(pointer, engine_device));
+  TRTET_ASSIGN_OR_RETURN(const PointerFacts facts, query_(pointer, engine_device));
   entries_[next_] = Entry{pointer, facts};
   next_ = (next_ + 1) % kCapacity;
   if (size_ < kCapacity) ++size_;
