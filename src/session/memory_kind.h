@@ -46,8 +46,8 @@ Result<MemoryKind> classify_pointer(const void* pointer, int engine_device);
 /// an H100 counted in S64 after cudaFreeHost then cudaMalloc), and a copy kernel must not write
 /// memory no longer mapped. Device and managed entries are kept: those are the memory-planned
 /// tensors, and asking would cost every call. So are pageable ones: pageable memory registered
-/// since is staged as pageable, which is right for it, only not the shortest way. The session asks the driver, not the cache, while a
-/// stream is being captured.
+/// since is staged as pageable, which is right for it, only not the shortest way. The session asks
+/// the driver, not the cache, while a stream is being captured.
 class PointerKindCache {
  public:
   /// Where the facts come from: pointer_facts, the driver (a test passes its own).

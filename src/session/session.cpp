@@ -301,12 +301,11 @@ Result<QueuedCall> Session::queue_call(const CallPlan& plan, const SharedEvent& 
   return std::move(queued).finish();
 }
 
-bool Session::small_by_kernel(const CallPlan& plan, const Binding& binding) noexcept {
-  return plan.where.on_partition() && binding.device_mapped && staging::copy_by_kernel(binding.bytes);
-}
-
 Status Session::transfer_pinned(const CallPlan& plan, const Binding& binding, cudaMemcpyKind kind) {
-  const bool by_kernel = small_by_kernel(plan, binding);
+  // A small one by the copy kernel where the stream is a partition's and the device reads the memory
+  // at its address (Note [small copies]; the binding's facts are this call's: the kind cache asks the
+  // driver again for page-locked memory); queue_transfer checks the size.
+  const bool by_kernel = plan.where.on_partition() && binding.device_mapped;
   const bool in = kind == cudaMemcpyHostToDevice;
   bool kernel = false;
   TRTET_RETURN_IF_ERROR(staging::queue_transfer(in ? binding.address : binding.user, in ? binding.user : binding.address,

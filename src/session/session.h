@@ -175,12 +175,9 @@ class Session {
   Status bind_addresses(const CallPlan& plan);
   /// The call's work, phase by phase: copies in, the engine, copies out.
   Result<QueuedCall> queue_call(const CallPlan& plan, const SharedEvent& done);
-  /// True when a pinned binding's copy may be a kernel (Note [small copies]): small, on a stream of a
-  /// partition, and the memory at its address mapped at the same address (the binding's facts are
-  /// the driver's of this call: the kind cache asks again for page-locked memory).
-  static bool small_by_kernel(const CallPlan& plan, const Binding& binding) noexcept;
-  /// Queues a pinned binding's one transfer, in (cudaMemcpyHostToDevice) or out: by the copy kernel
-  /// where small_by_kernel says so, else by the copy engines; counted for stats().
+  /// Queues a pinned binding's one transfer, in (cudaMemcpyHostToDevice) or out: a small one by the
+  /// copy kernel on a partition's stream where the device reads the memory at its address, else by
+  /// the copy engines (Note [small copies]); counted for stats().
   Status transfer_pinned(const CallPlan& plan, const Binding& binding, cudaMemcpyKind kind);
   Status copy_inputs_in(const CallPlan& plan);
   Status copy_outputs_out(const CallPlan& plan);

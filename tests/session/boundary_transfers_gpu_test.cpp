@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "common/error_match.h"
+#include "common/copy_kernel.h"
 #include "common/gpu.h"
 #include "common/random.h"
 #include "engines/kernels.h"
 #include "green/split.h"
-#include "staging/small_copy.h"
 
 namespace trtet_test {
 namespace {
@@ -292,12 +292,7 @@ TEST_F(BoundaryTransfersGpu, SmallChunksTakeTheCopyKernelOnlyOnAPartitionsStream
   TRTET_ASSERT_OK(split);
   auto partition_stream = (*split)[0].context.make_stream();  // owned by the partition
   TRTET_ASSERT_OK(partition_stream);
-  const bool kernel_here = ex::staging::kernel_copies_on_current_device();
-  int major = 0, minor = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
-  EXPECT_TRUE(kernel_here || !(major == 9 && minor == 0))
-      << "an sm_90 device without the copy kernel (TRTET_SMALL_COPIES=engines left set?)";
+  const bool kernel_here = kernel_copies_here();  // an sm_90 device without it fails the test
   struct Way {
     const char* name;
     cudaStream_t stream;

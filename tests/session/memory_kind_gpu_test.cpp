@@ -15,6 +15,7 @@
 
 #include <torch_tensorrt/executorch/CudaStreamGuard.h>
 
+#include "common/copy_kernel.h"
 #include "common/error_match.h"
 #include "common/gpu.h"
 #include "common/large_copies.h"
@@ -40,18 +41,6 @@ TensorView raw_view(void* data, std::size_t capacity_bytes, const Shape& shape) 
 }
 
 using MemoryKindGpu = StreamGpuTest;
-
-/// True where small copies may take the copy kernel on this device. The GPU machines' builds are for
-/// sm_90, so there a missing kernel fails the test (TRTET_SMALL_COPIES=engines left set?), and
-/// elsewhere the caller skips.
-bool kernel_copies_here() {
-  if (ex::staging::kernel_copies_on_current_device()) return true;
-  int major = 0, minor = 0;
-  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
-  EXPECT_FALSE(major == 9 && minor == 0) << "an sm_90 device without the copy kernel (TRTET_SMALL_COPIES=engines left set?)";
-  return false;
-}
 
 // The kind of a pointer comes from the memory there now, not a cache keyed by address alone (which
 // would keep "pinned" for memory unregistered since, then record a pageable copy into a capture,
