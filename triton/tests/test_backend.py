@@ -1076,6 +1076,21 @@ def test_perf_runs_counts_each_runs_reading_against_the_goals(tmp_path, capsys):
     assert perf_runs.main([str(tmp_path / "timed.json")]) == 0
     out = capsys.readouterr().out
     assert f"  run 1: {stolen - 1} of {sides_kept} at or above 0.2 % steal; fell behind in 2, steal 3.25 to 5\n" in out, out
+    # Note [the per-request goals]: compute in+infer+out alone against 60 (host) and 45 (CUDA shm) us, as
+    # Triton reports it and less the send phase; a run without phases has no reading less the send.
+    assert "per request (partitioned, alone): compute in+infer+out <= the goal in 0 of 4 readings, less the send in 0 of 4" in out, out
+    for w, compute, send in zip(results[0]["windows"], (61.0, 45.0, 80.0, 40.0), (1.0, 0.5, 20.0, 2.0)):
+        w["alone"]["compute_us"] = compute
+        w["alone"]["phases_us"] = {"send": send, "execute": 6.0}
+    (tmp_path / "phased.json").write_text(json.dumps(results))
+    assert perf_runs.main([str(tmp_path / "phased.json"), a]) == 0
+    out = capsys.readouterr().out
+    assert "  run 1 partitioned grpc host 61  less the send 60  goal 60\n" in out, out
+    assert "  run 1 partitioned http cuda 40  less the send 38  goal 45\n" in out, out
+    assert "  run 2 partitioned grpc cuda 90  less the send nan  goal 45\n" in out, out
+    # at the goal keeps it (45 with CUDA shm, 60 less the send with host I/O); run 2 keeps neither
+    assert ("per request (partitioned, alone): compute in+infer+out <= the goal in 2 of 8 readings, "
+            "less the send in 4 of 8\nperf runs: ") in out, out
     assert perf_runs.main([a, b]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.endswith("client <= 1.10 in 7 of 8 readings, server <= 1.05 in 7 of 8 readings; in every run: not met"), last
@@ -1184,7 +1199,8 @@ def test_perf_runs_says_what_moved_in_the_latency_models_own_time_beside_the_agg
     out = capsys.readouterr().out
     assert ("  run 1 partitioned grpc cuda execute 6.0->8.0 wait 30.0->30.0 engine GPU 31.0->30.0 send 7.0->7.0 "
             "compute p99 50->54 queue p99 9->9\n") in out, out
-    assert "  run 1 partitioned http cuda " not in out.split("what moved")[1]  # no phases alone: left out
+    moved = out.split("what moved")[1].split("\nper run:")[0]
+    assert "  run 1 partitioned http cuda " not in moved  # no phases alone: left out
     assert ("  partitioned: execute beside - alone +1.0 to +3.0 us over 3 rows; engine GPU beside - alone -1.5 to "
             "-0.5 us over 3 rows\n") in out, out
     assert "  mps: execute beside - alone +0.5 to +0.5 us over 4 rows;" in out, out
