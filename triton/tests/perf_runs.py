@@ -69,12 +69,18 @@ def asked_for(results, layout):
     return any(r.get("layout") == layout or r.get("terminated") for r in results)
 
 
+def layout_rows(runs, layout, asked=None):
+    """(the row keys of `layout` in perf_bench's order, the runs that asked for it: `asked`, one flag per
+    run, all when None)."""
+    keys = [(layout, p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS]
+    asked = [True] * len(runs) if asked is None else asked
+    return keys, [run for run, a in zip(runs, asked) if a]
+
+
 def verdict(runs, layout="partitioned", goals=GOALS, asked=None):
     """(text, met) for `layout` over the rows of the runs that asked for it (`asked`, one flag per run;
     all when None): a reading per run and (protocol, I/O). Met only where at least one run asked."""
-    keys = [(layout, p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS]
-    asked = [True] * len(runs) if asked is None else asked
-    runs_asked = [run for run, a in zip(runs, asked) if a]
+    keys, runs_asked = layout_rows(runs, layout, asked)
     parts, met = [], bool(runs_asked)
     for name, field, goal in goals:
         readings = [reading(run, k, field) for run in runs_asked for k in keys]
@@ -159,18 +165,13 @@ def per_request(row):
 
 def per_request_verdict(runs, asked=None, layout="partitioned"):
     """The per-request goals over the runs that asked for `layout` (Note [the per-request goals])."""
-    keys = [(layout, p, io) for p in perf_bench.PROTOCOLS for io in perf_bench.IOS]
-    asked = [True] * len(runs) if asked is None else asked
-    counts, total = [0, 0], 0
-    for run in (run for run, a in zip(runs, asked) if a):
-        for k in keys:
-            total += 1
-            if k not in run:
-                continue
-            for j, value in enumerate(per_request(run[k])):
-                counts[j] += int(value == value and value <= PER_REQUEST_GOALS_US[k[2]])
-    return (f"per request ({layout}, alone): compute in+infer+out <= the goal in {counts[0]} of {total} readings, "
-            f"less the send in {counts[1]} of {total}")
+    keys, runs_asked = layout_rows(runs, layout, asked)
+    nan = float("nan")
+    readings = [(per_request(run[k]) if k in run else (nan, nan), PER_REQUEST_GOALS_US[k[2]])
+                for run in runs_asked for k in keys]
+    counts = [sum(1 for values, goal in readings if values[j] == values[j] and values[j] <= goal) for j in (0, 1)]
+    return (f"per request ({layout}, alone): compute in+infer+out <= the goal in {counts[0]} of {len(readings)} "
+            f"readings, less the send in {counts[1]} of {len(readings)}")
 
 
 def main(argv=None):
@@ -301,7 +302,8 @@ def main(argv=None):
     if rows:  # Note [the per-request goals]
         print("\nper run: the latency model's compute input + infer + output alone, partitioned (us, Triton's figures, "
               "medians over the pairs), and the same less the backend's send (as Triton's ONNX Runtime backend "
-              "counts), against the goal (60 with host I/O, 45 with CUDA shm)")
+              f"counts), against the goal ({PER_REQUEST_GOALS_US['host']:.0f} with host I/O, "
+              f"{PER_REQUEST_GOALS_US['cuda']:.0f} with CUDA shm)")
         for i, k, row in rows:
             compute, less_send = per_request(row)
             print(f"  run {i + 1} {k[0]:<12}{k[1]:<5}{k[2]:<5}{compute:.0f}  less the send {less_send:.0f}"
