@@ -828,7 +828,8 @@ def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, 
 
         def window(protocol, tag, export):
             # perf_analyzer's asynchronous client stops at times with the server clean (SERVING.md, "A load
-            # generator that stops"; it did here once in CI, 375 of 500 sent): such a window runs again.
+            # generator that stops"; it did here once in CI, 375 of 500 sent), and once in CI wrote an export
+            # of 7 of its 500 requests (Note [an export short of its window]): such a window runs again.
             for attempt in range(3):
                 try:
                     return perf_bench.measure(s, protocol, "host", 500, 1.0, str(work), f"{tag}_{attempt}", export=export)
@@ -841,7 +842,8 @@ def test_the_perf_benchs_client_p999_comes_from_perf_analyzers_export(tmp_path, 
         for protocol in perf_bench.PROTOCOLS:
             w = window(protocol, f"probe_{protocol}", export=True)
             assert "export_error" not in w, w
-            assert w["exported"] == w["requests"] == perf_bench.TRACE_BATCH and w["unanswered"] == 0, w
+            assert w["exported"] == w["requests"] == perf_bench.TRACE_BATCH and w["unanswered"] == 0, \
+                (w["exported"], w["requests"], w["unanswered"], stalls)
             assert abs(w["export_p99_us"] - w["p99_us"]) <= 1.0, w  # the CSV's, to the us (perf_bench.nearest_rank)
             assert w["p999_us"] > w["export_p99_us"] > 0, w
             # each answered request's latency kept for the row's pooled p99 (Note [one p99 per side])
@@ -1518,6 +1520,87 @@ def test_a_window_perf_analyzer_failed_in_with_the_server_clean_runs_again(tmp_p
         perf_bench.measure_once_more(lambda tag, e: recorded.append((tag, e.what)), Server(1234), "http", "cuda",
                                      2000, 2, str(tmp_path), "w")
     assert recorded == [("w", "failed")] and "(w_again) failed (99)" in str(twice.value), str(twice.value)
+
+
+def test_a_window_whose_profile_export_is_short_of_its_requests_runs_again_where_the_server_is_clean(
+        tmp_path, monkeypatch):
+    # perf_bench's Note [an export short of its window]: a stand-in perf_analyzer exits 0 with a CSV and
+    # a profile export of `answered` requests of the window's 500 (and `unanswered` without an answer).
+    # The whole export is read; a short one is not: the window is put down to the load generator only
+    # where the server served all 500 and is clean, and measure_once_more runs it again once.
+    import perf_bench
+    stand_in = tmp_path / "perf_analyzer"
+    stand_in.write_text(f"""#!{sys.executable}
+import json, os, sys
+args = sys.argv[1:]
+csv_path = args[args.index("-f") + 1]
+export = args[args.index("--profile-export-file") + 1] if "--profile-export-file" in args else os.devnull
+answered, unanswered = (int(n) for n in open(os.path.join(os.path.dirname(csv_path), "shape")).read().split())
+with open(csv_path, "w") as f:
+    f.write("Inferences/Second,p50 latency,p99 latency\\n249.9,100,200\\n")
+requests = [{{"timestamp": 1000 * i, "response_timestamps": [1000 * i + 100]}} for i in range(answered)]
+requests += [{{"timestamp": 9000000 + i, "response_timestamps": []}} for i in range(unanswered)]
+json.dump({{"experiments": [{{"requests": requests}}]}}, open(export, "w"), separators=(",", ":"))  # as rapidjson writes
+""")
+    stand_in.chmod(0o755)
+    monkeypatch.setattr(perf_bench, "perf_analyzer_command", lambda extra_env=None: (str(stand_in), dict(os.environ)))
+
+    class Client:
+        def __init__(self, served, failed):
+            self.calls, self.served, self.failed = 0, served, failed
+
+        def get_inference_statistics(self, model):
+            self.calls += 1  # before each window and after it
+            windows = self.calls // 2
+            return {"model_stats": [{"inference_stats": {
+                "success": {"count": 7 + windows * self.served}, "fail": {"count": windows * self.failed}}}]}
+
+        def is_server_ready(self):
+            return True
+
+    class Server:
+        grpc_port = http_port = 1
+
+        def __init__(self, served=500, failed=0):
+            self.client = Client(served, failed)
+
+        def metrics_text(self):
+            raise OSError("no /metrics here")
+
+        def metric(self, *args, **kwargs):
+            return 0
+
+    def shape(answered, unanswered=0):
+        (tmp_path / "shape").write_text(f"{answered} {unanswered}")
+
+    shape(500)
+    whole = perf_bench.measure(Server(), "grpc", "host", 500, 1.0, str(tmp_path), "w", export=True)
+    assert "export_error" not in whole, whole["export_error"]
+    assert whole["exported"] == 500 and whole["unanswered"] == 0 and whole["p999_us"] == 0.1, whole["exported"]
+    assert not (tmp_path / "w.export.json").exists()  # read once and gone
+    for answered, unanswered in ((7, 0), (499, 0), (499, 1), (500, 1)):
+        shape(answered, unanswered)
+        with pytest.raises(perf_bench.WindowStalled) as short:
+            perf_bench.measure(Server(), "grpc", "host", 500, 1.0, str(tmp_path), "w", export=True)
+        text = str(short.value)
+        assert short.value.client_side and short.value.what == "exported short", text
+        assert f"holds {answered} answered and {unanswered} unanswered of the window's 500 requests" in text, text
+        assert "249.9 calls/s" in text and "served 500 of the window's requests and failed 0" in text, text
+        assert not (tmp_path / "w.export.json").exists()
+    # The server short of the window, or failing part of it: not the load generator's, the window fails.
+    shape(7)
+    for server in (Server(served=493), Server(failed=1)):
+        with pytest.raises(perf_bench.WindowStalled) as short:
+            perf_bench.measure(server, "grpc", "host", 500, 1.0, str(tmp_path), "w", export=True)
+        assert not short.value.client_side, str(short.value)
+    # measure_once_more: recorded, run again under its own tag; a second short export fails.
+    recorded = []
+    with pytest.raises(perf_bench.WindowStalled) as twice:
+        perf_bench.measure_once_more(lambda tag, e: recorded.append((tag, e.what)), Server(), "http", "host",
+                                     500, 1.0, str(tmp_path), "w", export=True)
+    assert recorded == [("w", "exported short")] and "(w_again)'s profile export" in str(twice.value)
+    shape(500)  # without the export the window is not checked for it
+    assert "exported" not in perf_bench.measure(Server(served=3), "grpc", "host", 500, 1.0, str(tmp_path), "w")
 
 
 def test_a_stall_is_the_load_generators_only_with_the_server_clean():
