@@ -1461,18 +1461,11 @@ def test_a_perf_analyzer_window_that_stalls_is_stopped_and_says_which_side_held_
     assert stalled.value.client_side and "0 pending" in str(stalled.value), str(stalled.value)
 
 
-def test_a_window_perf_analyzer_failed_in_with_the_server_clean_runs_again(tmp_path, monkeypatch):
-    # perf_bench's Note [a window perf_analyzer failed in]: S57's failure (a stand-in perf_analyzer
-    # printing what the real one printed, exit status 99) is put down to the client, as a stall is, only
-    # where the server served part of the window, failed none of it, holds none and is ready; then
-    # measure_once_more runs the window again once. Otherwise it fails the layout as before.
-    import perf_bench
-    said = ("Request Rate: 2000 inference requests per seconds\nFailed to retrieve results from inference "
-            "request.\nThread [0] had error: failed to parse the request JSON buffer: The document is empty. at 0\n")
-    failing = tmp_path / "perf_analyzer"
-    failing.write_text(f"#!/bin/sh\nprintf '{said}'\nexit 99\n")
-    failing.chmod(0o755)
-    monkeypatch.setattr(perf_bench, "perf_analyzer_command", lambda extra_env=None: (str(failing), dict(os.environ)))
+class WindowServer:
+    """A stand-in server for perf_bench.measure's windows: its statistics, asked before each window and
+    after it, count `served` successes and `failed` failures a window; its readiness and the pending
+    requests /metrics would show are as given (no /metrics page otherwise)."""
+    grpc_port = http_port = 1
 
     class Client:
         def __init__(self, served, failed, ready):
@@ -1487,28 +1480,39 @@ def test_a_window_perf_analyzer_failed_in_with_the_server_clean_runs_again(tmp_p
         def is_server_ready(self):
             return self.ready
 
-    class Server:
-        grpc_port = http_port = 1
+    def __init__(self, served, failed=0, ready=True, pending=0):
+        self.client, self.pending = self.Client(served, failed, ready), pending
 
-        def __init__(self, served, failed=0, ready=True, pending=0):
-            self.client, self.pending = Client(served, failed, ready), pending
+    def metrics_text(self):
+        raise OSError("no /metrics here")
 
-        def metrics_text(self):
-            raise OSError("no /metrics here")
+    def metric(self, *args, **kwargs):
+        return self.pending
 
-        def metric(self, *args, **kwargs):
-            return self.pending
+
+def test_a_window_perf_analyzer_failed_in_with_the_server_clean_runs_again(tmp_path, monkeypatch):
+    # perf_bench's Note [a window perf_analyzer failed in]: S57's failure (a stand-in perf_analyzer
+    # printing what the real one printed, exit status 99) is put down to the client, as a stall is, only
+    # where the server served part of the window, failed none of it, holds none and is ready; then
+    # measure_once_more runs the window again once. Otherwise it fails the layout as before.
+    import perf_bench
+    said = ("Request Rate: 2000 inference requests per seconds\nFailed to retrieve results from inference "
+            "request.\nThread [0] had error: failed to parse the request JSON buffer: The document is empty. at 0\n")
+    failing = tmp_path / "perf_analyzer"
+    failing.write_text(f"#!/bin/sh\nprintf '{said}'\nexit 99\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(perf_bench, "perf_analyzer_command", lambda extra_env=None: (str(failing), dict(os.environ)))
 
     with pytest.raises(perf_bench.WindowStalled) as lost:
-        perf_bench.measure(Server(1234), "http", "cuda", 2000, 2, str(tmp_path), "w")
+        perf_bench.measure(WindowServer(1234), "http", "cuda", 2000, 2, str(tmp_path), "w")
     text = str(lost.value)
     assert lost.value.client_side and lost.value.what == "failed", text
     assert "failed (99)" in text and "served 1234 of the window" in text and "The document is empty" in text, text
     # Refused, the message says which test kept the window from running again (S62's failure did not).
-    for server, why in ((Server(0), "served 0 of the window's requests and failed 0, holds 0 pending, is ready"),
-                        (Server(1234, failed=1), "served 1234 of the window's requests and failed 1,"),
-                        (Server(1234, ready=False), "holds 0 pending, is NOT ready"),
-                        (Server(1234, pending=2), "holds 2 pending, is ready")):
+    for server, why in ((WindowServer(0), "served 0 of the window's requests and failed 0, holds 0 pending, is ready"),
+                        (WindowServer(1234, failed=1), "served 1234 of the window's requests and failed 1,"),
+                        (WindowServer(1234, ready=False), "holds 0 pending, is NOT ready"),
+                        (WindowServer(1234, pending=2), "holds 2 pending, is ready")):
         with pytest.raises(RuntimeError) as refused:  # nothing sent, a request failed, not ready, held
             perf_bench.measure(server, "http", "cuda", 2000, 2, str(tmp_path), "w")
         assert not isinstance(refused.value, perf_bench.WindowStalled), str(refused.value)
@@ -1517,7 +1521,7 @@ def test_a_window_perf_analyzer_failed_in_with_the_server_clean_runs_again(tmp_p
     # measure_once_more: the first failure is recorded and the window runs once more; a second fails.
     recorded = []
     with pytest.raises(perf_bench.WindowStalled) as twice:
-        perf_bench.measure_once_more(lambda tag, e: recorded.append((tag, e.what)), Server(1234), "http", "cuda",
+        perf_bench.measure_once_more(lambda tag, e: recorded.append((tag, e.what)), WindowServer(1234), "http", "cuda",
                                      2000, 2, str(tmp_path), "w")
     assert recorded == [("w", "failed")] and "(w_again) failed (99)" in str(twice.value), str(twice.value)
 
@@ -1545,43 +1549,18 @@ json.dump({{"experiments": [{{"requests": requests}}]}}, open(export, "w"), sepa
     stand_in.chmod(0o755)
     monkeypatch.setattr(perf_bench, "perf_analyzer_command", lambda extra_env=None: (str(stand_in), dict(os.environ)))
 
-    class Client:
-        def __init__(self, served, failed):
-            self.calls, self.served, self.failed = 0, served, failed
-
-        def get_inference_statistics(self, model):
-            self.calls += 1  # before each window and after it
-            windows = self.calls // 2
-            return {"model_stats": [{"inference_stats": {
-                "success": {"count": 7 + windows * self.served}, "fail": {"count": windows * self.failed}}}]}
-
-        def is_server_ready(self):
-            return True
-
-    class Server:
-        grpc_port = http_port = 1
-
-        def __init__(self, served=500, failed=0):
-            self.client = Client(served, failed)
-
-        def metrics_text(self):
-            raise OSError("no /metrics here")
-
-        def metric(self, *args, **kwargs):
-            return 0
-
     def shape(answered, unanswered=0):
         (tmp_path / "shape").write_text(f"{answered} {unanswered}")
 
     shape(500)
-    whole = perf_bench.measure(Server(), "grpc", "host", 500, 1.0, str(tmp_path), "w", export=True)
+    whole = perf_bench.measure(WindowServer(500), "grpc", "host", 500, 1.0, str(tmp_path), "w", export=True)
     assert "export_error" not in whole, whole["export_error"]
     assert whole["exported"] == 500 and whole["unanswered"] == 0 and whole["p999_us"] == 0.1, whole["exported"]
     assert not (tmp_path / "w.export.json").exists()  # read once and gone
     for answered, unanswered in ((7, 0), (499, 0), (499, 1), (500, 1)):
         shape(answered, unanswered)
         with pytest.raises(perf_bench.WindowStalled) as short:
-            perf_bench.measure(Server(), "grpc", "host", 500, 1.0, str(tmp_path), "w", export=True)
+            perf_bench.measure(WindowServer(500), "grpc", "host", 500, 1.0, str(tmp_path), "w", export=True)
         text = str(short.value)
         assert short.value.client_side and short.value.what == "exported short", text
         assert f"holds {answered} answered and {unanswered} unanswered of the window's 500 requests" in text, text
@@ -1589,18 +1568,18 @@ json.dump({{"experiments": [{{"requests": requests}}]}}, open(export, "w"), sepa
         assert not (tmp_path / "w.export.json").exists()
     # The server short of the window, or failing part of it: not the load generator's, the window fails.
     shape(7)
-    for server in (Server(served=493), Server(failed=1)):
+    for server in (WindowServer(493), WindowServer(500, failed=1)):
         with pytest.raises(perf_bench.WindowStalled) as short:
             perf_bench.measure(server, "grpc", "host", 500, 1.0, str(tmp_path), "w", export=True)
         assert not short.value.client_side, str(short.value)
     # measure_once_more: recorded, run again under its own tag; a second short export fails.
     recorded = []
     with pytest.raises(perf_bench.WindowStalled) as twice:
-        perf_bench.measure_once_more(lambda tag, e: recorded.append((tag, e.what)), Server(), "http", "host",
+        perf_bench.measure_once_more(lambda tag, e: recorded.append((tag, e.what)), WindowServer(500), "http", "host",
                                      500, 1.0, str(tmp_path), "w", export=True)
     assert recorded == [("w", "exported short")] and "(w_again)'s profile export" in str(twice.value)
     shape(500)  # without the export the window is not checked for it
-    assert "exported" not in perf_bench.measure(Server(served=3), "grpc", "host", 500, 1.0, str(tmp_path), "w")
+    assert "exported" not in perf_bench.measure(WindowServer(3), "grpc", "host", 500, 1.0, str(tmp_path), "w")
 
 
 def test_a_stall_is_the_load_generators_only_with_the_server_clean():
